@@ -1,0 +1,326 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Class is the classification of an assistant reply.
+type Class int
+
+// The classes Classify returns. The zero value is ClassSuccess.
+const (
+	// ClassSuccess is a reply whose stopReason is neither "error" nor
+	// "aborted", whatever its usage ("toolUse" and "length" included).
+	ClassSuccess Class = iota
+	// ClassRetryable is an error reply the original would retry: a non-empty
+	// errorMessage matching the retryable regex and not a context overflow.
+	ClassRetryable
+	// ClassOverflow is an error reply that is a context overflow (either by
+	// its message or by its usage); the original hands it to compaction.
+	ClassOverflow
+	// ClassFatal is an error reply that is neither retryable nor overflow,
+	// including an error with an empty errorMessage.
+	ClassFatal
+	// ClassAborted is a reply whose stopReason is "aborted".
+	ClassAborted
+)
+
+// String returns "success", "retryable", "overflow", "fatal" or "aborted",
+// and "Class(N)" for a value outside the enumeration.
+func (c Class) String() string {
+	switch c {
+	case ClassSuccess:
+		return "success"
+	case ClassRetryable:
+		return "retryable"
+	case ClassOverflow:
+		return "overflow"
+	case ClassFatal:
+		return "fatal"
+	case ClassAborted:
+		return "aborted"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Classify classifies an assistant reply the way the original's
+// #isRetryableError (§2.1) and isContextOverflow (§2.3) see it, with
+// contextWindow the current model's context window (0 when unknown, which
+// disables the usage rule).
+//
+// For stopReason "error" overflow is checked first, because the original
+// checks it before the retryable regex: a message such as "prompt is too
+// long … 500 …" or a 529 whose usage exceeds the window goes to compaction,
+// not to retry. An error with an empty errorMessage is never retryable (the
+// original's step 1 treats "" as missing), but the usage rule can still make
+// it overflow, so it is ClassOverflow or ClassFatal.
+//
+// An "aborted" reply is ClassAborted and anything else ClassSuccess,
+// regardless of usage: the usage rule matters for those only in the
+// compaction hand-off, where callers ask IsContextOverflow directly.
+func Classify(m AssistantMessage, contextWindow int64) Class {
+	switch m.StopReason {
+	case StopReasonError:
+		if IsContextOverflow(m, contextWindow) {
+			return ClassOverflow
+		}
+		if m.ErrorMessage != "" && IsRetryableErrorMessage(m.ErrorMessage) {
+			return ClassRetryable
+		}
+		return ClassFatal
+	case StopReasonAborted:
+		return ClassAborted
+	default:
+		return ClassSuccess
+	}
+}
+
+// retryableSource is the original's retryable regex (§2.2), flag i.
+const retryableSource = `overloaded|rate.?limit|usage.?limit|too many requests|429|500|502|503|504|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
+
+// usageLimitSource is the original's usage-limit regex (§2.4), flag i.
+const usageLimitSource = `usage.?limit|usage_limit_reached|limit_reached`
+
+// overflowSources are the sources of the original's overflow patterns (§2.3
+// case 1), all with flag i, in the original's order. The last one is the
+// Cerebras/Mistral "4xx (no body)" pattern, anchored at the start.
+var overflowSources = [...]string{
+	`prompt is too long`,
+	`input is too long for requested model`,
+	`exceeds the context window`,
+	`input token count.*exceeds the maximum`,
+	`maximum prompt length is \d+`,
+	`reduce the length of the messages`,
+	`maximum context length is \d+ tokens`,
+	`exceeds the limit of \d+`,
+	`exceeds the available context size`,
+	`requested tokens?.*exceed.*context (window|length|size)`,
+	`context (window|length|size).*(exceeded|overflow|too small)`,
+	`(prompt|input).*(too long|too large).*(context|n_ctx)`,
+	`requested tokens?.*(exceeds?|greater than).*(n_ctx|context)`,
+	`greater than the context length`,
+	`context window exceeds limit`,
+	`exceeded model token limit`,
+	`context[_ ]length[_ ]exceeded`,
+	`too many tokens`,
+	`token limit exceeded`,
+	`request_too_large`,
+	`^4(00|13)\s*(status code)?\s*\(no body\)`,
+}
+
+var (
+	retryableRe  = compileJS(retryableSource)
+	usageLimitRe = compileJS(usageLimitSource)
+	overflowRes  = compileAllJS(overflowSources[:])
+)
+
+// OverflowPatterns returns the source text of the 21 overflow patterns in the
+// original's order: the 20 message patterns, then the anchored "4xx (no
+// body)" pattern. The text is JavaScript regex source (RegExp.prototype.source,
+// without slashes); every pattern is used with flag i. The slice is a fresh
+// copy, so callers may keep or change it.
+func OverflowPatterns() []string {
+	out := make([]string, len(overflowSources))
+	copy(out, overflowSources[:])
+	return out
+}
+
+// IsRetryableErrorMessage reports whether s matches the original's retryable
+// regex: a case-insensitive, unanchored substring search with no word
+// boundaries, so "65000" matches through "500". That false positive is kept
+// on purpose, because the original has it.
+func IsRetryableErrorMessage(s string) bool {
+	return retryableRe.MatchString(s)
+}
+
+// IsUsageLimitErrorMessage reports whether s matches the original's
+// usage-limit regex /usage.?limit|usage_limit_reached|limit_reached/i. The
+// original asks it only for replies already classified retryable.
+func IsUsageLimitErrorMessage(s string) bool {
+	return usageLimitRe.MatchString(s)
+}
+
+// IsContextOverflow is the original's isContextOverflow (§2.3).
+//
+// Case 1 applies only to stopReason "error" with a non-empty errorMessage:
+// true if any of the 21 patterns of OverflowPatterns matches. Case 2, the
+// "silent overflow", applies whatever the stopReason: when contextWindow is
+// non-zero, true if usage.input + usage.cacheRead > contextWindow (strictly).
+//
+// The original's guard is JavaScript truthiness, `if (contextWindow)`, so
+// only 0 disables case 2; a (meaningless) negative window is kept truthy
+// rather than treated as "unknown". The sum is done in float64, as
+// JavaScript numbers are, so huge usages cannot wrap around.
+func IsContextOverflow(m AssistantMessage, contextWindow int64) bool {
+	if m.StopReason == StopReasonError && m.ErrorMessage != "" {
+		for _, re := range overflowRes {
+			if re.MatchString(m.ErrorMessage) {
+				return true
+			}
+		}
+	}
+	if contextWindow != 0 {
+		if float64(m.Usage.Input)+float64(m.Usage.CacheRead) > float64(contextWindow) {
+			return true
+		}
+	}
+	return false
+}
+
+// JavaScript-to-RE2 translation.
+//
+// The original's patterns are JavaScript regexes with flag i and without
+// flag u. Go's RE2 syntax looks the same but matches differently in ways
+// that real error messages can hit, so compileJS rewrites a pattern into an
+// RE2 pattern that accepts exactly the strings the JavaScript one does:
+//
+//   - JS `.` excludes \n, \r, U+2028 and U+2029; RE2 `.` excludes only \n.
+//   - Without flag u, JS matches UTF-16 code units, so a `.` (or `.?`)
+//     cannot match a character outside the BMP, which is two code units. The
+//     only bare dots are `.?` followed by an ASCII letter, so there the dot
+//     excludes U+10000-U+10FFFF too: "rate😀limit" does not match
+//     /rate.?limit/ in JS. A `.*` or `.+` can eat both halves of a pair, so
+//     it uses the plain JS dot.
+//   - JS non-unicode /i compares toUpperCase() forms but never maps a
+//     non-ASCII character to an ASCII one, so U+017F (long s) and U+212A
+//     (Kelvin sign) do not match s or k. RE2 (?i) uses Unicode simple folding,
+//     which folds them. Instead of (?i) every ASCII letter becomes [xX], which
+//     is exactly what JS /i accepts for an ASCII letter (checked for every
+//     BMP character against V8). This avoids rewriting the input, so match
+//     offsets stay those of the original string.
+//   - JS `\s` is the ECMAScript WhiteSpace and LineTerminator set (with
+//     U+00A0, U+FEFF, U+1680, U+2000-U+200A, U+2028/9, U+202F, U+205F,
+//     U+3000 and \v); RE2 `\s` is only [\t\n\f\r ]. It is spelled out.
+//   - `\d` is ASCII in both; it becomes [0-9] for clarity.
+//
+// A Go string that is not valid UTF-8 is read by RE2 as if each bad byte
+// were U+FFFD; the original only ever sees decoded strings, so this case has
+// no JavaScript counterpart.
+//
+// compileJS accepts only the small subset of syntax the original's patterns
+// use and panics on anything else, so a pattern added later cannot be
+// mistranslated silently; the panic happens at package initialisation.
+
+const (
+	// jsLineTerminators are the characters JS `.` does not match.
+	jsLineTerminators = `\n\r\x{2028}\x{2029}`
+	// jsSpaceSet is the class body of JS `\s`.
+	jsSpaceSet = `\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}`
+	// jsDot is JS `.` where it may match a surrogate pair as a whole.
+	jsDot = `[^` + jsLineTerminators + `]`
+	// jsDotBMP is JS `.` where it stands for exactly one UTF-16 code unit
+	// that must be a whole character.
+	jsDotBMP = `[^` + jsLineTerminators + `\x{10000}-\x{10FFFF}]`
+)
+
+// compileAllJS compiles each JavaScript source with compileJS.
+func compileAllJS(srcs []string) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(srcs))
+	for i, s := range srcs {
+		out[i] = compileJS(s)
+	}
+	return out
+}
+
+// compileJS compiles the JavaScript regex source src (with flag i, without
+// flag u) to an RE2 regexp with the same matches; see the translation notes
+// above.
+func compileJS(src string) *regexp.Regexp {
+	return regexp.MustCompile(translateJS(src))
+}
+
+// translateJS rewrites the JavaScript source src (flag i) into RE2 syntax.
+// It panics on syntax outside the subset the original's patterns use.
+func translateJS(src string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(src) {
+				panic("policy: trailing backslash in JS regex " + src)
+			}
+			i++
+			e := src[i]
+			switch e {
+			case 's':
+				if inClass {
+					b.WriteString(jsSpaceSet)
+				} else {
+					b.WriteString("[" + jsSpaceSet + "]")
+				}
+			case 'd':
+				if inClass {
+					b.WriteString("0-9")
+				} else {
+					b.WriteString("[0-9]")
+				}
+			case '(', ')', '.', '[', ']', '\\', '-', '?', '*', '+', '|', '^', '$', '/':
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			default:
+				panic(fmt.Sprintf("policy: unsupported escape \\%c in JS regex %s", e, src))
+			}
+		case inClass && c == ']':
+			inClass = false
+			b.WriteByte(c)
+		case inClass:
+			switch {
+			case isASCIILetter(c):
+				b.WriteByte(c | 0x20)
+				b.WriteByte(c &^ 0x20)
+			case c == '_' || c == ' ' || c == ',' || c == ';' || c == ':' || c == '=':
+				b.WriteByte(c)
+			case c == '^' && src[i-1] == '[':
+				b.WriteByte(c)
+			default:
+				panic(fmt.Sprintf("policy: unsupported class member %q in JS regex %s", c, src))
+			}
+		case c == '[':
+			inClass = true
+			b.WriteByte(c)
+		case c == '.':
+			next := byte(0)
+			if i+1 < len(src) {
+				next = src[i+1]
+			}
+			switch {
+			case next == '*' || next == '+':
+				b.WriteString(jsDot)
+			case next == '?' && i+2 < len(src) && isASCIILetter(src[i+2]):
+				b.WriteString(jsDotBMP)
+			default:
+				// A bare dot could match half of a surrogate pair at a
+				// boundary, which RE2 cannot express; none is needed.
+				panic("policy: unsupported use of . in JS regex " + src)
+			}
+		case isASCIILetter(c):
+			b.WriteByte('[')
+			b.WriteByte(c | 0x20)
+			b.WriteByte(c &^ 0x20)
+			b.WriteByte(']')
+		case c == '(' && i+1 < len(src) && src[i+1] == '?':
+			panic("policy: unsupported group syntax in JS regex " + src)
+		case c >= '0' && c <= '9',
+			c == ' ', c == '-', c == '_', c == ':', c == '=', c == ',', c == ';', c == '>',
+			c == '(', c == ')', c == '|', c == '?', c == '*', c == '+':
+			b.WriteByte(c)
+		case c == '^' && i == 0:
+			b.WriteByte(c)
+		default:
+			panic(fmt.Sprintf("policy: unsupported character %q in JS regex %s", c, src))
+		}
+	}
+	if inClass {
+		panic("policy: unterminated class in JS regex " + src)
+	}
+	return b.String()
+}
+
+// isASCIILetter reports whether c is an ASCII letter.
+func isASCIILetter(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}

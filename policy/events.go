@@ -1,0 +1,108 @@
+package policy
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Event is a session-level retry event, as emitted to subscribers. The two
+// concrete types are AutoRetryStart and AutoRetryEnd; both marshal to the
+// original's exact JSON (key order included).
+type Event interface {
+	// Type is the event's "type" field: "auto_retry_start" or "auto_retry_end".
+	Type() string
+	// AppendJSON appends the event's JSON object without the leading "{", so
+	// a caller can prefix fields of its own (the trace puts "t" first).
+	AppendJSONFields(b []byte) []byte
+}
+
+// AutoRetryStart is emitted when a retry is scheduled, before the backoff
+// wait starts.
+type AutoRetryStart struct {
+	Attempt      int    // 1-based retry number
+	MaxAttempts  int    // retry.maxRetries at the time of the decision
+	DelayMs      int64  // the backoff in ms (0 after a credential switch)
+	ErrorMessage string // the error that caused the retry
+}
+
+// AutoRetryEnd is emitted exactly once when a chain ends (sound variant).
+type AutoRetryEnd struct {
+	Success    bool
+	Attempt    int
+	FinalError string // absent from the JSON when Success is true
+}
+
+// Type implements Event.
+func (AutoRetryStart) Type() string { return "auto_retry_start" }
+
+// Type implements Event.
+func (AutoRetryEnd) Type() string { return "auto_retry_end" }
+
+// AppendJSONFields implements Event.
+func (e AutoRetryStart) AppendJSONFields(b []byte) []byte {
+	b = append(b, `"type":"auto_retry_start","attempt":`...)
+	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	b = append(b, `,"maxAttempts":`...)
+	b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
+	b = append(b, `,"delayMs":`...)
+	b = strconv.AppendInt(b, e.DelayMs, 10)
+	b = append(b, `,"errorMessage":`...)
+	b = AppendJSONString(b, e.ErrorMessage)
+	return append(b, '}')
+}
+
+// AppendJSONFields implements Event.
+func (e AutoRetryEnd) AppendJSONFields(b []byte) []byte {
+	b = append(b, `"type":"auto_retry_end","success":`...)
+	b = strconv.AppendBool(b, e.Success)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	if !e.Success {
+		b = append(b, `,"finalError":`...)
+		b = AppendJSONString(b, e.FinalError)
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON writes {"type":"auto_retry_start","attempt","maxAttempts","delayMs","errorMessage"}.
+func (e AutoRetryStart) MarshalJSON() ([]byte, error) {
+	return e.AppendJSONFields([]byte{'{'}), nil
+}
+
+// MarshalJSON writes {"type":"auto_retry_end","success","attempt","finalError"?}.
+func (e AutoRetryEnd) MarshalJSON() ([]byte, error) {
+	return e.AppendJSONFields([]byte{'{'}), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string the way JavaScript's
+// JSON.stringify writes it: only '"', '\\' and control characters are
+// escaped (no HTML escaping, unlike encoding/json), lone surrogates cannot
+// occur in Go strings, and invalid UTF-8 bytes become U+FFFD.
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b = append(b, '\\', '"')
+		case r == '\\':
+			b = append(b, '\\', '\\')
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\b':
+			b = append(b, '\\', 'b')
+		case r == '\f':
+			b = append(b, '\\', 'f')
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xF])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,426 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fsm"
+)
+
+// State is a state of the retry machine.
+type State string
+
+// The five states of the retry machine. idle, exhausted and cancelled are
+// rest states (no chain open in the sound variant); backoff and continuing
+// belong to an open chain.
+const (
+	StateIdle       State = "idle"
+	StateBackoff    State = "backoff"
+	StateContinuing State = "continuing"
+	StateExhausted  State = "exhausted"
+	StateCancelled  State = "cancelled"
+)
+
+// States lists every state in display order.
+var States = []State{StateIdle, StateBackoff, StateContinuing, StateExhausted, StateCancelled}
+
+// AtRest reports whether s is a rest state (idle, exhausted, cancelled).
+func (s State) AtRest() bool {
+	return s == StateIdle || s == StateExhausted || s == StateCancelled
+}
+
+// Input is one input of the retry machine: a classified agent_end, an
+// assistant success at message_end, the backoff timer, or a command.
+type Input int
+
+// Inputs of the retry machine.
+const (
+	// InputRetryable: agent_end whose last assistant reply is a retryable error.
+	InputRetryable Input = iota
+	// InputOverflow: agent_end whose last reply is a context overflow.
+	InputOverflow
+	// InputFatal: agent_end whose last reply is an error neither retryable nor overflow.
+	InputFatal
+	// InputAborted: agent_end whose last reply was aborted.
+	InputAborted
+	// InputNoMessage: agent_end with no assistant message in the run.
+	InputNoMessage
+	// InputSuccess: message_end of an assistant reply whose stopReason is
+	// neither error nor aborted.
+	InputSuccess
+	// InputElapsed: the backoff timer fired.
+	InputElapsed
+	// InputContinueFailed: the agent's continue after a backoff could not start.
+	InputContinueFailed
+	// InputAbortRetry: the abort_retry command.
+	InputAbortRetry
+	// InputAbort: the general abort command.
+	InputAbort
+	// InputPrompt: a new prompt was accepted.
+	InputPrompt
+	numInputs
+)
+
+var inputNames = [numInputs]string{
+	"agent_end:retryable", "agent_end:overflow", "agent_end:fatal", "agent_end:aborted",
+	"agent_end:no_message", "message_end:success", "backoff_elapsed", "continue_failed",
+	"abort_retry", "abort", "prompt",
+}
+
+// Inputs lists every input in its fixed order (the explorer's tie-break order).
+func Inputs() []Input {
+	in := make([]Input, numInputs)
+	for i := range in {
+		in[i] = Input(i)
+	}
+	return in
+}
+
+func (i Input) String() string {
+	if i < 0 || i >= numInputs {
+		return fmt.Sprintf("Input(%d)", int(i))
+	}
+	return inputNames[i]
+}
+
+// Snapshot is the retry machine's data: its state, the attempt counter and
+// whether a chain is open (the original's pending retry promise; what
+// IsRetrying reports).
+type Snapshot struct {
+	State   State
+	Attempt int
+	Open    bool
+}
+
+// Guard is a named condition on a rule. Holds must be pure.
+type Guard struct {
+	Name  string
+	Holds func(s Snapshot, set Settings) bool
+}
+
+// The guards the tables use.
+var (
+	Always        = Guard{"", func(Snapshot, Settings) bool { return true }}
+	GuardDisabled = Guard{"!enabled", func(_ Snapshot, set Settings) bool { return !set.Enabled }}
+	GuardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set Settings) bool {
+		return set.Enabled && s.Attempt < set.MaxRetries
+	}}
+	GuardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set Settings) bool {
+		return set.Enabled && s.Attempt >= set.MaxRetries
+	}}
+)
+
+// Step is one effect template of a rule, expanded by Decide into an Effect.
+type Step int
+
+// Effect templates, performed in the order a rule lists them.
+const (
+	StepIncAttempt   Step = iota // attempt = attempt + 1
+	StepOpen                     // a chain is open (IsRetrying becomes true)
+	StepAskAuth                  // usage-limit error: ask auth storage to switch credentials; yes makes the delay 0
+	StepEmitStart                // emit auto_retry_start
+	StepDropError                // drop the trailing assistant error from the runtime context
+	StepArmTimer                 // arm the backoff timer
+	StepCancelTimer              // the armed backoff timer becomes inert
+	StepContinue                 // continue the agent from the runtime context
+	StepEmitEnd                  // emit auto_retry_end (rule's Success / FinalError)
+	StepResetAttempt             // attempt = 0
+	StepRelease                  // the chain is closed: release WaitForRetry waiters
+)
+
+var stepNames = []string{"attempt++", "open chain", "ask auth storage (usage limit)", "emit auto_retry_start",
+	"drop error from context", "arm backoff timer", "disarm backoff timer", "continue agent",
+	"emit auto_retry_end", "attempt = 0", "release waiters"}
+
+func (s Step) String() string { return stepNames[s] }
+
+// FinalError says where auto_retry_end's finalError comes from.
+type FinalError int
+
+// Sources of finalError.
+const (
+	FinalNone      FinalError = iota // success: no finalError
+	FinalMessage                     // the reply's errorMessage (or the continue error)
+	FinalCancelled                   // "Retry cancelled"
+	FinalNoMessage                   // "Agent run ended without an assistant message"
+)
+
+// Fixed finalError texts.
+const (
+	RetryCancelled     = "Retry cancelled"
+	NoAssistantMessage = "Agent run ended without an assistant message"
+)
+
+// Rule is one row of a transition table: in any state of From, on Input,
+// when Guard holds, fire Event (moving to To) and perform Steps. A rule with
+// an empty Event is an explicitly ignored pair: nothing changes.
+type Rule struct {
+	Input   Input
+	From    []State
+	Guard   Guard
+	Event   string
+	To      State
+	Steps   []Step
+	Success bool       // for StepEmitEnd
+	Final   FinalError // for StepEmitEnd
+	Note    string     // why, for SPEC.md
+}
+
+// Ignored reports whether r declares its pairs ignored.
+func (r *Rule) Ignored() bool { return r.Event == "" }
+
+// Variant is one retry policy: a transition table and the session rules
+// that differ between variants. Build one with NewVariant.
+type Variant struct {
+	Name    string
+	Rules   []Rule
+	Session SessionRules
+	machine *fsm.Machine
+	byPair  map[pairKey][]int
+}
+
+type pairKey struct {
+	in Input
+	st State
+}
+
+// SessionRules are the rules of the session around the retry machine that
+// differ between variants (read by sim, never scattered booleans).
+type SessionRules struct {
+	// CancelCompactionContinue: a new prompt or abort cancels a pending
+	// compaction continue (sound) instead of letting it fire (original).
+	CancelCompactionContinue bool
+	// PromptWaitsForRun: a prompt resolves only when no run it started is
+	// in flight and the machine is at rest (sound), instead of checking the
+	// retry promise once when its own run ends (original).
+	PromptWaitsForRun bool
+	// DoubleRejectResponse: a rejected prompt gets two responses (original).
+	DoubleRejectResponse bool
+	// PrePromptCompactionCheck: the compaction check runs on the last
+	// assistant message in context before each prompt (original).
+	PrePromptCompactionCheck bool
+}
+
+// NewVariant validates a table and builds its machine: every rule names
+// known states, every (state, input) pair has at least one rule, and one
+// event always leads to one state.
+func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, error) {
+	v := &Variant{Name: name, Rules: rules, Session: session, byPair: map[pairKey][]int{}}
+	known := map[State]bool{}
+	for _, s := range States {
+		known[s] = true
+	}
+	type tr struct {
+		dst  State
+		srcs []string
+	}
+	events := map[string]*tr{}
+	var order []string
+	for i, r := range rules {
+		if r.Input < 0 || r.Input >= numInputs {
+			return nil, fmt.Errorf("variant %s: rule %d: unknown input %d", name, i, int(r.Input))
+		}
+		for _, s := range r.From {
+			if !known[s] {
+				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, States)
+			}
+			k := pairKey{r.Input, s}
+			v.byPair[k] = append(v.byPair[k], i)
+		}
+		if r.Ignored() {
+			continue
+		}
+		if !known[r.To] {
+			return nil, fmt.Errorf("variant %s: rule %d (%s): unknown target state %q", name, i, r.Input, r.To)
+		}
+		t := events[r.Event]
+		if t == nil {
+			t = &tr{dst: r.To}
+			events[r.Event] = t
+			order = append(order, r.Event)
+		} else if t.dst != r.To {
+			return nil, fmt.Errorf("variant %s: rule %d: event %q leads to both %s and %s", name, i, r.Event, t.dst, r.To)
+		}
+		for _, s := range r.From {
+			dup := false
+			for _, x := range t.srcs {
+				dup = dup || x == string(s)
+			}
+			if !dup {
+				t.srcs = append(t.srcs, string(s))
+			}
+		}
+	}
+	for _, s := range States {
+		for in := Input(0); in < numInputs; in++ {
+			if len(v.byPair[pairKey{in, s}]) == 0 {
+				return nil, fmt.Errorf("variant %s: (%s, %s) has no rule: declare it as a transition or as ignored", name, s, in)
+			}
+		}
+	}
+	def := fsm.Definition{Name: "retry_" + name, Initial: string(StateIdle)}
+	for _, s := range States {
+		def.States = append(def.States, string(s))
+	}
+	for _, e := range order {
+		def.Transitions = append(def.Transitions, fsm.Transition{Event: e, Src: events[e].srcs, Dst: string(events[e].dst)})
+	}
+	m, err := fsm.New(def)
+	if err != nil {
+		return nil, fmt.Errorf("variant %s: %w", name, err)
+	}
+	v.machine = m
+	return v, nil
+}
+
+// Machine returns the fsm declaration derived from the table.
+func (v *Variant) Machine() *fsm.Machine { return v.machine }
+
+// RulesFor returns the rules for (state, input) in the order they are tried.
+func (v *Variant) RulesFor(s State, in Input) []*Rule {
+	idx := v.byPair[pairKey{in, s}]
+	out := make([]*Rule, len(idx))
+	for i, j := range idx {
+		out[i] = &v.Rules[j]
+	}
+	return out
+}
+
+// Effect is one effect a decision asks its shell to perform, in order.
+type Effect struct {
+	Kind          Step
+	Start         AutoRetryStart // StepEmitStart (DelayMs before any credential switch)
+	End           AutoRetryEnd   // StepEmitEnd
+	Delay         time.Duration  // StepArmTimer (before any credential switch)
+	RetryAfterMs  float64        // StepAskAuth: the parsed hint
+	HasRetryAfter bool           // StepAskAuth: false when no hint was found (null)
+}
+
+// Decision is the pure result of one input: the rule that applied, the
+// fsm edge it fires (Event "" when ignored), the next snapshot and the
+// effects to perform in order.
+type Decision struct {
+	Rule    *Rule
+	Edge    fsm.Edge
+	Next    Snapshot
+	effects [8]Effect
+	n       int
+}
+
+// Effects returns the effects to perform, in order.
+func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
+
+// Decide is the retry policy: a pure function of the snapshot, the input,
+// the input's message (the reply's errorMessage, or the continue error), the
+// settings of this moment and the wall-clock now (for retry-after hints). It
+// never fails: every (state, input) pair has a rule, and the guards of a
+// pair cover every case.
+func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now time.Time) Decision {
+	var d Decision
+	for _, j := range v.byPair[pairKey{in, s.State}] {
+		r := &v.Rules[j]
+		if r.Guard.Holds(s, set) {
+			d.Rule = r
+			break
+		}
+	}
+	if d.Rule == nil { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
+		d.Next = s
+		d.Edge = fsm.Edge{From: string(s.State), To: string(s.State)}
+		return d
+	}
+	r := d.Rule
+	next := s
+	if !r.Ignored() {
+		next.State = r.To
+		d.Edge = fsm.Edge{From: string(s.State), Event: r.Event, To: string(r.To)}
+	} else {
+		d.Edge = fsm.Edge{From: string(s.State), To: string(s.State)}
+	}
+	delay := time.Duration(0)
+	for _, st := range r.Steps {
+		e := Effect{Kind: st}
+		switch st {
+		case StepIncAttempt:
+			next.Attempt++
+			delay = set.Delay(next.Attempt)
+			continue
+		case StepResetAttempt:
+			next.Attempt = 0
+			continue
+		case StepOpen:
+			next.Open = true
+			continue
+		case StepRelease:
+			next.Open = false
+		case StepAskAuth:
+			if !IsUsageLimitErrorMessage(message) {
+				continue
+			}
+			e.RetryAfterMs, e.HasRetryAfter = ParseRetryAfterMs(message, now)
+		case StepEmitStart:
+			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: message}
+		case StepArmTimer:
+			e.Delay = delay
+		case StepEmitEnd:
+			e.End = AutoRetryEnd{Success: r.Success, Attempt: next.Attempt}
+			switch r.Final {
+			case FinalMessage:
+				e.End.FinalError = message
+			case FinalCancelled:
+				e.End.FinalError = RetryCancelled
+			case FinalNoMessage:
+				e.End.FinalError = NoAssistantMessage
+			}
+		}
+		d.effects[d.n] = e
+		d.n++
+	}
+	d.Next = next
+	return d
+}
+
+// TableMarkdown renders the table as Markdown for SPEC.md: one row per
+// rule, with its guard, event, target and effects.
+func (v *Variant) TableMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| from | input | guard | event | to | effects |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range v.Rules {
+		from := make([]string, len(r.From))
+		for i, s := range r.From {
+			from[i] = string(s)
+		}
+		ev, to := r.Event, string(r.To)
+		if r.Ignored() {
+			ev, to = "(ignored)", "(same)"
+		}
+		var steps []string
+		for _, st := range r.Steps {
+			x := st.String()
+			if st == StepEmitEnd {
+				switch r.Final {
+				case FinalNone:
+					x += " {success:true}"
+				case FinalMessage:
+					x += " {success:false, finalError: the error}"
+				case FinalCancelled:
+					x += ` {success:false, finalError:"Retry cancelled"}`
+				case FinalNoMessage:
+					x += ` {success:false, finalError:"` + NoAssistantMessage + `"}`
+				}
+			}
+			steps = append(steps, x)
+		}
+		eff := strings.Join(steps, "; ")
+		if r.Note != "" {
+			if eff != "" {
+				eff += ". "
+			}
+			eff += r.Note
+		}
+		g := r.Guard.Name
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", strings.Join(from, ", "), r.Input, g, ev, to, eff)
+	}
+	return b.String()
+}

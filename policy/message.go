@@ -1,0 +1,36 @@
+package policy
+
+// StopReason is why the model stopped producing an assistant message. The
+// values are the original's spelling ("stop", "length", "toolUse", "error",
+// "aborted").
+type StopReason string
+
+// Stop reasons the original agent produces.
+const (
+	StopReasonStop    StopReason = "stop"
+	StopReasonLength  StopReason = "length"
+	StopReasonToolUse StopReason = "toolUse"
+	StopReasonError   StopReason = "error"
+	StopReasonAborted StopReason = "aborted"
+)
+
+// Usage is the token usage reported with an assistant message. Only the two
+// fields that the overflow usage rule reads are modelled.
+type Usage struct {
+	Input     int64 `json:"input"`
+	CacheRead int64 `json:"cacheRead"`
+}
+
+// AssistantMessage is the part of an assistant reply the retry policy reads.
+type AssistantMessage struct {
+	StopReason   StopReason `json:"stopReason"`
+	ErrorMessage string     `json:"errorMessage,omitempty"`
+	Usage        Usage      `json:"usage"`
+}
+
+// IsSuccess reports whether m counts as a successful reply for the retry
+// machine: its stop reason is neither "error" nor "aborted" (so "toolUse"
+// and "length" are successes too, as in the original).
+func (m AssistantMessage) IsSuccess() bool {
+	return m.StopReason != StopReasonError && m.StopReason != StopReasonAborted
+}

@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type manifestEntry struct {
+	File    string   `json:"file"`
+	Clean   bool     `json:"clean"`
+	Flags   []string `json:"flags"`
+	Summary string   `json:"summary"`
+}
+
+const publicConformanceDir = "../testdata/conformance/public"
+
+func loadManifest(t *testing.T) []manifestEntry {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(publicConformanceDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m []manifestEntry
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 25 {
+		t.Fatalf("manifest lists %d scenarios, want 25", len(m))
+	}
+	return m
+}
+
+func runFile(t *testing.T, path, variant string) ([]byte, Final) {
+	t.Helper()
+	sc, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(sc, Options{Variant: variant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Trace().Bytes(), f
+}
+
+func compareWithOriginal(t *testing.T, file string, got []byte) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(publicConformanceDir, strings.TrimSuffix(file, ".json")+".out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FilterConformance(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := FilterConformance(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("%s: filtered trace differs from the original\n--- got\n%s\n--- want\n%s\n--- full trace\n%s", file, strings.Join(g, "\n"), strings.Join(w, "\n"), got)
+	}
+}
+
+// TestConformanceClean: the sound variant gives the original's filtered
+// trace on every scenario the manifest marks clean.
+func TestConformanceClean(t *testing.T) {
+	for _, e := range loadManifest(t) {
+		if !e.Clean {
+			continue
+		}
+		t.Run(e.File, func(t *testing.T) {
+			got, _ := runFile(t, filepath.Join(publicConformanceDir, e.File), "sound")
+			compareWithOriginal(t, e.File, got)
+		})
+	}
+}
+
+// TestConformanceFlaggedSound: on the flagged scenarios the sound variant
+// keeps its guarantees instead of the original's hazards.
+func TestConformanceFlaggedSound(t *testing.T) {
+	for _, e := range loadManifest(t) {
+		if e.Clean {
+			continue
+		}
+		t.Run(e.File, func(t *testing.T) {
+			got, f := runFile(t, filepath.Join(publicConformanceDir, e.File), "sound")
+			if err := CheckSoundTrace(got); err != nil {
+				t.Errorf("%v\n%s", err, got)
+			}
+			if len(f.UnresolvedPrompts) != 0 || f.IsRetrying || f.Attempt != 0 {
+				t.Errorf("final %+v: want no unresolved prompt, not retrying, attempt 0\n%s", f, got)
+			}
+		})
+	}
+}

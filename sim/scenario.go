@@ -1,0 +1,947 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Limits of the scenario loader.
+const (
+	// MaxScenarioSize is the largest scenario file accepted, in bytes.
+	scnMaxSize = 1 << 20
+	// MaxScenarioEntries is the largest number of turns, and of actions,
+	// one scenario may list.
+	scnMaxEntries = 10000
+	// maxValueDepth bounds the nesting of values inside expected events.
+	scnMaxValueDepth = 64
+)
+
+// Scenario defaults (see the conformance README).
+const (
+	scnDefaultVariant       = "sound"
+	scnDefaultContextWindow = int64(200000)
+	scnDefaultPrompt        = "hello"
+	scnDefaultEpochMs       = int64(1771200000000) // 2026-02-16T00:00:00Z
+	scnDefaultProvider      = "anthropic"
+	scnDefaultModelID       = "claude-sonnet-4-5"
+	scnDefaultBaseURL       = "https://api.anthropic.com"
+	scnDefaultSessionID     = "session-1"
+)
+
+// Scenario is one scenario file, defaults applied.
+type Scenario struct {
+	Path          string          // file it was loaded from ("" for Parse without a name)
+	Name          string          // "name" (default: file base name without extension)
+	Description   string          // "description"
+	Variant       string          // "variant": "sound" | "original"; default "sound"
+	Settings      policy.Settings // "settings": {enabled, maxRetries, baseDelayMs}; defaults true/3/2000
+	ContextWindow int64           // "contextWindow", default 200000; 0 turns the usage rule off
+	Compaction    Compaction      // "compaction": {enabled, succeed}, defaults true/true
+	InitialPrompt bool            // "initialPrompt", default true
+	Prompt        string          // "prompt", default "hello"
+	EpochMs       int64           // "epochMs", default 1771200000000
+	Provider      string          // "provider", default "anthropic"
+	ModelID       string          // "modelId", default "claude-sonnet-4-5"
+	BaseURL       string          // "baseUrl", default "https://api.anthropic.com"
+	SessionID     string          // "sessionId", default "session-1"
+	Turns         []Turn          // "turns"
+	Actions       []Action        // "actions"
+	Expect        *Expect         // "expect"; nil when absent
+}
+
+// Compaction configures the overflow-compaction stub.
+type Compaction struct{ Enabled, Succeed bool }
+
+// Turn is one scripted model reply.
+type Turn struct {
+	StopReason   policy.StopReason // "stopReason", required: stop|length|toolUse|error|aborted
+	ErrorMessage string            // "errorMessage"
+	Usage        policy.Usage      // "usage": {input, cacheRead}, non-negative integers
+	SwitchModel  bool              // "switchModel", default false
+	Duration     time.Duration     // "durationMs", default 0, non-negative integer ms
+	Pos          Pos
+}
+
+// Action is one scripted client command at a virtual time.
+type Action struct {
+	At      time.Duration // "at": required, ms, non-negative integer
+	Do      string        // "do": abort_retry|abort|set_auto_retry|prompt|get_state
+	ID      string        // "id", optional
+	Enabled *bool         // "enabled": required for set_auto_retry, not allowed for other kinds
+	Message string        // "message": for prompt only (default ""); not allowed for other kinds
+	Pos     Pos
+}
+
+// Expect is the expectation part of a scenario.
+type Expect struct {
+	Events []ExpectEvent // "events": ordered list of objects
+	Final  *ExpectFinal  // "final"
+}
+
+// ExpectEvent is a partial trace line: each listed field must equal the trace line's field.
+type ExpectEvent struct {
+	Fields map[string]any // values normalised to JSON types: string, float64, bool, nil, []any, map[string]any
+	Keys   []string       // the field names in file order (for printing)
+	Pos    Pos
+}
+
+// ExpectFinal is the expected final state of the session.
+type ExpectFinal struct {
+	State             *string // one of idle|backoff|continuing|exhausted|cancelled
+	Attempt           *int
+	IsRetrying        *bool
+	UnresolvedPrompts []int // nil when absent; non-nil (possibly empty) when given
+	HasUnresolved     bool  // true when "unresolvedPrompts" was given
+	Pos               Pos
+}
+
+// Pos is a position in a scenario file. Line and Column are 1-based; 0
+// means unknown.
+type Pos struct {
+	File         string
+	Line, Column int
+}
+
+// String gives "file:line:col"; the file is omitted when empty, the column
+// when unknown, and line and column when the line is unknown.
+func (p Pos) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(strconv.Itoa(p.Line))
+		if p.Column > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(p.Column))
+		}
+	}
+	return b.String()
+}
+
+// ScenarioError is every validation/parse error: where and what.
+type ScenarioError struct {
+	Pos   Pos
+	Field string // path like "turns[2].stopReason"; "" for the whole file
+	Msg   string // what is wrong and what is allowed
+	err   error  // underlying error, if any (I/O, *policy.SettingsError)
+}
+
+// Error gives "file:3:14: turns[2].stopReason: unknown value ...", leaving
+// out the parts that are empty.
+func (e *ScenarioError) Error() string {
+	parts := make([]string, 0, 3)
+	if s := e.Pos.String(); s != "" {
+		parts = append(parts, s)
+	}
+	if e.Field != "" {
+		parts = append(parts, e.Field)
+	}
+	msg := e.Msg
+	if msg == "" {
+		msg = "invalid scenario"
+	}
+	parts = append(parts, msg)
+	return strings.Join(parts, ": ")
+}
+
+// Unwrap returns the underlying error (an I/O error or a
+// *policy.SettingsError), or nil.
+func (e *ScenarioError) Unwrap() error { return e.err }
+
+// LoadScenario reads and validates one scenario file (YAML or JSON).
+func LoadScenario(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ScenarioError{Pos: Pos{File: path}, Msg: err.Error(), err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, scnMaxSize+1))
+	if err != nil {
+		return nil, &ScenarioError{Pos: Pos{File: path}, Msg: err.Error(), err: err}
+	}
+	return ParseScenario(path, data)
+}
+
+// ParseScenario reads and validates one scenario from data; name is the
+// file name used in error positions, Scenario.Path and the default Name.
+func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
+	p := &scnParser{file: name}
+	defer func() {
+		if r := recover(); r != nil {
+			sc = nil
+			if b, ok := r.(scnBailout); ok {
+				err = b.err
+				return
+			}
+			err = &ScenarioError{Pos: Pos{File: name}, Msg: fmt.Sprintf("cannot parse scenario: %v", r)}
+		}
+	}()
+	if len(data) > scnMaxSize {
+		p.failPos(Pos{File: name}, "", fmt.Sprintf("file is larger than %d bytes", scnMaxSize))
+	}
+	var root *yaml.Node
+	if json.Valid(data) {
+		// JSON is YAML, but the YAML library rejects some valid JSON
+		// (escapes such as \/ and surrogate pairs, keys over 1024
+		// characters), so JSON input is read as JSON.
+		root = p.decodeJSON(data)
+	} else {
+		root = p.decode(data)
+	}
+	return p.scenario(root), nil
+}
+
+// ScenarioFiles expands paths: a directory gives every *.yaml, *.yml and
+// *.json file in it (not recursive, sorted by name, skipping *.out.jsonl and
+// names starting with '.' or '_'); a file is taken as is.
+func ScenarioFiles(paths ...string) ([]string, error) {
+	var out []string
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			out = append(out, path)
+			continue
+		}
+		entries, err := os.ReadDir(path) // sorted by file name
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !scnIsScenarioName(name) {
+				continue
+			}
+			full := filepath.Join(path, name)
+			if e.IsDir() {
+				continue
+			}
+			if e.Type()&os.ModeSymlink != 0 {
+				if st, err := os.Stat(full); err != nil || st.IsDir() {
+					continue
+				}
+			}
+			out = append(out, full)
+		}
+	}
+	return out, nil
+}
+
+func scnIsScenarioName(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || strings.HasSuffix(name, ".out.jsonl") {
+		return false
+	}
+	switch filepath.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// ---- parser ----
+
+// scnBailout carries the first error out of the recursive walk.
+type scnBailout struct{ err *ScenarioError }
+
+type scnParser struct{ file string }
+
+func (p *scnParser) failPos(pos Pos, field, msg string) {
+	panic(scnBailout{&ScenarioError{Pos: pos, Field: field, Msg: msg}})
+}
+
+func (p *scnParser) fail(n *yaml.Node, field, format string, args ...any) {
+	p.failPos(p.pos(n), field, fmt.Sprintf(format, args...))
+}
+
+func (p *scnParser) pos(n *yaml.Node) Pos {
+	if n == nil {
+		return Pos{File: p.file}
+	}
+	return Pos{File: p.file, Line: n.Line, Column: n.Column}
+}
+
+var scnYAMLLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns an error from the YAML library into a ScenarioError.
+func (p *scnParser) yamlError(err error) {
+	msg := err.Error()
+	pos := Pos{File: p.file}
+	if m := scnYAMLLineRe.FindStringSubmatch(msg); m != nil {
+		if line, e := strconv.Atoi(m[1]); e == nil && line >= 1 {
+			pos.Line = line
+			msg = m[2]
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	p.failPos(pos, "", "invalid YAML: "+msg)
+}
+
+// decode parses exactly one YAML document and returns its root node.
+func (p *scnParser) decode(data []byte) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.failPos(Pos{File: p.file}, "", "empty file: expected a mapping with the scenario keys")
+		}
+		p.yamlError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		n := &extra
+		if len(extra.Content) > 0 && extra.Content[0].Line > 0 {
+			n = extra.Content[0]
+		}
+		p.fail(n, "", "more than one YAML document in the file (only one scenario per file is allowed)")
+	} else if !errors.Is(err, io.EOF) {
+		p.yamlError(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0] == nil {
+		p.fail(&doc, "", "empty document: expected a mapping with the scenario keys")
+	}
+	root := doc.Content[0]
+	p.rejectAliases(root)
+	p.checkRoot(root)
+	return root
+}
+
+func (p *scnParser) checkRoot(root *yaml.Node) {
+	if root.Kind == yaml.ScalarNode && root.Value == "" && root.ShortTag() == "!!null" && root.Style&yaml.TaggedStyle == 0 {
+		p.fail(root, "", "empty document: expected a mapping with the scenario keys")
+	}
+	if root.Kind != yaml.MappingNode {
+		p.fail(root, "", "the top level must be a mapping with the scenario keys, got %s", scnDescribe(root))
+	}
+}
+
+// decodeJSON builds a yaml.Node tree, with positions, from valid JSON.
+func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
+	b := &scnJSONBuilder{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	b.dec.UseNumber()
+	b.lines = append(b.lines, 0)
+	for i, c := range data {
+		if c == '\n' {
+			b.lines = append(b.lines, i+1)
+		}
+	}
+	tok, off := b.next()
+	root := b.value(tok, off)
+	p.checkRoot(root)
+	return root
+}
+
+type scnJSONBuilder struct {
+	data  []byte
+	dec   *json.Decoder
+	lines []int // byte offset of the start of each line
+}
+
+// next returns the next token and the byte offset where it starts. The
+// input is valid JSON, so a decoding error cannot happen.
+func (b *scnJSONBuilder) next() (json.Token, int) {
+	off := int(b.dec.InputOffset())
+	for off < len(b.data) {
+		switch b.data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+			continue
+		}
+		break
+	}
+	tok, err := b.dec.Token()
+	if err != nil {
+		panic(fmt.Sprintf("reading JSON: %v", err))
+	}
+	return tok, off
+}
+
+func (b *scnJSONBuilder) node(kind yaml.Kind, tag, value string, off int) *yaml.Node {
+	line := sort.Search(len(b.lines), func(i int) bool { return b.lines[i] > off }) // 1-based line
+	col := utf8.RuneCount(b.data[b.lines[line-1]:off]) + 1
+	return &yaml.Node{Kind: kind, Tag: tag, Value: value, Line: line, Column: col}
+}
+
+func (b *scnJSONBuilder) value(tok json.Token, off int) *yaml.Node {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			n := b.node(yaml.MappingNode, "!!map", "", off)
+			for {
+				tok, off := b.next()
+				if d, ok := tok.(json.Delim); ok && d == '}' {
+					return n
+				}
+				key, _ := tok.(string)
+				k := b.node(yaml.ScalarNode, "!!str", key, off)
+				k.Style = yaml.DoubleQuotedStyle
+				n.Content = append(n.Content, k, b.value(b.next()))
+			}
+		}
+		n := b.node(yaml.SequenceNode, "!!seq", "", off)
+		for {
+			tok, off := b.next()
+			if d, ok := tok.(json.Delim); ok && d == ']' {
+				return n
+			}
+			n.Content = append(n.Content, b.value(tok, off))
+		}
+	case string:
+		n := b.node(yaml.ScalarNode, "!!str", t, off)
+		n.Style = yaml.DoubleQuotedStyle
+		return n
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(string(t), ".eE") {
+			tag = "!!float"
+		}
+		return b.node(yaml.ScalarNode, tag, string(t), off)
+	case bool:
+		return b.node(yaml.ScalarNode, "!!bool", strconv.FormatBool(t), off)
+	case nil:
+		return b.node(yaml.ScalarNode, "!!null", "null", off)
+	}
+	panic(fmt.Sprintf("reading JSON: unexpected token %v", tok))
+}
+
+// rejectAliases fails on the first alias in document order: aliases are
+// not supported, which also rules out alias-expansion bombs.
+func (p *scnParser) rejectAliases(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		p.fail(n, "", "YAML aliases (*%s) are not supported; write the value out", n.Value)
+	}
+	for _, c := range n.Content {
+		p.rejectAliases(c)
+	}
+}
+
+func (p *scnParser) rejectMerge(k *yaml.Node, path string) {
+	if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		p.fail(k, path, "YAML merge keys (<<) are not supported; write the keys out")
+	}
+}
+
+func scnJoin(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func scnIndex(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// entry is one key/value pair of a mapping.
+type scnEntry struct {
+	key  string
+	k, v *yaml.Node
+}
+
+// mapping checks that n is a mapping whose keys are distinct strings out of
+// allowed, and calls fn for every pair in file order. It returns the pairs
+// by key.
+func (p *scnParser) mapping(n *yaml.Node, path string, allowed []string, fn func(e scnEntry)) map[string]scnEntry {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, path, "expected a mapping with keys %s, got %s", strings.Join(allowed, ", "), scnDescribe(n))
+	}
+	seen := make(map[string]scnEntry, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p.rejectMerge(k, path)
+		if k.Kind != yaml.ScalarNode || !scnIsString(k) {
+			p.fail(k, path, "keys must be strings, got %s (allowed keys: %s)", scnDescribe(k), strings.Join(allowed, ", "))
+		}
+		key := k.Value
+		if prev, dup := seen[key]; dup {
+			p.fail(k, scnJoin(path, key), "duplicate key %q (first at line %d:%d)", key, prev.k.Line, prev.k.Column)
+		}
+		if !scnContains(allowed, key) {
+			p.fail(k, scnJoin(path, key), "unknown key %q (allowed: %s)", scnClip(key), strings.Join(allowed, ", "))
+		}
+		e := scnEntry{key, k, v}
+		seen[key] = e
+		if fn != nil {
+			fn(e)
+		}
+	}
+	return seen
+}
+
+func scnContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// isString reports whether scalar n is a string: tagged !!str or quoted,
+// or a plain scalar the YAML library would read as a timestamp (YAML 1.2
+// has no timestamps, so it is a string there and in JSON).
+func scnIsString(n *yaml.Node) bool {
+	switch n.ShortTag() {
+	case "!!str":
+		return true
+	case "!!timestamp":
+		return n.Style&yaml.TaggedStyle == 0
+	}
+	return false
+}
+
+func (p *scnParser) str(n *yaml.Node, path string) string {
+	if n.Kind != yaml.ScalarNode || !scnIsString(n) {
+		p.fail(n, path, "expected a string, got %s", scnDescribe(n))
+	}
+	return n.Value
+}
+
+func (p *scnParser) enum(n *yaml.Node, path string, allowed []string) string {
+	if n.Kind != yaml.ScalarNode || !scnIsString(n) {
+		p.fail(n, path, "expected a string (one of: %s), got %s", strings.Join(allowed, ", "), scnDescribe(n))
+	}
+	if !scnContains(allowed, n.Value) {
+		p.fail(n, path, "unknown value %q (allowed: %s)", scnClip(n.Value), strings.Join(allowed, ", "))
+	}
+	return n.Value
+}
+
+func (p *scnParser) boolean(n *yaml.Node, path string) bool {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		p.fail(n, path, "expected a boolean (true or false), got %s", scnDescribe(n))
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		p.fail(n, path, "expected a boolean (true or false), got %s", scnDescribe(n))
+	}
+	return b
+}
+
+var scnIntLikeRe = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
+
+// integer reads an integer in [lo, hi]; want describes the allowed range.
+func (p *scnParser) integer(n *yaml.Node, path string, lo, hi int64, want string) int64 {
+	if n.Kind != yaml.ScalarNode {
+		p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		var v int64
+		if err := n.Decode(&v); err != nil {
+			if scnIntLikeRe.MatchString(n.Value) {
+				p.fail(n, path, "%s is out of range (allowed: %s)", scnClip(n.Value), want)
+			}
+			p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+		}
+		if v < lo || v > hi {
+			p.fail(n, path, "%d is out of range (allowed: %s)", v, want)
+		}
+		return v
+	case "!!float":
+		if scnIntLikeRe.MatchString(n.Value) { // an integer too large for int64
+			p.fail(n, path, "%s is out of range (allowed: %s)", scnClip(n.Value), want)
+		}
+	}
+	p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	return 0
+}
+
+// maxMs is the largest millisecond count that fits a time.Duration.
+const scnMaxMs = math.MaxInt64 / int64(time.Millisecond)
+
+func (p *scnParser) millis(n *yaml.Node, path string) time.Duration {
+	v := p.integer(n, path, 0, scnMaxMs, fmt.Sprintf("a non-negative integer number of milliseconds, at most %d", scnMaxMs))
+	return time.Duration(v) * time.Millisecond
+}
+
+func (p *scnParser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
+	if hi == math.MaxInt64 {
+		return p.integer(n, path, 0, hi, "a non-negative integer")
+	}
+	return p.integer(n, path, 0, hi, fmt.Sprintf("an integer from 0 to %d", hi))
+}
+
+func (p *scnParser) seq(n *yaml.Node, path, what string, limit int) []*yaml.Node {
+	if n.Kind != yaml.SequenceNode {
+		p.fail(n, path, "expected a list of %s, got %s", what, scnDescribe(n))
+	}
+	if limit > 0 && len(n.Content) > limit {
+		p.fail(n, path, "too many entries: %d (at most %d allowed)", len(n.Content), limit)
+	}
+	return n.Content
+}
+
+var (
+	scnTopKeys = []string{"name", "description", "variant", "settings", "contextWindow", "compaction",
+		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
+		"turns", "actions", "expect"}
+	scnSettingsKeys   = []string{"enabled", "maxRetries", "baseDelayMs"}
+	scnCompactionKeys = []string{"enabled", "succeed"}
+	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs"}
+	scnUsageKeys      = []string{"input", "cacheRead"}
+	scnActionKeys     = []string{"at", "do", "id", "enabled", "message"}
+	scnExpectKeys     = []string{"events", "final"}
+	scnFinalKeys      = []string{"state", "attempt", "isRetrying", "unresolvedPrompts"}
+
+	scnVariants    = []string{"sound", "original"}
+	scnStopReasons = []string{string(policy.StopReasonStop), string(policy.StopReasonLength),
+		string(policy.StopReasonToolUse), string(policy.StopReasonError), string(policy.StopReasonAborted)}
+	scnActionKinds = []string{"abort_retry", "abort", "set_auto_retry", "prompt", "get_state"}
+	scnFinalStates = []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
+)
+
+// maxEpochMs is 9999-12-31T23:59:59.999Z.
+const scnMaxEpochMs = int64(253402300799999)
+
+// maxTokens keeps input+cacheRead from overflowing int64.
+const scnMaxTokens = math.MaxInt64 / 2
+
+func (p *scnParser) scenario(root *yaml.Node) *Scenario {
+	sc := &Scenario{
+		Path:          p.file,
+		Variant:       scnDefaultVariant,
+		Settings:      policy.DefaultSettings(),
+		ContextWindow: scnDefaultContextWindow,
+		Compaction:    Compaction{Enabled: true, Succeed: true},
+		InitialPrompt: true,
+		Prompt:        scnDefaultPrompt,
+		EpochMs:       scnDefaultEpochMs,
+		Provider:      scnDefaultProvider,
+		ModelID:       scnDefaultModelID,
+		BaseURL:       scnDefaultBaseURL,
+		SessionID:     scnDefaultSessionID,
+	}
+	if p.file != "" {
+		base := filepath.Base(p.file)
+		sc.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	p.mapping(root, "", scnTopKeys, func(e scnEntry) {
+		path, v := e.key, e.v
+		switch e.key {
+		case "name":
+			sc.Name = p.str(v, path)
+		case "description":
+			sc.Description = p.str(v, path)
+		case "variant":
+			sc.Variant = p.enum(v, path, scnVariants)
+		case "settings":
+			sc.Settings = p.settings(v, path)
+		case "contextWindow":
+			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
+		case "compaction":
+			p.mapping(v, path, scnCompactionKeys, func(e scnEntry) {
+				switch e.key {
+				case "enabled":
+					sc.Compaction.Enabled = p.boolean(e.v, scnJoin(path, e.key))
+				case "succeed":
+					sc.Compaction.Succeed = p.boolean(e.v, scnJoin(path, e.key))
+				}
+			})
+		case "initialPrompt":
+			sc.InitialPrompt = p.boolean(v, path)
+		case "prompt":
+			sc.Prompt = p.str(v, path)
+		case "epochMs":
+			sc.EpochMs = p.nonNeg(v, path, scnMaxEpochMs)
+		case "provider":
+			sc.Provider = p.str(v, path)
+		case "modelId":
+			sc.ModelID = p.str(v, path)
+		case "baseUrl":
+			sc.BaseURL = p.str(v, path)
+		case "sessionId":
+			sc.SessionID = p.str(v, path)
+		case "turns":
+			items := p.seq(v, path, "turns", scnMaxEntries)
+			sc.Turns = make([]Turn, 0, len(items))
+			for i, item := range items {
+				sc.Turns = append(sc.Turns, p.turn(item, scnIndex(path, i)))
+			}
+		case "actions":
+			items := p.seq(v, path, "actions", scnMaxEntries)
+			sc.Actions = make([]Action, 0, len(items))
+			for i, item := range items {
+				sc.Actions = append(sc.Actions, p.action(item, scnIndex(path, i)))
+			}
+		case "expect":
+			sc.Expect = p.expect(v, path)
+		}
+	})
+	return sc
+}
+
+func (p *scnParser) settings(n *yaml.Node, path string) policy.Settings {
+	s := policy.DefaultSettings()
+	fields := p.mapping(n, path, scnSettingsKeys, func(e scnEntry) {
+		fp := scnJoin(path, e.key)
+		switch e.key {
+		case "enabled":
+			s.Enabled = p.boolean(e.v, fp)
+		case "maxRetries":
+			s.MaxRetries = int(p.integer(e.v, fp, math.MinInt, math.MaxInt,
+				fmt.Sprintf("an integer from 0 to %d", policy.MaxRetriesLimit)))
+		case "baseDelayMs":
+			s.BaseDelay = time.Duration(p.integer(e.v, fp, -scnMaxMs, scnMaxMs,
+				fmt.Sprintf("0 to %d ms", policy.MaxBaseDelay.Milliseconds()))) * time.Millisecond
+		}
+	})
+	if err := s.Validate(); err != nil {
+		at, field, msg := n, path, err.Error()
+		var se *policy.SettingsError
+		if errors.As(err, &se) {
+			field = scnJoin(path, se.Field)
+			if e, ok := fields[se.Field]; ok {
+				at = e.v
+			}
+			msg = fmt.Sprintf("%s is out of range (allowed: %s)", se.Value, se.Allowed)
+		}
+		panic(scnBailout{&ScenarioError{Pos: p.pos(at), Field: field, Msg: msg, err: err}})
+	}
+	return s
+}
+
+func (p *scnParser) turn(n *yaml.Node, path string) Turn {
+	t := Turn{Pos: p.pos(n)}
+	fields := p.mapping(n, path, scnTurnKeys, func(e scnEntry) {
+		fp := scnJoin(path, e.key)
+		switch e.key {
+		case "stopReason":
+			t.StopReason = policy.StopReason(p.enum(e.v, fp, scnStopReasons))
+		case "errorMessage":
+			t.ErrorMessage = p.str(e.v, fp)
+		case "usage":
+			p.mapping(e.v, fp, scnUsageKeys, func(u scnEntry) {
+				switch u.key {
+				case "input":
+					t.Usage.Input = p.nonNeg(u.v, scnJoin(fp, u.key), scnMaxTokens)
+				case "cacheRead":
+					t.Usage.CacheRead = p.nonNeg(u.v, scnJoin(fp, u.key), scnMaxTokens)
+				}
+			})
+		case "switchModel":
+			t.SwitchModel = p.boolean(e.v, fp)
+		case "durationMs":
+			t.Duration = p.millis(e.v, fp)
+		}
+	})
+	if _, ok := fields["stopReason"]; !ok {
+		p.fail(n, scnJoin(path, "stopReason"), "missing required key (one of: %s)", strings.Join(scnStopReasons, ", "))
+	}
+	return t
+}
+
+func (p *scnParser) action(n *yaml.Node, path string) Action {
+	a := Action{Pos: p.pos(n)}
+	fields := p.mapping(n, path, scnActionKeys, func(e scnEntry) {
+		fp := scnJoin(path, e.key)
+		switch e.key {
+		case "at":
+			a.At = p.millis(e.v, fp)
+		case "do":
+			a.Do = p.enum(e.v, fp, scnActionKinds)
+		case "id":
+			a.ID = p.str(e.v, fp)
+		case "enabled":
+			b := p.boolean(e.v, fp)
+			a.Enabled = &b
+		case "message":
+			a.Message = p.str(e.v, fp)
+		}
+	})
+	if _, ok := fields["at"]; !ok {
+		p.fail(n, scnJoin(path, "at"), "missing required key (a non-negative integer number of milliseconds)")
+	}
+	if _, ok := fields["do"]; !ok {
+		p.fail(n, scnJoin(path, "do"), "missing required key (one of: %s)", strings.Join(scnActionKinds, ", "))
+	}
+	if e, ok := fields["enabled"]; ok && a.Do != "set_auto_retry" {
+		p.fail(e.k, scnJoin(path, "enabled"), "not allowed for do: %s (only for set_auto_retry)", a.Do)
+	}
+	if _, ok := fields["enabled"]; !ok && a.Do == "set_auto_retry" {
+		p.fail(n, scnJoin(path, "enabled"), "missing required key for do: set_auto_retry (true or false)")
+	}
+	if e, ok := fields["message"]; ok && a.Do != "prompt" {
+		p.fail(e.k, scnJoin(path, "message"), "not allowed for do: %s (only for prompt)", a.Do)
+	}
+	return a
+}
+
+func (p *scnParser) expect(n *yaml.Node, path string) *Expect {
+	x := &Expect{}
+	p.mapping(n, path, scnExpectKeys, func(e scnEntry) {
+		fp := scnJoin(path, e.key)
+		switch e.key {
+		case "events":
+			items := p.seq(e.v, fp, "event objects", 0)
+			x.Events = make([]ExpectEvent, 0, len(items))
+			for i, item := range items {
+				x.Events = append(x.Events, p.event(item, scnIndex(fp, i)))
+			}
+		case "final":
+			x.Final = p.final(e.v, fp)
+		}
+	})
+	return x
+}
+
+func (p *scnParser) event(n *yaml.Node, path string) ExpectEvent {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, path, "expected a mapping of trace fields, got %s", scnDescribe(n))
+	}
+	ev := ExpectEvent{Fields: make(map[string]any, len(n.Content)/2), Pos: p.pos(n)}
+	ev.Keys, _ = p.object(n, path, ev.Fields, 1)
+	return ev
+}
+
+// object fills dst from mapping n (keys must be distinct strings) and returns
+// the keys in file order.
+func (p *scnParser) object(n *yaml.Node, path string, dst map[string]any, depth int) ([]string, map[string]any) {
+	keys := make([]string, 0, len(n.Content)/2)
+	at := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p.rejectMerge(k, path)
+		if k.Kind != yaml.ScalarNode || !scnIsString(k) {
+			p.fail(k, path, "keys must be strings, got %s", scnDescribe(k))
+		}
+		if prev, dup := at[k.Value]; dup {
+			p.fail(k, scnJoin(path, k.Value), "duplicate key %q (first at line %d:%d)", scnClip(k.Value), prev.Line, prev.Column)
+		}
+		at[k.Value] = k
+		keys = append(keys, k.Value)
+		dst[k.Value] = p.jsonValue(v, scnJoin(path, k.Value), depth+1)
+	}
+	return keys, dst
+}
+
+// jsonValue converts n to a JSON-typed Go value.
+func (p *scnParser) jsonValue(n *yaml.Node, path string, depth int) any {
+	if depth > scnMaxValueDepth {
+		p.fail(n, path, "value nested more than %d levels deep", scnMaxValueDepth)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		_, m := p.object(n, path, make(map[string]any, len(n.Content)/2), depth)
+		return m
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for i, c := range n.Content {
+			list = append(list, p.jsonValue(c, scnIndex(path, i), depth+1))
+		}
+		return list
+	case yaml.ScalarNode:
+		if scnIsString(n) {
+			return n.Value
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return nil
+		case "!!bool":
+			return p.boolean(n, path)
+		case "!!int", "!!float":
+			var f float64
+			if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				p.fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", scnDescribe(n))
+			}
+			return f
+		}
+	}
+	p.fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", scnDescribe(n))
+	return nil
+}
+
+func (p *scnParser) final(n *yaml.Node, path string) *ExpectFinal {
+	f := &ExpectFinal{Pos: p.pos(n)}
+	p.mapping(n, path, scnFinalKeys, func(e scnEntry) {
+		fp := scnJoin(path, e.key)
+		switch e.key {
+		case "state":
+			s := p.enum(e.v, fp, scnFinalStates)
+			f.State = &s
+		case "attempt":
+			a := int(p.nonNeg(e.v, fp, math.MaxInt32))
+			f.Attempt = &a
+		case "isRetrying":
+			b := p.boolean(e.v, fp)
+			f.IsRetrying = &b
+		case "unresolvedPrompts":
+			items := p.seq(e.v, fp, "non-negative integers", 0)
+			f.HasUnresolved = true
+			f.UnresolvedPrompts = make([]int, 0, len(items))
+			for i, item := range items {
+				f.UnresolvedPrompts = append(f.UnresolvedPrompts, int(p.nonNeg(item, scnIndex(fp, i), math.MaxInt32)))
+			}
+		}
+	})
+	return f
+}
+
+// describe names what a node is, for "got ..." in messages.
+func scnDescribe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	case yaml.ScalarNode:
+		switch tag := n.ShortTag(); tag {
+		case "!!str":
+			return fmt.Sprintf("string %q", scnClip(n.Value))
+		case "!!int":
+			return "integer " + scnClip(n.Value)
+		case "!!float":
+			return "float " + scnClip(n.Value)
+		case "!!bool":
+			return "boolean " + scnClip(n.Value)
+		case "!!null":
+			return "null"
+		case "!!timestamp":
+			if scnIsString(n) {
+				return fmt.Sprintf("string %q", scnClip(n.Value))
+			}
+			return "timestamp " + scnClip(n.Value)
+		default:
+			return fmt.Sprintf("a value tagged %s", scnClip(tag))
+		}
+	}
+	return "nothing"
+}
+
+// clip shortens long values quoted in messages.
+func scnClip(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max]) + "..."
+}

@@ -1,0 +1,531 @@
+package sim
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+const conformanceDir = "/work/shared/conformance/public"
+
+func scnBoolPtr(b bool) *bool       { return &b }
+func scnIntPtr(i int) *int          { return &i }
+func scnStrPtr(s string) *string    { return &s }
+func scnDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+func TestScenarioDefaults(t *testing.T) {
+	for _, in := range []string{"{}", "# only a comment\n{}\n", "turns: []\n"} {
+		sc, err := ParseScenario("some/dir/my-case.yaml", []byte(in))
+		if err != nil {
+			t.Fatalf("ParseScenario(%q): %v", in, err)
+		}
+		want := &Scenario{
+			Path:          "some/dir/my-case.yaml",
+			Name:          "my-case",
+			Variant:       "sound",
+			Settings:      policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second},
+			ContextWindow: 200000,
+			Compaction:    Compaction{Enabled: true, Succeed: true},
+			InitialPrompt: true,
+			Prompt:        "hello",
+			EpochMs:       1771200000000,
+			Provider:      "anthropic",
+			ModelID:       "claude-sonnet-4-5",
+			BaseURL:       "https://api.anthropic.com",
+			SessionID:     "session-1",
+		}
+		if in == "turns: []\n" {
+			want.Turns = []Turn{}
+		}
+		if !reflect.DeepEqual(sc, want) {
+			t.Errorf("ParseScenario(%q) =\n%+v\nwant\n%+v", in, sc, want)
+		}
+		if sc.Settings != policy.DefaultSettings() {
+			t.Errorf("settings %+v, want policy.DefaultSettings()", sc.Settings)
+		}
+	}
+
+	// No name: Path and Name stay empty.
+	sc, err := ParseScenario("", []byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Path != "" || sc.Name != "" {
+		t.Errorf("Path, Name = %q, %q; want empty", sc.Path, sc.Name)
+	}
+
+	// Defaults inside partial groups, turns and actions.
+	sc, err = ParseScenario("x.json", []byte(`{"settings":{"maxRetries":1},"compaction":{"succeed":false},
+		"turns":[{"stopReason":"stop"}],"actions":[{"at":5,"do":"prompt"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}); sc.Settings != want {
+		t.Errorf("settings = %+v, want %+v", sc.Settings, want)
+	}
+	if want := (Compaction{Enabled: true, Succeed: false}); sc.Compaction != want {
+		t.Errorf("compaction = %+v, want %+v", sc.Compaction, want)
+	}
+	wantTurn := Turn{StopReason: policy.StopReasonStop, Pos: Pos{"x.json", 2, 12}}
+	if !reflect.DeepEqual(sc.Turns, []Turn{wantTurn}) {
+		t.Errorf("turns = %+v, want %+v", sc.Turns, wantTurn)
+	}
+	wantAction := Action{At: 5 * time.Millisecond, Do: "prompt", Pos: Pos{"x.json", 2, 46}}
+	if !reflect.DeepEqual(sc.Actions, []Action{wantAction}) {
+		t.Errorf("actions = %+v, want %+v", sc.Actions, wantAction)
+	}
+	if sc.Expect != nil {
+		t.Errorf("Expect = %+v, want nil", sc.Expect)
+	}
+	if sc.Name != "x" {
+		t.Errorf("Name = %q, want x", sc.Name)
+	}
+}
+
+func TestScenarioConformanceFiles(t *testing.T) {
+	if _, err := os.Stat(conformanceDir); err != nil {
+		t.Skipf("conformance scenarios not available: %v", err)
+	}
+	files, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	byName := map[string]*Scenario{}
+	for _, f := range files {
+		if filepath.Base(f) == "manifest.json" { // the index, not a scenario
+			continue
+		}
+		n++
+		sc, err := LoadScenario(f)
+		if err != nil {
+			t.Errorf("LoadScenario(%s): %v", f, err)
+			continue
+		}
+		if sc.Path != f || sc.Name != strings.TrimSuffix(filepath.Base(f), ".json") {
+			t.Errorf("%s: Path, Name = %q, %q", f, sc.Path, sc.Name)
+		}
+		if len(sc.Turns) == 0 {
+			t.Errorf("%s: no turns", f)
+		}
+		byName[sc.Name] = sc
+	}
+	if n != 25 {
+		t.Errorf("found %d conformance scenarios, want 25", n)
+	}
+
+	// Spot checks of values that only some files set.
+	if sc := byName["05-max-retries-zero"]; sc != nil && sc.Settings.MaxRetries != 0 {
+		t.Errorf("05: maxRetries = %d, want 0", sc.Settings.MaxRetries)
+	}
+	if sc := byName["08-disabled"]; sc != nil && sc.Settings.Enabled {
+		t.Error("08: settings.enabled = true, want false")
+	}
+	if sc := byName["09b-silent-overflow-usage"]; sc != nil {
+		if want := (policy.Usage{Input: 190000, CacheRead: 20000}); sc.Turns[0].Usage != want {
+			t.Errorf("09b: usage = %+v, want %+v", sc.Turns[0].Usage, want)
+		}
+	}
+	if sc := byName["11-usage-limit-switch"]; sc != nil && !sc.Turns[0].SwitchModel {
+		t.Error("11: switchModel = false, want true")
+	}
+	if sc := byName["13-disable-during-backoff-then-error"]; sc != nil {
+		a := sc.Actions[0]
+		if a.Do != "set_auto_retry" || a.Enabled == nil || *a.Enabled || a.At != time.Second || a.ID != "d1" {
+			t.Errorf("13: action[0] = %+v", a)
+		}
+		if a.Pos.Line != 3 {
+			t.Errorf("13: action[0] at line %d, want 3", a.Pos.Line)
+		}
+	}
+	if sc := byName["14-abort-during-retried-run-stale-counter"]; sc != nil {
+		if sc.Turns[1].Duration != 3*time.Second {
+			t.Errorf("14: turns[1].durationMs = %v, want 3s", sc.Turns[1].Duration)
+		}
+		if a := sc.Actions[2]; a.Do != "prompt" || a.Message != "next" || a.ID != "p2" {
+			t.Errorf("14: action[2] = %+v", a)
+		}
+	}
+	if sc := byName["17-substring-500-false-positive"]; sc != nil {
+		if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}); sc.Settings != want {
+			t.Errorf("17: settings = %+v, want %+v", sc.Settings, want)
+		}
+	}
+}
+
+func TestScenarioAllKeysYAML(t *testing.T) {
+	path := filepath.Join("testdata", "scenario", "all-keys.yaml")
+	sc, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(line, col int) Pos { return Pos{path, line, col} }
+	want := &Scenario{
+		Path:          path,
+		Name:          "every-key",
+		Description:   "A scenario that sets every key.\n",
+		Variant:       "original",
+		Settings:      policy.Settings{Enabled: false, MaxRetries: 5, BaseDelay: 1500 * time.Millisecond},
+		ContextWindow: 0,
+		Compaction:    Compaction{Enabled: false, Succeed: false},
+		InitialPrompt: false,
+		Prompt:        "first prompt",
+		EpochMs:       1700000000000,
+		Provider:      "openai",
+		ModelID:       "gpt-5",
+		BaseURL:       "https://example.test/v1",
+		SessionID:     "session-42",
+		Turns: []Turn{
+			{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error",
+				Usage: policy.Usage{Input: 190000, CacheRead: 20000}, SwitchModel: true,
+				Duration: 250 * time.Millisecond, Pos: p(22, 5)},
+			{StopReason: policy.StopReasonStop, Pos: p(27, 5)},
+		},
+		Actions: []Action{
+			{At: 0, Do: "prompt", ID: "p1", Message: "hi there", Pos: p(29, 5)},
+			{At: scnDur(1000), Do: "set_auto_retry", Enabled: scnBoolPtr(true), Pos: p(33, 5)},
+			{At: scnDur(1500), Do: "abort_retry", ID: "r1", Pos: p(36, 5)},
+			{At: scnDur(2000), Do: "abort", Pos: p(37, 5)},
+			{At: scnDur(2500), Do: "get_state", ID: "s1", Pos: p(38, 5)},
+		},
+		Expect: &Expect{
+			Events: []ExpectEvent{
+				{
+					Fields: map[string]any{"type": "agent_run", "t": float64(0), "kind": "prompt"},
+					Keys:   []string{"type", "t", "kind"},
+					Pos:    p(41, 7),
+				},
+				{
+					Fields: map[string]any{
+						"type": "auto_retry_end", "success": false, "finalError": nil,
+						"extra": map[string]any{
+							"list":   []any{float64(1), "two", true},
+							"nested": map[string]any{"x": 1.5},
+						},
+					},
+					Keys: []string{"type", "success", "finalError", "extra"},
+					Pos:  p(42, 7),
+				},
+			},
+			Final: &ExpectFinal{
+				State: scnStrPtr("exhausted"), Attempt: scnIntPtr(3), IsRetrying: scnBoolPtr(false),
+				UnresolvedPrompts: []int{0, 2}, HasUnresolved: true, Pos: p(47, 5),
+			},
+		},
+	}
+	if !reflect.DeepEqual(sc, want) {
+		t.Errorf("LoadScenario(%s) =\n%#v\nwant\n%#v", path, sc, want)
+		if !reflect.DeepEqual(sc.Expect, want.Expect) {
+			t.Errorf("expect: got %#v / %#v", sc.Expect.Events, sc.Expect.Final)
+		}
+	}
+}
+
+func TestScenarioExpectFinalUnresolved(t *testing.T) {
+	sc, err := ParseScenario("e.yaml", []byte("expect:\n  final: {unresolvedPrompts: []}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sc.Expect.Final
+	if !f.HasUnresolved || f.UnresolvedPrompts == nil || len(f.UnresolvedPrompts) != 0 {
+		t.Errorf("given empty: HasUnresolved=%v UnresolvedPrompts=%#v", f.HasUnresolved, f.UnresolvedPrompts)
+	}
+	if f.State != nil || f.Attempt != nil || f.IsRetrying != nil {
+		t.Errorf("absent fields set: %+v", f)
+	}
+
+	sc, err = ParseScenario("e.yaml", []byte("expect:\n  final: {state: idle}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = sc.Expect.Final
+	if f.HasUnresolved || f.UnresolvedPrompts != nil || *f.State != "idle" {
+		t.Errorf("absent: %+v", f)
+	}
+	if sc.Expect.Events != nil {
+		t.Errorf("events = %#v, want nil", sc.Expect.Events)
+	}
+}
+
+// TestScenarioYAMLAndJSONAgree checks that the same scenario written as
+// YAML and as JSON (with escapes YAML libraries often reject) loads the same.
+func TestScenarioYAMLAndJSONAgree(t *testing.T) {
+	y := "turns:\n  - {stopReason: error, errorMessage: \"a/b \\u00e9 \\U0001F600\"}\nactions:\n  - {at: 7, do: set_auto_retry, enabled: false}\n"
+	j := `{"turns":[{"stopReason":"error","errorMessage":"a\/b \u00e9 \ud83d\ude00"}],
+ "actions":[{"at":7,"do":"set_auto_retry","enabled":false}]}`
+	sy, err := ParseScenario("s.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sj, err := ParseScenario("s.yaml", []byte(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sy.Turns[0].ErrorMessage != "a/b é 😀" {
+		t.Errorf("yaml errorMessage = %q", sy.Turns[0].ErrorMessage)
+	}
+	// Positions differ; compare the rest.
+	for i := range sy.Turns {
+		sy.Turns[i].Pos, sj.Turns[i].Pos = Pos{}, Pos{}
+	}
+	for i := range sy.Actions {
+		sy.Actions[i].Pos, sj.Actions[i].Pos = Pos{}, Pos{}
+	}
+	if !reflect.DeepEqual(sy, sj) {
+		t.Errorf("yaml %+v\njson %+v", sy, sj)
+	}
+	if sj.Actions[0].Pos != (Pos{}) {
+		t.Error("positions not cleared")
+	}
+}
+
+func TestScenarioErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		pos   string // Pos.String()
+		field string
+		msg   string // substring of Msg
+	}{
+		// Structure.
+		{"empty file", "", "t.yaml", "", "empty file"},
+		{"only comments", "# nothing\n\n", "t.yaml", "", "empty file"},
+		{"empty document", "---\n", "t.yaml:2:1", "", "empty document"},
+		{"top-level list", "- a\n- b\n", "t.yaml:1:1", "", "top level must be a mapping with the scenario keys, got a list"},
+		{"top-level scalar", "hello\n", "t.yaml:1:1", "", `got string "hello"`},
+		{"json top-level list", "[1, 2]", "t.yaml:1:1", "", "got a list"},
+		{"multi-document", "turns: []\n---\nturns: []\n", "t.yaml:3:1", "", "more than one YAML document"},
+		{"syntax error", "turns: [\n", "t.yaml:1", "", "invalid YAML"},
+		// The YAML library reports the line of the enclosing mapping here.
+		{"bad indentation", "turns:\n  - stopReason: stop\n errorMessage: x\n", "t.yaml:2", "", "invalid YAML"},
+		{"alias", "prompt: &p hi\nname: *p\n", "t.yaml:2:7", "", "aliases (*p) are not supported"},
+		{"merge key", "settings:\n  <<: {enabled: true}\n", "t.yaml:2:3", "settings", "merge keys"},
+		{"non-string key", "1: x\n", "t.yaml:1:1", "", "keys must be strings, got integer 1"},
+
+		// Unknown and duplicate keys.
+		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, settings,`},
+		{"unknown turn key", "turns:\n  - stopReason: stop\n  - stopReason: error\n    stopReasn: x\n", "t.yaml:4:5", "turns[1].stopReasn",
+			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs)`},
+		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", "(allowed: enabled, maxRetries, baseDelayMs)"},
+		{"unknown usage key", "turns: [{stopReason: stop, usage: {output: 1}}]", "t.yaml:1:36", "turns[0].usage.output", "(allowed: input, cacheRead)"},
+		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, enabled, message)"},
+		{"unknown compaction key", "compaction: {on: true}", "t.yaml:1:14", "compaction.on", "(allowed: enabled, succeed)"},
+		{"unknown expect key", "expect: {finals: {}}", "t.yaml:1:10", "expect.finals", "(allowed: events, final)"},
+		{"unknown final key", "expect:\n  final:\n    attempts: 1\n", "t.yaml:3:5", "expect.final.attempts", "(allowed: state, attempt, isRetrying, unresolvedPrompts)"},
+		{"duplicate top-level key", "prompt: a\nprompt: b\n", "t.yaml:2:1", "prompt", `duplicate key "prompt" (first at line 1:1)`},
+		{"duplicate json key", `{"turns":[{"stopReason":"stop","stopReason":"error"}]}`, "t.yaml:1:32", "turns[0].stopReason", "duplicate key"},
+		{"duplicate event key", "expect: {events: [{type: a, type: b}]}", "t.yaml:1:29", "expect.events[0].type", "duplicate key"},
+
+		// Wrong types.
+		{"maxRetries string", `{"settings":{"maxRetries":"3"}}`, "t.yaml:1:27", "settings.maxRetries", `expected an integer from 0 to 1000, got string "3"`},
+		{"maxRetries float", "settings: {maxRetries: 2.5}", "t.yaml:1:24", "settings.maxRetries", "got float 2.5"},
+		{"enabled yes", "settings:\n  enabled: yes\n", "t.yaml:2:12", "settings.enabled", `expected a boolean (true or false), got string "yes"`},
+		{"enabled quoted", `{"settings":{"enabled":"true"}}`, "t.yaml:1:24", "settings.enabled", `got string "true"`},
+		{"enabled null", "settings:\n  enabled:\n", "t.yaml:2:11", "settings.enabled", "got null"},
+		{"settings list", "settings: [1]", "t.yaml:1:11", "settings", "expected a mapping with keys enabled, maxRetries, baseDelayMs, got a list"},
+		{"turns mapping", "turns: {stopReason: stop}", "t.yaml:1:8", "turns", "expected a list of turns, got a mapping"},
+		{"turn scalar", "turns: [stop]", "t.yaml:1:9", "turns[0]", `got string "stop"`},
+		{"prompt number", "prompt: 42", "t.yaml:1:9", "prompt", "expected a string, got integer 42"},
+		{"prompt bool", `{"prompt":true}`, "t.yaml:1:11", "prompt", "expected a string, got boolean true"},
+		{"errorMessage list", "turns: [{stopReason: error, errorMessage: [x]}]", "t.yaml:1:43", "turns[0].errorMessage", "expected a string, got a list"},
+		{"stopReason number", "turns: [{stopReason: 1}]", "t.yaml:1:22", "turns[0].stopReason", "expected a string (one of: stop, length, toolUse, error, aborted), got integer 1"},
+		{"contextWindow float", "contextWindow: 1e3", "t.yaml:1:16", "contextWindow", "expected a non-negative integer, got float 1e3"},
+		{"id number", "actions: [{at: 1, do: abort, id: 7}]", "t.yaml:1:34", "actions[0].id", "expected a string"},
+		{"event not mapping", "expect: {events: [x]}", "t.yaml:1:19", "expect.events[0]", "expected a mapping of trace fields"},
+		{"event value infinity", "expect: {events: [{t: .inf}]}", "t.yaml:1:23", "expect.events[0].t", "expected a JSON value"},
+		{"unresolvedPrompts item", "expect: {final: {unresolvedPrompts: [0, x]}}", "t.yaml:1:41", "expect.final.unresolvedPrompts[1]", "expected an integer from 0 to"},
+
+		// Ranges.
+		{"negative at", "actions:\n  - {at: -5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "-5 is out of range (allowed: a non-negative integer number of milliseconds"},
+		{"float at", "actions:\n  - {at: 1.5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "got float 1.5"},
+		{"huge at", "actions: [{at: 9223372036854776, do: abort}]", "t.yaml:1:16", "actions[0].at", "9223372036854776 is out of range"},
+		{"negative durationMs", "turns: [{stopReason: stop, durationMs: -1}]", "t.yaml:1:40", "turns[0].durationMs", "out of range"},
+		{"negative usage", `{"turns":[{"stopReason":"stop","usage":{"input":-1}}]}`, "t.yaml:1:49", "turns[0].usage.input", "-1 is out of range (allowed: an integer from 0 to"},
+		{"too large for int64", "contextWindow: 99999999999999999999", "t.yaml:1:16", "contextWindow", "99999999999999999999 is out of range (allowed: a non-negative integer)"},
+		{"too large json", `{"epochMs":18446744073709551616}`, "t.yaml:1:12", "epochMs", "out of range"},
+		{"negative contextWindow", "contextWindow: -1", "t.yaml:1:16", "contextWindow", "out of range"},
+		{"negative maxRetries", "settings: {maxRetries: -1}", "t.yaml:1:24", "settings.maxRetries", "-1 is out of range (allowed: an integer from 0 to 1000)"},
+		{"maxRetries over limit", "settings:\n  enabled: true\n  maxRetries: 1001\n", "t.yaml:3:15", "settings.maxRetries", "1001 is out of range (allowed: an integer from 0 to 1000)"},
+		{"negative baseDelayMs", "settings: {baseDelayMs: -1}", "t.yaml:1:25", "settings.baseDelayMs", "-1 is out of range (allowed: 0 to 86400000 ms)"},
+		{"baseDelayMs over limit", "settings: {baseDelayMs: 86400001}", "t.yaml:1:25", "settings.baseDelayMs", "86400001 is out of range (allowed: 0 to 86400000 ms)"},
+		{"baseDelayMs overflows Duration", "settings: {baseDelayMs: 9223372036854775807}", "t.yaml:1:25", "settings.baseDelayMs", "out of range (allowed: 0 to 86400000 ms)"},
+		{"attempt negative", "expect: {final: {attempt: -1}}", "t.yaml:1:27", "expect.final.attempt", "out of range"},
+
+		// Enumerations.
+		{"bad stopReason", "turns:\n  - stopReason: eror\n", "t.yaml:2:17", "turns[0].stopReason", `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`},
+		{"bad variant", "variant: buggy", "t.yaml:1:10", "variant", `unknown value "buggy" (allowed: sound, original)`},
+		{"bad do", "actions: [{at: 0, do: retry}]", "t.yaml:1:23", "actions[0].do", `unknown value "retry" (allowed: abort_retry, abort, set_auto_retry, prompt, get_state)`},
+		{"bad state", "expect: {final: {state: done}}", "t.yaml:1:25", "expect.final.state", "(allowed: idle, backoff, continuing, exhausted, cancelled)"},
+
+		// Required and kind-specific keys.
+		{"turn without stopReason", "turns:\n  - errorMessage: x\n", "t.yaml:2:5", "turns[0].stopReason", "missing required key"},
+		{"action without at", "actions: [{do: abort}]", "t.yaml:1:11", "actions[0].at", "missing required key"},
+		{"action without do", "actions: [{at: 0}]", "t.yaml:1:11", "actions[0].do", "missing required key (one of: abort_retry, abort, set_auto_retry, prompt, get_state)"},
+		{"set_auto_retry without enabled", "actions:\n  - at: 0\n    do: abort\n  - at: 10\n    do: set_auto_retry\n", "t.yaml:4:5", "actions[1].enabled", "missing required key for do: set_auto_retry"},
+		{"set_auto_retry enabled string", `{"actions":[{"at":0,"do":"set_auto_retry","enabled":"no"}]}`, "t.yaml:1:53", "actions[0].enabled", `expected a boolean (true or false), got string "no"`},
+		{"enabled on abort", "actions:\n  - at: 0\n    enabled: true\n    do: abort\n", "t.yaml:3:5", "actions[0].enabled", "not allowed for do: abort (only for set_auto_retry)"},
+		{"message on get_state", "actions: [{at: 0, do: get_state, message: hi}]", "t.yaml:1:34", "actions[0].message", "not allowed for do: get_state (only for prompt)"},
+
+		// Limits.
+		{"too many turns", "turns: [" + strings.Repeat("{stopReason: stop},", 10001) + "]", "t.yaml:1:8", "turns", "too many entries: 10001 (at most 10000 allowed)"},
+		{"too many actions", `{"actions":[` + strings.TrimSuffix(strings.Repeat(`{"at":0,"do":"abort"},`, 10001), ",") + "]}", "t.yaml:1:12", "actions", "too many entries: 10001"},
+		{"size cap", "# " + strings.Repeat("x", 1<<20) + "\n{}", "t.yaml", "", "larger than 1048576 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := ParseScenario("t.yaml", []byte(tc.in))
+			if err == nil {
+				t.Fatalf("no error; got %+v", sc)
+			}
+			if sc != nil {
+				t.Errorf("scenario %+v returned with error", sc)
+			}
+			var se *ScenarioError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v is not a *ScenarioError", err, err)
+			}
+			if got := se.Pos.String(); got != tc.pos {
+				t.Errorf("pos = %q, want %q (error: %v)", got, tc.pos, err)
+			}
+			if se.Field != tc.field {
+				t.Errorf("field = %q, want %q (error: %v)", se.Field, tc.field, err)
+			}
+			if !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("msg = %q, want it to contain %q", se.Msg, tc.msg)
+			}
+			want := tc.pos
+			if tc.field != "" {
+				want += ": " + tc.field
+			}
+			want += ": " + se.Msg
+			if err.Error() != want {
+				t.Errorf("Error() = %q, want %q", err.Error(), want)
+			}
+		})
+	}
+}
+
+func TestScenarioErrorString(t *testing.T) {
+	e := &ScenarioError{Pos: Pos{"file", 3, 14}, Field: "turns[2].stopReason",
+		Msg: `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`}
+	want := `file:3:14: turns[2].stopReason: unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`
+	if e.Error() != want {
+		t.Errorf("Error() = %q, want %q", e.Error(), want)
+	}
+	for _, tc := range []struct {
+		pos  Pos
+		want string
+	}{
+		{Pos{"f.yaml", 3, 14}, "f.yaml:3:14"},
+		{Pos{"", 3, 14}, "3:14"},
+		{Pos{"f.yaml", 3, 0}, "f.yaml:3"},
+		{Pos{"f.yaml", 0, 0}, "f.yaml"},
+		{Pos{}, ""},
+	} {
+		if got := tc.pos.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q, want %q", tc.pos, got, tc.want)
+		}
+	}
+	if got := (&ScenarioError{Msg: "m"}).Error(); got != "m" {
+		t.Errorf("Error() without pos and field = %q", got)
+	}
+}
+
+func TestScenarioSettingsErrorUnwrap(t *testing.T) {
+	_, err := ParseScenario("t.yaml", []byte("settings: {maxRetries: 5000}"))
+	var se *policy.SettingsError
+	if !errors.As(err, &se) || se.Field != "maxRetries" {
+		t.Fatalf("error %v does not wrap a *policy.SettingsError for maxRetries", err)
+	}
+}
+
+func TestLoadScenarioFileErrors(t *testing.T) {
+	dir := t.TempDir()
+
+	missing := filepath.Join(dir, "missing.yaml")
+	_, err := LoadScenario(missing)
+	var se *ScenarioError
+	if !errors.As(err, &se) || se.Pos.File != missing || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", 2<<20)+"\n{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadScenario(big)
+	if !errors.As(err, &se) || se.Pos != (Pos{File: big}) || !strings.Contains(se.Msg, "larger than 1048576 bytes") {
+		t.Errorf("big file: %v", err)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("turns:\n  - stopReason: stop\n  - {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadScenario(bad)
+	if want := bad + ":3:5: turns[1].stopReason: missing required key"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("bad file: %v, want prefix %q", err, want)
+	}
+
+	// Exactly at the cap is accepted.
+	exact := []byte("{}\n#")
+	exact = append(exact, strings.Repeat("x", 1<<20-len(exact))...)
+	if _, err := ParseScenario("exact.yaml", exact); err != nil {
+		t.Errorf("file of exactly 1 MiB: %v", err)
+	}
+}
+
+func TestScenarioFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		"b.yaml", "a.json", "c.yml", "01-x.json",
+		"a.out.jsonl", "b.out.jsonl", ".hidden.yaml", "_draft.yaml", "notes.txt", "README.md", "upper.YAML", "x.jsonl",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub.yaml"), 0o755); err != nil { // a directory with a scenario-like name
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub.yaml", "inner.yaml"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	single := filepath.Join(t.TempDir(), "_explicit.txt") // a file is taken as is
+	if err := os.WriteFile(single, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := ScenarioFiles(single, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		single,
+		filepath.Join(dir, "01-x.json"),
+		filepath.Join(dir, "a.json"),
+		filepath.Join(dir, "b.yaml"),
+		filepath.Join(dir, "c.yml"),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ScenarioFiles = %q\nwant %q", got, want)
+	}
+
+	if got, err := ScenarioFiles(); err != nil || len(got) != 0 {
+		t.Errorf("ScenarioFiles() = %q, %v", got, err)
+	}
+	empty := t.TempDir()
+	if got, err := ScenarioFiles(empty); err != nil || len(got) != 0 {
+		t.Errorf("ScenarioFiles(empty dir) = %q, %v", got, err)
+	}
+	if _, err := ScenarioFiles(filepath.Join(dir, "nope")); err == nil {
+		t.Error("ScenarioFiles(missing path): no error")
+	}
+}

@@ -1,0 +1,557 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Texts the original agent uses.
+const (
+	// ErrPromptWhileStreaming is the original's rejection of a prompt while the
+	// agent is processing.
+	ErrPromptWhileStreaming = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+	// ErrContinueWhileStreaming and the two below are Agent.continue()'s rejections.
+	ErrContinueWhileStreaming = "Agent is already processing. Wait for completion before continuing."
+	ErrContinueEmpty          = "No messages to continue from"
+	ErrContinueFromAssistant  = "Cannot continue from message role: assistant"
+	// AbortedMessage is the errorMessage of a call ended by abort.
+	AbortedMessage = "Request was aborted"
+	// CompactionFailure is the simulated compaction's error text when a
+	// scenario says compaction does not succeed.
+	CompactionFailure = "simulated compaction failure"
+	// CompactionContinueDelay is the wait between a successful overflow
+	// compaction and its continue, as in the original.
+	CompactionContinueDelay = 100 * time.Millisecond
+	// MaxEvents bounds one simulation, so that no scenario runs forever.
+	MaxEvents = 1_000_000
+)
+
+// ErrTooManyEvents is returned when a simulation fires more than MaxEvents
+// queue events.
+var ErrTooManyEvents = errors.New("sim: simulation exceeded MaxEvents queue events")
+
+// Role is the role of a message in the runtime context or history.
+type Role string
+
+// Message roles.
+const (
+	RoleUser       Role = "user"
+	RoleAssistant  Role = "assistant"
+	RoleToolResult Role = "toolResult"
+)
+
+// Message is one entry of the runtime context or the persisted history.
+type Message struct {
+	Role      Role
+	Assistant policy.AssistantMessage // for RoleAssistant
+}
+
+// RunKind says why an agent run started.
+type RunKind int
+
+// Kinds of run.
+const (
+	RunPrompt     RunKind = iota // a prompt's own run
+	RunRetry                     // a continue after a retry backoff
+	RunCompaction                // a continue after overflow compaction
+)
+
+type run struct {
+	kind    RunKind
+	last    policy.AssistantMessage
+	hasLast bool
+	calling bool // an LLM call with durationMs > 0 is in flight
+}
+
+// Final is the session's state at the end of a simulation.
+type Final struct {
+	State             policy.State
+	Attempt           int
+	IsRetrying        bool
+	UnresolvedPrompts []int
+	At                time.Duration
+}
+
+// Session is a simulated agent session driven by a scenario: a scripted
+// provider, the session loop, the retry Controller on a discrete-event
+// Scheduler, and the trace.
+type Session struct {
+	sc       *Scenario
+	variant  *policy.Variant
+	sched    *Scheduler
+	ctrl     *policy.Controller
+	settings *policy.SettingsStore
+	trace    Trace
+	turn     int
+	lastTurn Turn
+	context  []Message
+	history  []Message
+	inFlight bool
+	cur      run
+	callGen  uint64
+	prompts  int
+	pending  []int
+	compGen  uint64
+	compWait bool
+	// Observe, when set, is called with every trace line as it is written
+	// (the RPC mode and the terminal player stream from it).
+	Observe  func(line []byte)
+	observed int
+}
+
+// Options adjust a simulation.
+type Options struct {
+	// Variant overrides the scenario's variant when not empty.
+	Variant string
+}
+
+// NewSession builds a session for sc. Nothing runs until Start or Run.
+func NewSession(sc *Scenario, opt Options) (*Session, error) {
+	name := sc.Variant
+	if opt.Variant != "" {
+		name = opt.Variant
+	}
+	v, err := policy.VariantByName(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Session{sc: sc, variant: v, sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC())}
+	s.settings = policy.NewSettingsStore(sc.Settings)
+	s.ctrl, err = policy.NewController(policy.Config{
+		Clock: s.sched, Agent: (*agent)(s), Auth: (*auth)(s), Settings: s.settings, Variant: v,
+		Provider: sc.Provider, SessionID: sc.SessionID, BaseURL: sc.BaseURL, ContextWindow: sc.ContextWindow,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.ctrl.Subscribe(func(e policy.Event) {
+		s.trace.event(s.sched.now, e)
+		s.flush()
+	})
+	s.ctrl.OnTransition(func(e fsm.Edge) {
+		s.trace.begin(s.sched.now, "transition")
+		s.trace.str("from", e.From)
+		s.trace.str("event", e.Event)
+		s.trace.str("to", e.To)
+		s.end()
+	})
+	s.sched.AfterEach = s.checkPrompts
+	return s, nil
+}
+
+// Controller returns the session's retry Controller.
+func (s *Session) Controller() *policy.Controller { return s.ctrl }
+
+// Scheduler returns the session's discrete-event scheduler.
+func (s *Session) Scheduler() *Scheduler { return s.sched }
+
+// Settings returns the session's settings store (the Controller's source).
+func (s *Session) Settings() *policy.SettingsStore { return s.settings }
+
+// Trace returns the trace written so far.
+func (s *Session) Trace() *Trace { return &s.trace }
+
+// Variant returns the variant the session runs.
+func (s *Session) Variant() *policy.Variant { return s.variant }
+
+func (s *Session) end() {
+	s.trace.end()
+	s.flush()
+}
+
+func (s *Session) flush() {
+	if s.Observe == nil {
+		return
+	}
+	b := s.trace.buf
+	for s.observed < len(b) {
+		i := s.observed
+		j := i
+		for j < len(b) && b[j] != '\n' {
+			j++
+		}
+		s.Observe(b[i : j+1])
+		s.observed = j + 1
+	}
+}
+
+// Start schedules the initial prompt (when the scenario has one) and then
+// every action, in list order.
+func (s *Session) Start() {
+	if s.sc.InitialPrompt {
+		s.sched.At(0, func() { s.Prompt(s.sc.Prompt, "", false) })
+	}
+	for i := range s.sc.Actions {
+		a := &s.sc.Actions[i]
+		s.sched.At(a.At, func() { s.Do(*a) })
+	}
+}
+
+// Run starts the scenario and runs it to quiescence (an empty queue), then
+// writes the final line.
+func (s *Session) Run() (Final, error) {
+	s.Start()
+	for s.sched.Step() {
+		if s.sched.fired > MaxEvents {
+			return s.Final(), ErrTooManyEvents
+		}
+	}
+	f := s.Final()
+	s.WriteFinal()
+	return f, nil
+}
+
+// Final reads the session's final state now.
+func (s *Session) Final() Final {
+	snap := s.ctrl.Snapshot()
+	return Final{State: snap.State, Attempt: snap.Attempt, IsRetrying: snap.Open,
+		UnresolvedPrompts: append([]int{}, s.pending...), At: s.sched.now}
+}
+
+// WriteFinal writes the trace's closing "final" line.
+func (s *Session) WriteFinal() {
+	snap := s.ctrl.Snapshot()
+	s.trace.begin(s.sched.now, "final")
+	s.trace.str("state", string(snap.State))
+	s.trace.int("attempt", int64(snap.Attempt))
+	s.trace.bool("isRetrying", snap.Open)
+	s.trace.key("unresolvedPrompts")
+	s.trace.buf = append(s.trace.buf, '[')
+	for i, p := range s.pending {
+		if i > 0 {
+			s.trace.buf = append(s.trace.buf, ',')
+		}
+		s.trace.buf = fmt.Appendf(s.trace.buf, "%d", p)
+	}
+	s.trace.buf = append(s.trace.buf, ']')
+	s.trace.int("turnsConsumed", int64(s.turn))
+	s.end()
+}
+
+// Busy reports whether a prompt would be rejected now.
+func (s *Session) Busy() bool {
+	return s.inFlight || s.ctrl.IsRetrying() || len(s.pending) > 0
+}
+
+// IsStreaming is the original's isStreaming: a run in flight or a prompt
+// not yet resolved.
+func (s *Session) IsStreaming() bool { return s.inFlight || len(s.pending) > 0 }
+
+// Quiescent reports whether nothing is in flight and nothing is scheduled.
+func (s *Session) Quiescent() bool { return !s.inFlight && s.sched.Pending() == 0 }
+
+// Context returns a copy of the runtime context.
+func (s *Session) Context() []Message { return append([]Message(nil), s.context...) }
+
+// History returns a copy of the persisted history.
+func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
+
+// Unresolved returns the numbers of the prompts not yet resolved.
+func (s *Session) Unresolved() []int { return append([]int(nil), s.pending...) }
+
+// Do performs one scenario action now, writing its response line.
+func (s *Session) Do(a Action) {
+	switch a.Do {
+	case "prompt":
+		s.Prompt(a.Message, a.ID, true)
+	case "abort":
+		s.Abort()
+		s.response(a.ID, "abort", true, "", false)
+	case "abort_retry":
+		// The response comes before the auto_retry_end it causes, as in the original.
+		s.response(a.ID, "abort_retry", true, "", false)
+		s.ctrl.AbortRetry()
+	case "set_auto_retry":
+		s.ctrl.SetAutoRetryEnabled(a.Enabled != nil && *a.Enabled)
+		s.response(a.ID, "set_auto_retry", true, "", false)
+	case "get_state":
+		s.response(a.ID, "get_state", true, "", true)
+	}
+}
+
+func (s *Session) response(id, command string, ok bool, errText string, state bool) {
+	s.trace.begin(s.sched.now, "response")
+	if id != "" {
+		s.trace.str("id", id)
+	}
+	s.trace.str("command", command)
+	s.trace.bool("success", ok)
+	if state {
+		s.trace.raw("data", s.AppendState(nil))
+	}
+	if !ok {
+		s.trace.str("error", errText)
+	}
+	s.end()
+}
+
+// AppendState appends the get_state data object: the original's fields
+// that apply plus the retry fields it lacks.
+func (s *Session) AppendState(b []byte) []byte {
+	snap := s.ctrl.Snapshot()
+	b = fmt.Appendf(b, `{"isStreaming":%t,"messageCount":%d,"autoCompactionEnabled":%t,"sessionId":`,
+		s.IsStreaming(), len(s.context), s.sc.Compaction.Enabled)
+	b = policy.AppendJSONString(b, s.sc.SessionID)
+	b = fmt.Appendf(b, `,"autoRetryEnabled":%t,"isRetrying":%t,"retryAttempt":%d,"retryState":"%s"}`,
+		s.ctrl.AutoRetryEnabled(), snap.Open, snap.Attempt, snap.State)
+	return b
+}
+
+// Prompt issues a prompt now. It returns the prompt's number and whether it
+// was accepted; a rejected prompt gets a prompt_rejected line and, when
+// respond is true, a failed response.
+func (s *Session) Prompt(text, id string, respond bool) (n int, accepted bool) {
+	s.prompts++
+	n = s.prompts
+	if s.Busy() {
+		s.trace.begin(s.sched.now, "prompt_rejected")
+		s.trace.int("prompt", int64(n))
+		s.trace.str("error", ErrPromptWhileStreaming)
+		s.end()
+		if respond {
+			s.response(id, "prompt", false, ErrPromptWhileStreaming, false)
+			if s.variant.Session.DoubleRejectResponse {
+				s.response(id, "prompt", true, "", false)
+			}
+		}
+		return n, false
+	}
+	if respond {
+		s.response(id, "prompt", true, "", false)
+	}
+	if s.variant.Session.CancelCompactionContinue {
+		s.cancelCompactionContinue()
+	}
+	s.ctrl.OnPrompt()
+	s.appendMessage(Message{Role: RoleUser})
+	s.pending = append(s.pending, n)
+	s.startRun(RunPrompt)
+	return n, true
+}
+
+// Abort is the general abort: it cancels the retry chain, a pending
+// compaction continue, and ends the LLM call in flight with an aborted reply.
+func (s *Session) Abort() {
+	s.ctrl.Abort()
+	if s.variant.Session.CancelCompactionContinue {
+		s.cancelCompactionContinue()
+	}
+	if s.inFlight && s.cur.calling {
+		s.callGen++
+		s.cur.calling = false
+		s.reply(Turn{StopReason: policy.StopReasonAborted, ErrorMessage: AbortedMessage}, false)
+	}
+}
+
+func (s *Session) cancelCompactionContinue() {
+	if s.compWait {
+		s.compWait = false
+		s.compGen++
+	}
+}
+
+func (s *Session) appendMessage(m Message) {
+	s.context = append(s.context, m)
+	s.history = append(s.history, m)
+}
+
+func (s *Session) startRun(kind RunKind) {
+	s.trace.begin(s.sched.now, "agent_run")
+	if kind == RunPrompt {
+		s.trace.str("kind", "prompt")
+	} else {
+		s.trace.str("kind", "continue")
+	}
+	s.end()
+	s.inFlight = true
+	s.cur = run{kind: kind}
+	s.call()
+}
+
+func (s *Session) nextTurn() Turn {
+	if s.turn < len(s.sc.Turns) {
+		s.turn++
+		return s.sc.Turns[s.turn-1]
+	}
+	s.turn++
+	return Turn{StopReason: policy.StopReasonStop}
+}
+
+// call makes one LLM call of the current run: it takes the next turn and
+// completes at once (durationMs 0) or as a scheduled event.
+func (s *Session) call() {
+	t := s.nextTurn()
+	if t.Duration <= 0 {
+		s.reply(t, true)
+		return
+	}
+	s.callGen++
+	gen := s.callGen
+	s.cur.calling = true
+	s.sched.In(t.Duration, func() {
+		if gen == s.callGen && s.cur.calling {
+			s.cur.calling = false
+			s.reply(t, true)
+		}
+	})
+}
+
+func (s *Session) reply(t Turn, scripted bool) {
+	m := policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage}
+	if scripted {
+		s.lastTurn = t
+	}
+	s.appendMessage(Message{Role: RoleAssistant, Assistant: m})
+	s.trace.begin(s.sched.now, "message_end")
+	s.trace.key("message")
+	s.trace.buf = append(s.trace.buf, `{"role":"assistant","stopReason":`...)
+	s.trace.buf = policy.AppendJSONString(s.trace.buf, string(m.StopReason))
+	if m.ErrorMessage != "" {
+		s.trace.buf = append(s.trace.buf, `,"errorMessage":`...)
+		s.trace.buf = policy.AppendJSONString(s.trace.buf, m.ErrorMessage)
+	}
+	s.trace.buf = append(s.trace.buf, '}')
+	s.end()
+	s.cur.last, s.cur.hasLast = m, true
+	s.ctrl.OnMessageEnd(m)
+	if t.StopReason == policy.StopReasonToolUse {
+		s.appendMessage(Message{Role: RoleToolResult})
+		s.call()
+		return
+	}
+	s.endRun()
+}
+
+func (s *Session) endRun() {
+	r := s.cur
+	s.inFlight = false
+	s.trace.begin(s.sched.now, "agent_run_end")
+	s.end()
+	var last *policy.AssistantMessage
+	if r.hasLast {
+		last = &r.last
+	}
+	if !s.ctrl.OnAgentEnd(last) {
+		s.compactionCheck(last)
+	}
+}
+
+// compactionCheck is the overflow compaction hand-off stub.
+func (s *Session) compactionCheck(last *policy.AssistantMessage) {
+	if last == nil || !s.sc.Compaction.Enabled || last.StopReason == policy.StopReasonAborted {
+		return
+	}
+	if !policy.IsContextOverflow(*last, s.sc.ContextWindow) {
+		return
+	}
+	s.dropLastAssistant()
+	s.trace.begin(s.sched.now, "auto_compaction_start")
+	s.trace.str("reason", "overflow")
+	s.end()
+	s.trace.begin(s.sched.now, "auto_compaction_end")
+	if !s.sc.Compaction.Succeed {
+		s.trace.bool("aborted", false)
+		s.trace.bool("willRetry", false)
+		s.trace.str("errorMessage", "Context overflow recovery failed: "+CompactionFailure)
+		s.end()
+		return
+	}
+	s.trace.raw("result", []byte(`{"summary":"(simulated)"}`))
+	s.trace.bool("aborted", false)
+	s.trace.bool("willRetry", true)
+	s.end()
+	s.compGen++
+	gen := s.compGen
+	s.compWait = true
+	s.sched.In(CompactionContinueDelay, func() {
+		if gen != s.compGen || !s.compWait {
+			return
+		}
+		s.compWait = false
+		if err := s.canContinue(); err != nil {
+			s.trace.begin(s.sched.now, "continue_rejected")
+			s.trace.str("error", err.Error())
+			s.end()
+			return
+		}
+		s.startRun(RunCompaction)
+	})
+}
+
+func (s *Session) canContinue() error {
+	switch {
+	case s.inFlight:
+		return errors.New(ErrContinueWhileStreaming)
+	case len(s.context) == 0:
+		return errors.New(ErrContinueEmpty)
+	case s.context[len(s.context)-1].Role == RoleAssistant:
+		return errors.New(ErrContinueFromAssistant)
+	}
+	return nil
+}
+
+func (s *Session) dropLastAssistant() {
+	if n := len(s.context); n > 0 && s.context[n-1].Role == RoleAssistant {
+		s.context = s.context[:n-1]
+	}
+}
+
+// checkPrompts resolves the prompts whose runs and chains are over. It runs
+// after every queue event.
+func (s *Session) checkPrompts() {
+	if len(s.pending) == 0 || s.inFlight || s.ctrl.IsRetrying() {
+		return
+	}
+	for _, p := range s.pending {
+		s.trace.begin(s.sched.now, "prompt_resolved")
+		s.trace.int("prompt", int64(p))
+		s.end()
+	}
+	s.pending = s.pending[:0]
+}
+
+// agent adapts Session to policy.Agent.
+type agent Session
+
+func (a *agent) Continue() error {
+	s := (*Session)(a)
+	if err := s.canContinue(); err != nil {
+		s.trace.begin(s.sched.now, "continue_rejected")
+		s.trace.str("error", err.Error())
+		s.end()
+		return err
+	}
+	s.startRun(RunRetry)
+	return nil
+}
+
+func (a *agent) DropLastAssistant() { (*Session)(a).dropLastAssistant() }
+
+// auth adapts Session to policy.AuthStorage: it answers the switchModel of
+// the turn whose error is being retried and writes the trace line.
+type auth Session
+
+func (a *auth) MarkUsageLimitReached(provider, sessionID string, opt policy.UsageLimitOptions) bool {
+	s := (*Session)(a)
+	ret := s.lastTurn.SwitchModel
+	s.trace.begin(s.sched.now, "mark_usage_limit_reached")
+	s.trace.str("provider", provider)
+	s.trace.str("sessionId", sessionID)
+	s.trace.key("retryAfterMs")
+	if opt.HasRetryAfter {
+		s.trace.buf = appendJSNumber(s.trace.buf, opt.RetryAfterMs)
+	} else {
+		s.trace.buf = append(s.trace.buf, "null"...)
+	}
+	s.trace.str("baseUrl", opt.BaseURL)
+	s.trace.bool("returns", ret)
+	s.end()
+	return ret
+}
