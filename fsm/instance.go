@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	looplab "github.com/looplab/fsm"
@@ -29,7 +28,7 @@ type Instance struct {
 	// recMu guards history and observers. Observers are only ever appended,
 	// so Fire can call a snapshot of the slice without holding recMu.
 	recMu     sync.Mutex
-	history   []Edge
+	history   []int32 // indices into m.edges: 4 bytes and no pointers per Fire
 	observers []func(Edge)
 }
 
@@ -73,18 +72,23 @@ func (i *Instance) Fire(event string) (Edge, error) {
 
 	from := i.f.Current()
 	err := i.f.Event(context.Background(), event)
-	to, declared := i.m.Lookup(from, event)
+	id, declared := i.m.edgeID(from, event)
 	if err != nil {
 		// looplab returns NoTransitionError by value, unwrapped, for Src == Dst.
 		noTransition, selfLoop := err.(looplab.NoTransitionError)
-		if !(declared && to == from && selfLoop && noTransition.Err == nil) {
+		if !(declared && i.m.edges[id].To == from && selfLoop && noTransition.Err == nil) {
 			return Edge{}, i.fireError(from, event, err)
 		}
 	}
-	e := Edge{From: from, Event: event, To: to}
+	if !declared {
+		// Unreachable: looplab and the table are built from the same
+		// transitions, and nothing else changes the state while fireMu is held.
+		panic(fmt.Sprintf("fsm %q: internal error: looplab fired %q from %q, which the table does not declare", i.m.name, event, from))
+	}
+	e := i.m.edges[id]
 
 	i.recMu.Lock()
-	i.history = append(i.history, e)
+	i.history = append(i.history, id)
 	observers := i.observers
 	i.recMu.Unlock()
 	for _, f := range observers {
@@ -134,13 +138,21 @@ func (i *Instance) OnTransition(f func(Edge)) {
 }
 
 // History returns a copy of every edge fired since the instance was created
-// or ResetHistory was last called, oldest first. The history is unbounded
-// (one Edge, three string headers, per Fire): a long-lived instance should
-// call ResetHistory, or use OnTransition to keep what it needs.
+// or ResetHistory was last called, oldest first; nil if there is none. The
+// history is unbounded: it costs 4 bytes per Fire (an edge index, which the
+// garbage collector need not scan), so a long-lived instance should call
+// ResetHistory now and then, or use OnTransition to keep what it needs.
 func (i *Instance) History() []Edge {
 	i.recMu.Lock()
 	defer i.recMu.Unlock()
-	return slices.Clone(i.history)
+	if len(i.history) == 0 {
+		return nil
+	}
+	out := make([]Edge, len(i.history))
+	for k, id := range i.history {
+		out[k] = i.m.edges[id]
+	}
+	return out
 }
 
 // ResetHistory discards the recorded edges and releases their memory.

@@ -62,7 +62,7 @@ type Machine struct {
 	events  []string       // sorted
 	isEvent map[string]bool
 	edges   []Edge              // sorted by From, Event, To
-	table   map[edgeKey]string  // (from, event) -> to
+	table   map[edgeKey]int32   // (from, event) -> index in edges
 	avail   map[string][]string // from -> sorted events
 	succ    [][]int             // display index -> successor display indices
 
@@ -86,7 +86,6 @@ func New(def Definition) (*Machine, error) {
 		states:  slices.Clone(def.States),
 		index:   make(map[string]int, len(def.States)),
 		isEvent: make(map[string]bool),
-		table:   make(map[edgeKey]string),
 		avail:   make(map[string][]string),
 	}
 	fail := func(field, name string, err error, detail string) (*Machine, error) {
@@ -108,6 +107,7 @@ func New(def Definition) (*Machine, error) {
 		return fail("initial", def.Initial, ErrUndeclaredState, declared)
 	}
 
+	dst := make(map[edgeKey]string)    // (src, event) -> Dst
 	firstDecl := make(map[edgeKey]int) // (src, event) -> transition index
 	for ti, t := range def.Transitions {
 		field := "transitions[" + strconv.Itoa(ti) + "]"
@@ -125,7 +125,7 @@ func New(def Definition) (*Machine, error) {
 				return fail(field+".src["+strconv.Itoa(si)+"]", src, ErrUndeclaredState, declared)
 			}
 			k := edgeKey{src, t.Event}
-			if prev, dup := m.table[k]; dup {
+			if prev, dup := dst[k]; dup {
 				if prev != t.Dst {
 					return fail(field, t.Event, ErrNondeterministic,
 						"from state "+strconv.Quote(src)+" it leads to "+strconv.Quote(t.Dst)+" but transitions["+
@@ -134,7 +134,7 @@ func New(def Definition) (*Machine, error) {
 				continue // the same edge declared twice is harmless
 			}
 			firstDecl[k] = ti
-			m.table[k] = t.Dst
+			dst[k] = t.Dst
 			m.edges = append(m.edges, Edge{From: src, Event: t.Event, To: t.Dst})
 			m.avail[src] = append(m.avail[src], t.Event)
 		}
@@ -147,6 +147,12 @@ func New(def Definition) (*Machine, error) {
 	}
 	slices.Sort(m.events)
 	slices.SortFunc(m.edges, compareEdges)
+	// The table maps to an edge index so that History can record 4 bytes
+	// per Fire instead of an Edge.
+	m.table = make(map[edgeKey]int32, len(m.edges))
+	for id, e := range m.edges {
+		m.table[edgeKey{e.From, e.Event}] = int32(id)
+	}
 	for _, evs := range m.avail {
 		slices.Sort(evs)
 	}
@@ -291,8 +297,17 @@ func (m *Machine) Edges() []Edge { return slices.Clone(m.edges) }
 // table lookup (no looplab, no lock, no allocation), for policies and
 // explorers that step the machine without an Instance.
 func (m *Machine) Lookup(from, event string) (to string, ok bool) {
-	to, ok = m.table[edgeKey{from, event}]
-	return to, ok
+	id, ok := m.table[edgeKey{from, event}]
+	if !ok {
+		return "", false
+	}
+	return m.edges[id].To, true
+}
+
+// edgeID returns the index in m.edges of the edge event takes from from.
+func (m *Machine) edgeID(from, event string) (int32, bool) {
+	id, ok := m.table[edgeKey{from, event}]
+	return id, ok
 }
 
 // Available returns the events that can fire in state from, sorted; nil

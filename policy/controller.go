@@ -110,10 +110,13 @@ type Controller struct {
 	clk     clock.Clock
 	snap    Snapshot
 	inst    *fsm.Instance
-	gen     uint64 // backoff timer generation: a timer fires only if still current
+	gen     uint64   // last backoff timer id
+	live    []uint64 // running backoff waits; a timer not in it is inert
+	ctl     uint64   // the cancellable wait (the original's abort controller), 0 if none
 	waiters chan struct{}
 	subs    []sub
 	obs     []transObs
+	rel     []func()
 	nextID  int
 }
 
@@ -304,15 +307,33 @@ func (c *Controller) emit(e Event) {
 	}
 }
 
-// elapsed is the backoff timer's callback; a timer of an older generation
-// (disarmed by a cancel) is inert.
-func (c *Controller) elapsed(gen uint64) { c.step(InputElapsed, "", gen) }
-
-// step decides one input and performs its effects. timerGen, when not 0,
-// makes the step conditional on the timer still being current.
-func (c *Controller) step(in Input, msg string, timerGen uint64) Decision {
+// OnRelease registers f, called each time an open chain is closed (its
+// WaitForRetry waiters released), under the same rules as subscribers.
+func (c *Controller) OnRelease(f func()) {
 	c.mu.Lock()
-	if timerGen != 0 && timerGen != c.gen {
+	c.rel = append(c.rel, f)
+	c.mu.Unlock()
+}
+
+// elapsed is a backoff timer's callback; a timer that is no longer running
+// (cancelled) is inert.
+func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, "", id) }
+
+func (c *Controller) dropLive(id uint64) bool {
+	for i, x := range c.live {
+		if x == id {
+			c.live = append(c.live[:i], c.live[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// step decides one input and performs its effects. timer, when not 0, is
+// the backoff timer that fired: the step happens only if it still runs.
+func (c *Controller) step(in Input, msg string, timer uint64) Decision {
+	c.mu.Lock()
+	if timer != 0 && !c.dropLive(timer) {
 		c.mu.Unlock()
 		return Decision{}
 	}
@@ -334,7 +355,7 @@ func (c *Controller) step(in Input, msg string, timerGen uint64) Decision {
 		c.waiters = make(chan struct{})
 	}
 	switched := false
-	cont := false
+	cont, later := false, false
 	for _, e := range d.Effects() {
 		switch e.Kind {
 		case StepAskAuth:
@@ -356,10 +377,17 @@ func (c *Controller) step(in Input, msg string, timerGen uint64) Decision {
 				delay = 0
 			}
 			c.gen++
-			gen := c.gen
-			c.clk.AfterFunc(delay, func() { c.elapsed(gen) })
+			id := c.gen
+			c.live = append(c.live, id)
+			c.ctl = id
+			c.clk.AfterFunc(delay, func() { c.elapsed(id) })
 		case StepCancelTimer:
-			c.gen++
+			if c.ctl != 0 {
+				c.dropLive(c.ctl)
+				c.ctl = 0
+			}
+		case StepWake, StepUncontrol:
+			c.ctl = 0
 		case StepEmitEnd:
 			c.emit(e.End)
 		case StepRelease:
@@ -367,15 +395,29 @@ func (c *Controller) step(in Input, msg string, timerGen uint64) Decision {
 				close(c.waiters)
 				c.waiters = nil
 			}
+			for _, f := range c.rel {
+				f()
+			}
 		case StepContinue:
 			cont = true
+		case StepContinueLater:
+			later = true
 		}
 	}
 	c.mu.Unlock()
+	if later {
+		c.clk.AfterFunc(0, c.continueAgent)
+	}
 	if cont {
-		if err := c.cfg.Agent.Continue(); err != nil {
-			c.step(InputContinueFailed, err.Error(), 0)
-		}
+		c.continueAgent()
 	}
 	return d
+}
+
+// continueAgent resumes the agent; a continue that cannot start is an input
+// of its own.
+func (c *Controller) continueAgent() {
+	if err := c.cfg.Agent.Continue(); err != nil {
+		c.step(InputContinueFailed, err.Error(), 0)
+	}
 }

@@ -91,6 +91,12 @@ type Snapshot struct {
 	State   State
 	Attempt int
 	Open    bool
+	// Armed is the number of backoff waits running (0 or 1 in the sound
+	// variant; the original can run two at once).
+	Armed int
+	// Controlled reports whether the newest running wait can be cancelled
+	// (the original's abort controller is set).
+	Controlled bool
 }
 
 // Guard is a named condition on a rule. Holds must be pure.
@@ -121,17 +127,21 @@ const (
 	StepAskAuth                  // usage-limit error: ask auth storage to switch credentials; yes makes the delay 0
 	StepEmitStart                // emit auto_retry_start
 	StepDropError                // drop the trailing assistant error from the runtime context
-	StepArmTimer                 // arm the backoff timer
-	StepCancelTimer              // the armed backoff timer becomes inert
-	StepContinue                 // continue the agent from the runtime context
+	StepArmTimer                 // arm a backoff timer; it becomes the cancellable one
+	StepCancelTimer              // the cancellable backoff timer becomes inert
+	StepContinue                 // continue the agent from the runtime context, now
 	StepEmitEnd                  // emit auto_retry_end (rule's Success / FinalError)
 	StepResetAttempt             // attempt = 0
 	StepRelease                  // the chain is closed: release WaitForRetry waiters
+	StepWake                     // a backoff timer fired: one wait fewer, none cancellable
+	StepUncontrol                // the running wait can no longer be cancelled (original)
+	StepContinueLater            // continue the agent from a 0 ms timer (original's setTimeout 0)
 )
 
 var stepNames = []string{"attempt++", "open chain", "ask auth storage (usage limit)", "emit auto_retry_start",
 	"drop error from context", "arm backoff timer", "disarm backoff timer", "continue agent",
-	"emit auto_retry_end", "attempt = 0", "release waiters"}
+	"emit auto_retry_end", "attempt = 0", "release waiters", "wait over", "forget abort controller",
+	"continue agent after a 0 ms timer"}
 
 func (s Step) String() string { return stepNames[s] }
 
@@ -188,6 +198,10 @@ type pairKey struct {
 // SessionRules are the rules of the session around the retry machine that
 // differ between variants (read by sim, never scattered booleans).
 type SessionRules struct {
+	// RejectPromptDuringChain: a prompt is rejected while a chain is open
+	// (sound), not only while a run is in flight or a prompt is unresolved
+	// (original).
+	RejectPromptDuringChain bool
 	// CancelCompactionContinue: a new prompt or abort cancels a pending
 	// compaction continue (sound) instead of letting it fire (original).
 	CancelCompactionContinue bool
@@ -212,11 +226,12 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 		known[s] = true
 	}
 	type tr struct {
-		dst  State
-		srcs []string
+		event string
+		dst   State
+		srcs  []string
 	}
-	events := map[string]*tr{}
-	var order []string
+	var trs []*tr
+	dstOf := map[[2]string]State{}
 	for i, r := range rules {
 		if r.Input < 0 || r.Input >= numInputs {
 			return nil, fmt.Errorf("variant %s: rule %d: unknown input %d", name, i, int(r.Input))
@@ -234,22 +249,26 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 		if !known[r.To] {
 			return nil, fmt.Errorf("variant %s: rule %d (%s): unknown target state %q", name, i, r.Input, r.To)
 		}
-		t := events[r.Event]
+		var t *tr
+		for _, x := range trs {
+			if x.event == r.Event && x.dst == r.To {
+				t = x
+			}
+		}
 		if t == nil {
-			t = &tr{dst: r.To}
-			events[r.Event] = t
-			order = append(order, r.Event)
-		} else if t.dst != r.To {
-			return nil, fmt.Errorf("variant %s: rule %d: event %q leads to both %s and %s", name, i, r.Event, t.dst, r.To)
+			t = &tr{event: r.Event, dst: r.To}
+			trs = append(trs, t)
 		}
 		for _, s := range r.From {
-			dup := false
-			for _, x := range t.srcs {
-				dup = dup || x == string(s)
+			k := [2]string{r.Event, string(s)}
+			if d, ok := dstOf[k]; ok {
+				if d != r.To {
+					return nil, fmt.Errorf("variant %s: rule %d: event %q from %s leads to both %s and %s", name, i, r.Event, s, d, r.To)
+				}
+				continue
 			}
-			if !dup {
-				t.srcs = append(t.srcs, string(s))
-			}
+			dstOf[k] = r.To
+			t.srcs = append(t.srcs, string(s))
 		}
 	}
 	for _, s := range States {
@@ -263,8 +282,8 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 	for _, s := range States {
 		def.States = append(def.States, string(s))
 	}
-	for _, e := range order {
-		def.Transitions = append(def.Transitions, fsm.Transition{Event: e, Src: events[e].srcs, Dst: string(events[e].dst)})
+	for _, t := range trs {
+		def.Transitions = append(def.Transitions, fsm.Transition{Event: t.event, Src: t.srcs, Dst: string(t.dst)})
 	}
 	m, err := fsm.New(def)
 	if err != nil {
@@ -354,6 +373,17 @@ func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now
 			continue
 		case StepRelease:
 			next.Open = false
+		case StepWake:
+			next.Armed--
+			next.Controlled = false
+		case StepUncontrol:
+			next.Controlled = false
+		case StepCancelTimer:
+			if !next.Controlled {
+				continue
+			}
+			next.Armed--
+			next.Controlled = false
 		case StepAskAuth:
 			if !IsUsageLimitErrorMessage(message) {
 				continue
@@ -363,6 +393,8 @@ func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now
 			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: message}
 		case StepArmTimer:
 			e.Delay = delay
+			next.Armed++
+			next.Controlled = true
 		case StepEmitEnd:
 			e.End = AutoRetryEnd{Success: r.Success, Attempt: next.Attempt}
 			switch r.Final {

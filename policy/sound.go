@@ -35,7 +35,7 @@ var soundRules = []Rule{
 
 	// backoff (attempt k).
 	{Input: InputElapsed, From: []State{StateBackoff}, Guard: Always, Event: "elapse", To: StateContinuing,
-		Steps: []Step{StepContinue}, Note: "settings are not re-read: switching retry off does not stop a running wait"},
+		Steps: []Step{StepWake, StepContinue}, Note: "settings are not re-read: switching retry off does not stop a running wait"},
 	{Input: InputAbortRetry, From: []State{StateBackoff}, Guard: Always, Event: "cancel", To: StateCancelled,
 		Steps: append([]Step{StepCancelTimer}, endChain...), Final: FinalCancelled},
 	{Input: InputAbort, From: []State{StateBackoff}, Guard: Always, Event: "cancel", To: StateCancelled,
@@ -81,6 +81,7 @@ var soundRules = []Rule{
 // counter is 0 in every rest state, and a prompt resolves when its runs and
 // chains are over.
 var Sound = mustVariant(NewVariant("sound", soundRules, SessionRules{
+	RejectPromptDuringChain:  true,
 	CancelCompactionContinue: true,
 	PromptWaitsForRun:        true,
 }))

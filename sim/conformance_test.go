@@ -101,3 +101,14 @@ func TestConformanceFlaggedSound(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceOriginal: the original variant gives the original's
+// filtered trace on every public scenario, clean or flagged.
+func TestConformanceOriginal(t *testing.T) {
+	for _, e := range loadManifest(t) {
+		t.Run(e.File, func(t *testing.T) {
+			got, _ := runFile(t, filepath.Join(publicConformanceDir, e.File), "original")
+			compareWithOriginal(t, e.File, got)
+		})
+	}
+}

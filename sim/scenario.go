@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -339,12 +338,7 @@ func (p *scnParser) checkRoot(root *yaml.Node) {
 func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 	b := &scnJSONBuilder{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	b.dec.UseNumber()
-	b.lines = append(b.lines, 0)
-	for i, c := range data {
-		if c == '\n' {
-			b.lines = append(b.lines, i+1)
-		}
-	}
+	b.line, b.col = 1, 1
 	tok, off := b.next()
 	root := b.value(tok, off)
 	p.checkRoot(root)
@@ -352,9 +346,12 @@ func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 }
 
 type scnJSONBuilder struct {
-	data  []byte
-	dec   *json.Decoder
-	lines []int // byte offset of the start of each line
+	data []byte
+	dec  *json.Decoder
+	// The position of byte offset off is line:col (col counted in
+	// characters, as the YAML library does). Tokens come in increasing
+	// offsets, so the position is advanced, never recomputed.
+	off, line, col int
 }
 
 // next returns the next token and the byte offset where it starts. The
@@ -377,9 +374,16 @@ func (b *scnJSONBuilder) next() (json.Token, int) {
 }
 
 func (b *scnJSONBuilder) node(kind yaml.Kind, tag, value string, off int) *yaml.Node {
-	line := sort.Search(len(b.lines), func(i int) bool { return b.lines[i] > off }) // 1-based line
-	col := utf8.RuneCount(b.data[b.lines[line-1]:off]) + 1
-	return &yaml.Node{Kind: kind, Tag: tag, Value: value, Line: line, Column: col}
+	for b.off < off {
+		r, size := utf8.DecodeRune(b.data[b.off:off])
+		b.off += size
+		if r == '\n' {
+			b.line, b.col = b.line+1, 1
+		} else {
+			b.col++
+		}
+	}
+	return &yaml.Node{Kind: kind, Tag: tag, Value: value, Line: b.line, Column: b.col}
 }
 
 func (b *scnJSONBuilder) value(tok json.Token, off int) *yaml.Node {

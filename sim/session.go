@@ -48,6 +48,7 @@ const (
 type Message struct {
 	Role      Role
 	Assistant policy.AssistantMessage // for RoleAssistant
+	At        time.Duration           // virtual time it was added
 }
 
 // RunKind says why an agent run started.
@@ -62,6 +63,7 @@ const (
 
 type run struct {
 	kind    RunKind
+	prompt  int // the prompt whose own run this is (RunPrompt)
 	last    policy.AssistantMessage
 	hasLast bool
 	calling bool // an LLM call with durationMs > 0 is in flight
@@ -97,6 +99,9 @@ type Session struct {
 	pending  []int
 	compGen  uint64
 	compWait bool
+	compAt   time.Duration // time of the latest compaction
+	compDone bool          // a compaction has happened
+	waiting  []int         // original: prompts waiting on the open chain
 	// Observe, when set, is called with every trace line as it is written
 	// (the RPC mode and the terminal player stream from it).
 	Observe  func(line []byte)
@@ -142,7 +147,18 @@ func NewSession(sc *Scenario, opt Options) (*Session, error) {
 		s.trace.str("to", e.To)
 		s.end()
 	})
-	s.sched.AfterEach = s.checkPrompts
+	if v.Session.PromptWaitsForRun {
+		s.sched.AfterEach = s.checkPrompts
+	} else {
+		// The original's prompt() awaits the retry promise it saw when its
+		// own run ended; it resolves when that promise is resolved.
+		s.ctrl.OnRelease(func() {
+			for _, p := range s.waiting {
+				s.resolve(p)
+			}
+			s.waiting = s.waiting[:0]
+		})
+	}
 	return s, nil
 }
 
@@ -237,7 +253,8 @@ func (s *Session) WriteFinal() {
 
 // Busy reports whether a prompt would be rejected now.
 func (s *Session) Busy() bool {
-	return s.inFlight || s.ctrl.IsRetrying() || len(s.pending) > 0
+	return s.inFlight || len(s.pending) > 0 ||
+		(s.variant.Session.RejectPromptDuringChain && s.ctrl.IsRetrying())
 }
 
 // IsStreaming is the original's isStreaming: a run in flight or a prompt
@@ -329,10 +346,13 @@ func (s *Session) Prompt(text, id string, respond bool) (n int, accepted bool) {
 	if s.variant.Session.CancelCompactionContinue {
 		s.cancelCompactionContinue()
 	}
+	s.pending = append(s.pending, n)
+	if s.variant.Session.PrePromptCompactionCheck {
+		s.prePromptCompaction()
+	}
 	s.ctrl.OnPrompt()
 	s.appendMessage(Message{Role: RoleUser})
-	s.pending = append(s.pending, n)
-	s.startRun(RunPrompt)
+	s.startRun(RunPrompt, n)
 	return n, true
 }
 
@@ -358,11 +378,12 @@ func (s *Session) cancelCompactionContinue() {
 }
 
 func (s *Session) appendMessage(m Message) {
+	m.At = s.sched.now
 	s.context = append(s.context, m)
 	s.history = append(s.history, m)
 }
 
-func (s *Session) startRun(kind RunKind) {
+func (s *Session) startRun(kind RunKind, prompt int) {
 	s.trace.begin(s.sched.now, "agent_run")
 	if kind == RunPrompt {
 		s.trace.str("kind", "prompt")
@@ -371,7 +392,7 @@ func (s *Session) startRun(kind RunKind) {
 	}
 	s.end()
 	s.inFlight = true
-	s.cur = run{kind: kind}
+	s.cur = run{kind: kind, prompt: prompt}
 	s.call()
 }
 
@@ -439,18 +460,63 @@ func (s *Session) endRun() {
 		last = &r.last
 	}
 	if !s.ctrl.OnAgentEnd(last) {
-		s.compactionCheck(last)
+		s.compactionCheck(last, s.sched.now, true)
+	}
+	if r.kind == RunPrompt && r.prompt != 0 {
+		s.promptRunEnded(r.prompt)
 	}
 }
 
-// compactionCheck is the overflow compaction hand-off stub.
-func (s *Session) compactionCheck(last *policy.AssistantMessage) {
-	if last == nil || !s.sc.Compaction.Enabled || last.StopReason == policy.StopReasonAborted {
+// promptRunEnded is the original's prompt(): once its own run is over it
+// waits for the retry promise it sees now, if any. (The sound variant
+// resolves prompts in checkPrompts instead.)
+func (s *Session) promptRunEnded(p int) {
+	if s.variant.Session.PromptWaitsForRun {
 		return
 	}
-	if !policy.IsContextOverflow(*last, s.sc.ContextWindow) {
+	if s.ctrl.IsRetrying() {
+		s.waiting = append(s.waiting, p)
 		return
 	}
+	s.resolve(p)
+}
+
+func (s *Session) resolve(p int) {
+	for i, x := range s.pending {
+		if x == p {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			s.trace.begin(s.sched.now, "prompt_resolved")
+			s.trace.int("prompt", int64(p))
+			s.end()
+			return
+		}
+	}
+}
+
+// prePromptCompaction is the original's compaction check on the last
+// assistant message in the runtime context before each prompt (aborted
+// replies included).
+func (s *Session) prePromptCompaction() {
+	for i := len(s.context) - 1; i >= 0; i-- {
+		if s.context[i].Role == RoleAssistant {
+			m := s.context[i].Assistant
+			s.compactionCheck(&m, s.context[i].At, false)
+			return
+		}
+	}
+}
+
+// compactionCheck is the overflow compaction hand-off stub. at is when the
+// message was received: a message older than the latest compaction is not
+// compacted again.
+func (s *Session) compactionCheck(last *policy.AssistantMessage, at time.Duration, skipAborted bool) {
+	if last == nil || !s.sc.Compaction.Enabled || (skipAborted && last.StopReason == policy.StopReasonAborted) {
+		return
+	}
+	if !policy.IsContextOverflow(*last, s.sc.ContextWindow) || (s.compDone && at < s.compAt) {
+		return
+	}
+	s.compDone, s.compAt = true, s.sched.now
 	s.dropLastAssistant()
 	s.trace.begin(s.sched.now, "auto_compaction_start")
 	s.trace.str("reason", "overflow")
@@ -481,7 +547,7 @@ func (s *Session) compactionCheck(last *policy.AssistantMessage) {
 			s.end()
 			return
 		}
-		s.startRun(RunCompaction)
+		s.startRun(RunCompaction, 0)
 	})
 }
 
@@ -528,7 +594,7 @@ func (a *agent) Continue() error {
 		s.end()
 		return err
 	}
-	s.startRun(RunRetry)
+	s.startRun(RunRetry, 0)
 	return nil
 }
 

@@ -1,0 +1,313 @@
+// Command retrysim runs retry-policy scenarios in the deterministic
+// simulator: it checks their expectations, prints their traces and draws
+// the retry machine.
+//
+//	retrysim run [--variant NAME] PATH...
+//	retrysim trace [--variant NAME] [--format jsonl|text] FILE
+//	retrysim graph [--variant NAME] [--format dot|mermaid]
+//	retrysim help [COMMAND]
+//
+// Exit codes: 0 success, 1 a scenario failed, 2 invalid input or usage.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // everything passed / was printed
+	exitFail  = 1 // a scenario failed
+	exitUsage = 2 // invalid flags, arguments or input files
+)
+
+// command is one subcommand. Files of this package add theirs with
+// register from an init function.
+type command struct {
+	name  string // as typed after "retrysim"
+	args  string // the synopsis after the flags, e.g. "PATH..."
+	short string // one line for "retrysim --help"
+	long  string // the paragraph(s) of "retrysim NAME --help"
+	// flags defines the command's flags on fs (nil: no flags).
+	flags func(fs *flag.FlagSet)
+	// run runs the command with its parsed flag set and positional
+	// arguments and returns the exit code.
+	run func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int
+}
+
+var commands []*command
+
+// register adds c to the command table.
+func register(c *command) {
+	if lookup(c.name) != nil {
+		panic("retrysim: command registered twice: " + c.name)
+	}
+	commands = append(commands, c)
+	slices.SortFunc(commands, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain runs the command line args (without the program name) and
+// returns the exit code.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printTopUsage(stderr)
+		return exitUsage
+	}
+	switch name := args[0]; name {
+	case "-h", "-help", "--help":
+		printTopUsage(stdout)
+		return exitOK
+	default:
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "retrysim: unknown flag %s (flags go after the command)\n", name)
+			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
+			return exitUsage
+		}
+		c := lookup(name)
+		if c == nil {
+			fmt.Fprintf(stderr, "retrysim: unknown command %q (commands: %s)\n", name, commandNames())
+			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
+			return exitUsage
+		}
+		return runCommand(c, args[1:], stdout, stderr)
+	}
+}
+
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func printTopUsage(w io.Writer) {
+	fmt.Fprintln(w, "retrysim runs retry-policy scenarios in a deterministic simulator.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: retrysim COMMAND [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.short)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'retrysim COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a scenario failed, 2 invalid input or usage.")
+}
+
+// newFlagSet returns c's flag set, reporting errors itself (not printing
+// usage on its own).
+func newFlagSet(c *command, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("retrysim "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	return fs
+}
+
+func synopsis(c *command, fs *flag.FlagSet) string {
+	s := "retrysim " + c.name
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		s += " [flags]"
+	}
+	if c.args != "" {
+		s += " " + c.args
+	}
+	return s
+}
+
+// printUsage writes c's help: synopsis, description and flags.
+func printUsage(c *command, w io.Writer) {
+	fs := newFlagSet(c, w)
+	fmt.Fprintf(w, "Usage: %s\n\n", synopsis(c, fs))
+	if c.long != "" {
+		fmt.Fprintln(w, strings.TrimSpace(c.long))
+	} else {
+		fmt.Fprintln(w, c.short)
+	}
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Flags:")
+		printFlags(fs, w)
+	}
+}
+
+// printFlags lists fs's flags GNU-style ("--name VALUE"), as they are
+// usually typed (the flag package accepts one or two dashes).
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + strings.ToUpper(name)
+		}
+		if f.Name == "h" || f.Name == "help" {
+			return
+		}
+		fmt.Fprintf(w, "%s\n      %s", line, usage)
+		if f.DefValue != "" && !isBoolFlag(f) {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprintln(w, "  -h, --help\n      show this help")
+}
+
+// usageError reports a usage problem of c on stderr and returns exitUsage.
+func usageError(c *command, stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "retrysim %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	fs := newFlagSet(c, stderr)
+	fmt.Fprintf(stderr, "Usage: %s\nRun 'retrysim %s --help' for details.\n", synopsis(c, fs), c.name)
+	return exitUsage
+}
+
+// runCommand parses c's flags, which may come before, between or after
+// the positional arguments ("--" ends the flags), and runs it.
+func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(c, stderr)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(c, stdout)
+		return exitOK
+	}
+	if err != nil {
+		// The flag package has printed the error itself.
+		fs := newFlagSet(c, stderr)
+		fmt.Fprintf(stderr, "Usage: %s\nRun 'retrysim %s --help' for details.\n", synopsis(c, fs), c.name)
+		return exitUsage
+	}
+	return c.run(fs, pos, stdout, stderr)
+}
+
+// parseInterspersed parses args with fs, collecting the positional
+// arguments wherever they are. Everything after a "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if stoppedAtDashDash(fs, args, len(args)-len(rest)) {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stoppedAtDashDash reports whether fs.Parse(args), having consumed the
+// first n arguments, stopped at a "--" terminator (rather than at a "--"
+// that was the value of a flag).
+func stoppedAtDashDash(fs *flag.FlagSet, args []string, n int) bool {
+	if n == 0 || args[n-1] != "--" {
+		return false
+	}
+	if n >= 2 {
+		if prev := args[n-2]; strings.HasPrefix(prev, "-") && prev != "--" {
+			name := strings.TrimPrefix(strings.TrimPrefix(prev, "-"), "-")
+			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) {
+				return false // "--" was that flag's value
+			}
+		}
+	}
+	return true
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// variantFlag defines --variant on fs.
+func variantFlag(fs *flag.FlagSet) {
+	fs.String("variant", "", "run the policy variant `NAME` instead of the scenario's (one of: "+
+		strings.Join(policy.VariantNames(), ", ")+")")
+}
+
+// flagString returns the value of string flag name of fs.
+func flagString(fs *flag.FlagSet, name string) string {
+	return fs.Lookup(name).Value.String()
+}
+
+// checkVariant validates --variant; it returns an exit code and false when
+// the value is unknown.
+func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool) {
+	v := flagString(fs, "variant")
+	if v == "" {
+		return "", true
+	}
+	if _, err := policy.VariantByName(v); err != nil {
+		usageError(c, stderr, "--variant: %v", err)
+		return "", false
+	}
+	return v, true
+}
+
+// checkFormat validates --format against allowed.
+func checkFormat(c *command, fs *flag.FlagSet, stderr io.Writer, allowed ...string) (string, bool) {
+	f := flagString(fs, "format")
+	if !slices.Contains(allowed, f) {
+		usageError(c, stderr, "--format: unknown format %q (allowed: %s)", f, strings.Join(allowed, ", "))
+		return "", false
+	}
+	return f, true
+}
+
+func init() {
+	register(&command{
+		name:  "help",
+		args:  "[COMMAND]",
+		short: "show the commands, or one command's flags",
+		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+			switch len(args) {
+			case 0:
+				printTopUsage(stdout)
+				return exitOK
+			case 1:
+				c := lookup(args[0])
+				if c == nil {
+					fmt.Fprintf(stderr, "retrysim help: unknown command %q (commands: %s)\n", args[0], commandNames())
+					return exitUsage
+				}
+				printUsage(c, stdout)
+				return exitOK
+			}
+			return usageError(lookup("help"), stderr, "too many arguments")
+		},
+	})
+}

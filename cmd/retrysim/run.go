@@ -1,0 +1,105 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+func init() {
+	register(&command{
+		name:  "run",
+		args:  "PATH...",
+		short: "run scenario files or directories and check their expectations",
+		long: `Runs each scenario (a file, or every *.yaml, *.yml and *.json file of a
+directory) to quiescence and checks its expect block. Prints one line per
+scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
+expectations, then "N passed, M failed". An invalid file is reported on
+stderr and the other files still run.
+
+Exit status: 0 when every scenario passed, 1 when one failed, 2 when a path
+or scenario file was invalid.`,
+		flags: variantFlag,
+		run:   runRun,
+	})
+}
+
+func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	c := lookup("run")
+	if len(args) == 0 {
+		return usageError(c, stderr, "no scenario paths given")
+	}
+	variant, ok := checkVariant(c, fs, stderr)
+	if !ok {
+		return exitUsage
+	}
+	passed, failed, invalid := 0, 0, 0
+	for _, arg := range args {
+		files, err := sim.ScenarioFiles(arg)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim run: %v\n", err)
+			invalid++
+			continue
+		}
+		if len(files) == 0 {
+			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", arg)
+			invalid++
+			continue
+		}
+		for _, path := range files {
+			sc, err := sim.LoadScenario(path)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				invalid++
+				continue
+			}
+			res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				invalid++
+				continue
+			}
+			if res.Passed() {
+				passed++
+				fmt.Fprintf(stdout, "PASS  %s  (%s)\n", sc.Name, path)
+				continue
+			}
+			failed++
+			fmt.Fprintf(stdout, "FAIL  %s  (%s)\n", sc.Name, path)
+			for _, f := range res.Failures {
+				fmt.Fprintf(stdout, "    %s\n", f)
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	switch {
+	case invalid > 0:
+		if invalid == 1 {
+			fmt.Fprintln(stderr, "retrysim run: 1 invalid scenario file or path")
+		} else {
+			fmt.Fprintf(stderr, "retrysim run: %d invalid scenario files or paths\n", invalid)
+		}
+		return exitUsage
+	case failed > 0:
+		return exitFail
+	}
+	return exitOK
+}
+
+// loadOne loads the one scenario file of a command, reporting an error on
+// stderr.
+func loadOne(path string, stderr io.Writer) (*sim.Scenario, bool) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", path)
+		return nil, false
+	}
+	sc, err := sim.LoadScenario(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	return sc, true
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+func init() {
+	register(&command{
+		name:  "trace",
+		args:  "FILE",
+		short: "run one scenario and print its trace",
+		long: `Runs one scenario file to quiescence and prints its trace: the JSON Lines
+trace byte for byte (--format jsonl), or an aligned timeline for reading
+(--format text). Expectations are not checked (use run for that).
+
+Exit status: 0 when the trace was printed, 1 when the simulation did not
+finish (the partial trace is printed), 2 on invalid flags or an invalid
+scenario file.`,
+		flags: func(fs *flag.FlagSet) {
+			variantFlag(fs)
+			fs.String("format", "jsonl", "print the trace as `FORMAT`: jsonl (the trace itself) or text (an aligned timeline)")
+		},
+		run: runTrace,
+	})
+}
+
+func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	c := lookup("trace")
+	if len(args) != 1 {
+		return usageError(c, stderr, "want exactly one scenario file, got %d arguments", len(args))
+	}
+	variant, ok := checkVariant(c, fs, stderr)
+	if !ok {
+		return exitUsage
+	}
+	format, ok := checkFormat(c, fs, stderr, "jsonl", "text")
+	if !ok {
+		return exitUsage
+	}
+	sc, ok := loadOne(args[0], stderr)
+	if !ok {
+		return exitUsage
+	}
+	res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	out := res.Trace
+	if format == "text" {
+		if out, err = sim.FormatText(res.Trace); err != nil {
+			fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
+			return exitFail
+		}
+	}
+	if _, err := stdout.Write(out); err != nil {
+		fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
+		return exitFail
+	}
+	if res.RunErr != nil {
+		fmt.Fprintf(stderr, "retrysim trace: %s: %v\n", args[0], res.RunErr)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CheckExpect returns one failure per unmet expectation of sc's expect
+// block, each "file:line:col: what", in the order of the block: the events,
+// then the final fields. It returns nil when sc has no expect block or every
+// expectation holds.
+//
+// events is an ordered subsequence: each expected event must match a trace
+// line after the line the previous expected event matched. A line matches
+// when every listed field is present and equal (JSON equality, numbers
+// compared as float64); unlisted fields are ignored. An expected event that
+// matches nothing does not move the search on, so the events after it are
+// still checked from the same place.
+//
+// final compares state, attempt, isRetrying and unresolvedPrompts (each
+// only when given) with f.
+func CheckExpect(sc *Scenario, trace []byte, f Final) []string {
+	if sc == nil || sc.Expect == nil {
+		return nil
+	}
+	var failures []string
+	if len(sc.Expect.Events) > 0 {
+		lines, bad := parseTraceLines(trace)
+		if bad != "" {
+			failures = append(failures, fmt.Sprintf("%s: %s", scenarioPos(sc, Pos{}), bad))
+		}
+		cursor := 0 // number of the trace line the last expected event matched (0: start)
+		for i, ev := range sc.Expect.Events {
+			want := normalizeFields(ev.Fields)
+			if n := findMatch(lines, cursor, len(lines), want); n > 0 {
+				cursor = n
+				continue
+			}
+			failures = append(failures, eventFailure(sc, i, ev, want, lines, cursor))
+		}
+	}
+	if x := sc.Expect.Final; x != nil {
+		at := scenarioPos(sc, x.Pos)
+		if x.State != nil && *x.State != string(f.State) {
+			failures = append(failures, fmt.Sprintf("%s: expect.final.state: got %q, want %q", at, f.State, *x.State))
+		}
+		if x.Attempt != nil && *x.Attempt != f.Attempt {
+			failures = append(failures, fmt.Sprintf("%s: expect.final.attempt: got %d, want %d", at, f.Attempt, *x.Attempt))
+		}
+		if x.IsRetrying != nil && *x.IsRetrying != f.IsRetrying {
+			failures = append(failures, fmt.Sprintf("%s: expect.final.isRetrying: got %t, want %t", at, f.IsRetrying, *x.IsRetrying))
+		}
+		if (x.HasUnresolved || x.UnresolvedPrompts != nil) && !slices.Equal(x.UnresolvedPrompts, f.UnresolvedPrompts) {
+			failures = append(failures, fmt.Sprintf("%s: expect.final.unresolvedPrompts: got %s, want %s",
+				at, intList(f.UnresolvedPrompts), intList(x.UnresolvedPrompts)))
+		}
+	}
+	return failures
+}
+
+// traceLine is one decoded trace line; fields is nil for a blank or
+// undecodable line, which matches nothing.
+type traceLine struct {
+	fields map[string]any
+}
+
+// parseTraceLines decodes every line of trace (numbers as float64). bad
+// describes the first line that is not a JSON object, if any.
+func parseTraceLines(trace []byte) (lines []traceLine, bad string) {
+	sc := bufio.NewScanner(bytes.NewReader(trace))
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := json.Unmarshal(line, &m); err != nil && bad == "" {
+				bad = fmt.Sprintf("trace line %d is not a JSON object: %v", len(lines)+1, err)
+				m = nil
+			}
+		}
+		lines = append(lines, traceLine{m})
+	}
+	if err := sc.Err(); err != nil && bad == "" {
+		bad = fmt.Sprintf("reading the trace after line %d: %v", len(lines), err)
+	}
+	return lines, bad
+}
+
+// findMatch returns the number (1-based) of the first line after line
+// `after` and up to line `upTo` that matches want, or 0.
+func findMatch(lines []traceLine, after, upTo int, want map[string]any) int {
+	for n := after + 1; n <= upTo && n <= len(lines); n++ {
+		if matches(lines[n-1].fields, want) {
+			return n
+		}
+	}
+	return 0
+}
+
+func matches(line, want map[string]any) bool {
+	if line == nil {
+		return false
+	}
+	for k, w := range want {
+		v, ok := line[k]
+		if !ok || !reflect.DeepEqual(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeFields brings expected values to the types json.Unmarshal gives
+// (float64 numbers, []any, map[string]any), so that values put in an
+// ExpectEvent by code (ints, typed slices) compare like parsed ones.
+func normalizeFields(fields map[string]any) map[string]any {
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		out[k] = normalizeValue(v)
+	}
+	return out
+}
+
+func normalizeValue(v any) any {
+	switch v.(type) {
+	case nil, string, bool, float64:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return out
+}
+
+// eventFailure describes expected event i that matched no line after line
+// cursor, with a hint: the line it matches out of order, or the nearest
+// line of the same type and how it differs.
+func eventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, lines []traceLine, cursor int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", scenarioPos(sc, ev.Pos), i, compactFields(ev.Keys, want))
+	if cursor == 0 {
+		fmt.Fprintf(&b, "no matching line in the trace (%d lines)", len(lines))
+	} else {
+		fmt.Fprintf(&b, "no matching line after trace line %d (of %d)", cursor, len(lines))
+	}
+	if n := findMatch(lines, 0, cursor, want); n > 0 {
+		fmt.Fprintf(&b, "; out of order: it matches trace line %d", n)
+		return b.String()
+	}
+	typ, ok := want["type"]
+	if !ok {
+		return b.String()
+	}
+	for n := cursor + 1; n <= len(lines); n++ {
+		line := lines[n-1].fields
+		if line == nil || !reflect.DeepEqual(line["type"], typ) {
+			continue
+		}
+		var diffs []string
+		for _, k := range orderedKeys(ev.Keys, want) {
+			v, present := line[k]
+			switch {
+			case !present:
+				diffs = append(diffs, k+" missing")
+			case !reflect.DeepEqual(v, want[k]):
+				diffs = append(diffs, k+"="+compactValue(v))
+			}
+		}
+		fmt.Fprintf(&b, "; nearest: trace line %d has %s", n, strings.Join(diffs, ", "))
+		break
+	}
+	return b.String()
+}
+
+// orderedKeys returns the keys of fields in the order of keys, then any
+// others sorted (Keys may be empty for events built in code).
+func orderedKeys(keys []string, fields map[string]any) []string {
+	out := make([]string, 0, len(fields))
+	seen := make(map[string]bool, len(fields))
+	for _, k := range keys {
+		if _, ok := fields[k]; ok && !seen[k] {
+			out = append(out, k)
+			seen[k] = true
+		}
+	}
+	var rest []string
+	for k := range fields {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// compactFields renders fields as one-line JSON in file order:
+// {"type":"auto_retry_end","attempt":3}.
+func compactFields(keys []string, fields map[string]any) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range orderedKeys(keys, fields) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(compactValue(k))
+		b.WriteByte(':')
+		b.WriteString(compactValue(fields[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func compactValue(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+func intList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Result of running one scenario.
+type Result struct {
+	Scenario *Scenario
+	Variant  string // the variant that ran (the override, or the scenario's)
+	Trace    []byte // the JSON Lines trace, final line included
+	Final    Final
+	// Failures lists the unmet expectations, each "file:line:col: what",
+	// in the order of the expect block (events, then final). A simulation
+	// that did not reach quiescence adds a failure too (see RunErr).
+	Failures []string
+	// RunErr is set when the simulation stopped before quiescence
+	// (ErrTooManyEvents); Trace then holds the lines written so far and
+	// the expectations are not checked.
+	RunErr error
+}
+
+// Passed reports whether the scenario ran to quiescence and met every
+// expectation.
+func (r *Result) Passed() bool { return r.RunErr == nil && len(r.Failures) == 0 }
+
+// RunScenario runs sc to quiescence (NewSession, Run) and checks its expect
+// block. It returns an error only when the scenario cannot be run at all:
+// an unknown variant (a *ScenarioError for the scenario's own "variant", a
+// plain error for opt.Variant) or invalid settings. A simulation that does
+// not finish is reported in the Result (RunErr and a failure), not as an
+// error.
+func RunScenario(sc *Scenario, opt Options) (*Result, error) {
+	name := sc.Variant
+	if opt.Variant != "" {
+		name = opt.Variant
+	}
+	if _, err := policy.VariantByName(name); err != nil {
+		if opt.Variant != "" {
+			return nil, err
+		}
+		return nil, &ScenarioError{Pos: Pos{File: sc.Path}, Field: "variant", Msg: err.Error(), err: err}
+	}
+	s, err := NewSession(sc, opt)
+	if err != nil {
+		return nil, &ScenarioError{Pos: Pos{File: sc.Path}, Msg: err.Error(), err: err}
+	}
+	f, runErr := s.Run()
+	res := &Result{
+		Scenario: sc,
+		Variant:  s.Variant().Name,
+		Trace:    s.Trace().Bytes(),
+		Final:    f,
+		RunErr:   runErr,
+	}
+	if runErr != nil {
+		res.Failures = []string{fmt.Sprintf("%s: simulation stopped at t=%dms: %v",
+			scenarioPos(sc, Pos{}), f.At.Milliseconds(), runErr)}
+		return res, nil
+	}
+	res.Failures = CheckExpect(sc, res.Trace, f)
+	return res, nil
+}
+
+// scenarioPos renders p, falling back to the scenario's file when p has no
+// file name (a Scenario built in code).
+func scenarioPos(sc *Scenario, p Pos) string {
+	if p.File == "" && sc != nil {
+		p.File = sc.Path
+	}
+	if s := p.String(); s != "" {
+		return s
+	}
+	if sc != nil && sc.Name != "" {
+		return sc.Name
+	}
+	return "scenario"
+}

@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+)
+
+// FormatText renders a JSON Lines trace as an aligned timeline for people:
+// one row per trace line with the virtual time in ms (right-aligned) and in
+// seconds, the type, and the remaining fields as key=value in the order
+// they have in the line:
+//
+//	2000  2.000s  auto_retry_start  attempt=2 maxAttempts=3 delayMs=4000 errorMessage="503 service unavailable"
+//
+// Strings are written bare when that is unambiguous and JSON-quoted
+// otherwise; numbers as they are in the trace; objects and lists as
+// compact JSON. Blank lines are skipped. The output depends only on the
+// input bytes. It fails on a line that is not a JSON object.
+func FormatText(trace []byte) ([]byte, error) {
+	type row struct{ ms, sec, typ, fields string }
+	var rows []row
+	sc := bufio.NewScanner(bytes.NewReader(trace))
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		fields, err := decodeOrdered(line)
+		if err != nil {
+			return nil, fmt.Errorf("trace line %d: %w", n, err)
+		}
+		var r row
+		var rest []string
+		haveT, haveType := false, false
+		for _, f := range fields {
+			switch {
+			case f.key == "t" && !haveT:
+				haveT = true
+				r.ms, r.sec = formatTime(f.raw)
+			case f.key == "type" && !haveType:
+				haveType = true
+				r.typ = textValue(f.raw)
+			default:
+				rest = append(rest, textKey(f.key)+"="+textValue(f.raw))
+			}
+		}
+		r.fields = strings.Join(rest, " ")
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the trace: %w", err)
+	}
+	if len(rows) == 0 {
+		return []byte{}, nil
+	}
+
+	// The time columns are right-aligned, the others left-aligned: a
+	// tabwriter aligns all its columns one way, so the times go through one
+	// of their own first and come out as a fixed-width prefix.
+	var times bytes.Buffer
+	tw := tabwriter.NewWriter(&times, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t\n", r.ms, r.sec)
+	}
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
+	prefixes := strings.Split(strings.TrimSuffix(times.String(), "\n"), "\n")
+
+	var out bytes.Buffer
+	tw = tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+	for i, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", prefixes[i], r.typ, r.fields)
+	}
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
+	// Rows without fields end in the type column's padding.
+	b := out.Bytes()
+	res := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		res = append(res, bytes.TrimRight(b[:i], " ")...)
+		res = append(res, '\n')
+		b = b[i+1:]
+	}
+	return res, nil
+}
+
+// orderedField is one key of a JSON object with its raw value.
+type orderedField struct {
+	key string
+	raw json.RawMessage
+}
+
+// decodeOrdered reads one JSON object, keeping its keys in order.
+func decodeOrdered(line []byte) ([]orderedField, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []orderedField
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %v", tok)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		out = append(out, orderedField{key, raw})
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the object")
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// formatTime renders "t" as milliseconds and as seconds with three
+// decimals; a non-number is shown as it is.
+func formatTime(raw json.RawMessage) (ms, sec string) {
+	s := string(raw)
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		sign := ""
+		if v < 0 {
+			sign = "-"
+		}
+		abs := uint64(v)
+		if v < 0 {
+			abs = uint64(-(v + 1)) + 1
+		}
+		return s, fmt.Sprintf("%s%d.%03ds", sign, abs/1000, abs%1000)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return s, strconv.FormatFloat(f/1000, 'f', 3, 64) + "s"
+	}
+	return textValue(raw), ""
+}
+
+// textValue renders a raw JSON value for the timeline.
+func textValue(raw json.RawMessage) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			if bareString(s) {
+				return s
+			}
+			return compactValue(s)
+		}
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// textKey renders a key bare when it is safe to, JSON-quoted otherwise.
+func textKey(k string) string {
+	if bareString(k) && !strings.ContainsAny(k, "=") {
+		return k
+	}
+	return compactValue(k)
+}
+
+// bareString reports whether s can be shown without quotes: not empty, no
+// spaces, quotes, '=' or control characters, and not readable as another
+// JSON value (a number, true, false, null, an object or a list).
+func bareString(s string) bool {
+	if s == "" || json.Valid([]byte(s)) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' || r == '=' || r == '\\' || r == unicode.ReplacementChar {
+			return false
+		}
+	}
+	return true
+}
