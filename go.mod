@@ -9,4 +9,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/kr/text v0.2.0 // indirect
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/kr/text v0.2.0 // indirect
+)

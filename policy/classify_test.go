@@ -10,7 +10,7 @@ func errMsg(s string) AssistantMessage {
 	return AssistantMessage{StopReason: StopReasonError, ErrorMessage: s}
 }
 
-func TestClassString(t *testing.T) {
+func TestClassifyClassString(t *testing.T) {
 	cases := []struct {
 		c    Class
 		want string
@@ -322,7 +322,7 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestTranslateJS(t *testing.T) {
+func TestClassifyTranslateJS(t *testing.T) {
 	got := translateJS(`a.?b\s[^\s,;]+(\d)`)
 	want := `[aA]` + jsDotBMP + `?[bB][` + jsSpaceSet + `][^` + jsSpaceSet + `,;]+([0-9])`
 	if got != want {
@@ -344,7 +344,7 @@ func TestTranslateJS(t *testing.T) {
 	}
 }
 
-func TestJSWhitespaceInPatterns(t *testing.T) {
+func TestOverflowJSWhitespace(t *testing.T) {
 	// Every character of JS \s separates "400" from "(no body)"; a few
 	// characters that RE2 or Unicode call spaces but JS does not, do not.
 	for _, r := range []rune{'\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2000, 0x2005, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF} {
@@ -367,7 +367,7 @@ func TestJSWhitespaceInPatterns(t *testing.T) {
 	}
 }
 
-func TestLongMessage(t *testing.T) {
+func TestRetryableLongMessage(t *testing.T) {
 	// A long body with the match at the end still matches.
 	msg := strings.Repeat("x", 100_000) + " Overloaded"
 	if !IsRetryableErrorMessage(msg) {

@@ -357,7 +357,7 @@ func TestControllerDefaultBackoff(t *testing.T) {
 		if !h.ctl.OnAgentEnd(ctlErrReply(msgs[i])) {
 			t.Fatalf("retry %d: OnAgentEnd = false, want true", i+1)
 		}
-		if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: i + 1, Open: true}) {
+		if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: i + 1, Open: true, Armed: 1, Controlled: true}) {
 			t.Fatalf("retry %d: snapshot %+v", i+1, s)
 		}
 		if got := h.agent.drops.Load(); got != int64(i+1) {
@@ -589,7 +589,7 @@ func TestControllerChainEnds(t *testing.T) {
 			// A later retryable error starts a fresh chain at attempt 1.
 			if set.MaxRetries > 0 {
 				h.ctl.OnAgentEnd(ctlErrReply("overloaded"))
-				if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true}) {
+				if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
 					t.Errorf("next chain starts at %+v", s)
 				}
 				h.ctl.AbortRetry()

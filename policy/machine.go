@@ -122,20 +122,20 @@ type Step int
 
 // Effect templates, performed in the order a rule lists them.
 const (
-	StepIncAttempt   Step = iota // attempt = attempt + 1
-	StepOpen                     // a chain is open (IsRetrying becomes true)
-	StepAskAuth                  // usage-limit error: ask auth storage to switch credentials; yes makes the delay 0
-	StepEmitStart                // emit auto_retry_start
-	StepDropError                // drop the trailing assistant error from the runtime context
-	StepArmTimer                 // arm a backoff timer; it becomes the cancellable one
-	StepCancelTimer              // the cancellable backoff timer becomes inert
-	StepContinue                 // continue the agent from the runtime context, now
-	StepEmitEnd                  // emit auto_retry_end (rule's Success / FinalError)
-	StepResetAttempt             // attempt = 0
-	StepRelease                  // the chain is closed: release WaitForRetry waiters
-	StepWake                     // a backoff timer fired: one wait fewer, none cancellable
-	StepUncontrol                // the running wait can no longer be cancelled (original)
-	StepContinueLater            // continue the agent from a 0 ms timer (original's setTimeout 0)
+	StepIncAttempt    Step = iota // attempt = attempt + 1
+	StepOpen                      // a chain is open (IsRetrying becomes true)
+	StepAskAuth                   // usage-limit error: ask auth storage to switch credentials; yes makes the delay 0
+	StepEmitStart                 // emit auto_retry_start
+	StepDropError                 // drop the trailing assistant error from the runtime context
+	StepArmTimer                  // arm a backoff timer; it becomes the cancellable one
+	StepCancelTimer               // the cancellable backoff timer becomes inert
+	StepContinue                  // continue the agent from the runtime context, now
+	StepEmitEnd                   // emit auto_retry_end (rule's Success / FinalError)
+	StepResetAttempt              // attempt = 0
+	StepRelease                   // the chain is closed: release WaitForRetry waiters
+	StepWake                      // a backoff timer fired: one wait fewer, none cancellable
+	StepUncontrol                 // the running wait can no longer be cancelled (original)
+	StepContinueLater             // continue the agent from a 0 ms timer (original's setTimeout 0)
 )
 
 var stepNames = []string{"attempt++", "open chain", "ask auth storage (usage limit)", "emit auto_retry_start",

@@ -161,24 +161,34 @@ func eventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, line
 	if !ok {
 		return b.String()
 	}
-	for n := cursor + 1; n <= len(lines); n++ {
-		line := lines[n-1].fields
-		if line == nil || !reflect.DeepEqual(line["type"], typ) {
-			continue
+	// The nearest line of the same type: after the search start, or else
+	// before it.
+	nearest, label := 0, "nearest"
+	for n := cursor + 1; n <= len(lines) && nearest == 0; n++ {
+		if l := lines[n-1].fields; l != nil && reflect.DeepEqual(l["type"], typ) {
+			nearest = n
 		}
-		var diffs []string
-		for _, k := range orderedKeys(ev.Keys, want) {
-			v, present := line[k]
-			switch {
-			case !present:
-				diffs = append(diffs, k+" missing")
-			case !reflect.DeepEqual(v, want[k]):
-				diffs = append(diffs, k+"="+compactValue(v))
-			}
-		}
-		fmt.Fprintf(&b, "; nearest: trace line %d has %s", n, strings.Join(diffs, ", "))
-		break
 	}
+	for n := cursor; n >= 1 && nearest == 0; n-- {
+		if l := lines[n-1].fields; l != nil && reflect.DeepEqual(l["type"], typ) {
+			nearest, label = n, "nearest earlier"
+		}
+	}
+	if nearest == 0 {
+		return b.String()
+	}
+	line := lines[nearest-1].fields
+	var diffs []string
+	for _, k := range orderedKeys(ev.Keys, want) {
+		v, present := line[k]
+		switch {
+		case !present:
+			diffs = append(diffs, k+" missing")
+		case !reflect.DeepEqual(v, want[k]):
+			diffs = append(diffs, k+"="+compactValue(v))
+		}
+	}
+	fmt.Fprintf(&b, "; %s: trace line %d has %s", label, nearest, strings.Join(diffs, ", "))
 	return b.String()
 }
 

@@ -113,6 +113,13 @@ func TestCheckExpect(t *testing.T) {
 			want:   []string{`x.yaml:5:7: expect.events[0] {"type":"prompt_resolved","prompt":"1"}`},
 		},
 		{
+			name:   "nearest earlier line",
+			events: []string{"{type: agent_run, kind: continue}", "{type: auto_retry_start, attempt: 2}"},
+			f:      idleFinal,
+			want: []string{`x.yaml:6:7: expect.events[1] {"type":"auto_retry_start","attempt":2}: ` +
+				`no matching line after trace line 4 (of 7); nearest earlier: trace line 3 has attempt=1`},
+		},
+		{
 			name: "out of order",
 			events: []string{
 				"{type: auto_retry_end}",
@@ -212,7 +219,7 @@ func TestCheckExpectBuiltInCode(t *testing.T) {
 		{Fields: map[string]any{"type": "final", "attempt": 7}, Keys: []string{"type", "attempt"}, Pos: Pos{Line: 9, Column: 3}},
 	}}}
 	got := CheckExpect(sc, []byte(expectTrace), idleFinal)
-	want := []string{`code.yaml:9:3: expect.events[2] {"type":"final","attempt":7}: no matching line after trace line 7 (of 7)`}
+	want := []string{`code.yaml:9:3: expect.events[2] {"type":"final","attempt":7}: no matching line after trace line 7 (of 7); nearest earlier: trace line 7 has attempt=0`}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}

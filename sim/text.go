@@ -182,17 +182,23 @@ func textValue(raw json.RawMessage) string {
 
 // textKey renders a key bare when it is safe to, JSON-quoted otherwise.
 func textKey(k string) string {
-	if bareString(k) && !strings.ContainsAny(k, "=") {
+	if plainText(k) {
 		return k
 	}
 	return compactValue(k)
 }
 
-// bareString reports whether s can be shown without quotes: not empty, no
-// spaces, quotes, '=' or control characters, and not readable as another
-// JSON value (a number, true, false, null, an object or a list).
+// bareString reports whether string value s can be shown without quotes:
+// plainText, and not readable as another JSON value (a number, true,
+// false, null).
 func bareString(s string) bool {
-	if s == "" || json.Valid([]byte(s)) {
+	return plainText(s) && !json.Valid([]byte(s))
+}
+
+// plainText reports whether s is not empty and has no spaces, quotes,
+// backslashes, '=' or control characters.
+func plainText(s string) bool {
+	if s == "" {
 		return false
 	}
 	for _, r := range s {

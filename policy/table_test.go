@@ -1,0 +1,444 @@
+package policy_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// tblNow is the wall clock Decide is given (only retry hints read it).
+var tblNow = time.Unix(1_700_000_000, 0)
+
+const (
+	tblRetryMsg = "529 overloaded_error"
+	tblUsageMsg = "usage limit reached; retry-after-ms: 1500" // hint: 1500 ms
+)
+
+// tblMessages are the messages an input is decided with. Cancelling inputs
+// get a message too, to show it is not used as finalError.
+func tblMessages(in policy.Input) []string {
+	switch in {
+	case policy.InputRetryable:
+		return []string{tblRetryMsg, tblUsageMsg}
+	case policy.InputOverflow:
+		return []string{"prompt is too long: 213462 tokens > 200000 maximum"}
+	case policy.InputFatal:
+		return []string{"401 invalid x-api-key"}
+	case policy.InputContinueFailed:
+		return []string{"cannot continue from an assistant message"}
+	case policy.InputAborted:
+		return []string{"Request was aborted"}
+	}
+	return []string{""}
+}
+
+// tblCase is one (snapshot, settings, message) a rule is decided with.
+type tblCase struct {
+	snap policy.Snapshot
+	set  policy.Settings
+	msg  string
+}
+
+func (c tblCase) String() string {
+	return fmt.Sprintf("snapshot %+v, settings %+v, message %q", c.snap, c.set, c.msg)
+}
+
+// tblCases enumerates snapshots of state st (attempt 0 in the rest states,
+// where the sound variant keeps it; 1..5 with an open chain in backoff and
+// continuing) and settings (enabled or not, maxRetries 0..4, two base
+// delays), with every message of in.
+func tblCases(st policy.State, in policy.Input) []tblCase {
+	attempts := []int{0}
+	if !st.AtRest() {
+		attempts = []int{1, 2, 3, 4, 5}
+	}
+	var out []tblCase
+	for _, enabled := range []bool{true, false} {
+		for maxRetries := 0; maxRetries <= 4; maxRetries++ {
+			for _, base := range []time.Duration{2 * time.Second, 750 * time.Millisecond} {
+				for _, a := range attempts {
+					for _, msg := range tblMessages(in) {
+						out = append(out, tblCase{
+							snap: tblSnap(st, a, !st.AtRest()),
+							set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: base},
+							msg:  msg,
+						})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tblSnap is a snapshot of state st as the sound variant has it: one
+// cancellable backoff wait running in backoff, none elsewhere.
+func tblSnap(st policy.State, attempt int, open bool) policy.Snapshot {
+	s := policy.Snapshot{State: st, Attempt: attempt, Open: open}
+	if st == policy.StateBackoff {
+		s.Armed, s.Controlled = 1, true
+	}
+	return s
+}
+
+// tblWant is what the policy must decide, written from the seed document
+// and the sound variant's contract, independently of the table.
+type tblWant struct {
+	event   string // "" when the pair is ignored
+	next    policy.Snapshot
+	effects []policy.Effect
+}
+
+// tblOracle is the sound policy written as code: the expected event, next
+// snapshot and exact effects for any snapshot (any attempt), input,
+// message and settings.
+func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) tblWant {
+	k := s.Attempt
+	ignored := tblWant{next: s}
+	end := func(event string, to policy.State, success bool, attempt int, final string, release bool) tblWant {
+		w := tblWant{event: event, next: s}
+		w.next.State, w.next.Attempt = to, 0
+		w.effects = append(w.effects, policy.Effect{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Success: success, Attempt: attempt, FinalError: final}})
+		if release {
+			w.next.Open = false
+			w.effects = append(w.effects, policy.Effect{Kind: policy.StepRelease})
+		}
+		return w
+	}
+	retry := func(attempt int) tblWant {
+		delay := set.BaseDelay << (attempt - 1)
+		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true}}
+		if msg == tblUsageMsg {
+			w.effects = append(w.effects, policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
+		}
+		w.effects = append(w.effects,
+			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg}},
+			policy.Effect{Kind: policy.StepDropError},
+			policy.Effect{Kind: policy.StepArmTimer, Delay: delay},
+		)
+		return w
+	}
+	switch s.State {
+	case policy.StateIdle, policy.StateExhausted, policy.StateCancelled:
+		switch in {
+		case policy.InputRetryable:
+			switch {
+			case !set.Enabled:
+				return ignored
+			case k >= set.MaxRetries: // maxRetries 0: ends at once, no start, chain never opened
+				return end("exhaust", policy.StateExhausted, false, k, msg, false)
+			default:
+				return retry(k + 1)
+			}
+		case policy.InputPrompt:
+			if s.State != policy.StateIdle {
+				w := tblWant{event: "prompt", next: s}
+				w.next.State = policy.StateIdle
+				return w
+			}
+		}
+		return ignored
+	case policy.StateBackoff:
+		switch in {
+		case policy.InputElapsed:
+			// The wait is over (none cancellable); the agent continues now.
+			w := tblWant{event: "elapse", next: s, effects: []policy.Effect{{Kind: policy.StepWake}, {Kind: policy.StepContinue}}}
+			w.next.State, w.next.Armed, w.next.Controlled = policy.StateContinuing, s.Armed-1, false
+			return w
+		case policy.InputAbortRetry, policy.InputAbort:
+			w := end("cancel", policy.StateCancelled, false, k, policy.RetryCancelled, true)
+			if s.Controlled { // the running wait is disarmed
+				w.next.Armed, w.next.Controlled = s.Armed-1, false
+				w.effects = append([]policy.Effect{{Kind: policy.StepCancelTimer}}, w.effects...)
+			}
+			return w
+		}
+		return ignored
+	case policy.StateContinuing:
+		switch in {
+		case policy.InputSuccess:
+			return end("succeed", policy.StateIdle, true, k, "", true)
+		case policy.InputRetryable:
+			switch {
+			case !set.Enabled:
+				return end("fail", policy.StateExhausted, false, k, msg, true)
+			case k >= set.MaxRetries:
+				return end("exhaust", policy.StateExhausted, false, k, msg, true)
+			default:
+				return retry(k + 1)
+			}
+		case policy.InputFatal, policy.InputOverflow, policy.InputContinueFailed:
+			return end("fail", policy.StateExhausted, false, k, msg, true)
+		case policy.InputNoMessage:
+			return end("fail", policy.StateExhausted, false, k, "Agent run ended without an assistant message", true)
+		case policy.InputAborted, policy.InputAbortRetry, policy.InputAbort:
+			return end("cancel", policy.StateCancelled, false, k, "Retry cancelled", true)
+		}
+		return ignored
+	}
+	panic("unknown state " + string(s.State))
+}
+
+// tblFirstRule returns the rule whose guard holds first for (state, input),
+// as the table's order defines it.
+func tblFirstRule(c tblCase, in policy.Input) *policy.Rule {
+	for _, r := range policy.Sound.RulesFor(c.snap.State, in) {
+		if r.Guard.Holds(c.snap, c.set) {
+			return r
+		}
+	}
+	return nil
+}
+
+// tblCheck decides c and compares the decision with the oracle.
+func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
+	t.Helper()
+	d := policy.Sound.Decide(c.snap, in, c.msg, c.set, tblNow)
+	w := tblOracle(c.snap, in, c.msg, c.set)
+	if d.Rule == nil {
+		t.Fatalf("%s on %s: no rule applied", in, c)
+	}
+	if d.Rule.Event != w.event {
+		t.Errorf("%s on %s: rule event %q, want %q", in, c, d.Rule.Event, w.event)
+	}
+	if d.Next != w.next {
+		t.Errorf("%s on %s: next %+v, want %+v", in, c, d.Next, w.next)
+	}
+	wantEdge := fsm.Edge{From: string(c.snap.State), Event: w.event, To: string(w.next.State)}
+	if d.Edge != wantEdge {
+		t.Errorf("%s on %s: edge %v, want %v", in, c, d.Edge, wantEdge)
+	}
+	if got := d.Effects(); !slices.Equal(got, w.effects) {
+		t.Errorf("%s on %s: effects\n got %+v\nwant %+v", in, c, got, w.effects)
+	}
+	return d
+}
+
+// TestSoundEveryRule exercises every rule of the sound table (transitions
+// and ignored pairs) from every state in its From, with every snapshot and
+// settings the enumeration has for which that rule is the one that applies:
+// Decide must pick exactly that rule, and its edge, next state, attempt
+// change, open flag and effects (kinds and payloads) must be the oracle's.
+// A rule that no case reaches (shadowed by an earlier guard) fails.
+func TestSoundEveryRule(t *testing.T) {
+	if len(policy.Sound.Rules) == 0 {
+		t.Fatal("empty table")
+	}
+	for i := range policy.Sound.Rules {
+		r := &policy.Sound.Rules[i]
+		for _, st := range r.From {
+			name := fmt.Sprintf("%02d/%s/%s/%s", i, st, r.Input, r.Guard.Name)
+			t.Run(name, func(t *testing.T) {
+				applied := 0
+				for _, c := range tblCases(st, r.Input) {
+					if !r.Guard.Holds(c.snap, c.set) || tblFirstRule(c, r.Input) != r {
+						continue
+					}
+					applied++
+					d := tblCheck(t, c, r.Input)
+					if d.Rule != r {
+						t.Fatalf("Decide applied rule %+v, want rule %d", *d.Rule, i)
+					}
+					if r.Ignored() {
+						if d.Next != c.snap || len(d.Effects()) != 0 {
+							t.Errorf("ignored rule changed something: next %+v, effects %+v", d.Next, d.Effects())
+						}
+						continue
+					}
+					if d.Next.State != r.To {
+						t.Errorf("next state %s, rule's To %s", d.Next.State, r.To)
+					}
+					if to, ok := policy.Sound.Machine().Lookup(string(st), r.Event); !ok || to != string(r.To) {
+						t.Errorf("machine: Lookup(%s, %s) = %q, %v; want %s", st, r.Event, to, ok, r.To)
+					}
+					if d.Next.State.AtRest() && d.Next.Attempt != 0 {
+						t.Errorf("rest state %s with attempt %d", d.Next.State, d.Next.Attempt)
+					}
+				}
+				if applied == 0 {
+					t.Errorf("rule %d (%s from %s, guard %q) never applies: an earlier rule or its guard shadows it", i, r.Input, st, r.Guard.Name)
+				}
+			})
+		}
+	}
+}
+
+// TestSoundKeyDecisions spells out a few key decisions literally, as a
+// readable complement to the enumeration.
+func TestSoundKeyDecisions(t *testing.T) {
+	def := policy.DefaultSettings()
+	idle := policy.Snapshot{State: policy.StateIdle}
+	d := policy.Sound.Decide(idle, policy.InputRetryable, tblRetryMsg, def, tblNow)
+	want := []policy.Effect{
+		{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: tblRetryMsg}},
+		{Kind: policy.StepDropError},
+		{Kind: policy.StepArmTimer, Delay: 2 * time.Second},
+	}
+	if d.Edge.String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(d.Effects(), want) {
+		t.Errorf("idle + retryable: %v %+v %+v", d.Edge, d.Next, d.Effects())
+	}
+	d = policy.Sound.Decide(idle, policy.InputRetryable, tblUsageMsg, def, tblNow)
+	if e := d.Effects(); len(e) != 4 || e[0] != (policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
+		t.Errorf("usage limit: effects %+v", e)
+	}
+	cont := policy.Snapshot{State: policy.StateContinuing, Attempt: 3, Open: true}
+	d = policy.Sound.Decide(cont, policy.InputRetryable, "500", def, tblNow)
+	if d.Edge.String() != "continuing --exhaust--> exhausted" || d.Next != (policy.Snapshot{State: policy.StateExhausted}) ||
+		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: policy.StepRelease}}) {
+		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge, d.Next, d.Effects())
+	}
+	back := policy.Snapshot{State: policy.StateBackoff, Attempt: 2, Open: true, Armed: 1, Controlled: true}
+	d = policy.Sound.Decide(back, policy.InputAbortRetry, "", def, tblNow)
+	if d.Edge.String() != "backoff --cancel--> cancelled" || d.Next != (policy.Snapshot{State: policy.StateCancelled}) ||
+		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepCancelTimer}, {Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: policy.StepRelease}}) {
+		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge, d.Next, d.Effects())
+	}
+}
+
+// TestSoundTotal: every (state, input) pair has a rule, and for every
+// settings combination (enabled or not, maxRetries 0..4) and attempt 0..5
+// some rule's guard holds; Decide then agrees with the oracle (which also
+// covers attempts the sound variant never reaches).
+func TestSoundTotal(t *testing.T) {
+	if len(policy.States) != 5 {
+		t.Fatalf("States = %v, want 5 states", policy.States)
+	}
+	for _, st := range policy.States {
+		for _, in := range policy.Inputs() {
+			rules := policy.Sound.RulesFor(st, in)
+			if len(rules) == 0 {
+				t.Errorf("(%s, %s) has no rule", st, in)
+				continue
+			}
+			for _, enabled := range []bool{true, false} {
+				for maxRetries := 0; maxRetries <= 4; maxRetries++ {
+					for attempt := 0; attempt <= 5; attempt++ {
+						for _, open := range []bool{false, true} {
+							c := tblCase{
+								snap: tblSnap(st, attempt, open),
+								set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: 2 * time.Second},
+								msg:  tblMessages(in)[0],
+							}
+							holds := 0
+							for _, r := range rules {
+								if r.Guard.Holds(c.snap, c.set) {
+									holds++
+								}
+							}
+							if holds == 0 {
+								t.Errorf("(%s, %s) with %s: no guard holds", st, in, c)
+								continue
+							}
+							tblCheck(t, c, in)
+						}
+					}
+				}
+			}
+		}
+	}
+	if n := len(policy.Inputs()); n != 11 {
+		t.Errorf("Inputs() has %d inputs, want 11", n)
+	}
+	for i, in := range policy.Inputs() {
+		if int(in) != i || strings.HasPrefix(in.String(), "Input(") {
+			t.Errorf("Inputs()[%d] = %v", i, in)
+		}
+	}
+}
+
+// TestSoundStatesAndDiagrams: each of the five states has an outgoing and
+// an incoming transition in the table, the derived machine declares them in
+// order with idle initial, and DOT and Mermaid name every state and edge.
+func TestSoundStatesAndDiagrams(t *testing.T) {
+	out := map[policy.State]int{}
+	in := map[policy.State]int{}
+	for _, r := range policy.Sound.Rules {
+		if r.Ignored() {
+			continue
+		}
+		for _, s := range r.From {
+			out[s]++
+		}
+		in[r.To]++
+	}
+	for _, s := range policy.States {
+		if out[s] == 0 || in[s] == 0 {
+			t.Errorf("state %s: %d outgoing and %d incoming transitions, want both > 0", s, out[s], in[s])
+		}
+	}
+	m := policy.Sound.Machine()
+	want := []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
+	if got := m.States(); !slices.Equal(got, want) || m.Initial() != "idle" {
+		t.Errorf("machine states %v initial %q", got, m.Initial())
+	}
+	for _, s := range want {
+		if len(m.Available(s)) == 0 {
+			t.Errorf("machine: no event available in %s", s)
+		}
+	}
+	if got := m.Reachable("idle"); !slices.Equal(got, want) {
+		t.Errorf("reachable from idle: %v", got)
+	}
+	dot, mer := m.DOT(), m.Mermaid()
+	for _, s := range want {
+		if !strings.Contains(dot, `"`+s+`"`) {
+			t.Errorf("DOT does not name %s:\n%s", s, dot)
+		}
+		if !strings.Contains(mer, "\n    "+s+"\n") {
+			t.Errorf("Mermaid does not declare %s:\n%s", s, mer)
+		}
+	}
+	if !strings.Contains(mer, "[*] --> idle") || !strings.Contains(dot, `"idle" [style=bold]`) {
+		t.Error("diagrams do not mark idle initial")
+	}
+	for _, r := range policy.Sound.Rules {
+		if r.Ignored() {
+			continue
+		}
+		for _, s := range r.From {
+			if e := fmt.Sprintf("%q -> %q [label=%q]", s, r.To, r.Event); !strings.Contains(dot, e) {
+				t.Errorf("DOT lacks %s", e)
+			}
+			if e := fmt.Sprintf("    %s --> %s: %s\n", s, r.To, r.Event); !strings.Contains(mer, e) {
+				t.Errorf("Mermaid lacks %q", e)
+			}
+		}
+	}
+	if md := policy.Sound.TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound.Rules)+2 {
+		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound.Rules))
+	}
+	if v, err := policy.VariantByName(""); err != nil || v != policy.Sound {
+		t.Errorf(`VariantByName("") = %v, %v`, v, err)
+	}
+	if _, err := policy.VariantByName("nope"); err == nil || !strings.Contains(err.Error(), "sound") {
+		t.Errorf(`VariantByName("nope") error %v should list the allowed names`, err)
+	}
+}
+
+// TestNewVariantRejectsPartialTables: a table missing a pair, naming an
+// unknown state, or sending one event to two states is refused.
+func TestNewVariantRejectsPartialTables(t *testing.T) {
+	partial := slices.Clone(policy.Sound.Rules)
+	partial = slices.DeleteFunc(partial, func(r policy.Rule) bool {
+		return r.Input == policy.InputPrompt && slices.Contains(r.From, policy.StateBackoff)
+	})
+	if _, err := policy.NewVariant("partial", partial, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
+		t.Errorf("missing pair: err = %v", err)
+	}
+	bad := append(slices.Clone(policy.Sound.Rules), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: policy.Always})
+	if _, err := policy.NewVariant("bad", bad, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("unknown state: err = %v", err)
+	}
+	twoDst := append(slices.Clone(policy.Sound.Rules), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: policy.Always, Event: "retry", To: policy.StateIdle})
+	if _, err := policy.NewVariant("two", twoDst, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), `"retry"`) {
+		t.Errorf("nondeterministic event: err = %v", err)
+	}
+	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound.Rules), policy.SessionRules{}); err != nil || v.Machine().DOT() == "" {
+		t.Errorf("a copy of the sound table: %v", err)
+	}
+}
