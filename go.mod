@@ -12,4 +12,5 @@ require (
 require (
 	github.com/creack/pty v1.1.24 // indirect
 	github.com/kr/text v0.2.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )

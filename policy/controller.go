@@ -109,7 +109,6 @@ type Controller struct {
 	cfg     Config
 	clk     clock.Clock
 	snap    Snapshot
-	inst    *fsm.Instance
 	gen     uint64   // last backoff timer id
 	live    []uint64 // running backoff waits; a timer not in it is inert
 	ctl     uint64   // the cancellable wait (the original's abort controller), 0 if none
@@ -144,7 +143,7 @@ func NewController(cfg Config) (*Controller, error) {
 	if cfg.Variant == nil {
 		cfg.Variant = Sound
 	}
-	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, inst: cfg.Variant.Machine().NewInstance()}, nil
+	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}}, nil
 }
 
 // Variant returns the policy variant the Controller runs.
@@ -340,13 +339,15 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 	set := c.cfg.Settings.RetrySettings()
 	d := c.cfg.Variant.Decide(c.snap, in, msg, set, c.clk.Now())
 	if d.Rule != nil && !d.Rule.Ignored() {
-		edge, err := c.inst.Fire(d.Rule.Event)
-		if err != nil { // cannot happen with a validated table; keep the instance in step
-			_ = c.inst.SetState(string(d.Next.State))
-			edge = d.Edge
+		// The machine compiled from the looplab declaration decides what
+		// can fire; a Lookup costs nanoseconds where a looplab Event costs
+		// about 0.75 µs and 5 allocations (TestControllerAgreesWithLooplab
+		// keeps the two in step).
+		if to, ok := c.cfg.Variant.Machine().Lookup(d.Edge.From, d.Edge.Event); !ok || to != d.Edge.To {
+			panic("policy: table and machine disagree on " + d.Edge.String())
 		}
 		for _, o := range c.obs {
-			o.f(edge)
+			o.f(d.Edge)
 		}
 	}
 	wasOpen := c.snap.Open

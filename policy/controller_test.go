@@ -219,6 +219,13 @@ func (h *ctlHarness) eventJSON() []string {
 	return eventsJSON(h.t, h.events)
 }
 
+// eventList returns a copy of the events so far.
+func (h *ctlHarness) eventList() []policy.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
+}
+
 func (h *ctlHarness) eventCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -509,10 +516,10 @@ func TestControllerChainEnds(t *testing.T) {
 			wantState: policy.StateExhausted, continues: 1,
 		},
 		{
-			name: "empty error message mid-chain is fatal",
-			open: func(h *ctlHarness) { h.toContinuing(m1) },
-			end:  func(h *ctlHarness) { h.ctl.OnAgentEnd(ctlErrReply("")) },
-			want: []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":""}`},
+			name:      "empty error message mid-chain is fatal",
+			open:      func(h *ctlHarness) { h.toContinuing(m1) },
+			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(ctlErrReply("")) },
+			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":""}`},
 			wantState: policy.StateExhausted, continues: 1,
 		},
 		{
@@ -588,6 +595,7 @@ func TestControllerChainEnds(t *testing.T) {
 			h.assertAtRest(tc.wantState)
 			// A later retryable error starts a fresh chain at attempt 1.
 			if set.MaxRetries > 0 {
+				h.set.Set(set) // "disabled mid-chain" switched retry off
 				h.ctl.OnAgentEnd(ctlErrReply("overloaded"))
 				if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
 					t.Errorf("next chain starts at %+v", s)

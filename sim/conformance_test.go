@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,50 @@ func TestConformanceOriginal(t *testing.T) {
 			got, _ := runFile(t, filepath.Join(publicConformanceDir, e.File), "original")
 			compareWithOriginal(t, e.File, got)
 		})
+	}
+}
+
+// fullOrder is a stricter comparison than the conformance filter: the
+// order and time of every line type both traces have (responses and
+// agent_run_end included), with ids and success flags.
+func fullOrder(t *testing.T, trace []byte) []string {
+	t.Helper()
+	types := map[string]bool{"agent_run": true, "agent_run_end": true, "auto_retry_start": true, "auto_retry_end": true,
+		"prompt_resolved": true, "prompt_rejected": true, "response": true, "auto_compaction_start": true,
+		"auto_compaction_end": true, "mark_usage_limit_reached": true}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(trace)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if typ, _ := m["type"].(string); types[typ] {
+			out = append(out, fmt.Sprint(m["t"], " ", typ, " ", m["id"], " ", m["success"]))
+		}
+	}
+	return out
+}
+
+// TestConformanceFullOrder: beyond the compared subset, the original
+// variant (all scenarios) and the sound variant (clean ones) also order the
+// other lines inside one millisecond as the original's traces do.
+func TestConformanceFullOrder(t *testing.T) {
+	for _, e := range loadManifest(t) {
+		for _, variant := range []string{"sound", "original"} {
+			if variant == "sound" && !e.Clean {
+				continue
+			}
+			t.Run(variant+"/"+e.File, func(t *testing.T) {
+				got, _ := runFile(t, filepath.Join(publicConformanceDir, e.File), variant)
+				want, err := os.ReadFile(filepath.Join(publicConformanceDir, strings.TrimSuffix(e.File, ".json")+".out.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, w := fullOrder(t, got), fullOrder(t, want)
+				if strings.Join(g, "\n") != strings.Join(w, "\n") {
+					t.Errorf("order differs\n--- got\n%s\n--- want\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+				}
+			})
+		}
 	}
 }

@@ -31,22 +31,22 @@ func CheckExpect(sc *Scenario, trace []byte, f Final) []string {
 	}
 	var failures []string
 	if len(sc.Expect.Events) > 0 {
-		lines, bad := parseTraceLines(trace)
+		lines, bad := expParseTrace(trace)
 		if bad != "" {
-			failures = append(failures, fmt.Sprintf("%s: %s", scenarioPos(sc, Pos{}), bad))
+			failures = append(failures, fmt.Sprintf("%s: %s", resPos(sc, Pos{}), bad))
 		}
 		cursor := 0 // number of the trace line the last expected event matched (0: start)
 		for i, ev := range sc.Expect.Events {
-			want := normalizeFields(ev.Fields)
-			if n := findMatch(lines, cursor, len(lines), want); n > 0 {
+			want := expNormalizeFields(ev.Fields)
+			if n := expFindMatch(lines, cursor, len(lines), want); n > 0 {
 				cursor = n
 				continue
 			}
-			failures = append(failures, eventFailure(sc, i, ev, want, lines, cursor))
+			failures = append(failures, expEventFailure(sc, i, ev, want, lines, cursor))
 		}
 	}
 	if x := sc.Expect.Final; x != nil {
-		at := scenarioPos(sc, x.Pos)
+		at := resPos(sc, x.Pos)
 		if x.State != nil && *x.State != string(f.State) {
 			failures = append(failures, fmt.Sprintf("%s: expect.final.state: got %q, want %q", at, f.State, *x.State))
 		}
@@ -58,21 +58,21 @@ func CheckExpect(sc *Scenario, trace []byte, f Final) []string {
 		}
 		if (x.HasUnresolved || x.UnresolvedPrompts != nil) && !slices.Equal(x.UnresolvedPrompts, f.UnresolvedPrompts) {
 			failures = append(failures, fmt.Sprintf("%s: expect.final.unresolvedPrompts: got %s, want %s",
-				at, intList(f.UnresolvedPrompts), intList(x.UnresolvedPrompts)))
+				at, expIntList(f.UnresolvedPrompts), expIntList(x.UnresolvedPrompts)))
 		}
 	}
 	return failures
 }
 
-// traceLine is one decoded trace line; fields is nil for a blank or
+// expTraceLine is one decoded trace line; fields is nil for a blank or
 // undecodable line, which matches nothing.
-type traceLine struct {
+type expTraceLine struct {
 	fields map[string]any
 }
 
-// parseTraceLines decodes every line of trace (numbers as float64). bad
+// expParseTrace decodes every line of trace (numbers as float64). bad
 // describes the first line that is not a JSON object, if any.
-func parseTraceLines(trace []byte) (lines []traceLine, bad string) {
+func expParseTrace(trace []byte) (lines []expTraceLine, bad string) {
 	sc := bufio.NewScanner(bytes.NewReader(trace))
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	for sc.Scan() {
@@ -83,7 +83,7 @@ func parseTraceLines(trace []byte) (lines []traceLine, bad string) {
 				m = nil
 			}
 		}
-		lines = append(lines, traceLine{m})
+		lines = append(lines, expTraceLine{m})
 	}
 	if err := sc.Err(); err != nil && bad == "" {
 		bad = fmt.Sprintf("reading the trace after line %d: %v", len(lines), err)
@@ -91,18 +91,18 @@ func parseTraceLines(trace []byte) (lines []traceLine, bad string) {
 	return lines, bad
 }
 
-// findMatch returns the number (1-based) of the first line after line
+// expFindMatch returns the number (1-based) of the first line after line
 // `after` and up to line `upTo` that matches want, or 0.
-func findMatch(lines []traceLine, after, upTo int, want map[string]any) int {
+func expFindMatch(lines []expTraceLine, after, upTo int, want map[string]any) int {
 	for n := after + 1; n <= upTo && n <= len(lines); n++ {
-		if matches(lines[n-1].fields, want) {
+		if expMatches(lines[n-1].fields, want) {
 			return n
 		}
 	}
 	return 0
 }
 
-func matches(line, want map[string]any) bool {
+func expMatches(line, want map[string]any) bool {
 	if line == nil {
 		return false
 	}
@@ -115,18 +115,18 @@ func matches(line, want map[string]any) bool {
 	return true
 }
 
-// normalizeFields brings expected values to the types json.Unmarshal gives
+// expNormalizeFields brings expected values to the types json.Unmarshal gives
 // (float64 numbers, []any, map[string]any), so that values put in an
 // ExpectEvent by code (ints, typed slices) compare like parsed ones.
-func normalizeFields(fields map[string]any) map[string]any {
+func expNormalizeFields(fields map[string]any) map[string]any {
 	out := make(map[string]any, len(fields))
 	for k, v := range fields {
-		out[k] = normalizeValue(v)
+		out[k] = expNormalizeValue(v)
 	}
 	return out
 }
 
-func normalizeValue(v any) any {
+func expNormalizeValue(v any) any {
 	switch v.(type) {
 	case nil, string, bool, float64:
 		return v
@@ -142,18 +142,18 @@ func normalizeValue(v any) any {
 	return out
 }
 
-// eventFailure describes expected event i that matched no line after line
+// expEventFailure describes expected event i that matched no line after line
 // cursor, with a hint: the line it matches out of order, or the nearest
 // line of the same type and how it differs.
-func eventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, lines []traceLine, cursor int) string {
+func expEventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, lines []expTraceLine, cursor int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", scenarioPos(sc, ev.Pos), i, compactFields(ev.Keys, want))
+	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", resPos(sc, ev.Pos), i, expCompactFields(ev.Keys, want))
 	if cursor == 0 {
 		fmt.Fprintf(&b, "no matching line in the trace (%d lines)", len(lines))
 	} else {
 		fmt.Fprintf(&b, "no matching line after trace line %d (of %d)", cursor, len(lines))
 	}
-	if n := findMatch(lines, 0, cursor, want); n > 0 {
+	if n := expFindMatch(lines, 0, cursor, want); n > 0 {
 		fmt.Fprintf(&b, "; out of order: it matches trace line %d", n)
 		return b.String()
 	}
@@ -179,22 +179,22 @@ func eventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, line
 	}
 	line := lines[nearest-1].fields
 	var diffs []string
-	for _, k := range orderedKeys(ev.Keys, want) {
+	for _, k := range expOrderedKeys(ev.Keys, want) {
 		v, present := line[k]
 		switch {
 		case !present:
 			diffs = append(diffs, k+" missing")
 		case !reflect.DeepEqual(v, want[k]):
-			diffs = append(diffs, k+"="+compactValue(v))
+			diffs = append(diffs, k+"="+expCompactValue(v))
 		}
 	}
 	fmt.Fprintf(&b, "; %s: trace line %d has %s", label, nearest, strings.Join(diffs, ", "))
 	return b.String()
 }
 
-// orderedKeys returns the keys of fields in the order of keys, then any
+// expOrderedKeys returns the keys of fields in the order of keys, then any
 // others sorted (Keys may be empty for events built in code).
-func orderedKeys(keys []string, fields map[string]any) []string {
+func expOrderedKeys(keys []string, fields map[string]any) []string {
 	out := make([]string, 0, len(fields))
 	seen := make(map[string]bool, len(fields))
 	for _, k := range keys {
@@ -213,24 +213,24 @@ func orderedKeys(keys []string, fields map[string]any) []string {
 	return append(out, rest...)
 }
 
-// compactFields renders fields as one-line JSON in file order:
+// expCompactFields renders fields as one-line JSON in file order:
 // {"type":"auto_retry_end","attempt":3}.
-func compactFields(keys []string, fields map[string]any) string {
+func expCompactFields(keys []string, fields map[string]any) string {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range orderedKeys(keys, fields) {
+	for i, k := range expOrderedKeys(keys, fields) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(compactValue(k))
+		b.WriteString(expCompactValue(k))
 		b.WriteByte(':')
-		b.WriteString(compactValue(fields[k]))
+		b.WriteString(expCompactValue(fields[k]))
 	}
 	b.WriteByte('}')
 	return b.String()
 }
 
-func compactValue(v any) string {
+func expCompactValue(v any) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -240,7 +240,7 @@ func compactValue(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-func intList(xs []int) string {
+func expIntList(xs []int) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
 		parts[i] = strconv.Itoa(x)

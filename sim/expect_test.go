@@ -46,7 +46,7 @@ func expectScenario(t *testing.T, events []string, final string) *Scenario {
 	return sc
 }
 
-var idleFinal = Final{State: policy.StateIdle, UnresolvedPrompts: []int{}}
+var expectIdleFinal = Final{State: policy.StateIdle, UnresolvedPrompts: []int{}}
 
 func TestCheckExpect(t *testing.T) {
 	tests := []struct {
@@ -64,58 +64,58 @@ func TestCheckExpect(t *testing.T) {
 				"{t: 2000, type: auto_retry_end, success: true, attempt: 1}",
 				"{type: prompt_resolved}",
 			},
-			f: idleFinal,
+			f: expectIdleFinal,
 		},
 		{
 			name:   "numbers compare as float64",
 			events: []string{"{t: 2000.0, attempt: 1.0, type: auto_retry_end}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 		},
 		{
 			name:   "nested value equal",
 			events: []string{`{message: {role: assistant, stopReason: error, errorMessage: "529 overloaded_error"}}`},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 		},
 		{
 			name:   "list value equal",
 			events: []string{"{type: final, unresolvedPrompts: []}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 		},
 		{
 			name:   "nested value must be equal in full",
 			events: []string{"{message: {role: assistant}}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want:   []string{`x.yaml:5:7: expect.events[0] {"message":{"role":"assistant"}}: no matching line in the trace (7 lines)`},
 		},
 		{
 			name:   "field value differs",
 			events: []string{"{type: agent_run, kind: prompt}", "{type: auto_retry_end, success: true, attempt: 2}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want: []string{`x.yaml:6:7: expect.events[1] {"type":"auto_retry_end","success":true,"attempt":2}: ` +
 				`no matching line after trace line 1 (of 7); nearest: trace line 5 has attempt=1`},
 		},
 		{
 			name:   "field missing",
 			events: []string{"{type: agent_run_end, kind: prompt}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want:   []string{`x.yaml:5:7: expect.events[0] {"type":"agent_run_end","kind":"prompt"}: no matching line in the trace (7 lines)`},
 		},
 		{
 			name:   "nearest line shows the differences",
 			events: []string{"{type: auto_retry_start, attempt: 1, errorMessage: fetch failed}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want:   []string{`nearest: trace line 3 has errorMessage="529 overloaded_error"`},
 		},
 		{
 			name:   "string is not number",
 			events: []string{`{type: prompt_resolved, prompt: "1"}`},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want:   []string{`x.yaml:5:7: expect.events[0] {"type":"prompt_resolved","prompt":"1"}`},
 		},
 		{
 			name:   "nearest earlier line",
 			events: []string{"{type: agent_run, kind: continue}", "{type: auto_retry_start, attempt: 2}"},
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want: []string{`x.yaml:6:7: expect.events[1] {"type":"auto_retry_start","attempt":2}: ` +
 				`no matching line after trace line 4 (of 7); nearest earlier: trace line 3 has attempt=1`},
 		},
@@ -126,7 +126,7 @@ func TestCheckExpect(t *testing.T) {
 				"{type: auto_retry_start, attempt: 1}",
 				"{type: final}",
 			},
-			f: idleFinal,
+			f: expectIdleFinal,
 			want: []string{`x.yaml:6:7: expect.events[1] {"type":"auto_retry_start","attempt":1}: ` +
 				`no matching line after trace line 5 (of 7); out of order: it matches trace line 3`},
 		},
@@ -138,7 +138,7 @@ func TestCheckExpect(t *testing.T) {
 				"{type: auto_retry_end}",
 				"{type: agent_run, kind: prompt}",
 			},
-			f: idleFinal,
+			f: expectIdleFinal,
 			want: []string{
 				`x.yaml:6:7: expect.events[1] {"type":"no_such_line"}: no matching line after trace line 4 (of 7)`,
 				`x.yaml:8:7: expect.events[3] {"type":"agent_run","kind":"prompt"}: no matching line after trace line 5 (of 7); out of order: it matches trace line 1`,
@@ -147,7 +147,7 @@ func TestCheckExpect(t *testing.T) {
 		{
 			name:  "final matches",
 			final: "{state: idle, attempt: 0, isRetrying: false, unresolvedPrompts: []}",
-			f:     idleFinal,
+			f:     expectIdleFinal,
 		},
 		{
 			name:  "final matches nil prompts",
@@ -174,7 +174,7 @@ func TestCheckExpect(t *testing.T) {
 			name:   "events then final",
 			events: []string{"{type: nope}"},
 			final:  "{state: cancelled}",
-			f:      idleFinal,
+			f:      expectIdleFinal,
 			want: []string{
 				`x.yaml:5:7: expect.events[0] {"type":"nope"}: no matching line in the trace (7 lines)`,
 				`x.yaml:7:5: expect.final.state: got "idle", want "cancelled"`,
@@ -218,7 +218,7 @@ func TestCheckExpectBuiltInCode(t *testing.T) {
 		{Fields: map[string]any{"type": "final", "unresolvedPrompts": []int{}}},
 		{Fields: map[string]any{"type": "final", "attempt": 7}, Keys: []string{"type", "attempt"}, Pos: Pos{Line: 9, Column: 3}},
 	}}}
-	got := CheckExpect(sc, []byte(expectTrace), idleFinal)
+	got := CheckExpect(sc, []byte(expectTrace), expectIdleFinal)
 	want := []string{`code.yaml:9:3: expect.events[2] {"type":"final","attempt":7}: no matching line after trace line 7 (of 7); nearest earlier: trace line 7 has attempt=0`}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q\nwant %q", got, want)
@@ -227,7 +227,7 @@ func TestCheckExpectBuiltInCode(t *testing.T) {
 
 func TestCheckExpectBadTraceLine(t *testing.T) {
 	sc := expectScenario(t, []string{"{type: agent_run}"}, "")
-	got := CheckExpect(sc, []byte("{oops\n"+expectTrace), idleFinal)
+	got := CheckExpect(sc, []byte("{oops\n"+expectTrace), expectIdleFinal)
 	if len(got) != 1 || !strings.Contains(got[0], "x.yaml: trace line 1 is not a JSON object") {
 		t.Fatalf("got %q", got)
 	}
@@ -249,7 +249,7 @@ func TestRunScenarioResult(t *testing.T) {
 					{Fields: map[string]any{"t": 14000.0, "type": "auto_retry_end", "success": true, "attempt": 3.0}},
 					{Fields: map[string]any{"type": "prompt_resolved", "prompt": 1.0}},
 				},
-				Final: &ExpectFinal{State: ptr("idle"), Attempt: ptr(0), IsRetrying: ptr(false), UnresolvedPrompts: []int{}, HasUnresolved: true},
+				Final: &ExpectFinal{State: expectPtr("idle"), Attempt: expectPtr(0), IsRetrying: expectPtr(false), UnresolvedPrompts: []int{}, HasUnresolved: true},
 			},
 			passed: true,
 		},
@@ -309,4 +309,4 @@ func TestRunScenarioResultUnknownVariant(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func expectPtr[T any](v T) *T { return &v }

@@ -57,16 +57,16 @@ func RunScenario(sc *Scenario, opt Options) (*Result, error) {
 	}
 	if runErr != nil {
 		res.Failures = []string{fmt.Sprintf("%s: simulation stopped at t=%dms: %v",
-			scenarioPos(sc, Pos{}), f.At.Milliseconds(), runErr)}
+			resPos(sc, Pos{}), f.At.Milliseconds(), runErr)}
 		return res, nil
 	}
 	res.Failures = CheckExpect(sc, res.Trace, f)
 	return res, nil
 }
 
-// scenarioPos renders p, falling back to the scenario's file when p has no
+// resPos renders p, falling back to the scenario's file when p has no
 // file name (a Scenario built in code).
-func scenarioPos(sc *Scenario, p Pos) string {
+func resPos(sc *Scenario, p Pos) string {
 	if p.File == "" && sc != nil {
 		p.File = sc.Path
 	}

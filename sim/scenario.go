@@ -209,8 +209,9 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 }
 
 // ScenarioFiles expands paths: a directory gives every *.yaml, *.yml and
-// *.json file in it (not recursive, sorted by name, skipping *.out.jsonl and
-// names starting with '.' or '_'); a file is taken as is.
+// *.json file in it (not recursive, sorted by name, skipping *.out.jsonl,
+// manifest.json (a conformance set's index) and names starting with '.' or
+// '_'); a file is taken as is.
 func ScenarioFiles(paths ...string) ([]string, error) {
 	var out []string
 	for _, path := range paths {
@@ -247,7 +248,7 @@ func ScenarioFiles(paths ...string) ([]string, error) {
 }
 
 func scnIsScenarioName(name string) bool {
-	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || strings.HasSuffix(name, ".out.jsonl") {
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || strings.HasSuffix(name, ".out.jsonl") || name == "manifest.json" {
 		return false
 	}
 	switch filepath.Ext(name) {

@@ -102,6 +102,10 @@ type Session struct {
 	compAt   time.Duration // time of the latest compaction
 	compDone bool          // a compaction has happened
 	waiting  []int         // original: prompts waiting on the open chain
+	aborting bool          // an abort action is being handled
+	deferred []int         // original: prompts resolving after the abort response
+	ending   bool          // the reply being handled ends its run
+	afterEnd []int         // original: prompts resolving after agent_run_end
 	// Observe, when set, is called with every trace line as it is written
 	// (the RPC mode and the terminal player stream from it).
 	Observe  func(line []byte)
@@ -154,7 +158,13 @@ func NewSession(sc *Scenario, opt Options) (*Session, error) {
 		// own run ended; it resolves when that promise is resolved.
 		s.ctrl.OnRelease(func() {
 			for _, p := range s.waiting {
-				s.resolve(p)
+				if s.ending {
+					s.afterEnd = append(s.afterEnd, p)
+				} else if s.aborting && !s.inFlight {
+					s.deferred = append(s.deferred, p)
+				} else {
+					s.resolve(p)
+				}
 			}
 			s.waiting = s.waiting[:0]
 		})
@@ -279,8 +289,17 @@ func (s *Session) Do(a Action) {
 	case "prompt":
 		s.Prompt(a.Message, a.ID, true)
 	case "abort":
+		// The original's abort() awaits the agent going idle before it
+		// answers; prompts it releases while no run is in flight, and a
+		// prompt whose own aborted run ends, resolve after the response.
+		s.aborting = true
 		s.Abort()
 		s.response(a.ID, "abort", true, "", false)
+		s.aborting = false
+		for _, p := range s.deferred {
+			s.resolve(p)
+		}
+		s.deferred = s.deferred[:0]
 	case "abort_retry":
 		// The response comes before the auto_retry_end it causes, as in the original.
 		s.response(a.ID, "abort_retry", true, "", false)
@@ -441,7 +460,9 @@ func (s *Session) reply(t Turn, scripted bool) {
 	s.trace.buf = append(s.trace.buf, '}')
 	s.end()
 	s.cur.last, s.cur.hasLast = m, true
+	s.ending = t.StopReason != policy.StopReasonToolUse
 	s.ctrl.OnMessageEnd(m)
+	s.ending = false
 	if t.StopReason == policy.StopReasonToolUse {
 		s.appendMessage(Message{Role: RoleToolResult})
 		s.call()
@@ -455,6 +476,12 @@ func (s *Session) endRun() {
 	s.inFlight = false
 	s.trace.begin(s.sched.now, "agent_run_end")
 	s.end()
+	// The original resolves a prompt released by the run's last reply only
+	// after the run is over; one released by a mid-run toolUse at once.
+	for _, p := range s.afterEnd {
+		s.resolve(p)
+	}
+	s.afterEnd = s.afterEnd[:0]
 	var last *policy.AssistantMessage
 	if r.hasLast {
 		last = &r.last
@@ -476,6 +503,10 @@ func (s *Session) promptRunEnded(p int) {
 	}
 	if s.ctrl.IsRetrying() {
 		s.waiting = append(s.waiting, p)
+		return
+	}
+	if s.aborting {
+		s.deferred = append(s.deferred, p)
 		return
 	}
 	s.resolve(p)

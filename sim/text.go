@@ -34,7 +34,7 @@ func FormatText(trace []byte) ([]byte, error) {
 		if len(line) == 0 {
 			continue
 		}
-		fields, err := decodeOrdered(line)
+		fields, err := txtDecodeObject(line)
 		if err != nil {
 			return nil, fmt.Errorf("trace line %d: %w", n, err)
 		}
@@ -45,12 +45,12 @@ func FormatText(trace []byte) ([]byte, error) {
 			switch {
 			case f.key == "t" && !haveT:
 				haveT = true
-				r.ms, r.sec = formatTime(f.raw)
+				r.ms, r.sec = txtTime(f.raw)
 			case f.key == "type" && !haveType:
 				haveType = true
-				r.typ = textValue(f.raw)
+				r.typ = txtValue(f.raw)
 			default:
-				rest = append(rest, textKey(f.key)+"="+textValue(f.raw))
+				rest = append(rest, txtKey(f.key)+"="+txtValue(f.raw))
 			}
 		}
 		r.fields = strings.Join(rest, " ")
@@ -96,14 +96,14 @@ func FormatText(trace []byte) ([]byte, error) {
 	return res, nil
 }
 
-// orderedField is one key of a JSON object with its raw value.
-type orderedField struct {
+// txtField is one key of a JSON object with its raw value.
+type txtField struct {
 	key string
 	raw json.RawMessage
 }
 
-// decodeOrdered reads one JSON object, keeping its keys in order.
-func decodeOrdered(line []byte) ([]orderedField, error) {
+// txtDecodeObject reads one JSON object, keeping its keys in order.
+func txtDecodeObject(line []byte) ([]txtField, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -113,7 +113,7 @@ func decodeOrdered(line []byte) ([]orderedField, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	var out []orderedField
+	var out []txtField
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -127,7 +127,7 @@ func decodeOrdered(line []byte) ([]orderedField, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		out = append(out, orderedField{key, raw})
+		out = append(out, txtField{key, raw})
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
 		return nil, err
@@ -141,9 +141,9 @@ func decodeOrdered(line []byte) ([]orderedField, error) {
 	return out, nil
 }
 
-// formatTime renders "t" as milliseconds and as seconds with three
+// txtTime renders "t" as milliseconds and as seconds with three
 // decimals; a non-number is shown as it is.
-func formatTime(raw json.RawMessage) (ms, sec string) {
+func txtTime(raw json.RawMessage) (ms, sec string) {
 	s := string(raw)
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		sign := ""
@@ -159,18 +159,18 @@ func formatTime(raw json.RawMessage) (ms, sec string) {
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		return s, strconv.FormatFloat(f/1000, 'f', 3, 64) + "s"
 	}
-	return textValue(raw), ""
+	return txtValue(raw), ""
 }
 
-// textValue renders a raw JSON value for the timeline.
-func textValue(raw json.RawMessage) string {
+// txtValue renders a raw JSON value for the timeline.
+func txtValue(raw json.RawMessage) string {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err == nil {
-			if bareString(s) {
+			if txtBareString(s) {
 				return s
 			}
-			return compactValue(s)
+			return expCompactValue(s)
 		}
 	}
 	var b bytes.Buffer
@@ -180,24 +180,24 @@ func textValue(raw json.RawMessage) string {
 	return b.String()
 }
 
-// textKey renders a key bare when it is safe to, JSON-quoted otherwise.
-func textKey(k string) string {
-	if plainText(k) {
+// txtKey renders a key bare when it is safe to, JSON-quoted otherwise.
+func txtKey(k string) string {
+	if txtPlain(k) {
 		return k
 	}
-	return compactValue(k)
+	return expCompactValue(k)
 }
 
-// bareString reports whether string value s can be shown without quotes:
-// plainText, and not readable as another JSON value (a number, true,
+// txtBareString reports whether string value s can be shown without quotes:
+// plain (txtPlain), and not readable as another JSON value (a number, true,
 // false, null).
-func bareString(s string) bool {
-	return plainText(s) && !json.Valid([]byte(s))
+func txtBareString(s string) bool {
+	return txtPlain(s) && !json.Valid([]byte(s))
 }
 
-// plainText reports whether s is not empty and has no spaces, quotes,
+// txtPlain reports whether s is not empty and has no spaces, quotes,
 // backslashes, '=' or control characters.
-func plainText(s string) bool {
+func txtPlain(s string) bool {
 	if s == "" {
 		return false
 	}

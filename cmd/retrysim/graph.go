@@ -18,7 +18,7 @@ Graphviz digraph (--format dot) or a mermaid state diagram (--format mermaid).
 
 Exit status: 0 when the diagram was printed, 2 on invalid flags.`,
 		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs)
+			variantFlag(fs, "draw the machine of the policy variant `NAME` instead of sound")
 			fs.String("format", "dot", "draw the machine as `FORMAT`: dot (Graphviz) or mermaid")
 		},
 		run: runGraph,

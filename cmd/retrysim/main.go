@@ -253,10 +253,10 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// variantFlag defines --variant on fs.
-func variantFlag(fs *flag.FlagSet) {
-	fs.String("variant", "", "run the policy variant `NAME` instead of the scenario's (one of: "+
-		strings.Join(policy.VariantNames(), ", ")+")")
+// variantFlag defines --variant on fs; what says what it does with the
+// variant, e.g. "run the policy variant `NAME` instead of the scenario's".
+func variantFlag(fs *flag.FlagSet, what string) {
+	fs.String("variant", "", what+" (one of: "+strings.Join(policy.VariantNames(), ", ")+")")
 }
 
 // flagString returns the value of string flag name of fs.

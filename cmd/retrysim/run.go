@@ -22,8 +22,10 @@ stderr and the other files still run.
 
 Exit status: 0 when every scenario passed, 1 when one failed, 2 when a path
 or scenario file was invalid.`,
-		flags: variantFlag,
-		run:   runRun,
+		flags: func(fs *flag.FlagSet) {
+			variantFlag(fs, "run the policy variant `NAME` instead of each scenario's")
+		},
+		run: runRun,
 	})
 }
 

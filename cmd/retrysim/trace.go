@@ -21,7 +21,7 @@ Exit status: 0 when the trace was printed, 1 when the simulation did not
 finish (the partial trace is printed), 2 on invalid flags or an invalid
 scenario file.`,
 		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs)
+			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
 			fs.String("format", "jsonl", "print the trace as `FORMAT`: jsonl (the trace itself) or text (an aligned timeline)")
 		},
 		run: runTrace,

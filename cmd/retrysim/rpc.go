@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/ohmypi/retryfsm/rpc"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+func init() {
+	register(&command{
+		name:  "rpc",
+		short: "speak the original's JSON lines RPC protocol on stdin/stdout over a simulated session",
+		long: `Serves the original agent's RPC protocol: commands one JSON object per line
+on stdin, handled one at a time, each answered with one response line; the
+session's events (agent_start, message_end, agent_end, auto_retry_start,
+auto_retry_end, auto_compaction_start, auto_compaction_end, prompt_resolved)
+are written as they happen. Nothing but JSON lines goes to stdout.
+
+Commands: prompt {message}, abort, abort_retry, set_auto_retry {enabled},
+get_state, and with --virtual advance {ms}. Any command may carry a string
+"id", echoed in its response.
+
+The session is the simulated one, its provider scripted by the turns and
+settings of --scenario FILE (its actions and initial prompt are ignored;
+without --scenario every model call succeeds). It runs on the real clock (a
+2 s backoff takes 2 s), or with --virtual on virtual time that moves only on
+{"type":"advance","ms":N}, and then every event carries "t".
+
+At the end of the input: with --virtual the session runs to quiescence and
+its remaining events are written; on the real clock it is aborted and the
+resulting events are written. Then the command exits.
+
+Exit status: 0 at the end of the input (or when stdout is closed), 1 when
+the simulation runs away or reading stdin fails, 2 on invalid flags or an
+invalid scenario file.`,
+		flags: func(fs *flag.FlagSet) {
+			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
+			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
+			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
+		},
+		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+			return runRPC(fs, args, os.Stdin, stdout, stderr)
+		},
+	})
+}
+
+// defaultRPCScenario is the session without --scenario: default settings,
+// no scripted turns (every model call ends with "stop").
+const defaultRPCScenario = `{"name":"rpc"}`
+
+func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := lookup("rpc")
+	if len(args) != 0 {
+		return usageError(c, stderr, "unexpected arguments: %s (the scenario is given with --scenario FILE)", strings.Join(args, " "))
+	}
+	variant, ok := checkVariant(c, fs, stderr)
+	if !ok {
+		return exitUsage
+	}
+	var sc *sim.Scenario
+	if path := flagString(fs, "scenario"); path != "" {
+		if sc, ok = loadOne(path, stderr); !ok {
+			return exitUsage
+		}
+	} else {
+		var err error
+		if sc, err = sim.ParseScenario("", []byte(defaultRPCScenario)); err != nil {
+			fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
+			return exitFail
+		}
+	}
+	if f, isFile := stdout.(*os.File); isFile && f == os.Stdout {
+		// A closed stdout must end the server quietly: get EPIPE as an
+		// error instead of being killed by SIGPIPE.
+		signal.Ignore(syscall.SIGPIPE)
+	}
+	err := rpc.Serve(context.Background(), stdin, stdout, rpc.Options{
+		Scenario: sc,
+		Variant:  variant,
+		Virtual:  flagString(fs, "virtual") == "true",
+		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
+	})
+	switch {
+	case err == nil, errors.Is(err, rpc.ErrOutput):
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
+		return exitFail
+	}
+}
+
+// prefixWriter writes each diagnostic (one Write per line) with a prefix.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+const threeErrorsTurns = `turns:
+  - {stopReason: error, errorMessage: 529 overloaded_error}
+  - {stopReason: error, errorMessage: 503 service unavailable}
+  - {stopReason: error, errorMessage: fetch failed}
+  - {stopReason: stop}
+`
+
+// passScenario's expectations hold.
+const passScenario = "name: passing\n" + threeErrorsTurns + `expect:
+  events:
+    - {t: 0, type: auto_retry_start, attempt: 1, delayMs: 2000}
+    - {t: 14000, type: auto_retry_end, success: true, attempt: 3}
+    - {type: prompt_resolved, prompt: 1}
+  final: {state: idle, attempt: 0, isRetrying: false, unresolvedPrompts: []}
+`
+
+// failScenario's event (line 9, column 7) and final state (line 10,
+// column 10) do not hold.
+const failScenario = "name: failing\n" + threeErrorsTurns + `expect:
+  events:
+    - {type: auto_retry_end, success: true, attempt: 2}
+  final: {state: exhausted}
+`
+
+// badScenario has an unknown stopReason at line 2, column 42.
+const badScenario = "name: bad\nturns: [{stopReason: stop}, {stopReason: bogus}]\n"
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestRun(t *testing.T) {
+	originalKnown := false
+	if _, err := policy.VariantByName("original"); err == nil {
+		originalKnown = true
+	}
+	passOnly := writeFiles(t, map[string]string{"pass.yaml": passScenario})
+	mixed := writeFiles(t, map[string]string{"a-pass.yaml": passScenario, "b-fail.yaml": failScenario, "notes.txt": "x"})
+	invalid := writeFiles(t, map[string]string{"a-pass.yaml": passScenario, "b-bad.yaml": badScenario})
+	original := writeFiles(t, map[string]string{"orig.yaml": "variant: original\nturns: [{stopReason: stop}]\n"})
+	empty := t.TempDir()
+
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout         []string // substrings, in order
+		closing        string
+		stderr         []string
+		noStderr       bool
+		skipIfOriginal bool // run only while "original" is unknown
+	}{
+		{
+			name:     "all pass",
+			args:     []string{"run", passOnly},
+			code:     exitOK,
+			stdout:   []string{"PASS  passing  (" + filepath.Join(passOnly, "pass.yaml") + ")\n"},
+			closing:  "1 passed, 0 failed",
+			noStderr: true,
+		},
+		{
+			name: "one passes, one fails",
+			args: []string{"run", mixed},
+			code: exitFail,
+			stdout: []string{
+				"PASS  passing  (" + filepath.Join(mixed, "a-pass.yaml") + ")\n",
+				"FAIL  failing  (" + filepath.Join(mixed, "b-fail.yaml") + ")\n",
+				"    " + filepath.Join(mixed, "b-fail.yaml") + `:9:7: expect.events[0] {"type":"auto_retry_end","success":true,"attempt":2}: ` +
+					"no matching line in the trace",
+				"nearest: trace line ",
+				"has attempt=3\n",
+				"    " + filepath.Join(mixed, "b-fail.yaml") + `:10:10: expect.final.state: got "idle", want "exhausted"` + "\n",
+			},
+			closing:  "1 passed, 1 failed",
+			noStderr: true,
+		},
+		{
+			name:    "files and directories mixed, flags after paths",
+			args:    []string{"run", filepath.Join(mixed, "b-fail.yaml"), passOnly, "--variant", "sound"},
+			code:    exitFail,
+			stdout:  []string{"FAIL  failing", "PASS  passing"},
+			closing: "1 passed, 1 failed",
+		},
+		{
+			name:    "--variant=sound before paths",
+			args:    []string{"run", "--variant=sound", passOnly},
+			code:    exitOK,
+			closing: "1 passed, 0 failed",
+		},
+		{
+			name:    "invalid file: the valid ones still run",
+			args:    []string{"run", invalid},
+			code:    exitUsage,
+			stdout:  []string{"PASS  passing"},
+			closing: "1 passed, 0 failed",
+			stderr:  []string{filepath.Join(invalid, "b-bad.yaml") + `:2:42: turns[1].stopReason: unknown value "bogus"`, "1 invalid"},
+		},
+		{
+			name:    "missing path",
+			args:    []string{"run", filepath.Join(empty, "nope.yaml"), passOnly},
+			code:    exitUsage,
+			stdout:  []string{"PASS  passing"},
+			closing: "1 passed, 0 failed",
+			stderr:  []string{"nope.yaml", "no such file"},
+		},
+		{
+			name:    "directory without scenarios",
+			args:    []string{"run", empty},
+			code:    exitUsage,
+			closing: "0 passed, 0 failed",
+			stderr:  []string{"no scenario files"},
+		},
+		{
+			name:           "scenario of an unknown variant",
+			args:           []string{"run", original},
+			code:           exitUsage,
+			closing:        "0 passed, 0 failed",
+			stderr:         []string{filepath.Join(original, "orig.yaml") + `: variant: unknown variant "original"`},
+			skipIfOriginal: true,
+		},
+		{
+			name:    "conformance file",
+			args:    []string{"run", filepath.Join(publicDir, "03-three-errors-then-success.json")},
+			code:    exitOK,
+			stdout:  []string{"PASS  03-three-errors-then-success  (" + filepath.Join(publicDir, "03-three-errors-then-success.json") + ")"},
+			closing: "1 passed, 0 failed",
+		},
+		{name: "no paths", args: []string{"run"}, code: exitUsage, stderr: []string{"no scenario paths given"}},
+		{name: "unknown --variant", args: []string{"run", passOnly, "--variant", "nope"}, code: exitUsage, stderr: []string{`unknown variant "nope"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skipIfOriginal && originalKnown {
+				t.Skip(`the "original" variant exists now`)
+			}
+			code, out, errOut := runMain(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
+			}
+			rest := out
+			for _, w := range tt.stdout {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("stdout lacks %q (in order):\n%s", w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+			if tt.closing != "" && lastLine(out) != tt.closing {
+				t.Errorf("closing line %q, want %q\nstdout:\n%s", lastLine(out), tt.closing, out)
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			if tt.noStderr && errOut != "" {
+				t.Errorf("stderr not empty:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestRunOriginalVariant runs a scenario of the "original" variant once it
+// exists: it must run (exit 0 or 1), not be reported invalid.
+func TestRunOriginalVariant(t *testing.T) {
+	if _, err := policy.VariantByName("original"); err != nil {
+		t.Skip(`no "original" variant yet`)
+	}
+	dir := writeFiles(t, map[string]string{"orig.yaml": "variant: original\nturns: [{stopReason: stop}]\n"})
+	code, out, errOut := runMain(t, "run", dir)
+	if code != exitOK || lastLine(out) != "1 passed, 0 failed" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,507 @@
+// Package explore is an exhaustive explorer of the retry policy inside its
+// session: a pure abstract model of sim's session loop, stepped breadth-first
+// over every enabled input, checking the invariants of SPEC.md at every step
+// and at quiescence. Retry decisions are never reimplemented: every input of
+// the retry machine goes through policy.Variant.Decide and its effects are
+// applied abstractly; session differences are read from Variant.Session.
+//
+// See SPEC-explorer.md for the state tuple, the alphabet and the invariants.
+package explore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Input is one input of the explorer's alphabet. The order is fixed: it is
+// the tie-break order of shortest counterexamples.
+type Input uint8
+
+// The alphabet. Replies complete the LLM call in flight; actions are client
+// commands; FireTimer fires the pending timer due first.
+const (
+	ReplyRetryable Input = iota // {stopReason: error, errorMessage: "529 overloaded_error"}
+	ReplyOverflow               // {stopReason: error, errorMessage: "prompt is too long: ..."}
+	ReplyFatal                  // {stopReason: error, errorMessage: "invalid api key"}
+	ReplyAborted                // {stopReason: aborted}
+	ReplyStop                   // {stopReason: stop}
+	ReplyToolUse                // {stopReason: toolUse}: the run calls again
+	ActAbortRetry               // abort_retry
+	ActAbort                    // abort
+	ActEnable                   // set_auto_retry true (only while disabled)
+	ActDisable                  // set_auto_retry false (only while enabled)
+	ActPrompt                   // prompt (accepted or rejected)
+	FireTimer                   // the next due timer fires
+	// ReplyEmpty ends the run without any assistant message. No scenario
+	// can express it (every run makes a call); only Options.Extended
+	// enables it.
+	ReplyEmpty
+	numInputs
+)
+
+var inputNames = [numInputs]string{
+	"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
+	"abort_retry", "abort", "set_auto_retry:true", "set_auto_retry:false", "prompt", "fire_timer",
+	"reply:empty",
+}
+
+func (i Input) String() string {
+	if i >= numInputs {
+		return fmt.Sprintf("Input(%d)", int(i))
+	}
+	return inputNames[i]
+}
+
+// Messages of the error replies of the alphabet.
+const (
+	MsgRetryable = "529 overloaded_error"
+	MsgOverflow  = "prompt is too long: 213462 tokens > 200000 maximum"
+	MsgFatal     = "invalid api key"
+	// Texts of sim's session (kept equal to sim's constants by a test).
+	msgAborted              = "Request was aborted"
+	errContinueStreaming    = "Agent is already processing. Wait for completion before continuing."
+	errContinueEmpty        = "No messages to continue from"
+	errContinueAssistant    = "Cannot continue from message role: assistant"
+	compactionDelayMs       = 100
+	baseDelay               = 2000 * time.Millisecond
+	maxTimers               = 4
+	defaultEpochMs    int64 = 1771200000000
+)
+
+var epoch = time.UnixMilli(defaultEpochMs).UTC()
+
+// RunKind is the kind of the agent run in flight.
+type RunKind uint8
+
+// Run kinds (RunNone: no run in flight).
+const (
+	RunNone RunKind = iota
+	RunPrompt
+	RunRetry
+	RunCompaction
+)
+
+func (k RunKind) String() string {
+	return [...]string{"none", "prompt", "retry", "compaction"}[k]
+}
+
+// TimerKind is what a pending timer does when it fires.
+type TimerKind uint8
+
+// Timer kinds.
+const (
+	TimerBackoff    TimerKind = iota // a live backoff wait (inert ones are dropped)
+	TimerContinue                    // the original's 0 ms continue after a wait
+	TimerCompaction                  // the compaction continue, 100 ms after compaction
+)
+
+func (k TimerKind) String() string {
+	return [...]string{"backoff", "continue0", "compaction"}[k]
+}
+
+// Timer is a pending timer. Rem is its due time relative to the abstract
+// now, in ms; actions take no abstract time, only firing a timer advances
+// it. Timers are kept ordered by (Rem, arming order).
+type Timer struct {
+	Kind TimerKind
+	Ctl  bool  // backoff: the cancellable wait (the Controller's abort controller)
+	Rem  int64 // ms until due
+}
+
+// State is the explorer's abstract state: finite, comparable.
+type State struct {
+	Snap    policy.Snapshot // retry machine: state, attempt, chain open, waits, cancellable
+	Enabled bool            // retry.enabled
+	Started bool            // a prompt was accepted (the runtime context is not empty)
+	Run     RunKind         // the run in flight (its LLM call is in flight too)
+	RunMsg  bool            // the run has an assistant message (tracked only when Extended)
+	CtxAsst bool            // the runtime context ends with an assistant message
+	Pending bool            // a prompt is unresolved (never more than one)
+	Waiting bool            // original: that prompt waits on the retry promise
+	// The chain as the observations show it (auto_retry_start/end).
+	ChainOpen    bool
+	ChainAttempt int8
+	NT           uint8
+	T            [maxTimers]Timer
+}
+
+// Quiescent reports whether nothing is in flight and no timer is pending.
+func (s *State) Quiescent() bool { return s.NT == 0 && s.Run == RunNone }
+
+func (s State) String() string {
+	t := ""
+	for i := 0; i < int(s.NT); i++ {
+		c := ""
+		if s.T[i].Ctl {
+			c = "*"
+		}
+		t += fmt.Sprintf(" %s%s@%d", s.T[i].Kind, c, s.T[i].Rem)
+	}
+	return fmt.Sprintf("{%s attempt=%d open=%t armed=%d ctl=%t enabled=%t run=%s ctxAsst=%t pending=%t waiting=%t chain=%t/%d timers=[%s]}",
+		s.Snap.State, s.Snap.Attempt, s.Snap.Open, s.Snap.Armed, s.Snap.Controlled, s.Enabled, s.Run, s.CtxAsst,
+		s.Pending, s.Waiting, s.ChainOpen, s.ChainAttempt, t)
+}
+
+// ObsKind is the kind of one observation of a step.
+type ObsKind uint8
+
+// Observation kinds, in the order the session writes them.
+const (
+	ObsTransition      ObsKind = iota // a non-ignored rule fired (Edge, Rule)
+	ObsStart                          // auto_retry_start (Attempt)
+	ObsEnd                            // auto_retry_end (Success, Attempt)
+	ObsResolved                       // prompt_resolved (the pending prompt)
+	ObsAccepted                       // a prompt was accepted
+	ObsRejected                       // prompt_rejected
+	ObsRun                            // agent_run (Run)
+	ObsCall                           // an LLM call started (takes the next turn)
+	ObsContinueRejected               // continue_rejected
+	ObsCompaction                     // auto_compaction_start
+	ObsDecide                         // every Decide, ignored rules included (Rule, From)
+)
+
+// Obs is one observation.
+type Obs struct {
+	Kind    ObsKind
+	Attempt int
+	Success bool
+	Run     RunKind
+	Input   policy.Input
+	From    policy.State
+	Edge    fsm.Edge
+	Rule    *policy.Rule
+}
+
+// model steps abstract states. It is not safe for concurrent use; the BFS
+// reuses one.
+type model struct {
+	v        *policy.Variant
+	set      policy.Settings
+	extended bool
+	obs      []Obs
+	overflow bool // a step needed more than maxTimers timers: pruned
+	// Replay bookkeeping (track): the real due time of each timer, parallel
+	// to State.T, and the real now in ms.
+	track bool
+	now   int64
+	dues  [maxTimers]int64
+	bad   string // a replay-time inconsistency
+}
+
+func newModel(v *policy.Variant, maxRetries int, extended bool) *model {
+	return &model{v: v, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}, extended: extended}
+}
+
+// initial is the session before anything happened.
+func initial() State { return State{Snap: policy.Snapshot{State: policy.StateIdle}, Enabled: true} }
+
+// enabled reports whether input in can happen in s.
+func (m *model) enabled(s *State, in Input) bool {
+	if s.NT > 0 && s.T[0].Rem == 0 {
+		return in == FireTimer // a due timer fires before anything else
+	}
+	switch in {
+	case ReplyRetryable, ReplyOverflow, ReplyFatal, ReplyAborted, ReplyStop, ReplyToolUse:
+		return s.Run != RunNone
+	case ReplyEmpty:
+		return m.extended && s.Run != RunNone && !s.RunMsg
+	case ActEnable:
+		return !s.Enabled
+	case ActDisable:
+		return s.Enabled
+	case FireTimer:
+		return s.NT > 0
+	case ActAbortRetry, ActAbort, ActPrompt:
+		return true
+	}
+	return false
+}
+
+// step applies in to s (which must enable it), records the observations in
+// m.obs and returns the next state.
+func (m *model) step(s State, in Input) State {
+	m.obs = m.obs[:0]
+	m.overflow = false
+	switch in {
+	case ReplyRetryable:
+		m.reply(&s, policy.StopReasonError, MsgRetryable)
+	case ReplyOverflow:
+		m.reply(&s, policy.StopReasonError, MsgOverflow)
+	case ReplyFatal:
+		m.reply(&s, policy.StopReasonError, MsgFatal)
+	case ReplyAborted:
+		m.reply(&s, policy.StopReasonAborted, "")
+	case ReplyStop:
+		m.reply(&s, policy.StopReasonStop, "")
+	case ReplyToolUse:
+		m.reply(&s, policy.StopReasonToolUse, "")
+	case ReplyEmpty:
+		m.endRun(&s, nil)
+	case ActAbortRetry:
+		m.decide(&s, policy.InputAbortRetry, "")
+	case ActAbort:
+		m.decide(&s, policy.InputAbort, "")
+		if m.v.Session.CancelCompactionContinue {
+			m.dropTimer(&s, TimerCompaction)
+		}
+		if s.Run != RunNone {
+			m.reply(&s, policy.StopReasonAborted, msgAborted)
+		}
+	case ActEnable:
+		s.Enabled = true
+	case ActDisable:
+		s.Enabled = false
+	case ActPrompt:
+		m.prompt(&s)
+	case FireTimer:
+		m.fire(&s)
+	}
+	// sim's AfterEach (sound): resolve the prompt once its runs and chains are over.
+	if m.v.Session.PromptWaitsForRun && s.Pending && s.Run == RunNone && !s.Snap.Open {
+		m.resolve(&s)
+	}
+	return s
+}
+
+func (m *model) settings(s *State) policy.Settings {
+	set := m.set
+	set.Enabled = s.Enabled
+	return set
+}
+
+// decide runs the variant's pure decision and applies its effects the way
+// policy.Controller does, abstractly.
+func (m *model) decide(s *State, in policy.Input, msg string) policy.Decision {
+	d := m.v.Decide(s.Snap, in, msg, m.settings(s), epoch)
+	m.obs = append(m.obs, Obs{Kind: ObsDecide, Input: in, From: s.Snap.State, Rule: d.Rule})
+	if d.Rule != nil && !d.Rule.Ignored() {
+		m.obs = append(m.obs, Obs{Kind: ObsTransition, Input: in, From: s.Snap.State, Edge: d.Edge, Rule: d.Rule})
+	}
+	s.Snap = d.Next
+	cont, later := false, false
+	for _, e := range d.Effects() {
+		switch e.Kind {
+		case policy.StepEmitStart:
+			m.obs = append(m.obs, Obs{Kind: ObsStart, Attempt: e.Start.Attempt, Input: in})
+		case policy.StepDropError:
+			s.CtxAsst = false
+		case policy.StepArmTimer:
+			m.clearCtl(s)
+			m.addTimer(s, Timer{Kind: TimerBackoff, Ctl: true, Rem: e.Delay.Milliseconds()})
+		case policy.StepCancelTimer:
+			for i := 0; i < int(s.NT); i++ {
+				if s.T[i].Kind == TimerBackoff && s.T[i].Ctl {
+					m.removeTimer(s, i)
+					break
+				}
+			}
+		case policy.StepWake, policy.StepUncontrol:
+			m.clearCtl(s)
+		case policy.StepEmitEnd:
+			m.obs = append(m.obs, Obs{Kind: ObsEnd, Attempt: e.End.Attempt, Success: e.End.Success, Input: in})
+		case policy.StepRelease:
+			// The original's prompt() awaits the promise: sim's OnRelease hook.
+			if !m.v.Session.PromptWaitsForRun && s.Waiting {
+				m.resolve(s)
+			}
+		case policy.StepContinue:
+			cont = true
+		case policy.StepContinueLater:
+			later = true
+		}
+	}
+	if later {
+		m.addTimer(s, Timer{Kind: TimerContinue})
+	}
+	if cont {
+		m.continueAgent(s)
+	}
+	return d
+}
+
+func (m *model) clearCtl(s *State) {
+	for i := 0; i < int(s.NT); i++ {
+		s.T[i].Ctl = false
+	}
+}
+
+// addTimer inserts t after every timer due no later (FIFO among equals).
+func (m *model) addTimer(s *State, t Timer) {
+	if int(s.NT) == maxTimers {
+		m.overflow = true
+		return
+	}
+	i := int(s.NT)
+	for i > 0 && s.T[i-1].Rem > t.Rem {
+		i--
+	}
+	copy(s.T[i+1:s.NT+1], s.T[i:s.NT])
+	s.T[i] = t
+	if m.track {
+		copy(m.dues[i+1:s.NT+1], m.dues[i:s.NT])
+		m.dues[i] = m.now + t.Rem
+		if i > 0 && m.dues[i-1] > m.dues[i] || i < int(s.NT) && m.dues[i+1] < m.dues[i] {
+			m.fail("timer order: abstract order differs from real due times")
+		}
+	}
+	s.NT++
+}
+
+func (m *model) removeTimer(s *State, i int) {
+	copy(s.T[i:], s.T[i+1:s.NT])
+	if m.track {
+		copy(m.dues[i:], m.dues[i+1:s.NT])
+	}
+	s.NT--
+	s.T[s.NT] = Timer{}
+}
+
+func (m *model) dropTimer(s *State, k TimerKind) {
+	for i := 0; i < int(s.NT); i++ {
+		if s.T[i].Kind == k {
+			m.removeTimer(s, i)
+			return
+		}
+	}
+}
+
+func (m *model) fail(msg string) {
+	if m.bad == "" {
+		m.bad = msg
+	}
+}
+
+func (m *model) canContinue(s *State) bool {
+	return s.Run == RunNone && s.Started && !s.CtxAsst
+}
+
+// continueAgent is policy.Controller's continueAgent with sim's agent.
+func (m *model) continueAgent(s *State) {
+	if !m.canContinue(s) {
+		m.obs = append(m.obs, Obs{Kind: ObsContinueRejected})
+		m.decide(s, policy.InputContinueFailed, m.continueError(s))
+		return
+	}
+	m.startRun(s, RunRetry)
+}
+
+func (m *model) continueError(s *State) string {
+	switch {
+	case s.Run != RunNone:
+		return errContinueStreaming
+	case !s.Started:
+		return errContinueEmpty
+	}
+	return errContinueAssistant
+}
+
+func (m *model) startRun(s *State, k RunKind) {
+	m.obs = append(m.obs, Obs{Kind: ObsRun, Run: k})
+	s.Run = k
+	s.RunMsg = false
+	m.obs = append(m.obs, Obs{Kind: ObsCall})
+}
+
+// reply is sim's Session.reply: the call in flight ends with a reply.
+func (m *model) reply(s *State, stop policy.StopReason, msg string) {
+	am := policy.AssistantMessage{StopReason: stop, ErrorMessage: msg}
+	s.CtxAsst = true
+	if m.extended {
+		s.RunMsg = true
+	}
+	if am.IsSuccess() {
+		m.decide(s, policy.InputSuccess, "")
+	}
+	if stop == policy.StopReasonToolUse {
+		s.CtxAsst = false // the tool result
+		m.obs = append(m.obs, Obs{Kind: ObsCall})
+		return
+	}
+	m.endRun(s, &am)
+}
+
+// endRun is sim's Session.endRun.
+func (m *model) endRun(s *State, last *policy.AssistantMessage) {
+	kind := s.Run
+	s.Run = RunNone
+	retry := false
+	if in, ok := policy.AgentEndInput(last, 0); ok {
+		msg := ""
+		if last != nil {
+			msg = last.ErrorMessage
+		}
+		d := m.decide(s, in, msg)
+		retry = d.Rule != nil && d.Rule.Event == "retry"
+	}
+	if !retry && last != nil && last.StopReason != policy.StopReasonAborted && policy.IsContextOverflow(*last, 0) {
+		// Compaction hand-off (enabled, succeeding): the reply leaves the
+		// context and a continue is due 100 ms later; an older pending
+		// compaction continue becomes inert.
+		s.CtxAsst = false
+		m.obs = append(m.obs, Obs{Kind: ObsCompaction})
+		m.dropTimer(s, TimerCompaction)
+		m.addTimer(s, Timer{Kind: TimerCompaction, Rem: compactionDelayMs})
+	}
+	if kind == RunPrompt && !m.v.Session.PromptWaitsForRun {
+		if s.Snap.Open {
+			s.Waiting = true
+		} else {
+			m.resolve(s)
+		}
+	}
+}
+
+func (m *model) resolve(s *State) {
+	if s.Pending {
+		s.Pending, s.Waiting = false, false
+		m.obs = append(m.obs, Obs{Kind: ObsResolved})
+	}
+}
+
+// prompt is sim's Session.Prompt.
+func (m *model) prompt(s *State) {
+	if s.Run != RunNone || s.Pending || (m.v.Session.RejectPromptDuringChain && s.Snap.Open) {
+		m.obs = append(m.obs, Obs{Kind: ObsRejected})
+		return
+	}
+	m.obs = append(m.obs, Obs{Kind: ObsAccepted})
+	if m.v.Session.CancelCompactionContinue {
+		m.dropTimer(s, TimerCompaction)
+	}
+	s.Pending, s.Waiting = true, false
+	// Session.PrePromptCompactionCheck looks at the last assistant message
+	// of the runtime context. With this alphabet it never overflows: every
+	// overflow reply is compacted (and dropped) at its own agent_end, and
+	// aborted replies carry no usage. So the check never fires here.
+	m.decide(s, policy.InputPrompt, "")
+	s.CtxAsst = false
+	s.Started = true
+	m.startRun(s, RunPrompt)
+}
+
+// fire fires the first pending timer.
+func (m *model) fire(s *State) {
+	t := s.T[0]
+	if m.track {
+		m.now = m.dues[0]
+	}
+	m.removeTimer(s, 0)
+	for i := 0; i < int(s.NT); i++ {
+		s.T[i].Rem -= t.Rem
+	}
+	switch t.Kind {
+	case TimerBackoff:
+		m.decide(s, policy.InputElapsed, "")
+	case TimerContinue:
+		m.continueAgent(s)
+	case TimerCompaction:
+		if !m.canContinue(s) {
+			m.obs = append(m.obs, Obs{Kind: ObsContinueRejected})
+			return
+		}
+		m.startRun(s, RunCompaction)
+	}
+}

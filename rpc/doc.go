@@ -1,0 +1,19 @@
+// Package rpc serves the original agent's JSON lines RPC protocol over a
+// simulated session (Serve, behind "retrysim rpc"), and is a Go client of
+// that protocol (Start, NewClient).
+//
+// The protocol: commands are read one per line and handled one at a time;
+// each gets one response
+//
+//	{"id"?, "type":"response", "command", "success", "data"? | "error"?}
+//
+// and the session's events are written as they happen, one object per
+// line without an envelope: agent_start, message_end, agent_end,
+// auto_retry_start, auto_retry_end, auto_compaction_start,
+// auto_compaction_end and prompt_resolved (with "t", the virtual time in
+// ms, first when the server runs with virtual time).
+//
+// Commands: prompt {message}, abort, abort_retry, set_auto_retry
+// {enabled}, get_state, and advance {ms} (virtual time only). Every
+// command may carry a string "id", echoed in its response.
+package rpc

@@ -1,0 +1,118 @@
+package rpc
+
+import (
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// RealTime runs a sim.Scheduler on a wall clock: the event due at virtual
+// time t fires at the wall instant base+t, so a 2 s backoff takes 2 s. It
+// starts no goroutine and, like the Scheduler, is used from the one
+// goroutine that drives the session. The loop it is made for:
+//
+//	for {
+//		rt.RunDue()                  // fire what is due, then write the events
+//		select {
+//		case <-rt.Wake(): // the next event is due
+//		case line := <-input: // handle a command at rt.Now()
+//		}
+//	}
+type RealTime struct {
+	sched *sim.Scheduler
+	clk   clock.Clock
+	base  time.Time // wall instant of virtual time 0
+	timer *clock.Timer
+}
+
+// NewRealTime maps the scheduler's current virtual time to the clock's
+// now. A nil clk means the system clock.
+func NewRealTime(s *sim.Scheduler, clk clock.Clock) *RealTime {
+	if clk == nil {
+		clk = clock.New()
+	}
+	return &RealTime{sched: s, clk: clk, base: clk.Now().Add(-s.Elapsed())}
+}
+
+// Now is the virtual time the wall clock has reached. It is never before
+// the scheduler's own time (after Jump, or when events ran late).
+func (r *RealTime) Now() time.Duration {
+	d := r.clk.Since(r.base)
+	if e := r.sched.Elapsed(); d < e {
+		return e
+	}
+	return d
+}
+
+// RunDue fires every event due by Now, in order, and moves virtual time to
+// Now. It returns sim.ErrTooManyEvents, leaving the rest of the queue,
+// when one call would fire more than sim.MaxEvents events.
+func (r *RealTime) RunDue() error { return runUntil(r.sched, r.Now()) }
+
+// Wake returns a channel that receives once the next queued event is due,
+// or a nil channel (which never receives) when the queue is empty. When
+// limit is positive the channel also receives after limit at the latest.
+// Each call replaces the timer of the previous one.
+func (r *RealTime) Wake(limit time.Duration) <-chan time.Time {
+	r.Stop()
+	d := time.Duration(-1)
+	if at, ok := r.sched.NextAt(); ok {
+		d = max(at-r.Now(), 0)
+	}
+	if limit > 0 && (d < 0 || limit < d) {
+		d = limit
+	}
+	if d < 0 {
+		return nil
+	}
+	r.timer = r.clk.Timer(d)
+	return r.timer.C
+}
+
+// Jump moves the mapping forward so that virtual time t is now: the wait
+// until t is skipped. A t not after Now does nothing.
+func (r *RealTime) Jump(t time.Duration) {
+	if now := r.Now(); t > now {
+		r.base = r.base.Add(-(t - now))
+	}
+}
+
+// Stop releases the timer of the last Wake.
+func (r *RealTime) Stop() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// runUntil fires every event due at or before t and moves time to t, like
+// Scheduler.RunUntil, but gives up after sim.MaxEvents events.
+func runUntil(s *sim.Scheduler, t time.Duration) error {
+	start := s.Fired()
+	for {
+		at, ok := s.NextAt()
+		if !ok || at > t {
+			break
+		}
+		s.Step()
+		if s.Fired()-start > sim.MaxEvents {
+			return sim.ErrTooManyEvents
+		}
+	}
+	s.RunUntil(t)
+	return nil
+}
+
+// runAll fires every queued event (virtual time jumps from one to the
+// next) until the queue is empty, giving up after sim.MaxEvents events.
+func runAll(s *sim.Scheduler) error {
+	start := s.Fired()
+	for s.Step() {
+		if s.Fired()-start > sim.MaxEvents {
+			return sim.ErrTooManyEvents
+		}
+	}
+	return nil
+}

@@ -1,0 +1,527 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// Commands the server understands (the "type" of a command line).
+var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "get_state", "advance"}
+
+// MaxAdvanceMs is the largest "ms" an advance command accepts.
+const MaxAdvanceMs = 1_000_000_000_000
+
+// ErrOutput wraps the error of a failed write to the server's output (for
+// example a closed pipe): the server stops at once.
+var ErrOutput = errors.New("rpc: writing the output failed")
+
+// Options configure Serve.
+type Options struct {
+	// Scenario scripts the simulated provider: its turns, settings,
+	// variant, context window, compaction and identity fields are used;
+	// its actions and initial prompt are ignored (prompts come from the
+	// client). Required.
+	Scenario *sim.Scenario
+	// Variant overrides the scenario's policy variant when not empty.
+	Variant string
+	// Virtual makes time move only on "advance" commands, and adds "t"
+	// (virtual ms) to every event. Otherwise the session runs on Clock.
+	Virtual bool
+	// Clock is the wall clock of the real-clock mode (default: the system
+	// clock).
+	Clock clock.Clock
+	// Log receives diagnostics (nothing but JSON lines goes to the
+	// output). Nil discards them.
+	Log io.Writer
+}
+
+// Serve speaks the JSON lines protocol: it reads commands from in, one per
+// line, handles them one at a time on a simulated session and writes the
+// responses and the session's events to out, one JSON object per line,
+// flushing after every command and every batch of events.
+//
+// At the end of the input it runs the session to quiescence (Virtual) or
+// performs an abort (real clock), writes the resulting events and returns
+// nil. When ctx is done it does the same and returns ctx.Err(). It returns
+// an error wrapping ErrOutput when writing fails, sim.ErrTooManyEvents when
+// the simulation runs away, and the reader's error when reading fails.
+// Malformed input never stops it: each bad line gets an error response.
+//
+// In real-clock mode a goroutine reads in; it ends when in returns an
+// error or io.EOF, which may be after Serve returned.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
+	if opt.Scenario == nil {
+		return errors.New("rpc: Options.Scenario is required")
+	}
+	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant})
+	if err != nil {
+		return err
+	}
+	s := &server{sess: sess, sched: sess.Scheduler(), out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	if s.log == nil {
+		s.log = io.Discard
+	}
+	sess.Observe = s.observe
+	if opt.Virtual {
+		return s.serveVirtual(ctx, in)
+	}
+	return s.serveRealTime(ctx, in, opt.Clock)
+}
+
+type server struct {
+	sess    *sim.Session
+	sched   *sim.Scheduler
+	out     *bufio.Writer
+	virtual bool
+	log     io.Writer
+	prompts int // prompts received, accepted or not (the session numbers them alike)
+}
+
+func (s *server) serveVirtual(ctx context.Context, in io.Reader) error {
+	lr := newLineReader(in, MaxLineSize)
+	for {
+		if err := ctx.Err(); err != nil {
+			return s.finish(ctx.Err())
+		}
+		line, tooLong, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return s.finish(nil)
+		}
+		if err != nil {
+			fmt.Fprintf(s.log, "rpc: reading the input: %v\n", err)
+			if ferr := s.finish(nil); ferr != nil {
+				return ferr
+			}
+			return fmt.Errorf("rpc: reading the input: %w", err)
+		}
+		if err := s.handleLine(line, tooLong); err != nil {
+			return err
+		}
+	}
+}
+
+// inputLine is one line read by the reader goroutine (a copy).
+type inputLine struct {
+	line    []byte
+	tooLong bool
+	err     error // io.EOF at the end
+}
+
+func (s *server) serveRealTime(ctx context.Context, in io.Reader, clk clock.Clock) error {
+	lines := make(chan inputLine)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		lr := newLineReader(in, MaxLineSize)
+		for {
+			line, tooLong, err := lr.next()
+			msg := inputLine{line: bytes.Clone(line), tooLong: tooLong, err: err}
+			select {
+			case lines <- msg:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	rt := NewRealTime(s.sched, clk)
+	defer rt.Stop()
+	for {
+		if err := rt.RunDue(); err != nil {
+			return s.fail(err)
+		}
+		if err := s.flush(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return s.abortAndFinish(rt, ctx.Err())
+		case <-rt.Wake(0):
+		case msg := <-lines:
+			if err := rt.RunDue(); err != nil {
+				return s.fail(err)
+			}
+			if errors.Is(msg.err, io.EOF) {
+				return s.abortAndFinish(rt, nil)
+			}
+			if msg.err != nil {
+				fmt.Fprintf(s.log, "rpc: reading the input: %v\n", msg.err)
+				if err := s.abortAndFinish(rt, nil); err != nil {
+					return err
+				}
+				return fmt.Errorf("rpc: reading the input: %w", msg.err)
+			}
+			if err := s.handleLine(msg.line, msg.tooLong); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// abortAndFinish ends a real-clock session: an abort, its events, a flush.
+func (s *server) abortAndFinish(rt *RealTime, cause error) error {
+	if err := rt.RunDue(); err != nil {
+		return s.fail(err)
+	}
+	if err := s.at(s.sess.Abort); err != nil {
+		return s.fail(err)
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return cause
+}
+
+// finish ends a virtual session: it runs to quiescence and flushes.
+func (s *server) finish(cause error) error {
+	if err := runAll(s.sched); err != nil {
+		return s.fail(err)
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return cause
+}
+
+// fail reports a runaway simulation, writing what it produced.
+func (s *server) fail(err error) error {
+	fmt.Fprintf(s.log, "rpc: simulation stopped at t=%dms: %v\n", s.sched.Elapsed().Milliseconds(), err)
+	if ferr := s.flush(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+func (s *server) flush() error {
+	if err := s.out.Flush(); err != nil {
+		return fmt.Errorf("%w: %w", ErrOutput, err)
+	}
+	return nil
+}
+
+// at runs fn as a scheduler event at the current virtual time, then every
+// other event due by then. Running commands as events makes the session
+// settle its prompts afterwards (Scheduler.AfterEach), as it does for a
+// scenario's actions.
+func (s *server) at(fn func()) error {
+	now := s.sched.Elapsed()
+	s.sched.At(now, fn)
+	return runUntil(s.sched, now)
+}
+
+// ---- events ----
+
+// observe receives every trace line of the session as it is written and
+// writes the ones that are RPC events.
+func (s *server) observe(line []byte) {
+	if ev := eventLine(line, s.virtual); ev != nil {
+		s.out.Write(ev)
+	}
+}
+
+// eventLine maps a trace line to the RPC event line (with "\n"), or nil
+// when the line is not an event of the protocol. The trace line starts
+// with {"t":N,"type":"NAME"; withT keeps "t".
+func eventLine(line []byte, withT bool) []byte {
+	const pre = `{"t":`
+	if !bytes.HasPrefix(line, []byte(pre)) {
+		return nil
+	}
+	comma := bytes.IndexByte(line, ',')
+	if comma < 0 {
+		return nil
+	}
+	t, rest := line[len(pre):comma], line[comma+1:] // rest: "type":"NAME"...
+	const typ = `"type":"`
+	if !bytes.HasPrefix(rest, []byte(typ)) {
+		return nil
+	}
+	end := bytes.IndexByte(rest[len(typ):], '"')
+	if end < 0 {
+		return nil
+	}
+	name := string(rest[len(typ) : len(typ)+end])
+	var b []byte
+	head := func() {
+		b = append(b, '{')
+		if withT {
+			b = append(b, `"t":`...)
+			b = append(b, t...)
+			b = append(b, ',')
+		}
+	}
+	switch name {
+	case "agent_run":
+		head()
+		b = append(b, `"type":"agent_start"}`+"\n"...)
+	case "agent_run_end":
+		head()
+		b = append(b, `"type":"agent_end"}`+"\n"...)
+	case "message_end", "auto_retry_start", "auto_retry_end", "auto_compaction_start", "auto_compaction_end", "prompt_resolved":
+		head()
+		b = append(b, rest...)
+	default:
+		return nil
+	}
+	return b
+}
+
+// ---- commands ----
+
+// cmdError is a command that cannot be run: the response's command and
+// error text.
+type cmdError struct {
+	command, msg string
+}
+
+// handleLine handles one input line: a command, or an error response.
+func (s *server) handleLine(line []byte, tooLong bool) error {
+	if tooLong {
+		s.respondErr("", false, "parse", fmt.Sprintf("Failed to parse command: line longer than %d bytes (discarded unread)", MaxLineSize))
+		return s.flush()
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil // blank lines are skipped
+	}
+	id, hasID, fields, ce := parseCommand(line)
+	if ce != nil {
+		s.respondErr(id, hasID, ce.command, ce.msg)
+		return s.flush()
+	}
+	if err := s.run(id, hasID, fields); err != nil {
+		return s.fail(err)
+	}
+	return s.flush()
+}
+
+// parseCommand decodes a command line. id is set (hasID) when the line is
+// an object whose "id" is a string, even when the command is otherwise
+// invalid.
+func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.RawMessage, ce *cmdError) {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		msg := "invalid JSON"
+		if err != nil {
+			msg = "invalid JSON: " + err.Error()
+		}
+		return "", false, nil, &cmdError{"parse", "Failed to parse command: " + msg}
+	}
+	trimmed := bytes.TrimLeft(line, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return "", false, nil, &cmdError{"parse", "Failed to parse command: expected a JSON object, got " + describeRaw(trimmed)}
+	}
+	if err := json.Unmarshal(line, &fields); err != nil {
+		return "", false, nil, &cmdError{"parse", "Failed to parse command: " + err.Error()}
+	}
+	command := "parse"
+	typRaw, hasType := fields["type"]
+	var typ string
+	typOK := hasType && json.Unmarshal(typRaw, &typ) == nil && isJSONString(typRaw)
+	if typOK {
+		command = typ
+	}
+	if raw, ok := fields["id"]; ok {
+		if !isJSONString(raw) {
+			return "", false, nil, &cmdError{command, `"id" must be a string, got ` + describeRaw(raw)}
+		}
+		_ = json.Unmarshal(raw, &id)
+		hasID = true
+	}
+	switch {
+	case !hasType:
+		return id, hasID, nil, &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
+	case !typOK:
+		return id, hasID, nil, &cmdError{command, `"type" must be a string naming the command (one of ` + strings.Join(commandNames, ", ") + "), got " + describeRaw(typRaw)}
+	}
+	return id, hasID, fields, nil
+}
+
+func isJSONString(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '"'
+}
+
+// describeRaw names a JSON value for an error message.
+func describeRaw(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	clip := func(b []byte) string {
+		const n = 40
+		if len(b) > n {
+			return string(b[:n]) + "..."
+		}
+		return string(b)
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "string " + clip(raw)
+	case 't', 'f':
+		return "boolean " + string(raw)
+	case 'n':
+		return "null"
+	}
+	return "number " + clip(raw)
+}
+
+// run runs a valid command: its effects, its response and the events they
+// cause, in the original's order.
+func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error {
+	var typ string
+	_ = json.Unmarshal(f["type"], &typ)
+	switch typ {
+	case "prompt":
+		var msg string
+		raw, ok := f["message"]
+		if !ok || !isJSONString(raw) || json.Unmarshal(raw, &msg) != nil {
+			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, ok))
+			return nil
+		}
+		return s.at(func() {
+			s.prompts++
+			n := s.prompts
+			if s.sess.Busy() {
+				s.respondErr(id, hasID, typ, sim.ErrPromptWhileStreaming)
+			} else {
+				s.respondOK(id, hasID, typ, fmt.Appendf(nil, `{"prompt":%d}`, n))
+			}
+			if got, _ := s.sess.Prompt(msg, id, false); got != n {
+				fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, n)
+			}
+		})
+	case "abort":
+		return s.at(func() {
+			s.sess.Abort()
+			s.respondOK(id, hasID, typ, nil)
+		})
+	case "abort_retry":
+		return s.at(func() {
+			// The response comes before the auto_retry_end it causes.
+			s.respondOK(id, hasID, typ, nil)
+			s.sess.Controller().AbortRetry()
+		})
+	case "set_auto_retry":
+		raw, ok := f["enabled"]
+		var enabled bool
+		if !ok || json.Unmarshal(raw, &enabled) != nil || !isJSONBool(raw) {
+			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, ok))
+			return nil
+		}
+		return s.at(func() {
+			s.sess.Controller().SetAutoRetryEnabled(enabled)
+			s.respondOK(id, hasID, typ, nil)
+		})
+	case "get_state":
+		return s.at(func() {
+			s.respondOK(id, hasID, typ, s.sess.AppendState(nil))
+		})
+	case "advance":
+		if !s.virtual {
+			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")
+			return nil
+		}
+		raw, ok := f["ms"]
+		ms, valid := parseMs(raw)
+		if !ok || !valid {
+			s.respondErr(id, hasID, typ, fieldError("advance", "ms", fmt.Sprintf("an integer from 0 to %d", int64(MaxAdvanceMs)), raw, ok))
+			return nil
+		}
+		now := s.sched.Elapsed()
+		target := now + time.Duration(ms)*time.Millisecond
+		if target < now {
+			target = time.Duration(math.MaxInt64)
+		}
+		if err := runUntil(s.sched, target); err != nil {
+			return err
+		}
+		s.respondOK(id, hasID, typ, fmt.Appendf(nil, `{"t":%d}`, s.sched.Elapsed().Milliseconds()))
+		return nil
+	}
+	s.respondErr(id, hasID, typ, "Unknown command: "+typ+" (commands: "+strings.Join(commandNames, ", ")+")")
+	return nil
+}
+
+func isJSONBool(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && (raw[0] == 't' || raw[0] == 'f')
+}
+
+// parseMs reads a non-negative integer number of milliseconds (any JSON
+// number with an integer value, such as 1000 or 1e3).
+func parseMs(raw json.RawMessage) (int64, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, n >= 0 && n <= MaxAdvanceMs
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > MaxAdvanceMs {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func fieldError(command, field, want string, raw json.RawMessage, present bool) string {
+	if !present {
+		return fmt.Sprintf("%s: missing %q (%s)", command, field, want)
+	}
+	return fmt.Sprintf("%s: %q must be %s, got %s", command, field, want, describeRaw(raw))
+}
+
+// ---- responses ----
+
+func (s *server) respondHead(id string, hasID bool, command string) {
+	b := s.out.AvailableBuffer()
+	b = append(b, '{')
+	if hasID {
+		b = append(b, `"id":`...)
+		b = policy.AppendJSONString(b, id)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"response","command":`...)
+	b = policy.AppendJSONString(b, command)
+	s.out.Write(b)
+}
+
+func (s *server) respondOK(id string, hasID bool, command string, data []byte) {
+	s.respondHead(id, hasID, command)
+	s.out.WriteString(`,"success":true`)
+	if data != nil {
+		s.out.WriteString(`,"data":`)
+		s.out.Write(data)
+	}
+	s.out.WriteString("}\n")
+}
+
+func (s *server) respondErr(id string, hasID bool, command, msg string) {
+	s.respondHead(id, hasID, command)
+	b := s.out.AvailableBuffer()
+	b = append(b, `,"success":false,"error":`...)
+	b = policy.AppendJSONString(b, msg)
+	b = append(b, "}\n"...)
+	s.out.Write(b)
+}

@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	looplab "github.com/looplab/fsm"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+func benchScenario(errors int, maxRetries int) *Scenario {
+	sc, err := ParseScenario("bench", []byte(`{}`))
+	if err != nil {
+		panic(err)
+	}
+	sc.Settings.MaxRetries = maxRetries
+	for i := 0; i < errors; i++ {
+		sc.Turns = append(sc.Turns, Turn{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"})
+	}
+	sc.Turns = append(sc.Turns, Turn{StopReason: policy.StopReasonStop})
+	return sc
+}
+
+func benchSession(b *testing.B, sc *Scenario, want string) {
+	b.ReportAllocs()
+	var virtual time.Duration
+	for b.Loop() {
+		s, err := NewSession(sc, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := s.Run()
+		if err != nil || string(f.State) != want || f.IsRetrying || len(f.UnresolvedPrompts) != 0 {
+			b.Fatalf("final %+v, %v", f, err)
+		}
+		virtual += f.At
+	}
+	b.ReportMetric(virtual.Seconds()/b.Elapsed().Seconds(), "virtual-s/s")
+}
+
+// BenchmarkChain: a whole simulated session, three retryable errors, then
+// success (14 s of virtual backoff).
+func BenchmarkChain(b *testing.B) { benchSession(b, benchScenario(3, 3), "idle") }
+
+// BenchmarkExhaustion: four retryable errors with maxRetries 3.
+func BenchmarkExhaustion(b *testing.B) { benchSession(b, benchScenario(4, 3), "exhausted") }
+
+// BenchmarkBareLooplabChain is the baseline: the bare looplab/fsm
+// transitions of one default chain (retry, elapse x3, succeed), with
+// callbacks, no clock, no policy.
+func BenchmarkBareLooplabChain(b *testing.B) {
+	b.ReportAllocs()
+	n := 0
+	cb := looplab.Callbacks{"enter_state": func(context.Context, *looplab.Event) { n++ }}
+	events := looplab.Events{
+		{Name: "retry", Src: []string{"idle", "continuing"}, Dst: "backoff"},
+		{Name: "elapse", Src: []string{"backoff"}, Dst: "continuing"},
+		{Name: "succeed", Src: []string{"continuing"}, Dst: "idle"},
+	}
+	m := looplab.NewFSM("idle", events, cb)
+	ctx := context.Background()
+	for b.Loop() {
+		for _, e := range []string{"retry", "elapse", "retry", "elapse", "retry", "elapse", "succeed"} {
+			if err := m.Event(ctx, e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
