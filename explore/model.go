@@ -123,7 +123,7 @@ type State struct {
 	Waiting bool            // original: that prompt waits on the retry promise
 	// The chain as the observations show it (auto_retry_start/end).
 	ChainOpen    bool
-	ChainAttempt int8
+	ChainAttempt int16
 	NT           uint8
 	T            [maxTimers]Timer
 }
@@ -183,6 +183,8 @@ type model struct {
 	extended bool
 	obs      []Obs
 	overflow bool // a step needed more than maxTimers timers: pruned
+	// endNonZero: an auto_retry_end left a non-zero counter in this step.
+	endNonZero bool
 	// Replay bookkeeping (track): the real due time of each timer, parallel
 	// to State.T, and the real now in ms.
 	track bool
@@ -224,7 +226,7 @@ func (m *model) enabled(s *State, in Input) bool {
 // m.obs and returns the next state.
 func (m *model) step(s State, in Input) State {
 	m.obs = m.obs[:0]
-	m.overflow = false
+	m.overflow, m.endNonZero = false, false
 	switch in {
 	case ReplyRetryable:
 		m.reply(&s, policy.StopReasonError, MsgRetryable)
@@ -286,6 +288,7 @@ func (m *model) decide(s *State, in policy.Input, msg string) policy.Decision {
 		switch e.Kind {
 		case policy.StepEmitStart:
 			m.obs = append(m.obs, Obs{Kind: ObsStart, Attempt: e.Start.Attempt, Input: in})
+			s.ChainOpen, s.ChainAttempt = true, int16(e.Start.Attempt)
 		case policy.StepDropError:
 			s.CtxAsst = false
 		case policy.StepArmTimer:
@@ -302,6 +305,10 @@ func (m *model) decide(s *State, in policy.Input, msg string) policy.Decision {
 			m.clearCtl(s)
 		case policy.StepEmitEnd:
 			m.obs = append(m.obs, Obs{Kind: ObsEnd, Attempt: e.End.Attempt, Success: e.End.Success, Input: in})
+			s.ChainOpen, s.ChainAttempt = false, 0
+			if d.Next.Attempt != 0 {
+				m.endNonZero = true
+			}
 		case policy.StepRelease:
 			// The original's prompt() awaits the promise: sim's OnRelease hook.
 			if !m.v.Session.PromptWaitsForRun && s.Waiting {

@@ -110,6 +110,34 @@ var overflowSources = [...]string{
 	`^4(00|13)\s*(status code)?\s*\(no body\)`,
 }
 
+// overflowNeedles holds, for each overflow pattern, a literal that every
+// match contains (in the ASCII-folded input). It is a pure prefilter: a
+// pattern whose needle is absent cannot match, so its regex is not run.
+// TestOverflowNeedles checks each needle against its pattern.
+var overflowNeedles = [len(overflowSources)]string{
+	"prompt is too long",
+	"input is too long for requested model",
+	"exceeds the context window",
+	"input token count",
+	"maximum prompt length is ",
+	"reduce the length of the messages",
+	"maximum context length is ",
+	"exceeds the limit of ",
+	"exceeds the available context size",
+	"requested token",
+	"context ",
+	"too l",
+	"requested token",
+	"greater than the context length",
+	"context window exceeds limit",
+	"exceeded model token limit",
+	"length",
+	"too many tokens",
+	"token limit exceeded",
+	"request_too_large",
+	"(no body)",
+}
+
 var (
 	retryableRe  = compileJS(retryableSource)
 	usageLimitRe = compileJS(usageLimitSource)
@@ -132,14 +160,34 @@ func OverflowPatterns() []string {
 // boundaries, so "65000" matches through "500". That false positive is kept
 // on purpose, because the original has it.
 func IsRetryableErrorMessage(s string) bool {
-	return retryableRe.MatchString(s)
+	f := foldASCII(s)
+	// An unanchored alternation matches iff one alternative does, so the
+	// plain literals are looked up directly; the regex is run only for the
+	// `.?` alternatives, each of which contains "limit", "unavailable" or
+	// "error" (TestRetryablePrefilter compares both paths).
+	for _, lit := range retryableLiterals {
+		if strings.Contains(f, lit) {
+			return true
+		}
+	}
+	if !strings.Contains(f, "limit") && !strings.Contains(f, "unavailable") && !strings.Contains(f, "error") {
+		return false
+	}
+	return retryableRe.MatchString(f)
 }
+
+// retryableLiterals are the alternatives of the retryable regex that are
+// plain literals.
+var retryableLiterals = []string{"overloaded", "too many requests", "429", "500", "502", "503", "504",
+	"server error", "internal error", "fetch failed", "retry delay"}
 
 // IsUsageLimitErrorMessage reports whether s matches the original's
 // usage-limit regex /usage.?limit|usage_limit_reached|limit_reached/i. The
 // original asks it only for replies already classified retryable.
 func IsUsageLimitErrorMessage(s string) bool {
-	return usageLimitRe.MatchString(s)
+	f := foldASCII(s)
+	// Every alternative contains "limit": a cheap, exact prefilter.
+	return strings.Contains(f, "limit") && usageLimitRe.MatchString(f)
 }
 
 // IsContextOverflow is the original's isContextOverflow (§2.3).
@@ -155,8 +203,9 @@ func IsUsageLimitErrorMessage(s string) bool {
 // JavaScript numbers are, so huge usages cannot wrap around.
 func IsContextOverflow(m AssistantMessage, contextWindow int64) bool {
 	if m.StopReason == StopReasonError && m.ErrorMessage != "" {
-		for _, re := range overflowRes {
-			if re.MatchString(m.ErrorMessage) {
+		folded := foldASCII(m.ErrorMessage)
+		for i, re := range overflowRes {
+			if strings.Contains(folded, overflowNeedles[i]) && re.MatchString(folded) {
 				return true
 			}
 		}
@@ -186,10 +235,13 @@ func IsContextOverflow(m AssistantMessage, contextWindow int64) bool {
 //   - JS non-unicode /i compares toUpperCase() forms but never maps a
 //     non-ASCII character to an ASCII one, so U+017F (long s) and U+212A
 //     (Kelvin sign) do not match s or k. RE2 (?i) uses Unicode simple folding,
-//     which folds them. Instead of (?i) every ASCII letter becomes [xX], which
-//     is exactly what JS /i accepts for an ASCII letter (checked for every
-//     BMP character against V8). This avoids rewriting the input, so match
-//     offsets stay those of the original string.
+//     which folds them. So (?i) is not used: for a pattern made of ASCII
+//     characters, JS /i is exactly ASCII case-insensitivity (checked for
+//     every BMP character against V8), so the pattern's letters are written
+//     in lower case and matched case-sensitively against foldASCII(input),
+//     which lowers A-Z only. That keeps byte offsets (so a capture can be
+//     cut from the original string) and is about ten times faster than
+//     spelling each letter as [xX], which defeats RE2's literal scanning.
 //   - JS `\s` is the ECMAScript WhiteSpace and LineTerminator set (with
 //     U+00A0, U+FEFF, U+1680, U+2000-U+200A, U+2028/9, U+202F, U+205F,
 //     U+3000 and \v); RE2 `\s` is only [\t\n\f\r ]. It is spelled out.
@@ -225,14 +277,15 @@ func compileAllJS(srcs []string) []*regexp.Regexp {
 }
 
 // compileJS compiles the JavaScript regex source src (with flag i, without
-// flag u) to an RE2 regexp with the same matches; see the translation notes
-// above.
+// flag u) to an RE2 regexp that, run on foldASCII(s), matches where the
+// JavaScript one matches s; see the translation notes above.
 func compileJS(src string) *regexp.Regexp {
 	return regexp.MustCompile(translateJS(src))
 }
 
-// translateJS rewrites the JavaScript source src (flag i) into RE2 syntax.
-// It panics on syntax outside the subset the original's patterns use.
+// translateJS rewrites the JavaScript source src (flag i) into RE2 syntax
+// for matching against foldASCII(input). It panics on syntax outside the
+// subset the original's patterns use.
 func translateJS(src string) string {
 	var b strings.Builder
 	inClass := false
@@ -271,7 +324,6 @@ func translateJS(src string) string {
 			switch {
 			case isASCIILetter(c):
 				b.WriteByte(c | 0x20)
-				b.WriteByte(c &^ 0x20)
 			case c == '_' || c == ' ' || c == ',' || c == ';' || c == ':' || c == '=':
 				b.WriteByte(c)
 			case c == '^' && src[i-1] == '[':
@@ -298,10 +350,7 @@ func translateJS(src string) string {
 				panic("policy: unsupported use of . in JS regex " + src)
 			}
 		case isASCIILetter(c):
-			b.WriteByte('[')
 			b.WriteByte(c | 0x20)
-			b.WriteByte(c &^ 0x20)
-			b.WriteByte(']')
 		case c == '(' && i+1 < len(src) && src[i+1] == '?':
 			panic("policy: unsupported group syntax in JS regex " + src)
 		case c >= '0' && c <= '9',
@@ -318,6 +367,28 @@ func translateJS(src string) string {
 		panic("policy: unterminated class in JS regex " + src)
 	}
 	return b.String()
+}
+
+// foldASCII lowers the ASCII letters A-Z of s and leaves every other byte
+// alone, so offsets into the result are offsets into s. It is not
+// strings.ToLower, which would also lower U+212A (Kelvin sign) to "k" and
+// change the length of some strings. s is returned as is when it has no
+// upper-case ASCII letter.
+func foldASCII(s string) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 // isASCIILetter reports whether c is an ASCII letter.

@@ -146,6 +146,21 @@ func NewController(cfg Config) (*Controller, error) {
 	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}}, nil
 }
 
+// Reset returns the machine to idle with attempt 0, no chain open and every
+// backoff timer inert (timers already scheduled fire into nothing). Waiters
+// are released; subscribers and observers stay registered.
+func (c *Controller) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snap = Snapshot{State: StateIdle}
+	c.live = c.live[:0]
+	c.ctl = 0
+	if c.waiters != nil {
+		close(c.waiters)
+		c.waiters = nil
+	}
+}
+
 // Variant returns the policy variant the Controller runs.
 func (c *Controller) Variant() *Variant { return c.cfg.Variant }
 

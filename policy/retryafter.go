@@ -30,7 +30,7 @@ var (
 //     ',' or ';': if JavaScript Number(TOKEN) is not NaN, max(0,
 //     seconds*1000); else if Date.parse(TOKEN) is not NaN, max(0, date -
 //     now); else fall through to rule 3. Only the first retry-after match is
-//     looked at. An HTTP-date is captured as its weekday ("Mon,") and never
+//     looked at. An HTTP-date is captured as its weekday ("Mon") and never
 //     honoured.
 //  3. x-ratelimit-reset-ms[:=]N: an epoch in ms if N > 1e12 (max(0, N -
 //     now)), else a duration (max(0, N)).
@@ -40,18 +40,22 @@ var (
 //
 // Keys are case-insensitive and may have JavaScript whitespace around the
 // ':' or '='. All arithmetic is float64, as in JavaScript: ms may have a
-// fraction ("retry-after: 0.0015" gives 1.5, "retry-after: 1.1" gives
-// 1100.0000000000002) and may be +Inf (a huge digit string or "Infinity").
+// fraction ("retry-after: 0.0015" gives 1.5, "retry-after: 1.005" gives
+// 1004.9999999999999) and may be +Inf (a huge digit string or "Infinity").
 // When ok is true, ms is never negative and never NaN.
 func ParseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool) {
 	nowMs := float64(now.UnixMilli())
+	// The regexes run on the ASCII-folded message (see compileJS); the
+	// folding keeps byte offsets, so captures are cut from the original,
+	// where the case of "Infinity", "0X1F" or "T" still matters.
+	folded := foldASCII(errorMessage)
 
-	if m := retryAfterMsRe.FindStringSubmatch(errorMessage); m != nil {
+	if m := retryAfterMsRe.FindStringSubmatch(folded); m != nil {
 		return math.Max(0, digitsNumber(m[1])), true
 	}
 
-	if m := retryAfterRe.FindStringSubmatch(errorMessage); m != nil {
-		value := m[1]
+	if m := retryAfterRe.FindStringSubmatchIndex(folded); m != nil {
+		value := errorMessage[m[2]:m[3]]
 		if seconds, isNum := jsNumber(value); isNum {
 			return math.Max(0, seconds*1000), true
 		}
@@ -61,7 +65,7 @@ func ParseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		// Neither a number nor a date: the original falls through.
 	}
 
-	if m := resetMsRe.FindStringSubmatch(errorMessage); m != nil {
+	if m := resetMsRe.FindStringSubmatch(folded); m != nil {
 		n := digitsNumber(m[1])
 		if n > 1_000_000_000_000 {
 			return math.Max(0, n-nowMs), true
@@ -69,7 +73,7 @@ func ParseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		return math.Max(0, n), true
 	}
 
-	if m := resetRe.FindStringSubmatch(errorMessage); m != nil {
+	if m := resetRe.FindStringSubmatch(folded); m != nil {
 		s := digitsNumber(m[1])
 		if s > 1_000_000_000 {
 			return math.Max(0, s*1000-nowMs), true
@@ -231,22 +235,29 @@ func radixNumber(digits string, base int) (float64, bool) {
 // time in JavaScript; this model takes local time as UTC, so the result does
 // not depend on the machine's time zone. Ranges are checked: month 1-12, day
 // within the month (leap years by the proleptic Gregorian rule), hour 0-24
-// where 24 is allowed only as 24:00:00.000, minute and second 0-59, offset
-// hours 0-23 and minutes 0-59. The result must lie within ±8.64e15 ms
-// (TimeClip). Anything else is NaN.
+// where 24 is allowed only as 24:00 with all later fields zero, minute and
+// second 0-59, offset hours 0-23 and minutes 0-59. The result must lie within
+// ±8.64e15 ms (TimeClip). Anything else is NaN.
 //
-// Engine leniencies that are modelled, because both V8 and JavaScriptCore
-// (the original runs on Bun) have them: a lower-case "t" separator, an offset
-// without a colon (±HHmm), and any number (at least one) of fraction digits.
-// Extra fraction digits are truncated to whole milliseconds, as V8 does.
+// V8 is the reference for the details (the conformance traces come from a
+// Node.js transcription; checked against Node 20 on random ISO-like
+// tokens): it also accepts a lower-case "t" and "z", an offset without a
+// colon (±HHmm), and any number (at least one) of fraction digits, which it
+// truncates to whole milliseconds. The model does the same.
 //
-// Not modelled: V8's and JavaScriptCore's legacy fallback parsers (for
-// example "2026/02/16", "12/25/2026", "2026-2-16" or "2026-02-16Z" are
-// valid in V8 but NaN here), V8 accepting a lower-case "z" and day 30 or 31
-// of any month (rolling over), JavaScriptCore accepting years of any length,
-// seconds 60 and offsets ±HH or up to 24 hours, JavaScriptCore keeping
-// sub-millisecond fractions, and V8's digit-capping quirk for fractions of
-// more than nine digits with leading zeros.
+// Not modelled:
+//   - V8's legacy fallback parser, which accepts many other shapes, for
+//     example "2026/02/16", "12/25/2026", "2026-2-16", "2026-02-16Z",
+//     "-000000-01-01" and even "Mon+5"; they are NaN here, so rule 2 falls
+//     through where V8 would yield a date.
+//   - V8 accepting day 29-31 of any month (2026-02-30 rolls over to March
+//     2); the model rejects days beyond the month, as the format requires
+//     and as JavaScriptCore does.
+//   - V8's digit-capping quirk for fractions of more than nine digits with
+//     leading zeros (".0012345678912" gives 123 ms in V8, 1 ms here).
+//   - JavaScriptCore (Bun, the original's runtime) differences: years of any
+//     length, seconds 60, offsets ±HH and up to 24 hours, upper-case "Z"
+//     only, sub-millisecond fractions kept, and its own legacy parser.
 
 // msPerDay is the number of milliseconds in a day.
 const msPerDay = 86_400_000

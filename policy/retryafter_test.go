@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// nowMs is 2026-02-16T00:00:00Z.
-const nowMs = 1771200000000
+// retryTestNowMs is 2026-02-16T00:00:00Z.
+const retryTestNowMs = 1771200000000
 
-// noHint marks a case where ParseRetryAfterMs must report no hint.
-var noHint = math.NaN()
+// noRetryHint marks a case where ParseRetryAfterMs must report no hint.
+var noRetryHint = math.NaN()
 
 // retryAfterCases are checked against the original's parser run under
 // Node.js with Date.now() fixed, except the cases marked "model", where the
@@ -19,7 +19,7 @@ var noHint = math.NaN()
 var retryAfterCases = []struct {
 	name string
 	msg  string
-	now  int64 // ms since the epoch; 0 means nowMs
+	now  int64 // ms since the epoch; 0 means retryTestNowMs
 	want float64
 }{
 	// Rule 1: retry-after-ms.
@@ -33,8 +33,8 @@ var retryAfterCases = []struct {
 	{"rule1 overflow to Inf", "retry-after-ms: " + strings.Repeat("9", 400), 0, math.Inf(1)},
 	{"rule1 wins over rule 2", "retry-after: 5, retry-after-ms: 1500", 0, 1500},
 	{"rule1 wins over rule 4", "x-ratelimit-reset: 60 retry-after-ms: 1500", 0, 1500},
-	{"rule1 needs digits", "retry-after-ms: -5", 0, noHint},
-	{"rule1 not rule 2", "retry-after-ms: soon", 0, noHint},
+	{"rule1 needs digits", "retry-after-ms: -5", 0, noRetryHint},
+	{"rule1 not rule 2", "retry-after-ms: soon", 0, noRetryHint},
 
 	// Rule 2: retry-after, Number() of the token.
 	{"rule2 seconds", "retry-after: 5", 0, 5000},
@@ -70,14 +70,14 @@ var retryAfterCases = []struct {
 	{"rule2 in JSON-ish body", `{"error":"rate_limited","headers":"retry-after: 12, more"}`, 0, 12000},
 	// The token runs up to whitespace, ',' or ';', so a closing quote is
 	// part of it and makes it NaN.
-	{"rule2 token with a quote", `{"headers":"retry-after: 12"}`, 0, noHint},
-	{"rule2 needs a separator", "retry-after 5", 0, noHint},
-	{"rule2 empty value", "retry-after: , x", 0, noHint},
+	{"rule2 token with a quote", `{"headers":"retry-after: 12"}`, 0, noRetryHint},
+	{"rule2 needs a separator", "retry-after 5", 0, noRetryHint},
+	{"rule2 empty value", "retry-after: , x", 0, noRetryHint},
 
 	// Rule 2 falls through when the token is neither a number nor a date.
 	{"rule2 word falls through to rule 4", "retry-after: soon x-ratelimit-reset: 60", 0, 60000},
 	{"rule2 word falls through to rule 3", "retry-after: later, x-ratelimit-reset-ms: 250", 0, 250},
-	{"rule2 word, no other hint", "retry-after: soon", 0, noHint},
+	{"rule2 word, no other hint", "retry-after: soon", 0, noRetryHint},
 	{"rule2 1_000 is NaN", "retry-after: 1_000 x-ratelimit-reset: 60", 0, 60000},
 	{"rule2 -0x10 is NaN", "retry-after: -0x10 x-ratelimit-reset: 60", 0, 60000},
 	{"rule2 0x is NaN", "retry-after: 0x x-ratelimit-reset: 60", 0, 60000},
@@ -85,10 +85,10 @@ var retryAfterCases = []struct {
 	{"rule2 infinity lower case is NaN", "retry-after: infinity x-ratelimit-reset: 60", 0, 60000},
 	{"rule2 5s is NaN", "retry-after: 5s x-ratelimit-reset: 60", 0, 60000},
 	// Only the first retry-after is looked at.
-	{"rule2 first match only", "retry-after: soon, retry-after: 5", 0, noHint},
+	{"rule2 first match only", "retry-after: soon, retry-after: 5", 0, noRetryHint},
 
 	// Rule 2 dates.
-	{"rule2 ISO date", "retry-after=2026-02-16T00:00:30Z", nowMs + 2000, 28000},
+	{"rule2 ISO date", "retry-after=2026-02-16T00:00:30Z", retryTestNowMs + 2000, 28000},
 	{"rule2 ISO date now", "retry-after: 2026-02-16T00:00:30Z", 0, 30000},
 	{"rule2 date in the past is 0", "retry-after: 2026-02-15T00:00:00Z", 0, 0},
 	{"rule2 past date beats rule 4", "retry-after: 2024-02-29T00:00:00Z x-ratelimit-reset: 60", 0, 0},
@@ -106,7 +106,7 @@ var retryAfterCases = []struct {
 	{"rule2 lower-case t and z", "retry-after: 2026-02-16t00:00:30z", 0, 30000},
 	{"rule2 24:00", "retry-after: 2026-02-16T24:00Z", 0, 86400000},
 	{"rule2 extended year", "retry-after: +002026-02-16T00:00:30Z", 0, 30000},
-	{"rule2 max time value", "retry-after: +275760-09-13T00:00:00Z", 0, 8.64e15 - nowMs},
+	{"rule2 max time value", "retry-after: +275760-09-13T00:00:00Z", 0, 8.64e15 - retryTestNowMs},
 	{"rule2 beyond max time value", "retry-after: +275760-09-13T00:00:00.001Z x-ratelimit-reset: 60", 0, 60000},
 	{"rule2 leap day", "retry-after: 2028-02-29", 0, 64195200000},
 
@@ -136,7 +136,7 @@ var retryAfterCases = []struct {
 	{"rule2 one-digit month, model", "retry-after: 2026-2-17 x-ratelimit-reset: 60", 0, 60000},
 
 	// An HTTP-date is captured as "Mon" and never honoured.
-	{"rule2 HTTP-date", "retry-after: Mon, 16 Feb 2026 00:01:00 GMT", 0, noHint},
+	{"rule2 HTTP-date", "retry-after: Mon, 16 Feb 2026 00:01:00 GMT", 0, noRetryHint},
 	{"rule2 HTTP-date falls through", "Retry-After: Mon, 16 Feb 2026 00:01:00 GMT; x-ratelimit-reset: 60", 0, 60000},
 
 	// Rule 3: x-ratelimit-reset-ms.
@@ -147,7 +147,7 @@ var retryAfterCases = []struct {
 	{"rule3 just over 1e12 is an epoch", "x-ratelimit-reset-ms: 1000000000001", 0, 0},
 	{"rule3 upper", "X-RateLimit-Reset-Ms=100", 0, 100},
 	{"rule3 before rule 4", "x-ratelimit-reset: 60, x-ratelimit-reset-ms: 250", 0, 250},
-	{"rule3 needs digits", "x-ratelimit-reset-ms: soon", 0, noHint},
+	{"rule3 needs digits", "x-ratelimit-reset-ms: soon", 0, noRetryHint},
 
 	// Rule 4: x-ratelimit-reset.
 	{"rule4 epoch", "x-ratelimit-reset: 1771200120", 0, 120000},
@@ -157,22 +157,22 @@ var retryAfterCases = []struct {
 	{"rule4 just over 1e9 is an epoch", "x-ratelimit-reset: 1000000001", 0, 0},
 	{"rule4 equals", "X-RATELIMIT-RESET=3", 0, 3000},
 	{"rule4 huge", "x-ratelimit-reset: " + strings.Repeat("9", 400), 0, math.Inf(1)},
-	{"rule4 epoch with other now", "x-ratelimit-reset: 1771200120", nowMs + 60000, 60000},
+	{"rule4 epoch with other now", "x-ratelimit-reset: 1771200120", retryTestNowMs + 60000, 60000},
 
 	// No hint.
-	{"empty", "", 0, noHint},
-	{"plain 429", "429 Too Many Requests", 0, noHint},
-	{"key only", "retry-after", 0, noHint},
-	{"retry after with space", "retry after: 5", 0, noHint},
+	{"empty", "", 0, noRetryHint},
+	{"plain 429", "429 Too Many Requests", 0, noRetryHint},
+	{"key only", "retry-after", 0, noRetryHint},
+	{"retry after with space", "retry after: 5", 0, noRetryHint},
 
 	// JS /i does not fold U+017F (long s) or U+212A (Kelvin sign).
-	{"long s in reset", "x-ratelimit-reſet: 60", 0, noHint},
+	{"long s in reset", "x-ratelimit-reſet: 60", 0, noRetryHint},
 	{"long s in reset-ms", "x-ratelimit-reset-mſ: 250 x-ratelimit-reset: 60", 0, 60000},
-	{"long s in retry-after-ms", "retry-after-mſ: 5", 0, noHint},
+	{"long s in retry-after-ms", "retry-after-mſ: 5", 0, noRetryHint},
 	{"long s in retry-after-ms, then retry-after", "retry-after-mſ: 5 retry-after: 2", 0, 2000},
 	{"Kelvin sign is not whitespace", "retry-after:\u212a5 x-ratelimit-reset: 60", 0, 60000},
 	// U+0085 (NEL) is not JS whitespace, so it is part of the token.
-	{"NEL is not JS whitespace", "x-ratelimit-reset:\u008560", 0, noHint},
+	{"NEL is not JS whitespace", "x-ratelimit-reset:\u008560", 0, noRetryHint},
 }
 
 func TestParseRetryAfterMs(t *testing.T) {
@@ -180,7 +180,7 @@ func TestParseRetryAfterMs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			now := tc.now
 			if now == 0 {
-				now = nowMs
+				now = retryTestNowMs
 			}
 			got, ok := ParseRetryAfterMs(tc.msg, time.UnixMilli(now))
 			if math.IsNaN(tc.want) {

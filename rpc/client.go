@@ -276,10 +276,12 @@ func (c *Client) Call(ctx context.Context, typ string, fields map[string]any) (R
 		return Response{}, fmt.Errorf("rpc: sending %s (id %s): %w", typ, id, err)
 	}
 
+	after := ""
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+		after = " after " + timeout.String()
 	}
 	select {
 	case resp, ok := <-ch:
@@ -298,9 +300,9 @@ func (c *Client) Call(ctx context.Context, typ string, fields map[string]any) (R
 		return resp, nil
 	case <-ctx.Done():
 		c.forget(id)
-		err := context.Cause(ctx)
+		err := ctx.Err()
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+			return Response{}, fmt.Errorf("%w to %s (id %s)%s (%w)%s", ErrTimeout, typ, id, after, err, c.stderrTail())
 		}
 		return Response{}, fmt.Errorf("rpc: waiting for the response to %s (id %s): %w%s", typ, id, err, c.stderrTail())
 	}

@@ -46,10 +46,47 @@ func (r *RealTime) Now() time.Duration {
 	return d
 }
 
-// RunDue fires every event due by Now, in order, and moves virtual time to
-// Now. It returns sim.ErrTooManyEvents, leaving the rest of the queue,
-// when one call would fire more than sim.MaxEvents events.
-func (r *RealTime) RunDue() error { return runUntil(r.sched, r.Now()) }
+// RunDue fires every event due by Now, in order. An event noticed late
+// (the process was busy or descheduled) moves the mapping by its lateness,
+// so that what it schedules counts from the moment it really ran: a 2 s
+// backoff never takes less than 2 s, as with the original's timers, and
+// virtual time may fall behind the wall clock. Virtual time stays at the
+// last event fired, so a trace's times are those of its events. RunDue
+// returns sim.ErrTooManyEvents, leaving the rest of the queue, when one
+// call would fire more than sim.MaxEvents events.
+func (r *RealTime) RunDue() error {
+	start := r.sched.Fired()
+	for {
+		at, ok := r.sched.NextAt()
+		if !ok {
+			return nil
+		}
+		now := r.Now()
+		if at > now {
+			return nil
+		}
+		if late := now - at; late > 0 {
+			r.base = r.base.Add(late)
+		}
+		r.sched.Step()
+		if r.sched.Fired()-start > sim.MaxEvents {
+			return sim.ErrTooManyEvents
+		}
+	}
+}
+
+// Do runs fn as a scheduler event now, after the events already due, and
+// then the events it makes due at once. Running commands as events lets
+// the session settle its prompts afterwards (Scheduler.AfterEach), as it
+// does for a scenario's actions, and makes what fn schedules count from
+// now.
+func (r *RealTime) Do(fn func()) error {
+	if err := r.RunDue(); err != nil {
+		return err
+	}
+	r.sched.At(r.Now(), fn)
+	return r.RunDue()
+}
 
 // Wake returns a channel that receives once the next queued event is due,
 // or a nil channel (which never receives) when the queue is empty. When

@@ -83,6 +83,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 }
 
 type server struct {
+	rt      *RealTime // nil with virtual time
 	sess    *sim.Session
 	sched   *sim.Scheduler
 	out     *bufio.Writer
@@ -142,6 +143,7 @@ func (s *server) serveRealTime(ctx context.Context, in io.Reader, clk clock.Cloc
 	}()
 	rt := NewRealTime(s.sched, clk)
 	defer rt.Stop()
+	s.rt = rt
 	for {
 		if err := rt.RunDue(); err != nil {
 			return s.fail(err)
@@ -179,7 +181,7 @@ func (s *server) abortAndFinish(rt *RealTime, cause error) error {
 	if err := rt.RunDue(); err != nil {
 		return s.fail(err)
 	}
-	if err := s.at(s.sess.Abort); err != nil {
+	if err := rt.Do(s.sess.Abort); err != nil {
 		return s.fail(err)
 	}
 	if err := s.flush(); err != nil {
@@ -215,11 +217,12 @@ func (s *server) flush() error {
 	return nil
 }
 
-// at runs fn as a scheduler event at the current virtual time, then every
-// other event due by then. Running commands as events makes the session
-// settle its prompts afterwards (Scheduler.AfterEach), as it does for a
-// scenario's actions.
+// at runs fn as a scheduler event now (see RealTime.Do), then every
+// other event due by then.
 func (s *server) at(fn func()) error {
+	if s.rt != nil {
+		return s.rt.Do(fn)
+	}
 	now := s.sched.Elapsed()
 	s.sched.At(now, fn)
 	return runUntil(s.sched, now)

@@ -23,12 +23,17 @@ func benchScenario(errors int, maxRetries int) *Scenario {
 	return sc
 }
 
-func benchSession(b *testing.B, sc *Scenario, want string) {
+func benchSession(b *testing.B, sc *Scenario, want string, reuse bool) {
 	b.ReportAllocs()
 	var virtual time.Duration
+	s, err := NewSession(sc, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		s, err := NewSession(sc, Options{})
-		if err != nil {
+		if reuse {
+			s.Reset()
+		} else if s, err = NewSession(sc, Options{}); err != nil {
 			b.Fatal(err)
 		}
 		f, err := s.Run()
@@ -42,10 +47,15 @@ func benchSession(b *testing.B, sc *Scenario, want string) {
 
 // BenchmarkChain: a whole simulated session, three retryable errors, then
 // success (14 s of virtual backoff).
-func BenchmarkChain(b *testing.B) { benchSession(b, benchScenario(3, 3), "idle") }
+// The session is reset between iterations, so this is the cost of one chain.
+func BenchmarkChain(b *testing.B) { benchSession(b, benchScenario(3, 3), "idle", true) }
+
+// BenchmarkChainNewSession is BenchmarkChain with a new Session (scheduler,
+// Controller, trace buffer) built for every chain.
+func BenchmarkChainNewSession(b *testing.B) { benchSession(b, benchScenario(3, 3), "idle", false) }
 
 // BenchmarkExhaustion: four retryable errors with maxRetries 3.
-func BenchmarkExhaustion(b *testing.B) { benchSession(b, benchScenario(4, 3), "exhausted") }
+func BenchmarkExhaustion(b *testing.B) { benchSession(b, benchScenario(4, 3), "exhausted", true) }
 
 // BenchmarkBareLooplabChain is the baseline: the bare looplab/fsm
 // transitions of one default chain (retry, elapse x3, succeed), with

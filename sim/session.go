@@ -172,6 +172,24 @@ func NewSession(sc *Scenario, opt Options) (*Session, error) {
 	return s, nil
 }
 
+// Reset returns the session to its state before Start, keeping its memory
+// (for running the same scenario many times, as the benchmarks do). The
+// settings go back to the scenario's.
+func (s *Session) Reset() {
+	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
+	s.ctrl.Reset()
+	s.settings.Set(s.sc.Settings)
+	s.trace.Reset()
+	s.observed = 0
+	s.turn, s.lastTurn = 0, Turn{}
+	s.context, s.history = s.context[:0], s.history[:0]
+	s.inFlight, s.cur = false, run{}
+	s.prompts = 0
+	s.pending, s.waiting, s.deferred, s.afterEnd = s.pending[:0], s.waiting[:0], s.deferred[:0], s.afterEnd[:0]
+	s.compWait, s.compDone, s.compAt = false, false, 0
+	s.aborting, s.ending = false, false
+}
+
 // Controller returns the session's retry Controller.
 func (s *Session) Controller() *policy.Controller { return s.ctrl }
 

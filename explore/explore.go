@@ -1,0 +1,264 @@
+package explore
+
+import (
+	"fmt"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Invariant is one checked property.
+type Invariant uint8
+
+// The invariants, in report order.
+const (
+	// InvOverflowNotRetried: no auto_retry_start is caused by an overflow reply.
+	InvOverflowNotRetried Invariant = iota
+	// InvAttemptZero: the attempt counter is 0 whenever no chain is open
+	// (isRetrying false) and right after every auto_retry_end.
+	InvAttemptZero
+	// InvStartAttempts: every auto_retry_start has 1 <= attempt <=
+	// maxRetries, attempt 1 opens a chain and attempts are consecutive
+	// within it.
+	InvStartAttempts
+	// InvEndInChain: no auto_retry_end outside a chain, except the
+	// maxRetries-0 end {success:false, attempt:0}; an end inside a chain
+	// reports the chain's attempt.
+	InvEndInChain
+	// InvChainEnds: at quiescence no chain is open (every chain that starts
+	// ends).
+	InvChainEnds
+	// InvDisabledNoStart: with retry disabled no chain starts.
+	InvDisabledNoStart
+	// InvPromptResolves: at quiescence (no timer, no run in flight) no
+	// prompt is unresolved.
+	InvPromptResolves
+	numInvariants
+)
+
+var invariantNames = [numInvariants]string{
+	"overflow-not-retried", "attempt-zero-outside-chain", "start-attempts", "end-in-chain",
+	"chain-ends", "disabled-no-start", "prompt-resolves",
+}
+
+var invariantText = [numInvariants]string{
+	"no auto_retry_start is caused by an overflow reply",
+	"attempt is 0 whenever no chain is open and right after every auto_retry_end (the counter is stale)",
+	"every auto_retry_start has 1 <= attempt <= maxRetries, consecutive within its chain",
+	"no auto_retry_end outside a chain (except the maxRetries-0 end with attempt 0), and an end reports its chain's attempt",
+	"every chain that starts ends: no chain is open at quiescence (a chain can be left open)",
+	"with retry disabled no chain starts",
+	"at quiescence (no timer, no run in flight) no prompt is unresolved (a prompt never resolves)",
+}
+
+func (i Invariant) String() string { return invariantNames[i] }
+
+// Description says what the invariant requires.
+func (i Invariant) Description() string { return invariantText[i] }
+
+// Invariants lists every invariant in report order.
+func Invariants() []Invariant {
+	out := make([]Invariant, numInvariants)
+	for i := range out {
+		out[i] = Invariant(i)
+	}
+	return out
+}
+
+// Options configure one exploration.
+type Options struct {
+	Variant    *policy.Variant // default policy.Sound
+	MaxRetries int
+	// Extended adds inputs no scenario file can express (ReplyEmpty).
+	// Paths that use them cannot be replayed.
+	Extended bool
+}
+
+// Violation is one violated invariant with its shortest counterexample.
+type Violation struct {
+	Invariant Invariant
+	Path      []Input // from the initial state; the violation happens at its last input
+	Detail    string
+}
+
+// Unit is one coverage unit: a declared rule row of the table and one of its
+// from-states.
+type Unit struct {
+	Rule int // index in Variant.Rules
+	From policy.State
+}
+
+// Result of one exploration.
+type Result struct {
+	Variant     string
+	MaxRetries  int
+	States      int // reachable abstract states
+	Transitions int // (state, enabled input) pairs explored
+	// Pruned counts transitions dropped because they needed more than
+	// the model's timer bound (see SPEC-explorer.md); 0 in both variants.
+	Pruned     int
+	Violations []Violation // one per violated invariant, in Invariants order
+	// Reached lists the (rule, from-state) units some transition
+	// exercised, ignored rules included.
+	Reached map[Unit]bool
+
+	states []State
+	parent []int32
+	via    []Input
+}
+
+// Violated reports whether any invariant failed.
+func (r *Result) Violated() bool { return len(r.Violations) > 0 }
+
+// PathTo returns the shortest input path (BFS tree, fixed input order) from
+// the initial state to state number i.
+func (r *Result) PathTo(i int) []Input {
+	var p []Input
+	for i > 0 {
+		p = append(p, r.via[i])
+		i = int(r.parent[i])
+	}
+	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
+		p[a], p[b] = p[b], p[a]
+	}
+	return p
+}
+
+// State returns reachable state number i (0 is the initial state).
+func (r *Result) State(i int) State { return r.states[i] }
+
+// Explore explores every reachable state breadth-first, applying every
+// enabled input of every state in the fixed input order, and checks the
+// invariants. The first violation found of each invariant has a shortest
+// path, ties broken by the input order, so the result is deterministic.
+func Explore(opt Options) *Result {
+	v := opt.Variant
+	if v == nil {
+		v = policy.Sound
+	}
+	m := newModel(v, opt.MaxRetries, opt.Extended)
+	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
+	index := make(map[State]int32, 1024)
+	s0 := initial()
+	index[s0] = 0
+	r.states = append(r.states, s0)
+	r.parent = append(r.parent, -1)
+	r.via = append(r.via, 0)
+	var found [numInvariants]bool
+	var fails []Invariant
+	for i := 0; i < len(r.states); i++ {
+		s := r.states[i]
+		for in := Input(0); in < numInputs; in++ {
+			if !m.enabled(&s, in) {
+				continue
+			}
+			t := m.step(s, in)
+			if m.overflow {
+				r.Pruned++
+				continue
+			}
+			r.Transitions++
+			for _, o := range m.obs {
+				if o.Kind == ObsDecide && o.Rule != nil {
+					r.Reached[Unit{ruleIndex(v, o.Rule), o.From}] = true
+				}
+			}
+			fails = checkStep(fails[:0], m, &s, in)
+			j, seen := index[t]
+			if !seen {
+				j = int32(len(r.states))
+				index[t] = j
+				r.states = append(r.states, t)
+				r.parent = append(r.parent, int32(i))
+				r.via = append(r.via, in)
+				fails = checkState(fails, &t)
+			}
+			for _, f := range fails {
+				if !found[f] {
+					found[f] = true
+					p := append(r.PathTo(i), in)
+					r.Violations = append(r.Violations, Violation{Invariant: f, Path: p})
+				}
+			}
+		}
+	}
+	sortViolations(r.Violations)
+	r.States = len(r.states)
+	return r
+}
+
+func sortViolations(vs []Violation) {
+	for i := 1; i < len(vs); i++ {
+		for j := i; j > 0 && vs[j].Invariant < vs[j-1].Invariant; j-- {
+			vs[j], vs[j-1] = vs[j-1], vs[j]
+		}
+	}
+}
+
+func ruleIndex(v *policy.Variant, r *policy.Rule) int {
+	for i := range v.Rules {
+		if &v.Rules[i] == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkStep checks the per-step invariants on the observations of the step
+// from s by in (m.obs), replaying the observed chain from s's.
+func checkStep(fails []Invariant, m *model, s *State, _ Input) []Invariant {
+	open, att := s.ChainOpen, int(s.ChainAttempt)
+	for _, o := range m.obs {
+		switch o.Kind {
+		case ObsStart:
+			if o.Input == policy.InputOverflow {
+				fails = append(fails, InvOverflowNotRetried)
+			}
+			want := 1
+			if open {
+				want = att + 1
+			}
+			if o.Attempt != want || o.Attempt < 1 || o.Attempt > m.set.MaxRetries {
+				fails = append(fails, InvStartAttempts)
+			}
+			open, att = true, o.Attempt
+		case ObsEnd:
+			if !open && !(o.Attempt == 0 && !o.Success) || open && o.Attempt != att {
+				fails = append(fails, InvEndInChain)
+			}
+			open, att = false, 0
+		}
+	}
+	// disabled: a start while retry is disabled.
+	if !s.Enabled {
+		for _, o := range m.obs {
+			if o.Kind == ObsStart {
+				fails = append(fails, InvDisabledNoStart)
+				break
+			}
+		}
+	}
+	if m.endNonZero {
+		fails = append(fails, InvAttemptZero)
+	}
+	return fails
+}
+
+// checkState checks the per-state invariants of a newly reached state.
+func checkState(fails []Invariant, t *State) []Invariant {
+	if !t.Snap.Open && t.Snap.Attempt != 0 {
+		fails = append(fails, InvAttemptZero)
+	}
+	if t.Quiescent() {
+		if t.ChainOpen || t.Snap.Open {
+			fails = append(fails, InvChainEnds)
+		}
+		if t.Pending {
+			fails = append(fails, InvPromptResolves)
+		}
+	}
+	return fails
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s: %v", v.Invariant, v.Path)
+}

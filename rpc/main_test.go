@@ -1,0 +1,70 @@
+package rpc_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// retrysimBin is the retrysim binary built once by TestMain.
+var retrysimBin string
+
+// fakeServerEnv makes the test binary act as a misbehaving server (see
+// fakeServer) instead of running the tests; Start passes it on.
+const fakeServerEnv = "RPC_TEST_FAKE_SERVER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeServerEnv); mode != "" {
+		os.Exit(fakeServer(mode))
+	}
+	goleak.VerifyTestMain(withBinary{m})
+}
+
+// withBinary builds retrysim into a temporary directory around the tests.
+type withBinary struct{ m *testing.M }
+
+func (w withBinary) Run() int {
+	dir, err := os.MkdirTemp("", "rpc-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "retrysim")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/retrysim")
+	cmd.Dir = ".." // the module root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building retrysim: %v\n%s", err, out)
+		return 1
+	}
+	retrysimBin = bin
+	return w.m.Run()
+}
+
+// fakeServer is a server that does not answer: "silent" writes to stderr,
+// says {"type":"ready"} and then reads its input to the end without
+// answering; "crash" reads one line and exits with status 3.
+func fakeServer(mode string) int {
+	in := bufio.NewReader(os.Stdin)
+	switch mode {
+	case "silent":
+		fmt.Fprintln(os.Stderr, "fake: starting")
+		fmt.Fprintln(os.Stderr, "fake: something went wrong")
+		fmt.Println(`{"type":"ready"}`)
+		for {
+			if _, err := in.ReadString('\n'); err != nil {
+				return 0
+			}
+		}
+	case "crash":
+		_, _ = in.ReadString('\n')
+		fmt.Fprintln(os.Stderr, "fake: crashing on purpose")
+		return 3
+	}
+	return 2
+}

@@ -1,0 +1,356 @@
+package term
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/rpc"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// ErrInterrupted is returned by Play after a second interrupt.
+var ErrInterrupted = errors.New("term: interrupted")
+
+// Timing of the player.
+const (
+	// FrameInterval is the loader's redraw interval (its spinner frame
+	// and countdown).
+	FrameInterval = 80 * time.Millisecond
+	// idleHorizon: once nothing live can happen (no run in flight, no
+	// backoff, every scripted action done), a wait longer than this for
+	// the next queued event (a timer made inert by a cancel, an aborted
+	// call's) is skipped instead of sat through.
+	idleHorizon = time.Second
+)
+
+// spinner is the loader's spinner, as the original's Loader draws it.
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// ANSI sequences of the terminal mode.
+const (
+	clearLine  = "\r\x1b[2K"
+	hideCursor = "\x1b[?25l"
+	showCursor = "\x1b[?25h"
+	warning    = "\x1b[33m" // the spinner (the theme's "warning")
+	muted      = "\x1b[90m" // the loader text (the theme's "muted")
+	errorColor = "\x1b[31m"
+	reset      = "\x1b[0m"
+)
+
+// Config configures Play.
+type Config struct {
+	// Scenario is played as "retrysim run" would run it (initial prompt,
+	// actions, expectations), on the real clock. Required.
+	Scenario *sim.Scenario
+	// Variant overrides the scenario's policy variant when not empty.
+	Variant string
+	// Out receives the trace lines as text (FormatLine), the original's
+	// "Retry failed after ..." errors and, with Terminal, the loader.
+	Out io.Writer
+	// Terminal draws the loader during a backoff (with ANSI sequences) and
+	// reads key presses from Keys: Esc cancels the retry while the loader
+	// is shown. Without it the same lines are printed, with no loader and
+	// no colours, and Keys is not read.
+	Terminal bool
+	// Keys is the terminal's input, in key mode (see KeyMode); nil reads
+	// nothing. It is read by a goroutine that ends when Keys returns an
+	// error (io.EOF included), which may be after Play returned.
+	Keys io.Reader
+	// Interrupt delivers Ctrl-C (for example from signal.Notify): the
+	// first aborts (the "abort" command), the second makes Play return
+	// ErrInterrupted. Ctrl-C read from Keys counts too.
+	Interrupt <-chan os.Signal
+	// Clock is the wall clock (default: the system clock).
+	Clock clock.Clock
+}
+
+// Play runs the scenario on the real clock until it is quiescent, then
+// writes the final line and checks its expectations, like
+// sim.RunScenario. It returns an error when the scenario cannot run (an
+// unknown variant, invalid settings), ErrInterrupted after a second
+// interrupt, ctx.Err() when ctx is done, or the error of a failed write.
+func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
+	if cfg.Scenario == nil || cfg.Out == nil {
+		return nil, errors.New("term: Config.Scenario and Config.Out are required")
+	}
+	sess, err := sim.NewSession(cfg.Scenario, sim.Options{Variant: cfg.Variant})
+	if err != nil {
+		return nil, err
+	}
+	p := &player{cfg: cfg, sess: sess, sched: sess.Scheduler(), out: bufio.NewWriter(cfg.Out)}
+	sess.Observe = p.observe
+	for _, a := range cfg.Scenario.Actions {
+		p.lastAction = max(p.lastAction, a.At)
+	}
+	p.rt = rpc.NewRealTime(p.sched, cfg.Clock)
+	defer p.rt.Stop()
+
+	var keys chan []byte
+	if cfg.Terminal && cfg.Keys != nil {
+		keys = make(chan []byte)
+		done := make(chan struct{})
+		defer close(done)
+		go readKeys(cfg.Keys, keys, done)
+	}
+
+	sess.Start()
+	var runErr error
+	for {
+		if runErr = p.rt.RunDue(); runErr != nil {
+			break
+		}
+		if sess.Quiescent() {
+			break
+		}
+		if p.idle() {
+			if at, ok := p.sched.NextAt(); ok && at-p.rt.Now() > idleHorizon {
+				p.rt.Jump(at)
+				continue
+			}
+		}
+		var limit time.Duration
+		if p.loaderShown() {
+			limit = FrameInterval
+		}
+		wake := p.rt.Wake(limit)
+		if err := p.render(); err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			p.endTerminal()
+			return nil, ctx.Err()
+		case <-wake:
+		case k, ok := <-keys:
+			if !ok {
+				keys = nil
+				continue
+			}
+			esc, intr := parseKeys(k)
+			if esc && p.loaderShown() {
+				p.command("abort_retry")
+			}
+			if intr && p.interrupt() {
+				p.endTerminal()
+				return nil, ErrInterrupted
+			}
+		case <-cfg.Interrupt:
+			if p.interrupt() {
+				p.endTerminal()
+				return nil, ErrInterrupted
+			}
+		}
+	}
+	p.loader = false
+	res := &sim.Result{Scenario: cfg.Scenario, Variant: sess.Variant().Name, RunErr: runErr}
+	res.Final = sess.Final()
+	if runErr == nil {
+		sess.WriteFinal()
+	}
+	if err := p.render(); err != nil {
+		return nil, err
+	}
+	if err := p.endTerminal(); err != nil {
+		return nil, err
+	}
+	res.Trace = sess.Trace().Bytes()
+	if runErr != nil {
+		res.Failures = []string{fmt.Sprintf("%s: simulation stopped at t=%dms: %v",
+			scenarioName(cfg.Scenario), res.Final.At.Milliseconds(), runErr)}
+	} else {
+		res.Failures = sim.CheckExpect(cfg.Scenario, res.Trace, res.Final)
+	}
+	return res, nil
+}
+
+func scenarioName(sc *sim.Scenario) string {
+	if sc.Path != "" {
+		return sc.Path
+	}
+	return sc.Name
+}
+
+type player struct {
+	cfg        Config
+	sess       *sim.Session
+	sched      *sim.Scheduler
+	rt         *rpc.RealTime
+	out        *bufio.Writer
+	lastAction time.Duration
+	running    bool // an agent run is in flight (from the trace)
+	interrupts int
+
+	// The loader, shown from auto_retry_start to auto_retry_end or the
+	// start of the retried run.
+	loader      bool
+	attempt     int
+	maxAttempts int
+	deadline    time.Duration // virtual time the backoff ends
+	drawn       bool          // the loader line is on the screen
+	cursorOff   bool
+}
+
+func (p *player) loaderShown() bool { return p.loader && p.cfg.Terminal }
+
+// idle reports that nothing live can happen any more: no run in flight,
+// no backoff, every scripted action done. What may still be queued is a
+// timer made inert by a cancel or an abort, or a compaction's continue.
+func (p *player) idle() bool {
+	return p.sched.Elapsed() >= p.lastAction && !p.running &&
+		p.sess.Controller().State() != policy.StateBackoff
+}
+
+// command runs a client command now, as a scheduler event.
+func (p *player) command(do string) {
+	_ = p.rt.Do(func() { p.sess.Do(sim.Action{Do: do}) })
+}
+
+// interrupt handles Ctrl-C: the first aborts; it reports true for the
+// second.
+func (p *player) interrupt() bool {
+	p.interrupts++
+	if p.interrupts > 1 {
+		return true
+	}
+	p.command("abort")
+	return false
+}
+
+// traceFields are the fields of a trace line the player reads.
+type traceFields struct {
+	Type        string `json:"type"`
+	T           int64  `json:"t"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"maxAttempts"`
+	DelayMs     int64  `json:"delayMs"`
+	Success     bool   `json:"success"`
+	FinalError  string `json:"finalError"`
+}
+
+// observe prints every trace line as it is written and follows the
+// loader's state.
+func (p *player) observe(line []byte) {
+	p.clearLoader()
+	p.out.WriteString(FormatLine(line))
+	p.out.WriteByte('\n')
+	var f traceFields
+	if json.Unmarshal(line, &f) != nil {
+		return
+	}
+	switch f.Type {
+	case "agent_run":
+		p.running = true
+		p.loader = false
+	case "agent_run_end":
+		p.running = false
+	case "auto_retry_start":
+		p.loader = true
+		p.attempt, p.maxAttempts = f.Attempt, f.MaxAttempts
+		p.deadline = time.Duration(f.T)*time.Millisecond + time.Duration(f.DelayMs)*time.Millisecond
+	case "auto_retry_end":
+		p.loader = false
+		if !f.Success {
+			text := RetryFailedText(f.Attempt, f.FinalError)
+			if p.cfg.Terminal {
+				text = errorColor + text + reset
+			}
+			p.out.WriteString(text)
+			p.out.WriteByte('\n')
+		}
+	}
+}
+
+func (p *player) clearLoader() {
+	if p.drawn {
+		p.out.WriteString(clearLine)
+		p.drawn = false
+	}
+}
+
+// render draws the loader when it is shown (or clears it) and flushes.
+func (p *player) render() error {
+	if p.loaderShown() {
+		remaining := max(p.deadline-p.rt.Now(), 0)
+		frame := spinner[int(p.rt.Now()/FrameInterval)%len(spinner)]
+		if !p.cursorOff {
+			p.out.WriteString(hideCursor)
+			p.cursorOff = true
+		}
+		p.out.WriteString(clearLine + warning + frame + reset + " " + muted +
+			RetryingText(p.attempt, p.maxAttempts, remaining.Milliseconds()) + reset)
+		p.drawn = true
+	} else {
+		p.clearLoader()
+		if p.cursorOff {
+			p.out.WriteString(showCursor)
+			p.cursorOff = false
+		}
+	}
+	return p.out.Flush()
+}
+
+// endTerminal leaves the screen clean: no loader, the cursor shown.
+func (p *player) endTerminal() error {
+	p.loader = false
+	return p.render()
+}
+
+// readKeys sends what is read from r to keys until r fails or done is
+// closed; it closes keys when r fails.
+func readKeys(r io.Reader, keys chan<- []byte, done <-chan struct{}) {
+	buf := make([]byte, 256)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			select {
+			case keys <- slices.Clone(buf[:n]):
+			case <-done:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case <-done:
+			default:
+				close(keys)
+			}
+			return
+		}
+	}
+}
+
+// parseKeys reads one chunk of terminal input: esc is a lone Esc key (not
+// the start of an escape sequence such as an arrow key's "\x1b[A"), intr
+// a Ctrl-C byte (seen when the terminal does not turn it into SIGINT).
+func parseKeys(b []byte) (esc, intr bool) {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case 0x03:
+			intr = true
+		case 0x1b:
+			if i+1 < len(b) && (b[i+1] == '[' || b[i+1] == 'O') {
+				// CSI or SS3 sequence: skip to its final byte.
+				i += 2
+				for i < len(b) && !(b[i] >= 0x40 && b[i] <= 0x7e) {
+					i++
+				}
+				continue
+			}
+			if i+1 < len(b) && b[i+1] == 0x1b {
+				continue // the first of two Escs (the second is read next)
+			}
+			esc = true
+		}
+	}
+	return esc, intr
+}

@@ -1,0 +1,320 @@
+package term_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/term"
+)
+
+const waitFor = 20 * time.Second
+
+// screen is an output that a test can wait on without sleeping.
+type screen struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until the output, from offset from, contains want, and
+// returns the offset just after it.
+func (s *screen) waitFor(t *testing.T, from int, want string) int {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		out := s.String()
+		if i := strings.Index(out[from:], want); i >= 0 {
+			return from + i + len(want)
+		}
+		select {
+		case <-s.changed:
+		case <-deadline:
+			t.Fatalf("output lacks %q after %v:\n%q", want, waitFor, out[from:])
+		}
+	}
+}
+
+func parse(t *testing.T, text string) *sim.Scenario {
+	t.Helper()
+	sc, err := sim.ParseScenario("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+type playResult struct {
+	res *sim.Result
+	err error
+}
+
+func play(cfg term.Config) chan playResult {
+	done := make(chan playResult, 1)
+	go func() {
+		res, err := term.Play(context.Background(), cfg)
+		done <- playResult{res, err}
+	}()
+	return done
+}
+
+func wait(t *testing.T, done chan playResult) playResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(waitFor):
+		t.Fatal("Play did not return")
+	}
+	return playResult{}
+}
+
+func TestPlayWithoutTerminal(t *testing.T) {
+	// Delays of 0 ms: the mock clock never has to move.
+	sc := parse(t, `
+settings: {maxRetries: 3, baseDelayMs: 0}
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: error, errorMessage: "503 service unavailable"}
+  - {stopReason: stop}
+actions:
+  - {at: 0, do: get_state, id: s}
+expect:
+  events:
+    - {type: auto_retry_start, attempt: 2, delayMs: 0}
+    - {type: auto_retry_end, success: true, attempt: 2}
+  final: {state: idle, attempt: 0}
+`)
+	out := newScreen()
+	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Keys: strings.NewReader("\x1b")}))
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !r.res.Passed() {
+		t.Fatalf("failures: %q", r.res.Failures)
+	}
+	// The same lines as the trace, as text, and nothing else.
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(r.res.Trace), "\n"), "\n") {
+		want.WriteString(term.FormatLine([]byte(line)) + "\n")
+	}
+	if got := out.String(); got != want.String() {
+		t.Fatalf("output:\n%s\nwant:\n%s", got, want.String())
+	}
+	// The trace is the one "run" makes.
+	ref, err := sim.RunScenario(sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ref.Trace, r.res.Trace) {
+		t.Fatalf("trace differs from RunScenario's:\n%s\nwant:\n%s", r.res.Trace, ref.Trace)
+	}
+}
+
+func TestPlayWithoutTerminalPrintsRetryFailure(t *testing.T) {
+	sc := parse(t, `
+settings: {maxRetries: 1, baseDelayMs: 0}
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: error, errorMessage: "503 service unavailable"}
+expect:
+  final: {state: idle}
+`)
+	out := newScreen()
+	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()}))
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Passed() {
+		t.Fatal("the expectation should fail (the chain ends exhausted)")
+	}
+	got := out.String()
+	if !strings.Contains(got, `success=false attempt=1 finalError="503 service unavailable"`+"\nRetry failed after 1 attempts: 503 service unavailable\n") {
+		t.Fatalf("output:\n%s", got)
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Fatalf("escape sequences without a terminal:\n%q", got)
+	}
+}
+
+func TestPlayTerminalLoaderCountdownAndEsc(t *testing.T) {
+	sc := parse(t, `
+settings: {maxRetries: 3, baseDelayMs: 3000}
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: stop}
+`)
+	clk := clock.NewMock()
+	keys, keysW := io.Pipe()
+	defer keysW.Close()
+	out := newScreen()
+	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
+
+	at := out.waitFor(t, 0, "auto_retry_start")
+	at = out.waitFor(t, at, "Retrying (1/3) in 3s… (esc to cancel)")
+	// nudge makes the player redraw now: it wakes on any key.
+	nudge := func() {
+		if _, err := keysW.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Add(600 * time.Millisecond) // 2400 ms left: 2 s
+	nudge()
+	at = out.waitFor(t, at, "Retrying (1/3) in 2s… (esc to cancel)")
+	clk.Add(1000 * time.Millisecond) // 1400 ms left: 1 s
+	nudge()
+	at = out.waitFor(t, at, "Retrying (1/3) in 1s… (esc to cancel)")
+	// An arrow key is not Esc.
+	if _, err := keysW.Write([]byte("\x1b[A")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keysW.Write([]byte{0x1b}); err != nil {
+		t.Fatal(err)
+	}
+	at = out.waitFor(t, at, "abort_retry")
+	out.waitFor(t, at, "Retry failed after 1 attempts: Retry cancelled")
+	r := wait(t, done) // the inert backoff timer is not waited for
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	trace := string(r.res.Trace)
+	for _, w := range []string{
+		`{"t":1600,"type":"response","command":"abort_retry","success":true}`,
+		`{"t":1600,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
+		`{"t":3000,"type":"final"`,
+	} {
+		if !strings.Contains(trace, w) {
+			t.Errorf("trace lacks %s:\n%s", w, trace)
+		}
+	}
+	if strings.Count(trace, "abort_retry") != 1 {
+		t.Errorf("the arrow key cancelled too:\n%s", trace)
+	}
+	screenText := out.String()
+	if !strings.HasSuffix(screenText, "\x1b[?25h") && !strings.Contains(screenText[strings.LastIndex(screenText, "\x1b[?25l"):], "\x1b[?25h") {
+		t.Errorf("the cursor is left hidden:\n%q", screenText)
+	}
+}
+
+func TestPlayEscWithoutLoaderDoesNothing(t *testing.T) {
+	sc := parse(t, `
+turns:
+  - {stopReason: stop, durationMs: 5000}
+`)
+	clk := clock.NewMock()
+	keys, keysW := io.Pipe()
+	defer keysW.Close()
+	out := newScreen()
+	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
+	out.waitFor(t, 0, "agent_run")
+	if _, err := keysW.Write([]byte{0x1b}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(5 * time.Second)
+	r := wait(t, done)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if strings.Contains(string(r.res.Trace), "abort_retry") || strings.Contains(out.String(), "Retrying (") {
+		t.Fatalf("Esc acted without a loader:\n%s\n%q", r.res.Trace, out.String())
+	}
+}
+
+func TestPlayInterrupts(t *testing.T) {
+	// A long call, and an action later: the scenario is not over after the
+	// first interrupt.
+	sc := parse(t, `
+turns:
+  - {stopReason: stop, durationMs: 60000}
+actions:
+  - {at: 120000, do: get_state}
+`)
+	intr := make(chan os.Signal)
+	out := newScreen()
+	done := play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Interrupt: intr})
+	at := out.waitFor(t, 0, "agent_run")
+	intr <- os.Interrupt
+	at = out.waitFor(t, at, `stopReason":"aborted"`)
+	out.waitFor(t, at, "command=abort")
+	intr <- os.Interrupt
+	if r := wait(t, done); !errors.Is(r.err, term.ErrInterrupted) {
+		t.Fatalf("got %v, want ErrInterrupted", r.err)
+	}
+}
+
+func TestPlayContextCancelled(t *testing.T) {
+	sc := parse(t, `
+turns:
+  - {stopReason: stop, durationMs: 60000}
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := newScreen()
+	done := make(chan error, 1)
+	go func() {
+		_, err := term.Play(ctx, term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()})
+		done <- err
+	}()
+	out.waitFor(t, 0, "agent_run")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("Play did not return")
+	}
+}
+
+func TestPlayInvalid(t *testing.T) {
+	if _, err := term.Play(context.Background(), term.Config{}); err == nil {
+		t.Error("no error without a scenario")
+	}
+	sc := parse(t, "{}")
+	if _, err := term.Play(context.Background(), term.Config{Scenario: sc, Out: io.Discard, Variant: "nope"}); err == nil {
+		t.Error("no error for an unknown variant")
+	}
+}
+
+func TestFormatLine(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{`{"t":0,"type":"agent_run","kind":"prompt"}`, `      0     0.000s  agent_run                 kind=prompt`},
+		{`{"t":2000,"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":4000,"errorMessage":"503 service unavailable"}`,
+			`   2000     2.000s  auto_retry_start          attempt=2 maxAttempts=3 delayMs=4000 errorMessage="503 service unavailable"`},
+		{`{"t":1234567,"type":"agent_run_end"}`, `1234567  1234.567s  agent_run_end`},
+		{`not json`, `not json`},
+	}
+	for _, tt := range tests {
+		if got := term.FormatLine([]byte(tt.line + "\n")); got != tt.want {
+			t.Errorf("FormatLine(%s)\n got: %q\nwant: %q", tt.line, got, tt.want)
+		}
+	}
+}
