@@ -135,15 +135,23 @@ func Explore(opt Options) *Result {
 	if v == nil {
 		v = policy.Sound
 	}
+	if opt.MaxRetries < 0 || opt.MaxRetries > MaxMaxRetries {
+		panic(fmt.Sprintf("explore: MaxRetries %d out of range 0..%d", opt.MaxRetries, MaxMaxRetries))
+	}
 	m := newModel(v, opt.MaxRetries, opt.Extended)
 	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
-	index := make(map[State]int32, 1024)
+	index := make(map[key]int32, 1024)
 	s0 := initial()
-	index[s0] = 0
+	index[s0.key()] = 0
 	r.states = append(r.states, s0)
 	r.parent = append(r.parent, -1)
 	r.via = append(r.via, 0)
 	var found [numInvariants]bool
+	reached := make([]bool, len(v.Rules)*len(policy.States))
+	ruleIdx := make(map[*policy.Rule]int, len(v.Rules))
+	for i := range v.Rules {
+		ruleIdx[&v.Rules[i]] = i
+	}
 	var fails []Invariant
 	for i := 0; i < len(r.states); i++ {
 		s := r.states[i]
@@ -159,14 +167,15 @@ func Explore(opt Options) *Result {
 			r.Transitions++
 			for _, o := range m.obs {
 				if o.Kind == ObsDecide && o.Rule != nil {
-					r.Reached[Unit{ruleIndex(v, o.Rule), o.From}] = true
+					reached[ruleIdx[o.Rule]*len(policy.States)+stateIndex(o.From)] = true
 				}
 			}
 			fails = checkStep(fails[:0], m, &s, in)
-			j, seen := index[t]
+			tk := t.key()
+			j, seen := index[tk]
 			if !seen {
 				j = int32(len(r.states))
-				index[t] = j
+				index[tk] = j
 				r.states = append(r.states, t)
 				r.parent = append(r.parent, int32(i))
 				r.via = append(r.via, in)
@@ -182,6 +191,11 @@ func Explore(opt Options) *Result {
 		}
 	}
 	sortViolations(r.Violations)
+	for i, ok := range reached {
+		if ok {
+			r.Reached[Unit{i / len(policy.States), policy.States[i%len(policy.States)]}] = true
+		}
+	}
 	r.States = len(r.states)
 	return r
 }
@@ -201,6 +215,20 @@ func ruleIndex(v *policy.Variant, r *policy.Rule) int {
 		}
 	}
 	return -1
+}
+
+func stateIndex(s policy.State) int {
+	switch s {
+	case policy.StateIdle:
+		return 0
+	case policy.StateBackoff:
+		return 1
+	case policy.StateContinuing:
+		return 2
+	case policy.StateExhausted:
+		return 3
+	}
+	return 4
 }
 
 // checkStep checks the per-step invariants on the observations of the step

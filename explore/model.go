@@ -66,8 +66,13 @@ const (
 	errContinueEmpty        = "No messages to continue from"
 	errContinueAssistant    = "Cannot continue from message role: assistant"
 	compactionDelayMs       = 100
+	compactionRem           = 1
 	baseDelay               = 2000 * time.Millisecond
 	maxTimers               = 4
+	// maxWaits bounds the backoff waits running at once (the original can
+	// run several; SPEC.md §9.1 describes two). A step that would arm a
+	// third is pruned and counted in Result.Pruned.
+	maxWaits = 2
 	defaultEpochMs    int64 = 1771200000000
 )
 
@@ -103,12 +108,20 @@ func (k TimerKind) String() string {
 }
 
 // Timer is a pending timer. Rem is its due time relative to the abstract
-// now, in ms; actions take no abstract time, only firing a timer advances
-// it. Timers are kept ordered by (Rem, arming order).
+// now, in ms; actions take no abstract time, only firing a backoff wait
+// advances it. The compaction continue's 100 ms is abstracted as an
+// infinitesimal compactionRem: shorter than any remaining wait, and firing it
+// advances no abstract time (so repeated compaction cycles during one wait
+// do not make the space infinite). Timers are kept ordered by (Rem, arming
+// order).
 type Timer struct {
 	Kind TimerKind
 	Ctl  bool  // backoff: the cancellable wait (the Controller's abort controller)
 	Rem  int64 // ms until due
+	// Late: armed by an action (a client command or a reply), which comes
+	// an instant after the last timer fired; a timer armed while a timer
+	// fires is due before a Late one with the same Rem.
+	Late bool
 }
 
 // State is the explorer's abstract state: finite, comparable.
@@ -183,6 +196,8 @@ type model struct {
 	extended bool
 	obs      []Obs
 	overflow bool // a step needed more than maxTimers timers: pruned
+	// firing: the step fires a timer (timers armed now are not Late).
+	firing bool
 	// endNonZero: an auto_retry_end left a non-zero counter in this step.
 	endNonZero bool
 	// Replay bookkeeping (track): the real due time of each timer, parallel
@@ -227,6 +242,7 @@ func (m *model) enabled(s *State, in Input) bool {
 func (m *model) step(s State, in Input) State {
 	m.obs = m.obs[:0]
 	m.overflow, m.endNonZero = false, false
+	m.firing = in == FireTimer
 	switch in {
 	case ReplyRetryable:
 		m.reply(&s, policy.StopReasonError, MsgRetryable)
@@ -337,19 +353,24 @@ func (m *model) clearCtl(s *State) {
 
 // addTimer inserts t after every timer due no later (FIFO among equals).
 func (m *model) addTimer(s *State, t Timer) {
-	if int(s.NT) == maxTimers {
+	if int(s.NT) == maxTimers || t.Kind == TimerBackoff && s.Snap.Armed > maxWaits {
 		m.overflow = true
 		return
 	}
+	t.Late = !m.firing
 	i := int(s.NT)
-	for i > 0 && s.T[i-1].Rem > t.Rem {
+	for i > 0 && (s.T[i-1].Rem > t.Rem || s.T[i-1].Rem == t.Rem && s.T[i-1].Late && !t.Late) {
 		i--
 	}
 	copy(s.T[i+1:s.NT+1], s.T[i:s.NT])
 	s.T[i] = t
 	if m.track {
 		copy(m.dues[i+1:s.NT+1], m.dues[i:s.NT])
-		m.dues[i] = m.now + t.Rem
+		d := t.Rem
+		if t.Kind == TimerCompaction {
+			d = compactionDelayMs
+		}
+		m.dues[i] = m.now + d
 		if i > 0 && m.dues[i-1] > m.dues[i] || i < int(s.NT) && m.dues[i+1] < m.dues[i] {
 			m.fail("timer order: abstract order differs from real due times")
 		}
@@ -450,7 +471,7 @@ func (m *model) endRun(s *State, last *policy.AssistantMessage) {
 		s.CtxAsst = false
 		m.obs = append(m.obs, Obs{Kind: ObsCompaction})
 		m.dropTimer(s, TimerCompaction)
-		m.addTimer(s, Timer{Kind: TimerCompaction, Rem: compactionDelayMs})
+		m.addTimer(s, Timer{Kind: TimerCompaction, Rem: compactionRem})
 	}
 	if kind == RunPrompt && !m.v.Session.PromptWaitsForRun {
 		if s.Snap.Open {
@@ -496,8 +517,10 @@ func (m *model) fire(s *State) {
 		m.now = m.dues[0]
 	}
 	m.removeTimer(s, 0)
-	for i := 0; i < int(s.NT); i++ {
-		s.T[i].Rem -= t.Rem
+	if t.Kind != TimerCompaction { // the compaction delay takes no abstract time
+		for i := 0; i < int(s.NT); i++ {
+			s.T[i].Rem -= t.Rem
+		}
 	}
 	switch t.Kind {
 	case TimerBackoff:

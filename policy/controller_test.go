@@ -792,3 +792,48 @@ func TestControllerTransitionsFollowTable(t *testing.T) {
 		t.Errorf("edges %q, want %q", edges, want)
 	}
 }
+
+// TestControllerCancelledWaitIsInert: a backoff cancelled by abort_retry
+// must not fire into the next chain. Chain 1's timer is due at +2 s; it is
+// cancelled at +1 s and chain 2 starts at once (due at +3 s). When +2 s
+// passes nothing may continue; chain 2 continues at +3 s exactly.
+func TestControllerCancelledWaitIsInert(t *testing.T) {
+	for _, cancel := range []struct {
+		name string
+		f    func(*policy.Controller)
+	}{{"abort_retry", (*policy.Controller).AbortRetry}, {"abort", (*policy.Controller).Abort}} {
+		t.Run(cancel.name, func(t *testing.T) {
+			h := newCtlHarness(t, policy.DefaultSettings(), nil)
+			h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
+			h.clk.Add(time.Second)
+			cancel.f(h.ctl)
+			h.ctl.OnAgentEnd(ctlErrReply("503 service unavailable"))
+			h.clk.Add(time.Second) // chain 1's timer fires here
+			h.clk.settle(t)
+			if n := h.agent.continues.Load(); n != 0 {
+				t.Fatalf("the cancelled chain's timer continued the new chain (%d Continue calls)", n)
+			}
+			if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
+				t.Fatalf("snapshot after the stale timer: %+v", s)
+			}
+			h.clk.Add(time.Second - time.Millisecond)
+			h.clk.settle(t)
+			if h.agent.continues.Load() != 0 {
+				t.Fatal("chain 2 continued before its 2 s wait")
+			}
+			h.clk.Add(time.Millisecond)
+			h.waitContinue()
+			h.ctl.OnMessageEnd(ctlOK)
+			want := []string{
+				`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
+				`{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
+				`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 service unavailable"}`,
+				`{"type":"auto_retry_end","success":true,"attempt":1}`,
+			}
+			if got := h.eventJSON(); !slices.Equal(got, want) {
+				t.Errorf("events:\n got %q\nwant %q", got, want)
+			}
+			h.assertAtRest(policy.StateIdle)
+		})
+	}
+}

@@ -187,12 +187,26 @@ type Variant struct {
 	Rules   []Rule
 	Session SessionRules
 	machine *fsm.Machine
-	byPair  map[pairKey][]int
+	byPair  [numInputs][numStates][]int // rule indexes per (input, state)
 }
 
-type pairKey struct {
-	in Input
-	st State
+const numStates = 5
+
+// stateIndex is the position of s in States, or -1.
+func stateIndex(s State) int {
+	switch s {
+	case StateIdle:
+		return 0
+	case StateBackoff:
+		return 1
+	case StateContinuing:
+		return 2
+	case StateExhausted:
+		return 3
+	case StateCancelled:
+		return 4
+	}
+	return -1
 }
 
 // SessionRules are the rules of the session around the retry machine that
@@ -220,7 +234,7 @@ type SessionRules struct {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, error) {
-	v := &Variant{Name: name, Rules: rules, Session: session, byPair: map[pairKey][]int{}}
+	v := &Variant{Name: name, Rules: rules, Session: session}
 	known := map[State]bool{}
 	for _, s := range States {
 		known[s] = true
@@ -240,8 +254,8 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 			if !known[s] {
 				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, States)
 			}
-			k := pairKey{r.Input, s}
-			v.byPair[k] = append(v.byPair[k], i)
+			si := stateIndex(s)
+			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
 		}
 		if r.Ignored() {
 			continue
@@ -273,7 +287,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 	}
 	for _, s := range States {
 		for in := Input(0); in < numInputs; in++ {
-			if len(v.byPair[pairKey{in, s}]) == 0 {
+			if len(v.byPair[in][stateIndex(s)]) == 0 {
 				return nil, fmt.Errorf("variant %s: (%s, %s) has no rule: declare it as a transition or as ignored", name, s, in)
 			}
 		}
@@ -298,7 +312,11 @@ func (v *Variant) Machine() *fsm.Machine { return v.machine }
 
 // RulesFor returns the rules for (state, input) in the order they are tried.
 func (v *Variant) RulesFor(s State, in Input) []*Rule {
-	idx := v.byPair[pairKey{in, s}]
+	si := stateIndex(s)
+	if si < 0 || in < 0 || in >= numInputs {
+		return nil
+	}
+	idx := v.byPair[in][si]
 	out := make([]*Rule, len(idx))
 	for i, j := range idx {
 		out[i] = &v.Rules[j]
@@ -337,7 +355,11 @@ func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
 // pair cover every case.
 func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now time.Time) Decision {
 	var d Decision
-	for _, j := range v.byPair[pairKey{in, s.State}] {
+	var rules []int
+	if si := stateIndex(s.State); si >= 0 && in >= 0 && in < numInputs {
+		rules = v.byPair[in][si]
+	}
+	for _, j := range rules {
 		r := &v.Rules[j]
 		if r.Guard.Holds(s, set) {
 			d.Rule = r

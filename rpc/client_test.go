@@ -457,12 +457,12 @@ func TestClientTimeoutHasStderrTail(t *testing.T) {
 	if ev := nextEvent(t, c); ev.Type != "ready" {
 		t.Fatalf("fake server: %s", ev.Raw)
 	}
-	c.SetTimeout(200 * time.Millisecond)
+	c.SetTimeout(500 * time.Millisecond)
 	_, err = c.GetState(context.Background()) // no deadline: the client's timeout
 	if !errors.Is(err, rpc.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
-	for _, w := range []string{"rpc: timeout waiting for the response to get_state (id req_1) after 200ms (context deadline exceeded). Stderr: fake: starting\nfake: something went wrong"} {
+	for _, w := range []string{"rpc: timeout waiting for the response to get_state (id req_1) after 500ms (context deadline exceeded). Stderr: fake: starting\nfake: something went wrong"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}

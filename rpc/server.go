@@ -67,7 +67,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	if opt.Scenario == nil {
 		return errors.New("rpc: Options.Scenario is required")
 	}
-	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant})
+	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true})
 	if err != nil {
 		return err
 	}
@@ -90,6 +90,18 @@ type server struct {
 	virtual bool
 	log     io.Writer
 	prompts int // prompts received, accepted or not (the session numbers them alike)
+	// cmd is the command being run by the session, whose response lines
+	// the session writes to its trace; nil between commands.
+	cmd *running
+}
+
+// running is a command being run by the session.
+type running struct {
+	id        string
+	hasID     bool
+	prompt    int  // the prompt's number, for a prompt
+	silent    bool // no response (the abort at the end of the input)
+	responded bool
 }
 
 func (s *server) serveVirtual(ctx context.Context, in io.Reader) error {
@@ -181,7 +193,10 @@ func (s *server) abortAndFinish(rt *RealTime, cause error) error {
 	if err := rt.RunDue(); err != nil {
 		return s.fail(err)
 	}
-	if err := rt.Do(s.sess.Abort); err != nil {
+	s.cmd = &running{silent: true}
+	err := rt.Do(func() { s.sess.Do(sim.Action{Do: "abort"}) })
+	s.cmd = nil
+	if err != nil {
 		return s.fail(err)
 	}
 	if err := s.flush(); err != nil {
@@ -231,35 +246,57 @@ func (s *server) at(fn func()) error {
 // ---- events ----
 
 // observe receives every trace line of the session as it is written and
-// writes the ones that are RPC events.
+// writes the ones that are RPC events, and the response of the command
+// being run.
 func (s *server) observe(line []byte) {
+	if _, name, _, ok := splitTraceLine(line); ok && name == "response" {
+		s.response(line)
+		return
+	}
 	if ev := eventLine(line, s.virtual); ev != nil {
 		s.out.Write(ev)
 	}
+}
+
+// response writes the session's response line (a trace line) for the
+// command being run, in the protocol's form: the command's own id first,
+// no "t", and the prompt's number as data. Only the first response of a
+// command is written (the original answers a rejected prompt twice).
+func (s *server) response(line []byte) {
+	c := s.cmd
+	if c == nil || c.silent || c.responded {
+		return
+	}
+	c.responded = true
+	var r struct {
+		Command string          `json:"command"`
+		Success bool            `json:"success"`
+		Data    json.RawMessage `json:"data"`
+		Error   string          `json:"error"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		fmt.Fprintf(s.log, "rpc: unreadable response line from the session: %v\n", err)
+		return
+	}
+	if !r.Success {
+		s.respondErr(c.id, c.hasID, r.Command, r.Error)
+		return
+	}
+	data := []byte(r.Data)
+	if r.Command == "prompt" {
+		data = fmt.Appendf(nil, `{"prompt":%d}`, c.prompt)
+	}
+	s.respondOK(c.id, c.hasID, r.Command, data)
 }
 
 // eventLine maps a trace line to the RPC event line (with "\n"), or nil
 // when the line is not an event of the protocol. The trace line starts
 // with {"t":N,"type":"NAME"; withT keeps "t".
 func eventLine(line []byte, withT bool) []byte {
-	const pre = `{"t":`
-	if !bytes.HasPrefix(line, []byte(pre)) {
+	t, name, rest, ok := splitTraceLine(line)
+	if !ok {
 		return nil
 	}
-	comma := bytes.IndexByte(line, ',')
-	if comma < 0 {
-		return nil
-	}
-	t, rest := line[len(pre):comma], line[comma+1:] // rest: "type":"NAME"...
-	const typ = `"type":"`
-	if !bytes.HasPrefix(rest, []byte(typ)) {
-		return nil
-	}
-	end := bytes.IndexByte(rest[len(typ):], '"')
-	if end < 0 {
-		return nil
-	}
-	name := string(rest[len(typ) : len(typ)+end])
 	var b []byte
 	head := func() {
 		b = append(b, '{')
@@ -283,6 +320,29 @@ func eventLine(line []byte, withT bool) []byte {
 		return nil
 	}
 	return b
+}
+
+// splitTraceLine splits a trace line {"t":N,"type":"NAME",...} into t's
+// digits, the type's name and the line from "type" on.
+func splitTraceLine(line []byte) (t []byte, name string, rest []byte, ok bool) {
+	const pre = `{"t":`
+	if !bytes.HasPrefix(line, []byte(pre)) {
+		return nil, "", nil, false
+	}
+	comma := bytes.IndexByte(line, ',')
+	if comma < 0 {
+		return nil, "", nil, false
+	}
+	t, rest = line[len(pre):comma], line[comma+1:]
+	const typ = `"type":"`
+	if !bytes.HasPrefix(rest, []byte(typ)) {
+		return nil, "", nil, false
+	}
+	end := bytes.IndexByte(rest[len(typ):], '"')
+	if end < 0 {
+		return nil, "", nil, false
+	}
+	return t, string(rest[len(typ) : len(typ)+end]), rest, true
 }
 
 // ---- commands ----
@@ -402,29 +462,15 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, ok))
 			return nil
 		}
-		return s.at(func() {
-			s.prompts++
-			n := s.prompts
-			if s.sess.Busy() {
-				s.respondErr(id, hasID, typ, sim.ErrPromptWhileStreaming)
-			} else {
-				s.respondOK(id, hasID, typ, fmt.Appendf(nil, `{"prompt":%d}`, n))
-			}
-			if got, _ := s.sess.Prompt(msg, id, false); got != n {
+		s.prompts++
+		n := s.prompts
+		return s.session(id, hasID, n, typ, func() {
+			if got, _ := s.sess.Prompt(msg, id, true); got != n {
 				fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, n)
 			}
 		})
-	case "abort":
-		return s.at(func() {
-			s.sess.Abort()
-			s.respondOK(id, hasID, typ, nil)
-		})
-	case "abort_retry":
-		return s.at(func() {
-			// The response comes before the auto_retry_end it causes.
-			s.respondOK(id, hasID, typ, nil)
-			s.sess.Controller().AbortRetry()
-		})
+	case "abort", "abort_retry", "get_state":
+		return s.session(id, hasID, 0, typ, func() { s.sess.Do(sim.Action{Do: typ, ID: id}) })
 	case "set_auto_retry":
 		raw, ok := f["enabled"]
 		var enabled bool
@@ -432,14 +478,7 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, ok))
 			return nil
 		}
-		return s.at(func() {
-			s.sess.Controller().SetAutoRetryEnabled(enabled)
-			s.respondOK(id, hasID, typ, nil)
-		})
-	case "get_state":
-		return s.at(func() {
-			s.respondOK(id, hasID, typ, s.sess.AppendState(nil))
-		})
+		return s.session(id, hasID, 0, typ, func() { s.sess.Do(sim.Action{Do: typ, ID: id, Enabled: &enabled}) })
 	case "advance":
 		if !s.virtual {
 			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")
@@ -464,6 +503,21 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 	}
 	s.respondErr(id, hasID, typ, "Unknown command: "+typ+" (commands: "+strings.Join(commandNames, ", ")+")")
 	return nil
+}
+
+// session runs a command on the session as a scheduler event; the session
+// writes its response where the original does (before or after the events
+// it causes), and observe turns it into the protocol's response. A command
+// the session did not answer gets a success response after its events.
+func (s *server) session(id string, hasID bool, prompt int, command string, fn func()) error {
+	s.cmd = &running{id: id, hasID: hasID, prompt: prompt}
+	err := s.at(fn)
+	c := s.cmd
+	s.cmd = nil
+	if !c.responded {
+		s.respondOK(id, hasID, command, nil)
+	}
+	return err
 }
 
 func isJSONBool(raw json.RawMessage) bool {

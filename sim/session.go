@@ -108,14 +108,19 @@ type Session struct {
 	afterEnd []int         // original: prompts resolving after agent_run_end
 	// Observe, when set, is called with every trace line as it is written
 	// (the RPC mode and the terminal player stream from it).
-	Observe  func(line []byte)
-	observed int
+	Observe    func(line []byte)
+	observed   int
+	streamOnly bool
 }
 
 // Options adjust a simulation.
 type Options struct {
 	// Variant overrides the scenario's variant when not empty.
 	Variant string
+	// StreamOnly drops each trace line once Observe has seen it, so a
+	// long-running session (the RPC server) keeps bounded memory; Trace()
+	// then holds only lines not yet observed.
+	StreamOnly bool
 }
 
 // NewSession builds a session for sc. Nothing runs until Start or Run.
@@ -131,7 +136,7 @@ func NewSession(sc *Scenario, opt Options) (*Session, error) {
 	if err := sc.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{sc: sc, variant: v, sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC())}
+	s := &Session{sc: sc, variant: v, sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), streamOnly: opt.StreamOnly}
 	s.settings = policy.NewSettingsStore(sc.Settings)
 	s.ctrl, err = policy.NewController(policy.Config{
 		Clock: s.sched, Agent: (*agent)(s), Auth: (*auth)(s), Settings: s.settings, Variant: v,
@@ -223,6 +228,10 @@ func (s *Session) flush() {
 		}
 		s.Observe(b[i : j+1])
 		s.observed = j + 1
+	}
+	if s.streamOnly {
+		s.trace.buf = s.trace.buf[:0]
+		s.observed = 0
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // does (sim.FormatText), with fixed column widths so that lines printed
 // one at a time stay aligned:
 //
-//	   2000    2.000s  auto_retry_start          attempt=2 maxAttempts=3 delayMs=4000 ...
+//	2000    2.000s  auto_retry_start          attempt=2 maxAttempts=3 delayMs=4000 ...
 //
 // A line that is not a JSON object is returned as it is.
 func FormatLine(line []byte) string {

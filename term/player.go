@@ -280,14 +280,16 @@ func (p *player) clearLoader() {
 // render draws the loader when it is shown (or clears it) and flushes.
 func (p *player) render() error {
 	if p.loaderShown() {
-		remaining := max(p.deadline-p.rt.Now(), 0)
+		// Whole milliseconds left, rounded up: right after auto_retry_start
+		// the text is the original's (delayMs 1500 shows 2s).
+		remaining := (max(p.deadline-p.rt.Now(), 0) + time.Millisecond - 1) / time.Millisecond
 		frame := spinner[int(p.rt.Now()/FrameInterval)%len(spinner)]
 		if !p.cursorOff {
 			p.out.WriteString(hideCursor)
 			p.cursorOff = true
 		}
 		p.out.WriteString(clearLine + warning + frame + reset + " " + muted +
-			RetryingText(p.attempt, p.maxAttempts, remaining.Milliseconds()) + reset)
+			RetryingText(p.attempt, p.maxAttempts, int64(remaining)) + reset)
 		p.drawn = true
 	} else {
 		p.clearLoader()

@@ -318,3 +318,41 @@ func TestFormatLine(t *testing.T) {
 		}
 	}
 }
+
+func TestPlayTerminalLoaderRounding(t *testing.T) {
+	sc := parse(t, `
+settings: {maxRetries: 3, baseDelayMs: 1500}
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: stop}
+`)
+	clk := clock.NewMock()
+	keys, keysW := io.Pipe()
+	defer keysW.Close()
+	out := newScreen()
+	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
+	steps := []struct {
+		advance time.Duration
+		want    string
+	}{
+		{0, "Retrying (1/3) in 2s… (esc to cancel)"},                      // 1500 ms: the original's text
+		{time.Millisecond, "Retrying (1/3) in 1s… (esc to cancel)"},       // 1499 ms
+		{999 * time.Millisecond, "Retrying (1/3) in 1s… (esc to cancel)"}, // 500 ms
+		{time.Millisecond, "Retrying (1/3) in 0s… (esc to cancel)"},       // 499 ms
+	}
+	at := 0
+	for _, st := range steps {
+		if st.advance > 0 {
+			clk.Add(st.advance)
+			if _, err := keysW.Write([]byte("x")); err != nil { // redraw now
+				t.Fatal(err)
+			}
+		}
+		at = out.waitFor(t, at, st.want)
+	}
+	clk.Add(time.Second)
+	out.waitFor(t, at, "agent_run                 kind=continue")
+	if r := wait(t, done); r.err != nil {
+		t.Fatal(r.err)
+	}
+}

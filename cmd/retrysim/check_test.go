@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckSound(t *testing.T) {
+	code, out, errOut := runMain(t, "check")
+	if code != exitOK || out != "states=60 transitions=426 violations=0\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runMain(t, "check", "--max-retries-upto", "10")
+	if code != exitOK || !strings.HasSuffix(out, "violations=0\n") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("upto 10: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestCheckOriginal(t *testing.T) {
+	code, out, _ := runMain(t, "check", "--variant", "original")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"violations=3\n", "# violation: attempt-zero-outside-chain\n",
+		"# violation: chain-ends\n", "# violation: prompt-resolves\n", "unresolvedPrompts: [1]",
+		"{t: 2006, type: auto_retry_end, success: true, attempt: 1}"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	_, again, _ := runMain(t, "check", "--variant", "original")
+	if again != out {
+		t.Error("output is not byte-stable")
+	}
+	// --out writes files that retrysim run replays and passes.
+	dir := t.TempDir()
+	code, out, errOut := runMain(t, "check", "--variant", "original", "--out", dir)
+	if code != exitFail || !strings.HasPrefix(out, "states=") {
+		t.Fatalf("--out: exit %d, %q %q", code, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) != 3 {
+		t.Fatalf("wrote %v", files)
+	}
+	code, out, errOut = runMain(t, "run", dir)
+	if code != exitOK || !strings.Contains(out, "3 passed, 0 failed") {
+		t.Fatalf("run %s: exit %d\n%s%s", dir, code, out, errOut)
+	}
+	b, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(b), "variant: original") || !strings.Contains(string(b), "expect:") {
+		t.Errorf("file lacks variant/expect:\n%s", b)
+	}
+}
+
+func TestCheckBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--variant", "nope"},
+		{"check", "--max-retries", "-1"},
+		{"check", "--max-retries-upto", "99"},
+		{"check", "--bogus"},
+		{"check", "extra"},
+	} {
+		if code, _, _ := runMain(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rpcSession runs "retrysim rpc args..." in-process with stdin as input.
+func rpcSession(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	c := lookup("rpc")
+	if c == nil {
+		t.Fatal("no rpc command registered")
+	}
+	var out, errOut bytes.Buffer
+	fs := newFlagSet(c, &errOut)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		t.Fatalf("flags %q: %v", args, err)
+	}
+	code = runRPC(fs, pos, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRPCVirtualSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(`
+settings: {maxRetries: 2, baseDelayMs: 1000}
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: stop}
+actions:
+  - {at: 0, do: abort}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := `{"id":"1","type":"prompt","message":"hi"}
+{"id":"2","type":"advance","ms":400}
+{"id":"3","type":"abort_retry"}
+oops
+`
+	code, out, errOut := rpcSession(t, input, "--virtual", "--scenario", path)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	want := `{"id":"1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}
+{"t":0,"type":"agent_start"}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}
+{"t":0,"type":"agent_end"}
+{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}
+{"id":"2","type":"response","command":"advance","success":true,"data":{"t":400}}
+{"id":"3","type":"response","command":"abort_retry","success":true}
+{"t":400,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}
+{"t":400,"type":"prompt_resolved","prompt":1}
+{"type":"response","command":"parse","success":false,"error":"Failed to parse command: invalid JSON: invalid character 'o' looking for beginning of value"}
+`
+	if out != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestRPCWithoutScenario(t *testing.T) {
+	// Every model call succeeds; the real clock, and the end of the input
+	// (an abort of nothing) ends the session.
+	code, out, errOut := rpcSession(t, `{"type":"prompt","message":"hi"}`+"\n")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	want := `{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}
+{"type":"agent_start"}
+{"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}
+{"type":"agent_end"}
+{"type":"prompt_resolved","prompt":1}
+`
+	if out != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestRPCUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("turns: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"positional argument", []string{"rpc", "file.yaml"}, "unexpected arguments: file.yaml"},
+		{"missing scenario", []string{"rpc", "--scenario", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"invalid scenario", []string{"rpc", "--scenario", bad}, "bad.yaml"},
+		{"scenario is a directory", []string{"rpc", "--scenario", dir}, "is a directory"},
+		{"unknown variant", []string{"rpc", "--variant", "nope"}, "--variant"},
+		{"unknown flag", []string{"rpc", "--bogus"}, "flag provided but not defined: -bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := realMain(tt.args, &out, &errOut)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, errOut.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout not empty:\n%s", out.String())
+			}
+		})
+	}
+}
+
+func TestRPCHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := realMain([]string{"rpc", "--help"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, w := range []string{"Usage: retrysim rpc [flags]", "--scenario FILE", "--virtual", "--variant NAME", `{"type":"advance","ms":N}`} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("rpc --help lacks %q:\n%s", w, out.String())
+		}
+	}
+	out.Reset()
+	realMain([]string{"--help"}, &out, &errOut)
+	if !strings.Contains(out.String(), "  rpc ") {
+		t.Errorf("the command list lacks rpc:\n%s", out.String())
+	}
+}

@@ -1,0 +1,92 @@
+package explore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// replayCheck runs rp's scenario through sim and compares its observations
+// and final state with the model's.
+func replayCheck(t *testing.T, label string, rp *Replay) bool {
+	t.Helper()
+	sc, err := sim.ParseScenario(label+".yaml", rp.YAML)
+	if err != nil {
+		t.Errorf("%s: %v\n%s", label, err, rp.YAML)
+		return false
+	}
+	res, err := sim.RunScenario(sc, sim.Options{})
+	if err != nil {
+		t.Errorf("%s: %v", label, err)
+		return false
+	}
+	got, err := NormalizeTrace(res.Trace)
+	if err != nil {
+		t.Errorf("%s: %v", label, err)
+		return false
+	}
+	f := res.Final
+	unresolved := f.UnresolvedPrompts
+	if len(unresolved) == 0 {
+		unresolved = nil
+	}
+	if !slices.Equal(got, rp.Lines) || f.State != rp.Final.State || f.Attempt != rp.Final.Attempt ||
+		f.IsRetrying != rp.Final.IsRetrying || !slices.Equal(unresolved, rp.Final.Unresolved) {
+		t.Errorf("%s: path %v: sim and model disagree\nmodel final %+v\nsim   final %+v\n%s\n%s",
+			label, rp.Path, rp.Final, f, diffLines(rp.Lines, got), rp.YAML)
+		return false
+	}
+	if !res.Passed() {
+		t.Errorf("%s: expectations failed: %v", label, res.Failures)
+		return false
+	}
+	return true
+}
+
+func diffLines(model, sim []string) string {
+	var b strings.Builder
+	n := max(len(model), len(sim))
+	for i := 0; i < n; i++ {
+		var a, c string
+		if i < len(model) {
+			a = model[i]
+		}
+		if i < len(sim) {
+			c = sim[i]
+		}
+		mark := "  "
+		if a != c {
+			mark = "!="
+		}
+		fmt.Fprintf(&b, "%s model %-50s | sim %s\n", mark, a, c)
+	}
+	return b.String()
+}
+
+// TestReplayEveryState replays the shortest path to every reachable state
+// (extended to quiescence) through sim, for maxRetries 0..2 and both
+// variants, and compares observations and final states.
+func TestReplayEveryState(t *testing.T) {
+	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+		for mr := 0; mr <= 2; mr++ {
+			r := Explore(Options{Variant: v, MaxRetries: mr})
+			fails := 0
+			for i := 0; i < r.States && fails < 3; i++ {
+				label := fmt.Sprintf("%s-mr%d-state%d", v.Name, mr, i)
+				rp, err := NewReplay(v, mr, r.PathTo(i), ReplayOptions{Extend: true, Expect: true})
+				if err != nil {
+					t.Errorf("%s: path %v: %v", label, r.PathTo(i), err)
+					fails++
+					continue
+				}
+				if !replayCheck(t, label, rp) {
+					fails++
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// TestServeMatchesScenarioRuns drives the server with each conformance
+// scenario's prompts and actions, sent as commands at their times (with
+// advance in between), and checks that it writes what the scenario's own
+// run traces: the same events, in the same order, at the same times, and
+// the same responses, in the protocol's form.
+func TestServeMatchesScenarioRuns(t *testing.T) {
+	files, err := sim.ScenarioFiles("../testdata/conformance/public", "../scenarios")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "manifest.json") {
+			continue
+		}
+		for _, variant := range policy.VariantNames() {
+			t.Run(filepath.Base(file)+"/"+variant, func(t *testing.T) {
+				sc, err := sim.LoadScenario(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+				if err != nil {
+					t.Fatal(err)
+				}
+				input, coincide := commandsOf(sc, res.Trace)
+				if coincide {
+					// An action at the very instant a timer fires: a scenario
+					// runs the action first (it was scheduled first), a client
+					// can only send it after advancing to that instant.
+					t.Skip("an action coincides with a timer")
+				}
+				var out bytes.Buffer
+				if err := Serve(context.Background(), strings.NewReader(input), &out, Options{Scenario: sc, Variant: variant, Virtual: true}); err != nil {
+					t.Fatal(err)
+				}
+				got := withoutClientLines(out.String(), sc.InitialPrompt)
+				want := protocolLines(t, res.Trace, sc.InitialPrompt)
+				if !slices.Equal(got, want) {
+					t.Errorf("input:\n%s\ngot:\n%s\nwant:\n%s", input, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// commandsOf turns a scenario's initial prompt and actions into command
+// lines. coincide reports an action at the time of a trace line that a
+// timer, not an action, wrote.
+func commandsOf(sc *sim.Scenario, trace []byte) (input string, coincide bool) {
+	var b strings.Builder
+	if sc.InitialPrompt {
+		fmt.Fprintf(&b, `{"type":"prompt","message":%q}`+"\n", sc.Prompt)
+	}
+	actions := slices.Clone(sc.Actions)
+	slices.SortStableFunc(actions, func(a, b sim.Action) int { return int(a.At - b.At) })
+	var now time.Duration
+	for _, a := range actions {
+		if a.At > now {
+			fmt.Fprintf(&b, `{"type":"advance","ms":%d}`+"\n", (a.At - now).Milliseconds())
+			now = a.At
+		}
+		m := map[string]any{"type": a.Do}
+		if a.ID != "" {
+			m["id"] = a.ID
+		}
+		switch a.Do {
+		case "prompt":
+			m["message"] = a.Message
+		case "set_auto_retry":
+			m["enabled"] = *a.Enabled
+		}
+		line, _ := json.Marshal(m)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	// The instants timers fire at: the ends of backoffs and compaction
+	// continues. (A model call's end is not in the trace; no scenario puts
+	// an action at that instant.)
+	timers := map[int64]bool{}
+	for _, line := range bytes.Split(trace, []byte("\n")) {
+		var l struct {
+			T         int64  `json:"t"`
+			Type      string `json:"type"`
+			DelayMs   int64  `json:"delayMs"`
+			WillRetry bool   `json:"willRetry"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		switch {
+		case l.Type == "auto_retry_start":
+			timers[l.T+l.DelayMs] = true
+		case l.Type == "auto_compaction_end" && l.WillRetry:
+			timers[l.T+sim.CompactionContinueDelay.Milliseconds()] = true
+		}
+	}
+	for _, a := range actions {
+		coincide = coincide || timers[a.At.Milliseconds()]
+	}
+	return b.String(), coincide
+}
+
+// withoutClientLines drops the responses to the test's own commands: the
+// advances and the initial prompt's (a scenario's initial prompt has none).
+func withoutClientLines(out string, initialPrompt bool) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if strings.HasPrefix(l, `{"type":"response","command":"advance"`) {
+			continue
+		}
+		if initialPrompt && strings.HasPrefix(l, `{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}`) {
+			initialPrompt = false
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// protocolLines is what the protocol shows of a trace: its events, and its
+// responses with the id first, no "t", the prompt's number, and one
+// response per command.
+func protocolLines(t *testing.T, trace []byte, initialPrompt bool) []string {
+	var lines []string
+	prompts := 0
+	if initialPrompt {
+		prompts = 1
+	}
+	rejected := false // the last line was a rejected prompt's response
+	for _, line := range bytes.SplitAfter(trace, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var r struct {
+			Type    string          `json:"type"`
+			ID      *string         `json:"id"`
+			Command string          `json:"command"`
+			Success bool            `json:"success"`
+			Data    json.RawMessage `json:"data"`
+			Error   string          `json:"error"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != "response" {
+			rejected = false
+			if ev := eventLine(line, true); ev != nil {
+				lines = append(lines, strings.TrimSuffix(string(ev), "\n"))
+			}
+			continue
+		}
+		if r.Command == "prompt" && r.Success && rejected {
+			rejected = false // the original's second answer to a rejected prompt
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("{")
+		if r.ID != nil {
+			fmt.Fprintf(&b, `"id":%q,`, *r.ID)
+		}
+		fmt.Fprintf(&b, `"type":"response","command":%q,"success":%t`, r.Command, r.Success)
+		rejected = false
+		switch {
+		case r.Command == "prompt":
+			prompts++
+			if r.Success {
+				fmt.Fprintf(&b, `,"data":{"prompt":%d}`, prompts)
+			} else {
+				rejected = true
+			}
+		case r.Data != nil:
+			b.WriteString(`,"data":` + string(r.Data))
+		}
+		if !r.Success {
+			e, _ := json.Marshal(r.Error)
+			b.WriteString(`,"error":` + string(e))
+		}
+		b.WriteString("}")
+		lines = append(lines, b.String())
+	}
+	return lines
+}
