@@ -8,9 +8,7 @@ require (
 	github.com/looplab/fsm v1.0.3
 	go.uber.org/goleak v1.3.0
 	gopkg.in/yaml.v3 v3.0.1
+	pgregory.net/rapid v1.3.0
 )
 
-require (
-	github.com/kr/text v0.2.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
-)
+require github.com/kr/text v0.2.0 // indirect

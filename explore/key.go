@@ -5,7 +5,6 @@ import "github.com/ohmypi/retryfsm/policy"
 // key is a compact, comparable encoding of a State (fast map key).
 type key [3]uint64
 
-
 func b2u(b bool) uint64 {
 	if b {
 		return 1

@@ -61,19 +61,19 @@ const (
 	MsgOverflow  = "prompt is too long: 213462 tokens > 200000 maximum"
 	MsgFatal     = "invalid api key"
 	// Texts of sim's session (kept equal to sim's constants by a test).
-	msgAborted              = "Request was aborted"
-	errContinueStreaming    = "Agent is already processing. Wait for completion before continuing."
-	errContinueEmpty        = "No messages to continue from"
-	errContinueAssistant    = "Cannot continue from message role: assistant"
-	compactionDelayMs       = 100
-	compactionRem           = 1
-	baseDelay               = 2000 * time.Millisecond
-	maxTimers               = 4
+	msgAborted           = "Request was aborted"
+	errContinueStreaming = "Agent is already processing. Wait for completion before continuing."
+	errContinueEmpty     = "No messages to continue from"
+	errContinueAssistant = "Cannot continue from message role: assistant"
+	compactionDelayMs    = 100
+	compactionRem        = 1
+	baseDelay            = 2000 * time.Millisecond
+	maxTimers            = 4
 	// maxWaits bounds the backoff waits running at once (the original can
 	// run several; SPEC.md §9.1 describes two). A step that would arm a
 	// third is pruned and counted in Result.Pruned.
-	maxWaits = 2
-	defaultEpochMs    int64 = 1771200000000
+	maxWaits             = 2
+	defaultEpochMs int64 = 1771200000000
 )
 
 var epoch = time.UnixMilli(defaultEpochMs).UTC()
@@ -163,17 +163,17 @@ type ObsKind uint8
 
 // Observation kinds, in the order the session writes them.
 const (
-	ObsTransition      ObsKind = iota // a non-ignored rule fired (Edge, Rule)
-	ObsStart                          // auto_retry_start (Attempt)
-	ObsEnd                            // auto_retry_end (Success, Attempt)
-	ObsResolved                       // prompt_resolved (the pending prompt)
-	ObsAccepted                       // a prompt was accepted
-	ObsRejected                       // prompt_rejected
-	ObsRun                            // agent_run (Run)
-	ObsCall                           // an LLM call started (takes the next turn)
-	ObsContinueRejected               // continue_rejected
-	ObsCompaction                     // auto_compaction_start
-	ObsDecide                         // every Decide, ignored rules included (Rule, From)
+	ObsTransition       ObsKind = iota // a non-ignored rule fired (Edge, Rule)
+	ObsStart                           // auto_retry_start (Attempt)
+	ObsEnd                             // auto_retry_end (Success, Attempt)
+	ObsResolved                        // prompt_resolved (the pending prompt)
+	ObsAccepted                        // a prompt was accepted
+	ObsRejected                        // prompt_rejected
+	ObsRun                             // agent_run (Run)
+	ObsCall                            // an LLM call started (takes the next turn)
+	ObsContinueRejected                // continue_rejected
+	ObsCompaction                      // auto_compaction_start
+	ObsDecide                          // every Decide, ignored rules included (Rule, From)
 )
 
 // Obs is one observation.
