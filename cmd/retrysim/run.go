@@ -18,12 +18,16 @@ func init() {
 directory) to quiescence and checks its expect block. Prints one line per
 scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
 expectations, then "N passed, M failed". An invalid file is reported on
-stderr and the other files still run.
+stderr and the other files still run. With --coverage, a report follows:
+which declared transitions of the table (rule row x from-state) the
+scenarios exercised, which they missed, which no scenario file can reach,
+and the ignored pairs apart.
 
 Exit status: 0 when every scenario passed, 1 when one failed, 2 when a path
 or scenario file was invalid.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of each scenario's")
+			fs.Bool("coverage", false, "after the run, print which declared transitions of the table the scenarios exercised")
 		},
 		run: runRun,
 	})
@@ -38,6 +42,8 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	cover := flagString(fs, "coverage") == "true"
+	traces := map[string][][]byte{}
 	passed, failed, invalid := 0, 0, 0
 	for _, arg := range args {
 		files, err := sim.ScenarioFiles(arg)
@@ -64,6 +70,9 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 				invalid++
 				continue
 			}
+			if cover {
+				traces[res.Variant] = append(traces[res.Variant], res.Trace)
+			}
 			if res.Passed() {
 				passed++
 				fmt.Fprintf(stdout, "PASS  %s  (%s)\n", sc.Name, path)
@@ -77,6 +86,11 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if cover {
+		if code := coverageMain(traces, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
 	switch {
 	case invalid > 0:
 		if invalid == 1 {

@@ -1,0 +1,46 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// TestScenariosCoverSoundTable: the scenario files of scenarios/ exercise
+// every transition of the sound table that a scenario file can reach, and
+// the policy unit test TestSoundEveryRule cover the unreachable rest.
+func TestScenariosCoverSoundTable(t *testing.T) {
+	files, err := sim.ScenarioFiles("../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces [][]byte
+	for _, f := range files {
+		sc, err := sim.LoadScenario(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.RunScenario(sc, sim.Options{Variant: "sound"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, res.Trace)
+	}
+	rep, err := Coverage(policy.Sound, traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered, missed, unreachable := rep.Counts()
+	if missed != 0 || covered == 0 {
+		for _, u := range rep.Units {
+			if u.Hits == 0 && u.Reachable {
+				t.Errorf("no scenario exercises %+v", u)
+			}
+		}
+		t.Fatalf("covered %d, missed %d, unreachable %d", covered, missed, unreachable)
+	}
+	if len(rep.Unattributed) != 0 {
+		t.Errorf("transition lines no rule explains: %v", rep.Unattributed)
+	}
+}
