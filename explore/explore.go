@@ -101,7 +101,7 @@ type Result struct {
 	// exercised, ignored rules included.
 	Reached map[Unit]bool
 
-	states []State
+	keys   []key // the states, packed (see key)
 	parent []int32
 	via    []Input
 }
@@ -124,7 +124,7 @@ func (r *Result) PathTo(i int) []Input {
 }
 
 // State returns reachable state number i (0 is the initial state).
-func (r *Result) State(i int) State { return r.states[i] }
+func (r *Result) State(i int) State { return r.keys[i].state() }
 
 // Explore explores every reachable state breadth-first, applying every
 // enabled input of every state in the fixed input order, and checks the
@@ -140,21 +140,16 @@ func Explore(opt Options) *Result {
 	}
 	m := newModel(v, opt.MaxRetries, opt.Extended)
 	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
-	index := make(map[key]int32, 1024)
+	set := newStateSet()
 	s0 := initial()
-	index[s0.key()] = 0
-	r.states = append(r.states, s0)
+	set.add(s0.key())
 	r.parent = append(r.parent, -1)
 	r.via = append(r.via, 0)
 	var found [numInvariants]bool
 	reached := make([]bool, len(v.Rules)*len(policy.States))
-	ruleIdx := make(map[*policy.Rule]int, len(v.Rules))
-	for i := range v.Rules {
-		ruleIdx[&v.Rules[i]] = i
-	}
 	var fails []Invariant
-	for i := 0; i < len(r.states); i++ {
-		s := r.states[i]
+	for i := 0; i < len(set.keys); i++ {
+		s := set.keys[i].state()
 		for in := Input(0); in < numInputs; in++ {
 			if !m.enabled(&s, in) {
 				continue
@@ -165,18 +160,11 @@ func Explore(opt Options) *Result {
 				continue
 			}
 			r.Transitions++
-			for _, o := range m.obs {
-				if o.Kind == ObsDecide && o.Rule != nil {
-					reached[ruleIdx[o.Rule]*len(policy.States)+stateIndex(o.From)] = true
-				}
+			for _, u := range m.units {
+				reached[u] = true
 			}
 			fails = checkStep(fails[:0], m, &s, in)
-			tk := t.key()
-			j, seen := index[tk]
-			if !seen {
-				j = int32(len(r.states))
-				index[tk] = j
-				r.states = append(r.states, t)
+			if _, added := set.add(t.key()); added {
 				r.parent = append(r.parent, int32(i))
 				r.via = append(r.via, in)
 				fails = checkState(fails, &t)
@@ -196,7 +184,8 @@ func Explore(opt Options) *Result {
 			r.Reached[Unit{i / len(policy.States), policy.States[i%len(policy.States)]}] = true
 		}
 	}
-	r.States = len(r.states)
+	r.keys = set.keys
+	r.States = len(r.keys)
 	return r
 }
 

@@ -1,9 +1,46 @@
 package explore
 
-import "github.com/ohmypi/retryfsm/policy"
+import (
+	"fmt"
+	"math/bits"
 
-// key is a compact, comparable encoding of a State (fast map key).
-type key [3]uint64
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// key is a State packed into 24 bytes without pointers. It is lossless
+// (decode(encode(s)) == s for every state the model can reach), so the
+// explorer stores keys instead of States: the states of a large exploration
+// (hundreds of thousands) then take a sixth of the memory and give the GC
+// nothing to scan, and the key doubles as the visited-set key.
+//
+// hdr layout (bit offsets):
+//
+//	0-2 Snap.State (index in policy.States)   3-10 Snap.Attempt
+//	11  Snap.Open   12-14 Snap.Armed   15 Snap.Controlled
+//	16  Enabled     17 Started         18-19 Run   20 RunMsg
+//	21  CtxAsst     22 Pending         23 Waiting  24 ChainOpen
+//	25-32 ChainAttempt                 33-35 NT
+//	36+4i timer i: Kind (2 bits), Ctl, Late
+//
+// rem[i] is timer i's Rem. Unused timers are zero, as State keeps them.
+type key struct {
+	hdr uint64
+	rem [maxTimers]uint32
+}
+
+// MaxMaxRetries is the largest maxRetries Explore accepts (the encoding of
+// attempts and remaining waits is sized for it).
+const MaxMaxRetries = 20
+
+// The field widths of key: a value outside them would alias another state,
+// so encode refuses it rather than merge two states silently. With
+// maxRetries <= MaxMaxRetries attempts stay below 2^8 and a wait's Rem
+// (at most 2 s * 2^19) below 2^32.
+const (
+	maxKeyAttempt = 1<<8 - 1
+	maxKeyArmed   = 1<<3 - 1
+	maxKeyRem     = 1<<32 - 1
+)
 
 func b2u(b bool) uint64 {
 	if b {
@@ -12,47 +49,154 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// MaxMaxRetries is the largest maxRetries Explore accepts (the encoding of
-// attempts and remaining waits is sized for it).
-const MaxMaxRetries = 20
+// snapStateIndex is the index of st in policy.States, or -1; a switch
+// instead of a lookup because it is on the hot path.
+func snapStateIndex(st policy.State) int {
+	switch st {
+	case policy.StateIdle:
+		return 0
+	case policy.StateBackoff:
+		return 1
+	case policy.StateContinuing:
+		return 2
+	case policy.StateExhausted:
+		return 3
+	case policy.StateCancelled:
+		return 4
+	}
+	return -1
+}
 
 func (s *State) key() key {
-	var k key
-	var sc uint64
-	switch s.Snap.State { // avoid a map lookup on the hot path
-	case policy.StateIdle:
-		sc = 0
-	case policy.StateBackoff:
-		sc = 1
-	case policy.StateContinuing:
-		sc = 2
-	case policy.StateExhausted:
-		sc = 3
-	case policy.StateCancelled:
-		sc = 4
-	default:
-		sc = 5
+	si := snapStateIndex(s.Snap.State)
+	if si < 0 || uint(s.Snap.Attempt) > maxKeyAttempt || uint(s.Snap.Armed) > maxKeyArmed ||
+		uint16(s.ChainAttempt) > maxKeyAttempt || s.NT > maxTimers {
+		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
-	w := sc
-	w |= uint64(s.Snap.Attempt&0xff) << 3
+	w := uint64(si)
+	w |= uint64(s.Snap.Attempt) << 3
 	w |= b2u(s.Snap.Open) << 11
-	w |= uint64(s.Snap.Armed&7) << 12
+	w |= uint64(s.Snap.Armed) << 12
 	w |= b2u(s.Snap.Controlled) << 15
 	w |= b2u(s.Enabled) << 16
 	w |= b2u(s.Started) << 17
-	w |= uint64(s.Run) << 18
+	w |= uint64(s.Run&3) << 18
 	w |= b2u(s.RunMsg) << 20
 	w |= b2u(s.CtxAsst) << 21
 	w |= b2u(s.Pending) << 22
 	w |= b2u(s.Waiting) << 23
 	w |= b2u(s.ChainOpen) << 24
-	w |= uint64(s.ChainAttempt&0xff) << 25
+	w |= uint64(s.ChainAttempt) << 25
 	w |= uint64(s.NT) << 33
-	k[0] = w
+	k := key{}
 	for i := 0; i < int(s.NT); i++ {
-		t := s.T[i]
-		v := uint64(t.Rem)&0xfffffff | b2u(t.Late)<<28 | uint64(t.Kind)<<29 | b2u(t.Ctl)<<31
-		k[1+i/2] |= v << (32 * uint(i%2))
+		t := &s.T[i]
+		if uint64(t.Rem) > maxKeyRem {
+			panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
+		}
+		w |= (uint64(t.Kind&3) | b2u(t.Ctl)<<2 | b2u(t.Late)<<3) << (36 + 4*uint(i))
+		k.rem[i] = uint32(t.Rem)
 	}
+	k.hdr = w
 	return k
+}
+
+// state unpacks k (the inverse of State.key).
+func (k *key) state() State {
+	w := k.hdr
+	s := State{
+		Snap: policy.Snapshot{
+			State:      policy.States[w&7],
+			Attempt:    int(w >> 3 & 0xff),
+			Open:       w>>11&1 != 0,
+			Armed:      int(w >> 12 & 7),
+			Controlled: w>>15&1 != 0,
+		},
+		Enabled:      w>>16&1 != 0,
+		Started:      w>>17&1 != 0,
+		Run:          RunKind(w >> 18 & 3),
+		RunMsg:       w>>20&1 != 0,
+		CtxAsst:      w>>21&1 != 0,
+		Pending:      w>>22&1 != 0,
+		Waiting:      w>>23&1 != 0,
+		ChainOpen:    w>>24&1 != 0,
+		ChainAttempt: int16(w >> 25 & 0xff),
+		NT:           uint8(w >> 33 & 7),
+	}
+	for i := 0; i < int(s.NT); i++ {
+		f := w >> (36 + 4*uint(i))
+		s.T[i] = Timer{Kind: TimerKind(f & 3), Ctl: f>>2&1 != 0, Late: f>>3&1 != 0, Rem: int64(k.rem[i])}
+	}
+	return s
+}
+
+// hash mixes all of k (multiply and fold, as in wyhash); the visited set
+// takes its slot from the high bits and a tag from the low ones.
+func (k *key) hash() uint64 {
+	const (
+		m1 = 0xa0761d6478bd642f
+		m2 = 0xe7037ed1a0b428db
+		m3 = 0x8ebc6af09c88c6e3
+	)
+	hi, lo := bits.Mul64(k.hdr^m1, uint64(k.rem[0])|uint64(k.rem[1])<<32^m2)
+	h := hi ^ lo
+	hi, lo = bits.Mul64(h^m3, uint64(k.rem[2])|uint64(k.rem[3])<<32^m1)
+	return hi ^ lo
+}
+
+// stateSet numbers the states found so far, in the order found, and finds
+// a state's number by its key. The index is an open-addressing table
+// (linear probing) of 8-byte slots holding a 32-bit hash tag and the state
+// number + 1 (0: empty); the keys themselves are the state list, so a probe
+// touches one small slot and reads a key only when the tags match. Go's map
+// with a 24-byte key made lookups the largest cost of a big exploration
+// (cache misses in its larger table, generic hashing).
+type stateSet struct {
+	keys  []key
+	slots []uint64
+	shift uint // 64 - log2(len(slots)): the slot is the hash's high bits
+}
+
+const stateSetMinBits = 10
+
+func newStateSet() *stateSet {
+	return &stateSet{slots: make([]uint64, 1<<stateSetMinBits), shift: 64 - stateSetMinBits}
+}
+
+// add returns the number of the state whose key is k, adding k as the next
+// number when it is new (added true).
+func (ss *stateSet) add(k key) (j int32, added bool) {
+	h := k.hash()
+	mask := uint64(len(ss.slots) - 1)
+	tag := h << 32
+	for p := h >> ss.shift; ; p = (p + 1) & mask {
+		sl := ss.slots[p]
+		if sl == 0 {
+			j = int32(len(ss.keys))
+			ss.keys = append(ss.keys, k)
+			ss.slots[p] = tag | uint64(j+1)
+			if 2*len(ss.keys) > len(ss.slots) { // at most half full: short probes
+				ss.grow()
+			}
+			return j, true
+		}
+		if sl&^0xffffffff == tag && ss.keys[uint32(sl)-1] == k {
+			return int32(uint32(sl) - 1), false
+		}
+	}
+}
+
+// grow doubles the table and re-inserts every key.
+func (ss *stateSet) grow() {
+	ss.slots = make([]uint64, 2*len(ss.slots))
+	ss.shift--
+	mask := uint64(len(ss.slots) - 1)
+	for i := range ss.keys {
+		h := ss.keys[i].hash()
+		p := h >> ss.shift
+		for ss.slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		ss.slots[p] = h<<32 | uint64(i+1)
+	}
 }

@@ -195,6 +195,9 @@ type model struct {
 	set      policy.Settings
 	extended bool
 	obs      []Obs
+	// units: the (rule, from-state) units of the Decides of this step, as
+	// indexes rule*len(policy.States)+stateIndex(from) (Result.Reached).
+	units    []int
 	overflow bool // a step needed more than maxTimers timers: pruned
 	// firing: the step fires a timer (timers armed now are not Late).
 	firing bool
@@ -206,10 +209,97 @@ type model struct {
 	now   int64
 	dues  [maxTimers]int64
 	bad   string // a replay-time inconsistency
+	// decisions memoises Decide by decisionKey. Decide is pure and, within
+	// one model, depends only on the snapshot, the input, the message and
+	// the enabled setting (maxRetries, the base delay and now are fixed), of
+	// which only a few hundred combinations occur, while a large
+	// exploration calls it millions of times.
+	decisions map[uint64]*decision
+	// replies: the classification of each reply (policy's regexes), which
+	// depends on the reply only.
+	replies [numReplies]replyClass
+}
+
+// decision is a memoised Decide result with what the explorer derives from it.
+type decision struct {
+	policy.Decision
+	unit  int  // rule*len(policy.States)+stateIndex(from); -1 without a rule
+	retry bool // the rule's event is "retry"
+}
+
+// msgID names one of the messages Decide can be given: each input class
+// of the alphabet carries a fixed message, so a small id stands for it in
+// the Decide memo key.
+type msgID uint8
+
+const (
+	msgNone msgID = iota
+	msgRetryable
+	msgOverflow
+	msgFatal
+	msgAbortedReply
+	msgContinueStreaming
+	msgContinueEmpty
+	msgContinueAssistant
+	numMsgs
+)
+
+var messages = [numMsgs]string{"", MsgRetryable, MsgOverflow, MsgFatal, msgAborted,
+	errContinueStreaming, errContinueEmpty, errContinueAssistant}
+
+// replyKind is one reply that can end a call: the six reply inputs, the
+// aborted reply of the abort command, and no reply at all (ReplyEmpty).
+type replyKind uint8
+
+const (
+	replyAbortCmd replyKind = replyKind(ReplyToolUse) + 1 + iota
+	replyNone
+	numReplies
+)
+
+// replyClass is what the session derives from a reply through policy.
+type replyClass struct {
+	stop    policy.StopReason
+	msg     msgID
+	none    bool // no assistant message (endRun's last == nil)
+	success bool // AssistantMessage.IsSuccess: message_end feeds InputSuccess
+	endIn   policy.Input
+	endOK   bool // AgentEndInput's ok
+	// compact: not retried, it is handed to compaction (an overflow that
+	// is not an aborted reply).
+	compact bool
 }
 
 func newModel(v *policy.Variant, maxRetries int, extended bool) *model {
-	return &model{v: v, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}, extended: extended}
+	m := &model{v: v, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}, extended: extended,
+		decisions: make(map[uint64]*decision, 256)}
+	type reply struct {
+		stop policy.StopReason
+		msg  msgID
+	}
+	rs := [numReplies]reply{
+		ReplyRetryable: {policy.StopReasonError, msgRetryable},
+		ReplyOverflow:  {policy.StopReasonError, msgOverflow},
+		ReplyFatal:     {policy.StopReasonError, msgFatal},
+		ReplyAborted:   {policy.StopReasonAborted, msgNone},
+		ReplyStop:      {policy.StopReasonStop, msgNone},
+		ReplyToolUse:   {policy.StopReasonToolUse, msgNone},
+		replyAbortCmd:  {policy.StopReasonAborted, msgAbortedReply},
+	}
+	for k, r := range rs {
+		c := &m.replies[k]
+		if replyKind(k) == replyNone {
+			c.none = true
+			c.endIn, c.endOK = policy.AgentEndInput(nil, 0)
+			continue
+		}
+		am := policy.AssistantMessage{StopReason: r.stop, ErrorMessage: messages[r.msg]}
+		c.stop, c.msg = r.stop, r.msg
+		c.success = am.IsSuccess()
+		c.endIn, c.endOK = policy.AgentEndInput(&am, 0)
+		c.compact = am.StopReason != policy.StopReasonAborted && policy.IsContextOverflow(am, 0)
+	}
+	return m
 }
 
 // initial is the session before anything happened.
@@ -241,32 +331,23 @@ func (m *model) enabled(s *State, in Input) bool {
 // m.obs and returns the next state.
 func (m *model) step(s State, in Input) State {
 	m.obs = m.obs[:0]
+	m.units = m.units[:0]
 	m.overflow, m.endNonZero = false, false
 	m.firing = in == FireTimer
 	switch in {
-	case ReplyRetryable:
-		m.reply(&s, policy.StopReasonError, MsgRetryable)
-	case ReplyOverflow:
-		m.reply(&s, policy.StopReasonError, MsgOverflow)
-	case ReplyFatal:
-		m.reply(&s, policy.StopReasonError, MsgFatal)
-	case ReplyAborted:
-		m.reply(&s, policy.StopReasonAborted, "")
-	case ReplyStop:
-		m.reply(&s, policy.StopReasonStop, "")
-	case ReplyToolUse:
-		m.reply(&s, policy.StopReasonToolUse, "")
+	case ReplyRetryable, ReplyOverflow, ReplyFatal, ReplyAborted, ReplyStop, ReplyToolUse:
+		m.reply(&s, replyKind(in))
 	case ReplyEmpty:
-		m.endRun(&s, nil)
+		m.endRun(&s, replyNone)
 	case ActAbortRetry:
-		m.decide(&s, policy.InputAbortRetry, "")
+		m.decide(&s, policy.InputAbortRetry, msgNone)
 	case ActAbort:
-		m.decide(&s, policy.InputAbort, "")
+		m.decide(&s, policy.InputAbort, msgNone)
 		if m.v.Session.CancelCompactionContinue {
 			m.dropTimer(&s, TimerCompaction)
 		}
 		if s.Run != RunNone {
-			m.reply(&s, policy.StopReasonAborted, msgAborted)
+			m.reply(&s, replyAbortCmd)
 		}
 	case ActEnable:
 		s.Enabled = true
@@ -292,9 +373,12 @@ func (m *model) settings(s *State) policy.Settings {
 
 // decide runs the variant's pure decision and applies its effects the way
 // policy.Controller does, abstractly.
-func (m *model) decide(s *State, in policy.Input, msg string) policy.Decision {
-	d := m.v.Decide(s.Snap, in, msg, m.settings(s), epoch)
+func (m *model) decide(s *State, in policy.Input, msg msgID) *decision {
+	d := m.decision(s.Snap, in, msg, s.Enabled)
 	m.obs = append(m.obs, Obs{Kind: ObsDecide, Input: in, From: s.Snap.State, Rule: d.Rule})
+	if d.unit >= 0 {
+		m.units = append(m.units, d.unit)
+	}
 	if d.Rule != nil && !d.Rule.Ignored() {
 		m.obs = append(m.obs, Obs{Kind: ObsTransition, Input: in, From: s.Snap.State, Edge: d.Edge, Rule: d.Rule})
 	}
@@ -343,6 +427,42 @@ func (m *model) decide(s *State, in policy.Input, msg string) policy.Decision {
 		m.continueAgent(s)
 	}
 	return d
+}
+
+// decision returns Decide's result for (snap, in, msg) under the model's
+// settings with the given enabled, memoised (see model.decisions). The
+// result is shared: callers must not modify it.
+func (m *model) decision(snap policy.Snapshot, in policy.Input, msg msgID, enabled bool) *decision {
+	k, ok := decisionKey(snap, in, msg, enabled)
+	if ok {
+		if d := m.decisions[k]; d != nil {
+			return d
+		}
+	}
+	set := m.set
+	set.Enabled = enabled
+	d := &decision{Decision: m.v.Decide(snap, in, messages[msg], set, epoch), unit: -1}
+	if d.Rule != nil {
+		d.unit = ruleIndex(m.v, d.Rule)*len(policy.States) + stateIndex(snap.State)
+		d.retry = d.Rule.Event == "retry"
+	}
+	if ok {
+		m.decisions[k] = d
+	}
+	return d
+}
+
+// decisionKey packs Decide's varying arguments losslessly into a map key;
+// ok is false for a snapshot outside the packed ranges (never reached in
+// practice), which is then decided without the memo.
+func decisionKey(snap policy.Snapshot, in policy.Input, msg msgID, enabled bool) (k uint64, ok bool) {
+	si := snapStateIndex(snap.State)
+	if si < 0 || uint64(snap.Attempt) > 0xffffffff || uint64(snap.Armed) > 0xffff || uint64(in) > 0xff {
+		return 0, false
+	}
+	k = uint64(si) | b2u(snap.Open)<<3 | b2u(snap.Controlled)<<4 | b2u(enabled)<<5 | uint64(msg)<<8 |
+		uint64(in)<<16 | uint64(snap.Armed)<<24 | uint64(snap.Attempt)<<32
+	return k, true
 }
 
 func (m *model) clearCtl(s *State) {
@@ -416,14 +536,14 @@ func (m *model) continueAgent(s *State) {
 	m.startRun(s, RunRetry)
 }
 
-func (m *model) continueError(s *State) string {
+func (m *model) continueError(s *State) msgID {
 	switch {
 	case s.Run != RunNone:
-		return errContinueStreaming
+		return msgContinueStreaming
 	case !s.Started:
-		return errContinueEmpty
+		return msgContinueEmpty
 	}
-	return errContinueAssistant
+	return msgContinueAssistant
 }
 
 func (m *model) startRun(s *State, k RunKind) {
@@ -434,37 +554,34 @@ func (m *model) startRun(s *State, k RunKind) {
 }
 
 // reply is sim's Session.reply: the call in flight ends with a reply.
-func (m *model) reply(s *State, stop policy.StopReason, msg string) {
-	am := policy.AssistantMessage{StopReason: stop, ErrorMessage: msg}
+func (m *model) reply(s *State, k replyKind) {
+	c := &m.replies[k]
 	s.CtxAsst = true
 	if m.extended {
 		s.RunMsg = true
 	}
-	if am.IsSuccess() {
-		m.decide(s, policy.InputSuccess, "")
+	if c.success {
+		m.decide(s, policy.InputSuccess, msgNone)
 	}
-	if stop == policy.StopReasonToolUse {
+	if c.stop == policy.StopReasonToolUse {
 		s.CtxAsst = false // the tool result
 		m.obs = append(m.obs, Obs{Kind: ObsCall})
 		return
 	}
-	m.endRun(s, &am)
+	m.endRun(s, k)
 }
 
-// endRun is sim's Session.endRun.
-func (m *model) endRun(s *State, last *policy.AssistantMessage) {
+// endRun is sim's Session.endRun; k is the run's last reply (replyNone:
+// the run has no assistant message).
+func (m *model) endRun(s *State, k replyKind) {
+	c := &m.replies[k]
 	kind := s.Run
 	s.Run = RunNone
 	retry := false
-	if in, ok := policy.AgentEndInput(last, 0); ok {
-		msg := ""
-		if last != nil {
-			msg = last.ErrorMessage
-		}
-		d := m.decide(s, in, msg)
-		retry = d.Rule != nil && d.Rule.Event == "retry"
+	if c.endOK {
+		retry = m.decide(s, c.endIn, c.msg).retry
 	}
-	if !retry && last != nil && last.StopReason != policy.StopReasonAborted && policy.IsContextOverflow(*last, 0) {
+	if !retry && c.compact {
 		// Compaction hand-off (enabled, succeeding): the reply leaves the
 		// context and a continue is due 100 ms later; an older pending
 		// compaction continue becomes inert.
@@ -504,7 +621,7 @@ func (m *model) prompt(s *State) {
 	// of the runtime context. With this alphabet it never overflows: every
 	// overflow reply is compacted (and dropped) at its own agent_end, and
 	// aborted replies carry no usage. So the check never fires here.
-	m.decide(s, policy.InputPrompt, "")
+	m.decide(s, policy.InputPrompt, msgNone)
 	s.CtxAsst = false
 	s.Started = true
 	m.startRun(s, RunPrompt)
@@ -524,7 +641,7 @@ func (m *model) fire(s *State) {
 	}
 	switch t.Kind {
 	case TimerBackoff:
-		m.decide(s, policy.InputElapsed, "")
+		m.decide(s, policy.InputElapsed, msgNone)
 	case TimerContinue:
 		m.continueAgent(s)
 	case TimerCompaction:

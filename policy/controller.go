@@ -110,13 +110,18 @@ type Controller struct {
 	clk     clock.Clock
 	snap    Snapshot
 	gen     uint64   // last backoff timer id
-	live    []uint64 // running backoff waits; a timer not in it is inert
+	live    []liveTimer // running backoff waits; a timer not in it is inert
 	ctl     uint64   // the cancellable wait (the original's abort controller), 0 if none
 	waiters chan struct{}
 	subs    []sub
 	obs     []transObs
 	rel     []func()
 	nextID  int
+}
+
+type liveTimer struct {
+	id uint64
+	t  *clock.Timer
 }
 
 type sub struct {
@@ -153,6 +158,9 @@ func (c *Controller) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.snap = Snapshot{State: StateIdle}
+	for _, l := range c.live {
+		stopTimer(l.t)
+	}
 	c.live = c.live[:0]
 	c.ctl = 0
 	if c.waiters != nil {
@@ -333,23 +341,37 @@ func (c *Controller) OnRelease(f func()) {
 // (cancelled) is inert.
 func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, "", id) }
 
-func (c *Controller) dropLive(id uint64) bool {
+// dropLive forgets the running wait id and returns its timer (nil when it
+// no longer runs).
+func (c *Controller) dropLive(id uint64) (*clock.Timer, bool) {
 	for i, x := range c.live {
-		if x == id {
+		if x.id == id {
 			c.live = append(c.live[:i], c.live[i+1:]...)
-			return true
+			return x.t, true
 		}
 	}
-	return false
+	return nil, false
+}
+
+// stopTimer stops a cancelled wait's timer so that a real clock frees it at
+// once. A clock that cannot stop its timers (such as the simulator's, whose
+// cancelled events still fire, inertly, as the original's do) returns nil or
+// an already stopped timer.
+func stopTimer(t *clock.Timer) {
+	if t != nil {
+		t.Stop()
+	}
 }
 
 // step decides one input and performs its effects. timer, when not 0, is
 // the backoff timer that fired: the step happens only if it still runs.
 func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 	c.mu.Lock()
-	if timer != 0 && !c.dropLive(timer) {
-		c.mu.Unlock()
-		return Decision{}
+	if timer != 0 {
+		if _, ok := c.dropLive(timer); !ok {
+			c.mu.Unlock()
+			return Decision{}
+		}
 	}
 	set := c.cfg.Settings.RetrySettings()
 	d := c.cfg.Variant.Decide(c.snap, in, msg, set, c.clk.Now())
@@ -394,12 +416,13 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 			}
 			c.gen++
 			id := c.gen
-			c.live = append(c.live, id)
+			t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
+			c.live = append(c.live, liveTimer{id, t})
 			c.ctl = id
-			c.clk.AfterFunc(delay, func() { c.elapsed(id) })
 		case StepCancelTimer:
 			if c.ctl != 0 {
-				c.dropLive(c.ctl)
+				t, _ := c.dropLive(c.ctl)
+				stopTimer(t)
 				c.ctl = 0
 			}
 		case StepWake, StepUncontrol:

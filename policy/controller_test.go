@@ -42,17 +42,28 @@ func newCtlClock(t *testing.T) *ctlClock {
 	return c
 }
 
-// AfterFunc implements clock.Clock.
+// AfterFunc implements clock.Clock. Every timer fires when due, even one
+// the Controller stops (it gets a stopped decoy, not the mock's timer), so
+// that settle can wait for each due timer's goroutine; a stopped wait must
+// then be inert, which the tests check.
 func (c *ctlClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	tt := &ctlTimer{due: c.Mock.Now().Add(d), done: make(chan struct{})}
 	c.timers = append(c.timers, tt)
-	return c.Mock.AfterFunc(d, func() {
+	c.Mock.AfterFunc(d, func() {
 		defer close(tt.done)
 		f()
 	})
+	return stoppedTimer
 }
+
+// stoppedTimer is a real timer stopped at creation: Stop on it is a no-op.
+var stoppedTimer = func() *clock.Timer {
+	t := clock.New().AfterFunc(time.Hour, func() {})
+	t.Stop()
+	return t
+}()
 
 // Add advances the mock clock (firing due timers on new goroutines).
 func (c *ctlClock) Add(d time.Duration) {

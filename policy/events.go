@@ -6,8 +6,11 @@ import (
 )
 
 // Event is a session-level retry event, as emitted to subscribers. The two
-// concrete types are AutoRetryStart and AutoRetryEnd; both marshal to the
-// original's exact JSON (key order included).
+// concrete types are AutoRetryStart and AutoRetryEnd; their MarshalJSON and
+// AppendJSONFields write the original's exact JSON (key order included).
+// Note that json.Marshal and a default json.Encoder HTML-escape what
+// MarshalJSON returns ("<" becomes \u003c); write with AppendJSONFields or an
+// Encoder with SetEscapeHTML(false) to keep the original's bytes.
 type Event interface {
 	// Type is the event's "type" field: "auto_retry_start" or "auto_retry_end".
 	Type() string

@@ -192,6 +192,10 @@ type Variant struct {
 
 const numStates = 5
 
+// maxEffects bounds the effects of one decision (NewVariant rejects a rule
+// with more steps), so a Decision needs no allocation.
+const maxEffects = 12
+
 // stateIndex is the position of s in States, or -1.
 func stateIndex(s State) int {
 	switch s {
@@ -256,6 +260,9 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 			}
 			si := stateIndex(s)
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
+		}
+		if len(r.Steps) > maxEffects {
+			return nil, fmt.Errorf("variant %s: rule %d (%s): %d steps, at most %d allowed", name, i, r.Input, len(r.Steps), maxEffects)
 		}
 		if r.Ignored() {
 			continue
@@ -341,7 +348,7 @@ type Decision struct {
 	Rule    *Rule
 	Edge    fsm.Edge
 	Next    Snapshot
-	effects [8]Effect
+	effects [maxEffects]Effect
 	n       int
 }
 

@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -55,7 +57,8 @@ func (s Settings) Validate() error {
 		return &SettingsError{Field: "maxRetries", Value: fmt.Sprint(s.MaxRetries), Allowed: fmt.Sprintf("an integer from 0 to %d", MaxRetriesLimit)}
 	}
 	if s.BaseDelay < 0 || s.BaseDelay > MaxBaseDelay {
-		return &SettingsError{Field: "baseDelayMs", Value: fmt.Sprint(s.BaseDelay.Milliseconds()), Allowed: fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds())}
+		return &SettingsError{Field: "baseDelayMs", Value: strconv.FormatFloat(float64(s.BaseDelay)/float64(time.Millisecond), 'f', -1, 64),
+			Allowed: fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds())}
 	}
 	return nil
 }
@@ -86,13 +89,25 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads {"enabled","maxRetries","baseDelayMs"}; a missing key
-// keeps its default.
+// keeps its default and JSON null changes nothing. A baseDelayMs too large
+// for a time.Duration saturates, so Validate rejects it instead of seeing a
+// wrapped value.
 func (s *Settings) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
 	d := DefaultSettings()
 	j := settingsJSON{d.Enabled, d.MaxRetries, d.BaseDelay.Milliseconds()}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*s = Settings{Enabled: j.Enabled, MaxRetries: j.MaxRetries, BaseDelay: time.Duration(j.BaseDelayMs) * time.Millisecond}
+	delay := time.Duration(j.BaseDelayMs) * time.Millisecond
+	switch {
+	case j.BaseDelayMs > math.MaxInt64/int64(time.Millisecond):
+		delay = math.MaxInt64
+	case j.BaseDelayMs < math.MinInt64/int64(time.Millisecond):
+		delay = math.MinInt64
+	}
+	*s = Settings{Enabled: j.Enabled, MaxRetries: j.MaxRetries, BaseDelay: delay}
 	return nil
 }

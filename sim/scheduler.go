@@ -17,9 +17,10 @@ import (
 // goroutine (Run or Step) and is not safe for concurrent use.
 //
 // AfterFunc is the method the policy.Controller uses. The *clock.Timer it
-// returns carries no channel and must not be stopped or reset: benbjohnson's
-// Timer cannot be built outside its package with working Stop. Timers are
-// made inert by their owners instead (the Controller uses generations).
+// returns is a shared, stopped timer (benbjohnson's Timer cannot be built
+// outside its package with a working Stop): stopping it does nothing, and a
+// cancelled event still fires, where its owner ignores it, as the
+// original's abandoned timers do (it matters for the time of the last event).
 type Scheduler struct {
 	epoch time.Time
 	now   time.Duration
@@ -165,11 +166,21 @@ func (s *Scheduler) Since(t time.Time) time.Duration { return s.Now().Sub(t) }
 func (s *Scheduler) Until(t time.Time) time.Duration { return t.Sub(s.Now()) }
 
 // AfterFunc implements clock.Clock: f runs in the queue's goroutine when
-// virtual time reaches now+d. See Scheduler for the returned Timer.
+// virtual time reaches now+d. The returned Timer is a shared, already
+// stopped one: Stop is a harmless no-op (the event stays queued; owners make
+// it inert), and it must not be reset.
 func (s *Scheduler) AfterFunc(d time.Duration, f func()) *clock.Timer {
 	s.In(d, f)
-	return &clock.Timer{}
+	return inertTimer
 }
+
+// inertTimer is a real timer stopped at creation: benbjohnson's Timer can
+// be built with a working Stop only by a clock of its own package.
+var inertTimer = func() *clock.Timer {
+	t := clock.New().AfterFunc(time.Hour, func() {})
+	t.Stop()
+	return t
+}()
 
 // After implements clock.Clock: the channel receives the virtual time when
 // it is reached (buffered, never blocks the queue).
