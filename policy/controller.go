@@ -109,9 +109,9 @@ type Controller struct {
 	cfg     Config
 	clk     clock.Clock
 	snap    Snapshot
-	gen     uint64   // last backoff timer id
+	gen     uint64      // last backoff timer id
 	live    []liveTimer // running backoff waits; a timer not in it is inert
-	ctl     uint64   // the cancellable wait (the original's abort controller), 0 if none
+	ctl     uint64      // the cancellable wait (the original's abort controller), 0 if none
 	waiters chan struct{}
 	subs    []sub
 	obs     []transObs
