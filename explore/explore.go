@@ -101,9 +101,7 @@ type Result struct {
 	// exercised, ignored rules included.
 	Reached map[Unit]bool
 
-	keys   []key // the states, packed (see key)
-	parent []int32
-	via    []Input
+	nodes [][]node // the states and the BFS tree (see stateSet)
 }
 
 // Violated reports whether any invariant failed.
@@ -111,11 +109,14 @@ func (r *Result) Violated() bool { return len(r.Violations) > 0 }
 
 // PathTo returns the shortest input path (BFS tree, fixed input order) from
 // the initial state to state number i.
-func (r *Result) PathTo(i int) []Input {
+func (r *Result) PathTo(i int) []Input { return pathTo(r.nodes, i) }
+
+func pathTo(nodes [][]node, i int) []Input {
 	var p []Input
 	for i > 0 {
-		p = append(p, r.via[i])
-		i = int(r.parent[i])
+		n := &nodes[i>>chunkBits][i&(chunkLen-1)]
+		p = append(p, n.via)
+		i = int(n.parent)
 	}
 	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
 		p[a], p[b] = p[b], p[a]
@@ -124,12 +125,13 @@ func (r *Result) PathTo(i int) []Input {
 }
 
 // State returns reachable state number i (0 is the initial state).
-func (r *Result) State(i int) State { return r.keys[i].state() }
+func (r *Result) State(i int) State { return r.nodes[i>>chunkBits][i&(chunkLen-1)].key.state() }
 
 // Explore explores every reachable state breadth-first, applying every
 // enabled input of every state in the fixed input order, and checks the
 // invariants. The first violation found of each invariant has a shortest
-// path, ties broken by the input order, so the result is deterministic.
+// path, ties broken by the input order, so the result is deterministic
+// (whatever the number of CPUs: see bfs).
 func Explore(opt Options) *Result {
 	v := opt.Variant
 	if v == nil {
@@ -138,54 +140,9 @@ func Explore(opt Options) *Result {
 	if opt.MaxRetries < 0 || opt.MaxRetries > MaxMaxRetries {
 		panic(fmt.Sprintf("explore: MaxRetries %d out of range 0..%d", opt.MaxRetries, MaxMaxRetries))
 	}
-	m := newModel(v, opt.MaxRetries, opt.Extended)
 	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
-	set := newStateSet()
-	s0 := initial()
-	set.add(s0.key())
-	r.parent = append(r.parent, -1)
-	r.via = append(r.via, 0)
-	var found [numInvariants]bool
-	reached := make([]bool, len(v.Rules)*len(policy.States))
-	var fails []Invariant
-	for i := 0; i < len(set.keys); i++ {
-		s := set.keys[i].state()
-		for in := Input(0); in < numInputs; in++ {
-			if !m.enabled(&s, in) {
-				continue
-			}
-			t := m.step(s, in)
-			if m.overflow {
-				r.Pruned++
-				continue
-			}
-			r.Transitions++
-			for _, u := range m.units {
-				reached[u] = true
-			}
-			fails = checkStep(fails[:0], m, &s, in)
-			if _, added := set.add(t.key()); added {
-				r.parent = append(r.parent, int32(i))
-				r.via = append(r.via, in)
-				fails = checkState(fails, &t)
-			}
-			for _, f := range fails {
-				if !found[f] {
-					found[f] = true
-					p := append(r.PathTo(i), in)
-					r.Violations = append(r.Violations, Violation{Invariant: f, Path: p})
-				}
-			}
-		}
-	}
-	sortViolations(r.Violations)
-	for i, ok := range reached {
-		if ok {
-			r.Reached[Unit{i / len(policy.States), policy.States[i%len(policy.States)]}] = true
-		}
-	}
-	r.keys = set.keys
-	r.States = len(r.keys)
+	b := &bfs{v: v, opt: opt, r: r}
+	b.run()
 	return r
 }
 
@@ -221,56 +178,53 @@ func stateIndex(s policy.State) int {
 }
 
 // checkStep checks the per-step invariants on the observations of the step
-// from s by in (m.obs), replaying the observed chain from s's.
-func checkStep(fails []Invariant, m *model, s *State, _ Input) []Invariant {
+// from s (m.obs), replaying the observed chain from s's.
+func checkStep(m *model, s *State) invSet {
+	var fails invSet
 	open, att := s.ChainOpen, int(s.ChainAttempt)
 	for _, o := range m.obs {
 		switch o.Kind {
 		case ObsStart:
 			if o.Input == policy.InputOverflow {
-				fails = append(fails, InvOverflowNotRetried)
+				fails |= 1 << InvOverflowNotRetried
 			}
 			want := 1
 			if open {
 				want = att + 1
 			}
 			if o.Attempt != want || o.Attempt < 1 || o.Attempt > m.set.MaxRetries {
-				fails = append(fails, InvStartAttempts)
+				fails |= 1 << InvStartAttempts
+			}
+			// disabled: a start while retry is disabled.
+			if !s.Enabled {
+				fails |= 1 << InvDisabledNoStart
 			}
 			open, att = true, o.Attempt
 		case ObsEnd:
 			if !open && !(o.Attempt == 0 && !o.Success) || open && o.Attempt != att {
-				fails = append(fails, InvEndInChain)
+				fails |= 1 << InvEndInChain
 			}
 			open, att = false, 0
 		}
 	}
-	// disabled: a start while retry is disabled.
-	if !s.Enabled {
-		for _, o := range m.obs {
-			if o.Kind == ObsStart {
-				fails = append(fails, InvDisabledNoStart)
-				break
-			}
-		}
-	}
 	if m.endNonZero {
-		fails = append(fails, InvAttemptZero)
+		fails |= 1 << InvAttemptZero
 	}
 	return fails
 }
 
 // checkState checks the per-state invariants of a newly reached state.
-func checkState(fails []Invariant, t *State) []Invariant {
+func checkState(t *State) invSet {
+	var fails invSet
 	if !t.Snap.Open && t.Snap.Attempt != 0 {
-		fails = append(fails, InvAttemptZero)
+		fails |= 1 << InvAttemptZero
 	}
 	if t.Quiescent() {
 		if t.ChainOpen || t.Snap.Open {
-			fails = append(fails, InvChainEnds)
+			fails |= 1 << InvChainEnds
 		}
 		if t.Pending {
-			fails = append(fails, InvPromptResolves)
+			fails |= 1 << InvPromptResolves
 		}
 	}
 	return fails

@@ -8,10 +8,10 @@ import (
 )
 
 // key is a State packed into 24 bytes without pointers. It is lossless
-// (decode(encode(s)) == s for every state the model can reach), so the
-// explorer stores keys instead of States: the states of a large exploration
-// (hundreds of thousands) then take a sixth of the memory and give the GC
-// nothing to scan, and the key doubles as the visited-set key.
+// (k.state() == s for k = s.key(), for every state the model can reach), so
+// the explorer stores keys instead of States: the hundreds of thousands of
+// states of a large exploration then take 24 bytes each instead of 160 and
+// give the GC nothing to scan, and the key is also the visited-set key.
 //
 // hdr layout (bit offsets):
 //
@@ -67,10 +67,11 @@ func snapStateIndex(st policy.State) int {
 	return -1
 }
 
+// key packs s; it panics on a state outside the widths above.
 func (s *State) key() key {
 	si := snapStateIndex(s.Snap.State)
 	if si < 0 || uint(s.Snap.Attempt) > maxKeyAttempt || uint(s.Snap.Armed) > maxKeyArmed ||
-		uint16(s.ChainAttempt) > maxKeyAttempt || s.NT > maxTimers {
+		uint16(s.ChainAttempt) > maxKeyAttempt || s.Run > RunCompaction || s.NT > maxTimers {
 		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
 	w := uint64(si)
@@ -80,7 +81,7 @@ func (s *State) key() key {
 	w |= b2u(s.Snap.Controlled) << 15
 	w |= b2u(s.Enabled) << 16
 	w |= b2u(s.Started) << 17
-	w |= uint64(s.Run&3) << 18
+	w |= uint64(s.Run) << 18
 	w |= b2u(s.RunMsg) << 20
 	w |= b2u(s.CtxAsst) << 21
 	w |= b2u(s.Pending) << 22
@@ -91,10 +92,10 @@ func (s *State) key() key {
 	k := key{}
 	for i := 0; i < int(s.NT); i++ {
 		t := &s.T[i]
-		if uint64(t.Rem) > maxKeyRem {
+		if uint64(t.Rem) > maxKeyRem || t.Kind > TimerCompaction {
 			panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 		}
-		w |= (uint64(t.Kind&3) | b2u(t.Ctl)<<2 | b2u(t.Late)<<3) << (36 + 4*uint(i))
+		w |= (uint64(t.Kind) | b2u(t.Ctl)<<2 | b2u(t.Late)<<3) << (36 + 4*uint(i))
 		k.rem[i] = uint32(t.Rem)
 	}
 	k.hdr = w
@@ -130,8 +131,8 @@ func (k *key) state() State {
 	return s
 }
 
-// hash mixes all of k (multiply and fold, as in wyhash); the visited set
-// takes its slot from the high bits and a tag from the low ones.
+// hash mixes all of k (multiply and fold, as in wyhash); stateSet keeps
+// the high 32 bits.
 func (k *key) hash() uint64 {
 	const (
 		m1 = 0xa0761d6478bd642f
@@ -142,61 +143,4 @@ func (k *key) hash() uint64 {
 	h := hi ^ lo
 	hi, lo = bits.Mul64(h^m3, uint64(k.rem[2])|uint64(k.rem[3])<<32^m1)
 	return hi ^ lo
-}
-
-// stateSet numbers the states found so far, in the order found, and finds
-// a state's number by its key. The index is an open-addressing table
-// (linear probing) of 8-byte slots holding a 32-bit hash tag and the state
-// number + 1 (0: empty); the keys themselves are the state list, so a probe
-// touches one small slot and reads a key only when the tags match. Go's map
-// with a 24-byte key made lookups the largest cost of a big exploration
-// (cache misses in its larger table, generic hashing).
-type stateSet struct {
-	keys  []key
-	slots []uint64
-	shift uint // 64 - log2(len(slots)): the slot is the hash's high bits
-}
-
-const stateSetMinBits = 10
-
-func newStateSet() *stateSet {
-	return &stateSet{slots: make([]uint64, 1<<stateSetMinBits), shift: 64 - stateSetMinBits}
-}
-
-// add returns the number of the state whose key is k, adding k as the next
-// number when it is new (added true).
-func (ss *stateSet) add(k key) (j int32, added bool) {
-	h := k.hash()
-	mask := uint64(len(ss.slots) - 1)
-	tag := h << 32
-	for p := h >> ss.shift; ; p = (p + 1) & mask {
-		sl := ss.slots[p]
-		if sl == 0 {
-			j = int32(len(ss.keys))
-			ss.keys = append(ss.keys, k)
-			ss.slots[p] = tag | uint64(j+1)
-			if 2*len(ss.keys) > len(ss.slots) { // at most half full: short probes
-				ss.grow()
-			}
-			return j, true
-		}
-		if sl&^0xffffffff == tag && ss.keys[uint32(sl)-1] == k {
-			return int32(uint32(sl) - 1), false
-		}
-	}
-}
-
-// grow doubles the table and re-inserts every key.
-func (ss *stateSet) grow() {
-	ss.slots = make([]uint64, 2*len(ss.slots))
-	ss.shift--
-	mask := uint64(len(ss.slots) - 1)
-	for i := range ss.keys {
-		h := ss.keys[i].hash()
-		p := h >> ss.shift
-		for ss.slots[p] != 0 {
-			p = (p + 1) & mask
-		}
-		ss.slots[p] = h<<32 | uint64(i+1)
-	}
 }

@@ -10,6 +10,7 @@ package explore
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
@@ -195,6 +196,9 @@ type model struct {
 	set      policy.Settings
 	extended bool
 	obs      []Obs
+	// lean: record in obs only the retry events (ObsStart, ObsEnd), which
+	// is all the explorer's checks read; replays need every observation.
+	lean bool
 	// units: the (rule, from-state) units of the Decides of this step, as
 	// indexes rule*len(policy.States)+stateIndex(from) (Result.Reached).
 	units    []int
@@ -209,22 +213,30 @@ type model struct {
 	now   int64
 	dues  [maxTimers]int64
 	bad   string // a replay-time inconsistency
-	// decisions memoises Decide by decisionKey. Decide is pure and, within
+	// decisions memoises Decide (see decision). Decide is pure and, within
 	// one model, depends only on the snapshot, the input, the message and
 	// the enabled setting (maxRetries, the base delay and now are fixed), of
 	// which only a few hundred combinations occur, while a large
 	// exploration calls it millions of times.
-	decisions map[uint64]*decision
+	decisions decisionMemo
+	// The current blocks the memo's decisions and effects are stored in.
+	decisionBlock []decision
+	effectBlock   []policy.Effect
 	// replies: the classification of each reply (policy's regexes), which
 	// depends on the reply only.
 	replies [numReplies]replyClass
 }
 
-// decision is a memoised Decide result with what the explorer derives from it.
+// decision is a memoised Decide result (policy.Decision holds room for 8
+// effects; this keeps only those there are) with what the explorer derives
+// from it.
 type decision struct {
-	policy.Decision
-	unit  int  // rule*len(policy.States)+stateIndex(from); -1 without a rule
-	retry bool // the rule's event is "retry"
+	Rule    *policy.Rule
+	Edge    fsm.Edge
+	Next    policy.Snapshot
+	effects []policy.Effect
+	unit    int  // rule*len(policy.States)+stateIndex(from); -1 without a rule
+	retry   bool // the rule's event is "retry"
 }
 
 // msgID names one of the messages Decide can be given: each input class
@@ -261,7 +273,6 @@ const (
 type replyClass struct {
 	stop    policy.StopReason
 	msg     msgID
-	none    bool // no assistant message (endRun's last == nil)
 	success bool // AssistantMessage.IsSuccess: message_end feeds InputSuccess
 	endIn   policy.Input
 	endOK   bool // AgentEndInput's ok
@@ -271,8 +282,7 @@ type replyClass struct {
 }
 
 func newModel(v *policy.Variant, maxRetries int, extended bool) *model {
-	m := &model{v: v, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}, extended: extended,
-		decisions: make(map[uint64]*decision, 256)}
+	m := &model{v: v, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}, extended: extended}
 	type reply struct {
 		stop policy.StopReason
 		msg  msgID
@@ -288,8 +298,7 @@ func newModel(v *policy.Variant, maxRetries int, extended bool) *model {
 	}
 	for k, r := range rs {
 		c := &m.replies[k]
-		if replyKind(k) == replyNone {
-			c.none = true
+		if replyKind(k) == replyNone { // endRun's last == nil
 			c.endIn, c.endOK = policy.AgentEndInput(nil, 0)
 			continue
 		}
@@ -330,61 +339,63 @@ func (m *model) enabled(s *State, in Input) bool {
 // step applies in to s (which must enable it), records the observations in
 // m.obs and returns the next state.
 func (m *model) step(s State, in Input) State {
+	m.apply(&s, in)
+	return s
+}
+
+// apply is step in place (the explorer's hot path: a State is 160 bytes).
+func (m *model) apply(s *State, in Input) {
 	m.obs = m.obs[:0]
 	m.units = m.units[:0]
 	m.overflow, m.endNonZero = false, false
 	m.firing = in == FireTimer
 	switch in {
 	case ReplyRetryable, ReplyOverflow, ReplyFatal, ReplyAborted, ReplyStop, ReplyToolUse:
-		m.reply(&s, replyKind(in))
+		m.reply(s, replyKind(in))
 	case ReplyEmpty:
-		m.endRun(&s, replyNone)
+		m.endRun(s, replyNone)
 	case ActAbortRetry:
-		m.decide(&s, policy.InputAbortRetry, msgNone)
+		m.decide(s, policy.InputAbortRetry, msgNone)
 	case ActAbort:
-		m.decide(&s, policy.InputAbort, msgNone)
+		m.decide(s, policy.InputAbort, msgNone)
 		if m.v.Session.CancelCompactionContinue {
-			m.dropTimer(&s, TimerCompaction)
+			m.dropTimer(s, TimerCompaction)
 		}
 		if s.Run != RunNone {
-			m.reply(&s, replyAbortCmd)
+			m.reply(s, replyAbortCmd)
 		}
 	case ActEnable:
 		s.Enabled = true
 	case ActDisable:
 		s.Enabled = false
 	case ActPrompt:
-		m.prompt(&s)
+		m.prompt(s)
 	case FireTimer:
-		m.fire(&s)
+		m.fire(s)
 	}
 	// sim's AfterEach (sound): resolve the prompt once its runs and chains are over.
 	if m.v.Session.PromptWaitsForRun && s.Pending && s.Run == RunNone && !s.Snap.Open {
-		m.resolve(&s)
+		m.resolve(s)
 	}
-	return s
-}
-
-func (m *model) settings(s *State) policy.Settings {
-	set := m.set
-	set.Enabled = s.Enabled
-	return set
 }
 
 // decide runs the variant's pure decision and applies its effects the way
 // policy.Controller does, abstractly.
 func (m *model) decide(s *State, in policy.Input, msg msgID) *decision {
 	d := m.decision(s.Snap, in, msg, s.Enabled)
-	m.obs = append(m.obs, Obs{Kind: ObsDecide, Input: in, From: s.Snap.State, Rule: d.Rule})
 	if d.unit >= 0 {
 		m.units = append(m.units, d.unit)
 	}
-	if d.Rule != nil && !d.Rule.Ignored() {
-		m.obs = append(m.obs, Obs{Kind: ObsTransition, Input: in, From: s.Snap.State, Edge: d.Edge, Rule: d.Rule})
+	if !m.lean {
+		m.obs = append(m.obs, Obs{Kind: ObsDecide, Input: in, From: s.Snap.State, Rule: d.Rule})
+		if d.Rule != nil && !d.Rule.Ignored() {
+			m.obs = append(m.obs, Obs{Kind: ObsTransition, Input: in, From: s.Snap.State, Edge: d.Edge, Rule: d.Rule})
+		}
 	}
 	s.Snap = d.Next
 	cont, later := false, false
-	for _, e := range d.Effects() {
+	for i := range d.effects {
+		e := &d.effects[i]
 		switch e.Kind {
 		case policy.StepEmitStart:
 			m.obs = append(m.obs, Obs{Kind: ObsStart, Attempt: e.Start.Attempt, Input: in})
@@ -435,34 +446,113 @@ func (m *model) decide(s *State, in policy.Input, msg msgID) *decision {
 func (m *model) decision(snap policy.Snapshot, in policy.Input, msg msgID, enabled bool) *decision {
 	k, ok := decisionKey(snap, in, msg, enabled)
 	if ok {
-		if d := m.decisions[k]; d != nil {
+		if d := m.decisions.get(k); d != nil {
 			return d
 		}
 	}
 	set := m.set
 	set.Enabled = enabled
-	d := &decision{Decision: m.v.Decide(snap, in, messages[msg], set, epoch), unit: -1}
+	pd := m.v.Decide(snap, in, messages[msg], set, epoch)
+	d := m.newDecision()
+	*d = decision{Rule: pd.Rule, Edge: pd.Edge, Next: pd.Next, effects: m.keepEffects(pd.Effects()), unit: -1}
 	if d.Rule != nil {
 		d.unit = ruleIndex(m.v, d.Rule)*len(policy.States) + stateIndex(snap.State)
 		d.retry = d.Rule.Event == "retry"
 	}
 	if ok {
-		m.decisions[k] = d
+		m.decisions.put(k, d)
 	}
 	return d
 }
 
-// decisionKey packs Decide's varying arguments losslessly into a map key;
-// ok is false for a snapshot outside the packed ranges (never reached in
-// practice), which is then decided without the memo.
+// newDecision returns room for a decision. The memo's decisions (a few
+// hundred at most) are allocated in blocks and never move.
+func (m *model) newDecision() *decision {
+	if len(m.decisionBlock) == cap(m.decisionBlock) {
+		m.decisionBlock = make([]decision, 0, 16)
+	}
+	m.decisionBlock = append(m.decisionBlock, decision{})
+	return &m.decisionBlock[len(m.decisionBlock)-1]
+}
+
+// keepEffects returns a copy of es, allocated in blocks like decisions.
+func (m *model) keepEffects(es []policy.Effect) []policy.Effect {
+	if cap(m.effectBlock)-len(m.effectBlock) < len(es) {
+		m.effectBlock = make([]policy.Effect, 0, max(32, len(es)))
+	}
+	n := len(m.effectBlock)
+	m.effectBlock = append(m.effectBlock, es...)
+	return m.effectBlock[n:len(m.effectBlock):len(m.effectBlock)]
+}
+
+// decisionKey packs Decide's varying arguments losslessly into a non-zero
+// key; ok is false for a snapshot outside the packed ranges (never reached
+// in practice), which is then decided without the memo.
 func decisionKey(snap policy.Snapshot, in policy.Input, msg msgID, enabled bool) (k uint64, ok bool) {
 	si := snapStateIndex(snap.State)
-	if si < 0 || uint64(snap.Attempt) > 0xffffffff || uint64(snap.Armed) > 0xffff || uint64(in) > 0xff {
+	if si < 0 || uint64(snap.Attempt) > 0x7fffffff || uint64(snap.Armed) > 0xff || uint64(in) > 0xff {
 		return 0, false
 	}
-	k = uint64(si) | b2u(snap.Open)<<3 | b2u(snap.Controlled)<<4 | b2u(enabled)<<5 | uint64(msg)<<8 |
-		uint64(in)<<16 | uint64(snap.Armed)<<24 | uint64(snap.Attempt)<<32
+	k = 1<<63 | uint64(snap.Attempt)<<32 | uint64(snap.Armed)<<24 | uint64(in)<<16 | uint64(msg)<<8 |
+		b2u(enabled)<<5 | b2u(snap.Controlled)<<4 | b2u(snap.Open)<<3 | uint64(si)
 	return k, true
+}
+
+// decisionMemo maps decision keys to decisions: a small open-addressing
+// table (linear probing, at most half full). It holds a few hundred
+// entries and stays in the L1 cache; a Go map cost several times more per
+// lookup here.
+type decisionMemo struct {
+	keys []uint64 // 0: empty
+	ds   []*decision
+	n    int
+}
+
+func (t *decisionMemo) home(k uint64) uint64 {
+	return k * 0x9e3779b97f4a7c15 >> (64 - bits.TrailingZeros(uint(len(t.keys))))
+}
+
+// get returns the decision of k, or nil.
+func (t *decisionMemo) get(k uint64) *decision {
+	if t.n == 0 {
+		return nil
+	}
+	mask := uint64(len(t.keys) - 1)
+	for p := t.home(k); t.keys[p] != 0; p = (p + 1) & mask {
+		if t.keys[p] == k {
+			return t.ds[p]
+		}
+	}
+	return nil
+}
+
+// put adds k (not in t) with its decision d.
+func (t *decisionMemo) put(k uint64, d *decision) {
+	if 2*(t.n+1) > len(t.keys) {
+		old, oldDs := t.keys, t.ds
+		t.keys = make([]uint64, max(64, 2*len(old)))
+		t.ds = make([]*decision, len(t.keys))
+		t.n = 0
+		for i, ok := range old {
+			if ok != 0 {
+				t.put(ok, oldDs[i])
+			}
+		}
+	}
+	mask := uint64(len(t.keys) - 1)
+	p := t.home(k)
+	for t.keys[p] != 0 {
+		p = (p + 1) & mask
+	}
+	t.keys[p], t.ds[p] = k, d
+	t.n++
+}
+
+// note records an observation that carries nothing but its kind.
+func (m *model) note(k ObsKind) {
+	if !m.lean {
+		m.obs = append(m.obs, Obs{Kind: k})
+	}
 }
 
 func (m *model) clearCtl(s *State) {
@@ -529,7 +619,7 @@ func (m *model) canContinue(s *State) bool {
 // continueAgent is policy.Controller's continueAgent with sim's agent.
 func (m *model) continueAgent(s *State) {
 	if !m.canContinue(s) {
-		m.obs = append(m.obs, Obs{Kind: ObsContinueRejected})
+		m.note(ObsContinueRejected)
 		m.decide(s, policy.InputContinueFailed, m.continueError(s))
 		return
 	}
@@ -547,10 +637,12 @@ func (m *model) continueError(s *State) msgID {
 }
 
 func (m *model) startRun(s *State, k RunKind) {
-	m.obs = append(m.obs, Obs{Kind: ObsRun, Run: k})
+	if !m.lean {
+		m.obs = append(m.obs, Obs{Kind: ObsRun, Run: k})
+	}
 	s.Run = k
 	s.RunMsg = false
-	m.obs = append(m.obs, Obs{Kind: ObsCall})
+	m.note(ObsCall)
 }
 
 // reply is sim's Session.reply: the call in flight ends with a reply.
@@ -565,7 +657,7 @@ func (m *model) reply(s *State, k replyKind) {
 	}
 	if c.stop == policy.StopReasonToolUse {
 		s.CtxAsst = false // the tool result
-		m.obs = append(m.obs, Obs{Kind: ObsCall})
+		m.note(ObsCall)
 		return
 	}
 	m.endRun(s, k)
@@ -586,7 +678,7 @@ func (m *model) endRun(s *State, k replyKind) {
 		// context and a continue is due 100 ms later; an older pending
 		// compaction continue becomes inert.
 		s.CtxAsst = false
-		m.obs = append(m.obs, Obs{Kind: ObsCompaction})
+		m.note(ObsCompaction)
 		m.dropTimer(s, TimerCompaction)
 		m.addTimer(s, Timer{Kind: TimerCompaction, Rem: compactionRem})
 	}
@@ -602,17 +694,17 @@ func (m *model) endRun(s *State, k replyKind) {
 func (m *model) resolve(s *State) {
 	if s.Pending {
 		s.Pending, s.Waiting = false, false
-		m.obs = append(m.obs, Obs{Kind: ObsResolved})
+		m.note(ObsResolved)
 	}
 }
 
 // prompt is sim's Session.Prompt.
 func (m *model) prompt(s *State) {
 	if s.Run != RunNone || s.Pending || (m.v.Session.RejectPromptDuringChain && s.Snap.Open) {
-		m.obs = append(m.obs, Obs{Kind: ObsRejected})
+		m.note(ObsRejected)
 		return
 	}
-	m.obs = append(m.obs, Obs{Kind: ObsAccepted})
+	m.note(ObsAccepted)
 	if m.v.Session.CancelCompactionContinue {
 		m.dropTimer(s, TimerCompaction)
 	}
@@ -646,7 +738,7 @@ func (m *model) fire(s *State) {
 		m.continueAgent(s)
 	case TimerCompaction:
 		if !m.canContinue(s) {
-			m.obs = append(m.obs, Obs{Kind: ObsContinueRejected})
+			m.note(ObsContinueRejected)
 			return
 		}
 		m.startRun(s, RunCompaction)

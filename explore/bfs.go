@@ -1,0 +1,391 @@
+package explore
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// The breadth-first search behind Explore. It has two halves:
+//
+//   - expanding a state (stepping the model by every enabled input, packing
+//     and hashing each target, checking the invariants of the step) needs
+//     nothing but the state, so batches of states are expanded on worker
+//     goroutines, each with its own model;
+//   - merging (numbering new targets and recording the first violation of
+//     each invariant) is done by the calling goroutine alone, batch after
+//     batch in state order, exactly as a one-goroutine BFS would.
+//
+// So the states, their numbers, the BFS tree and the counterexamples do not
+// depend on the number of workers or on scheduling. Small explorations
+// (and the start of every exploration, while the frontier is small) are
+// expanded inline: handing them to workers would cost more than it saves.
+
+const (
+	// batchStates is how many states one batch expands at most.
+	batchStates = 256
+	// parallelFrontier is the smallest number of states waiting to be
+	// expanded for which batches go to workers.
+	parallelFrontier = 2 * batchStates
+	// inFlightPerWorker bounds the batches dispatched and not yet merged,
+	// per worker: enough to keep workers busy while the merge catches up.
+	inFlightPerWorker = 8
+)
+
+// succ is one explored transition, computed from its source state alone:
+// all the merge needs. It is 32 bytes, two to a cache line: workers write
+// millions of them for the merge to read on another core.
+type succ struct {
+	key   key
+	from  int32 // the source state's number
+	in    Input
+	self  bool   // the target is the source
+	step  invSet // invariants the step violates (checkStep)
+	state invSet // invariants the target violates if it is new (checkState)
+}
+
+// invSet is a set of invariants, bit i for Invariant i.
+type invSet uint8
+
+// expander computes the transitions of states with its own model and
+// tallies what is summed or united over all expanders at the end.
+type expander struct {
+	m           *model
+	reached     []bool // by rule*len(policy.States)+stateIndex(from)
+	pruned      int
+	transitions int
+}
+
+func newExpander(v *policy.Variant, opt Options) *expander {
+	m := newModel(v, opt.MaxRetries, opt.Extended)
+	m.lean = true
+	return &expander{m: m, reached: make([]bool, len(v.Rules)*len(policy.States))}
+}
+
+// expand appends to out the transitions, in input order, of state number
+// i, whose key is k; pruned ones are only counted.
+func (x *expander) expand(i int32, k *key, out []succ) []succ {
+	m := x.m
+	s := k.state()
+	for in := Input(0); in < numInputs; in++ {
+		if !m.enabled(&s, in) {
+			continue
+		}
+		t := s
+		m.apply(&t, in)
+		if m.overflow {
+			x.pruned++
+			continue
+		}
+		x.transitions++
+		for _, u := range m.units {
+			x.reached[u] = true
+		}
+		out = append(out, succ{key: t.key(), from: i, in: in, step: checkStep(m, &s), state: checkState(&t)})
+		// About a fifth of all transitions lead back to their source: the
+		// merge need not look them up.
+		x := &out[len(out)-1]
+		x.self = x.key == *k
+	}
+	return out
+}
+
+// batch is the expansion of consecutive states of one chunk.
+type batch struct {
+	lo    int32  // the number of nodes[0]
+	nodes []node // read-only while the batch is out
+	out   []succ
+	// panicked carries a worker's panic to the merging goroutine.
+	panicked any
+	done     chan struct{} // one token when out is ready
+}
+
+// batchPool recycles batches and their buffers (about 80 KiB each) across
+// explorations.
+var batchPool = sync.Pool{New: func() any {
+	return &batch{out: make([]succ, 0, batchStates*int(numInputs)), done: make(chan struct{}, 1)}
+}}
+
+// expandBatch fills bt.out and signals bt.done, even on a panic.
+func (x *expander) expandBatch(bt *batch) {
+	defer func() {
+		bt.panicked = recover()
+		bt.done <- struct{}{}
+	}()
+	bt.out = bt.out[:0]
+	for j := range bt.nodes {
+		bt.out = x.expand(bt.lo+int32(j), &bt.nodes[j].key, bt.out)
+	}
+}
+
+// bfs is one exploration in progress.
+type bfs struct {
+	v      *policy.Variant
+	opt    Options
+	r      *Result
+	set    *stateSet
+	found  invSet
+	hashes []uint64 // merge's buffer
+	// Workers, started when the frontier first grows large enough.
+	workers []*expander
+	jobs    chan *batch
+	wg      sync.WaitGroup
+}
+
+// run explores from the initial state and fills b.r.
+func (b *bfs) run() {
+	b.set = newStateSet()
+	s0 := initial()
+	k0 := s0.key()
+	b.set.add(&k0, k0.hash(), -1, 0)
+	local := newExpander(b.v, b.opt)
+	defer b.stopWorkers()
+	var (
+		next  int32    // the first state not yet handed out for expansion
+		queue []*batch // handed out, not yet merged, in state order
+		buf   []succ
+	)
+	maxWorkers := runtime.GOMAXPROCS(0)
+	for {
+		if len(queue) == 0 {
+			if next == b.set.n {
+				break // every state is expanded and merged
+			}
+			if maxWorkers < 2 || b.set.n-next < parallelFrontier {
+				hi := b.set.batchEnd(next)
+				buf = buf[:0]
+				for ; next < hi; next++ {
+					buf = local.expand(next, &b.set.at(next).key, buf)
+				}
+				b.merge(buf)
+				continue
+			}
+			if b.jobs == nil {
+				b.startWorkers(maxWorkers)
+			}
+		}
+		for len(queue) < inFlightPerWorker*len(b.workers) && next < b.set.n {
+			bt := batchPool.Get().(*batch)
+			hi := b.set.batchEnd(next)
+			bt.lo, bt.nodes = next, b.set.span(next, hi)
+			next = hi
+			b.jobs <- bt // never blocks: the channel holds every batch in flight
+			queue = append(queue, bt)
+		}
+		bt := queue[0]
+		queue = queue[1:]
+		<-bt.done
+		if bt.panicked != nil {
+			panic(bt.panicked)
+		}
+		b.merge(bt.out)
+		bt.nodes = nil
+		batchPool.Put(bt)
+	}
+	b.stopWorkers() // their tallies are final once they have exited
+	r := b.r
+	r.Pruned, r.Transitions = local.pruned, local.transitions
+	reached := local.reached
+	for _, x := range b.workers {
+		r.Pruned += x.pruned
+		r.Transitions += x.transitions
+		for i, ok := range x.reached {
+			reached[i] = reached[i] || ok
+		}
+	}
+	for i, ok := range reached {
+		if ok {
+			r.Reached[Unit{i / len(policy.States), policy.States[i%len(policy.States)]}] = true
+		}
+	}
+	sortViolations(r.Violations)
+	r.nodes = b.set.chunks
+	r.States = int(b.set.n)
+}
+
+func (b *bfs) startWorkers(n int) {
+	b.jobs = make(chan *batch, inFlightPerWorker*n)
+	for range n {
+		x := newExpander(b.v, b.opt)
+		b.workers = append(b.workers, x)
+		b.wg.Go(func() {
+			for bt := range b.jobs {
+				x.expandBatch(bt)
+			}
+		})
+	}
+}
+
+// stopWorkers ends the workers, if any, and waits for them (idempotent).
+func (b *bfs) stopWorkers() {
+	if b.jobs != nil {
+		close(b.jobs)
+		b.wg.Wait()
+		b.jobs = nil
+	}
+}
+
+// merge adds the transitions of buf, in order: it numbers new targets and
+// records the first violation of each invariant.
+func (b *bfs) merge(buf []succ) {
+	r := b.r
+	hashes := b.hashes[:0]
+	for k := range buf {
+		h := uint64(0)
+		if !buf[k].self {
+			h = buf[k].key.hash()
+		}
+		hashes = append(hashes, h)
+	}
+	b.hashes = hashes
+	b.set.prefetch(buf, hashes)
+	for k := range buf {
+		x := &buf[k]
+		f := x.step
+		if !x.self && b.set.add(&x.key, hashes[k], x.from, x.in) {
+			f |= x.state
+		}
+		if f&^b.found == 0 {
+			continue
+		}
+		for inv := Invariant(0); inv < numInvariants; inv++ {
+			if f&^b.found&(1<<inv) != 0 {
+				b.found |= 1 << inv
+				p := append(pathTo(b.set.chunks, int(x.from)), x.in)
+				r.Violations = append(r.Violations, Violation{Invariant: inv, Path: p})
+			}
+		}
+	}
+}
+
+// node is one reachable state and its edge in the BFS tree.
+type node struct {
+	key    key
+	parent int32 // -1 for the initial state
+	via    Input
+}
+
+const (
+	chunkBits = 12 // 4096 nodes, 128 KiB
+	chunkLen  = 1 << chunkBits
+)
+
+// stateSet numbers the states found so far, in the order found, and finds
+// a state's number by its key.
+//
+// The nodes are kept in chunks of chunkLen: appending never copies the
+// megabytes a big exploration holds, and a node never moves, so workers
+// can read batches of nodes while more are appended.
+//
+// The index is an open-addressing table (linear probing) of 8-byte slots:
+// the high 32 bits of the key's hash, which also give the slot, and the
+// state number + 1 in the low ones (0: empty). A probe touches one small
+// slot and reads a node only when the hash bits match; growing needs only
+// the slots, read in order, since they hold the bits that place them. Go's
+// map with a 24-byte key made lookups the largest cost of a big
+// exploration (cache misses in its larger table, generic hashing).
+type stateSet struct {
+	chunks [][]node // all full but the last
+	n      int32
+	slots  []uint64
+	shift  uint   // 64 - log2(len(slots)) (>= 32): the slot is the hash's high bits
+	sink   uint64 // keeps prefetch's loads from being optimised away
+}
+
+const stateSetMinBits = 10
+
+func newStateSet() *stateSet {
+	return &stateSet{slots: make([]uint64, 1<<stateSetMinBits), shift: 64 - stateSetMinBits}
+}
+
+// at returns state number i.
+func (ss *stateSet) at(i int32) *node { return &ss.chunks[i>>chunkBits][i&(chunkLen-1)] }
+
+// batchEnd returns the end of the batch of states starting at lo: at most
+// batchStates states, all known, in one chunk.
+func (ss *stateSet) batchEnd(lo int32) int32 {
+	return min(ss.n, lo+batchStates, (lo>>chunkBits+1)<<chunkBits)
+}
+
+// span returns states lo..hi-1, which batchEnd puts in one chunk.
+func (ss *stateSet) span(lo, hi int32) []node {
+	off := lo & (chunkLen - 1)
+	return ss.chunks[lo>>chunkBits][off : off+hi-lo : off+hi-lo]
+}
+
+// add adds the state whose key is k (h: k.hash()) reached from state
+// parent by via, unless it is known; it reports whether it was new.
+func (ss *stateSet) add(k *key, h uint64, parent int32, via Input) (added bool) {
+	mask := uint64(len(ss.slots) - 1)
+	hi := h &^ 0xffffffff
+	for p := h >> ss.shift; ; p = (p + 1) & mask {
+		sl := ss.slots[p]
+		if sl == 0 {
+			ss.push(node{key: *k, parent: parent, via: via})
+			ss.slots[p] = hi | uint64(ss.n)  // n is now the new number + 1
+			if 2*int(ss.n) > len(ss.slots) { // at most half full: short probes
+				ss.grow()
+			}
+			return true
+		}
+		if sl&^0xffffffff == hi && ss.at(int32(uint32(sl)-1)).key == *k {
+			return false
+		}
+	}
+}
+
+func (ss *stateSet) push(nd node) {
+	c := int(ss.n >> chunkBits)
+	if c == len(ss.chunks) {
+		// The first chunk starts small (most explorations are small) and
+		// grows by appending; later ones are allocated whole. Growing
+		// copies, but a worker's span of the old array stays valid and is
+		// never written again.
+		n := chunkLen
+		if c == 0 {
+			n = 64
+		}
+		ss.chunks = append(ss.chunks, make([]node, 0, n))
+	}
+	ss.chunks[c] = append(ss.chunks[c], nd)
+	ss.n++
+}
+
+// prefetch touches the slots of the keys of buf (hashes: their hashes),
+// and the nodes they point to, before add probes them one by one: these
+// independent loads overlap their cache misses, where add, which branches
+// on each, waits for them in turn. It only warms the cache: the table may
+// change before add.
+func (ss *stateSet) prefetch(buf []succ, hashes []uint64) {
+	var sink uint64
+	for _, h := range hashes {
+		sink += ss.slots[h>>ss.shift]
+	}
+	for i, h := range hashes {
+		sl := ss.slots[h>>ss.shift]
+		if !buf[i].self && sl != 0 && sl&^0xffffffff == h&^0xffffffff {
+			sink += ss.at(int32(uint32(sl) - 1)).key.hdr
+		}
+	}
+	ss.sink = sink
+}
+
+// grow doubles the table. It re-inserts the slots in table order: their
+// new homes then ascend too, so both tables are walked nearly in order.
+func (ss *stateSet) grow() {
+	old := ss.slots
+	ss.slots = make([]uint64, 2*len(old))
+	ss.shift--
+	mask := uint64(len(ss.slots) - 1)
+	for _, sl := range old {
+		if sl == 0 {
+			continue
+		}
+		p := sl >> ss.shift // shift >= 32: only the hash bits count
+		for ss.slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		ss.slots[p] = sl
+	}
+}
