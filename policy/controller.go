@@ -68,11 +68,16 @@ func (st *SettingsStore) SetRetryEnabled(enabled bool) {
 	st.mu.Unlock()
 }
 
-// Set replaces the whole settings group.
-func (st *SettingsStore) Set(s Settings) {
+// Set replaces the whole settings group. An invalid value (see
+// Settings.Validate) is rejected with its error and changes nothing.
+func (st *SettingsStore) Set(s Settings) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	st.s = s
 	st.mu.Unlock()
+	return nil
 }
 
 // Config configures a Controller. Agent is required; everything else has a
@@ -134,7 +139,8 @@ type transObs struct {
 	f  func(fsm.Edge)
 }
 
-// NewController returns a Controller in state idle.
+// NewController returns a Controller in state idle. It fails without an
+// Agent and when the settings source's current settings are invalid.
 func NewController(cfg Config) (*Controller, error) {
 	if cfg.Agent == nil {
 		return nil, ErrNoAgent
@@ -144,6 +150,9 @@ func NewController(cfg Config) (*Controller, error) {
 	}
 	if cfg.Settings == nil {
 		cfg.Settings = NewSettingsStore(DefaultSettings())
+	}
+	if err := cfg.Settings.RetrySettings().Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Variant == nil {
 		cfg.Variant = Sound
