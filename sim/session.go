@@ -183,7 +183,7 @@ func NewSession(sc *Scenario, opt Options) (*Session, error) {
 func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
 	s.ctrl.Reset()
-	s.settings.Set(s.sc.Settings)
+	_ = s.settings.Set(s.sc.Settings) // validated by NewSession
 	s.trace.Reset()
 	s.observed = 0
 	s.turn, s.lastTurn = 0, Turn{}
