@@ -52,7 +52,7 @@ type invSet uint8
 // tallies what is summed or united over all expanders at the end.
 type expander struct {
 	m           *model
-	reached     []bool // by rule*len(policy.States)+stateIndex(from)
+	reached     []bool // by rule*len(policy.States)+Index(from)
 	pruned      int
 	transitions int
 }

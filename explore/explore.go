@@ -163,20 +163,6 @@ func ruleIndex(v *policy.Variant, r *policy.Rule) int {
 	return -1
 }
 
-func stateIndex(s policy.State) int {
-	switch s {
-	case policy.StateIdle:
-		return 0
-	case policy.StateBackoff:
-		return 1
-	case policy.StateContinuing:
-		return 2
-	case policy.StateExhausted:
-		return 3
-	}
-	return 4
-}
-
 // checkStep checks the per-step invariants on the observations of the step
 // from s (m.obs), replaying the observed chain from s's.
 func checkStep(m *model, s *State) invSet {

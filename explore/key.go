@@ -49,27 +49,9 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// snapStateIndex is the index of st in policy.States, or -1; a switch
-// instead of a lookup because it is on the hot path.
-func snapStateIndex(st policy.State) int {
-	switch st {
-	case policy.StateIdle:
-		return 0
-	case policy.StateBackoff:
-		return 1
-	case policy.StateContinuing:
-		return 2
-	case policy.StateExhausted:
-		return 3
-	case policy.StateCancelled:
-		return 4
-	}
-	return -1
-}
-
 // key packs s; it panics on a state outside the widths above.
 func (s *State) key() key {
-	si := snapStateIndex(s.Snap.State)
+	si := s.Snap.State.Index()
 	if si < 0 || uint(s.Snap.Attempt) > maxKeyAttempt || uint(s.Snap.Armed) > maxKeyArmed ||
 		uint16(s.ChainAttempt) > maxKeyAttempt || s.Run > RunCompaction || s.NT > maxTimers {
 		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))

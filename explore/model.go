@@ -200,7 +200,7 @@ type model struct {
 	// is all the explorer's checks read; replays need every observation.
 	lean bool
 	// units: the (rule, from-state) units of the Decides of this step, as
-	// indexes rule*len(policy.States)+stateIndex(from) (Result.Reached).
+	// indexes rule*len(policy.States)+Index(from) (Result.Reached).
 	units    []int
 	overflow bool // a step needed more than maxTimers timers: pruned
 	// firing: the step fires a timer (timers armed now are not Late).
@@ -235,7 +235,7 @@ type decision struct {
 	Edge    fsm.Edge
 	Next    policy.Snapshot
 	effects []policy.Effect
-	unit    int  // rule*len(policy.States)+stateIndex(from); -1 without a rule
+	unit    int  // rule*len(policy.States)+Index(from); -1 without a rule
 	retry   bool // the rule's event is "retry"
 }
 
@@ -456,7 +456,7 @@ func (m *model) decision(snap policy.Snapshot, in policy.Input, msg msgID, enabl
 	d := m.newDecision()
 	*d = decision{Rule: pd.Rule, Edge: pd.Edge, Next: pd.Next, effects: m.keepEffects(pd.Effects()), unit: -1}
 	if d.Rule != nil {
-		d.unit = ruleIndex(m.v, d.Rule)*len(policy.States) + stateIndex(snap.State)
+		d.unit = ruleIndex(m.v, d.Rule)*len(policy.States) + snap.State.Index()
 		d.retry = d.Rule.Event == "retry"
 	}
 	if ok {
@@ -489,7 +489,7 @@ func (m *model) keepEffects(es []policy.Effect) []policy.Effect {
 // key; ok is false for a snapshot outside the packed ranges (never reached
 // in practice), which is then decided without the memo.
 func decisionKey(snap policy.Snapshot, in policy.Input, msg msgID, enabled bool) (k uint64, ok bool) {
-	si := snapStateIndex(snap.State)
+	si := snap.State.Index()
 	if si < 0 || uint64(snap.Attempt) > 0x7fffffff || uint64(snap.Armed) > 0xff || uint64(in) > 0xff {
 		return 0, false
 	}

@@ -196,8 +196,9 @@ const numStates = 5
 // with more steps), so a Decision needs no allocation.
 const maxEffects = 12
 
-// stateIndex is the position of s in States, or -1.
-func stateIndex(s State) int {
+// Index is the position of s in States, or -1 for an unknown state (a
+// switch, as it is on hot paths).
+func (s State) Index() int {
 	switch s {
 	case StateIdle:
 		return 0
@@ -258,7 +259,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 			if !known[s] {
 				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, States)
 			}
-			si := stateIndex(s)
+			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
 		}
 		if len(r.Steps) > maxEffects {
@@ -294,7 +295,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 	}
 	for _, s := range States {
 		for in := Input(0); in < numInputs; in++ {
-			if len(v.byPair[in][stateIndex(s)]) == 0 {
+			if len(v.byPair[in][s.Index()]) == 0 {
 				return nil, fmt.Errorf("variant %s: (%s, %s) has no rule: declare it as a transition or as ignored", name, s, in)
 			}
 		}
@@ -319,7 +320,7 @@ func (v *Variant) Machine() *fsm.Machine { return v.machine }
 
 // RulesFor returns the rules for (state, input) in the order they are tried.
 func (v *Variant) RulesFor(s State, in Input) []*Rule {
-	si := stateIndex(s)
+	si := s.Index()
 	if si < 0 || in < 0 || in >= numInputs {
 		return nil
 	}
@@ -363,7 +364,7 @@ func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
 func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now time.Time) Decision {
 	var d Decision
 	var rules []int
-	if si := stateIndex(s.State); si >= 0 && in >= 0 && in < numInputs {
+	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
 		rules = v.byPair[in][si]
 	}
 	for _, j := range rules {
