@@ -47,7 +47,7 @@ package sim_test
 //   - subscribers get exactly the retry events the trace shows, in order,
 //     and the whole trace passes sim.CheckSoundTrace at the end.
 //
-// Budget: CI runs pbChecks x pbSteps (200 checks, about 60 actions each) per
+// Budget: CI runs pbChecks x pbSteps (1000 checks, about 60 actions each) per
 // rapid test; nothing waits (virtual time), so the whole of
 // `go test -race ./sim` stays well under 20 s on 2 cores. The budget is
 // applied only when neither the -rapid.checks/-rapid.steps flags nor the
@@ -79,7 +79,7 @@ import (
 
 // The budget CI runs: checks x average steps per check, for each rapid test.
 const (
-	pbChecks = 200
+	pbChecks = 1000
 	pbSteps  = 60
 	// pbTurns scripted replies are drawn per check; calls beyond them get
 	// {stopReason: stop}.
