@@ -34,7 +34,7 @@ func Check(v *policy.Variant, from, to int) (*Summary, error) {
 	sum := &Summary{Variant: v.Name}
 	best := map[Invariant]Counterexample{}
 	for mr := from; mr <= to; mr++ {
-		r := Explore(Options{Variant: v, MaxRetries: mr})
+		r := exploreAll(Options{Variant: v, MaxRetries: mr})
 		sum.Results = append(sum.Results, r)
 		sum.States += r.States
 		sum.Transitions += r.Transitions

@@ -28,6 +28,7 @@ type CoverageUnit struct {
 	Reachable bool
 }
 
+// String describes the unit as the coverage report prints it.
 func (u CoverageUnit) String() string {
 	g := ""
 	if u.Guard != "" {
@@ -68,7 +69,7 @@ func (r *CoverageReport) Counts() (covered, missed, unreachable int) {
 func CoverageReachable(v *policy.Variant) map[Unit]bool {
 	out := map[Unit]bool{}
 	for mr := 0; mr <= 3; mr++ {
-		for u := range Explore(Options{Variant: v, MaxRetries: mr}).Reached {
+		for u := range exploreAll(Options{Variant: v, MaxRetries: mr}).Reached {
 			out[u] = true
 		}
 	}

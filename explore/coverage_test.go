@@ -18,7 +18,7 @@ func TestCoverageAttribution(t *testing.T) {
 		v  *policy.Variant
 		mr int
 	}{{policy.Sound, 0}, {policy.Sound, 1}, {policy.Sound, 3}, {policy.Original, 1}} {
-		r := Explore(Options{Variant: tc.v, MaxRetries: tc.mr})
+		r := exploreAll(Options{Variant: tc.v, MaxRetries: tc.mr})
 		m := newModel(tc.v, tc.mr, false)
 		var traces [][]byte
 		want := map[Unit]int{}

@@ -50,6 +50,7 @@ var invariantText = [numInvariants]string{
 	"at quiescence (no timer, no run in flight) no prompt is unresolved (a prompt never resolves)",
 }
 
+// String returns the invariant's name, e.g. "chain-ends".
 func (i Invariant) String() string { return invariantNames[i] }
 
 // Description says what the invariant requires.
@@ -132,13 +133,18 @@ func (r *Result) State(i int) State { return r.nodes[i>>chunkBits][i&(chunkLen-1
 // invariants. The first violation found of each invariant has a shortest
 // path, ties broken by the input order, so the result is deterministic
 // (whatever the number of CPUs: see bfs).
-func Explore(opt Options) *Result {
+func Explore(opt Options) (*Result, error) {
+	if opt.MaxRetries < 0 || opt.MaxRetries > MaxMaxRetries {
+		return nil, fmt.Errorf("explore: maxRetries %d is out of range (allowed: 0 to %d)", opt.MaxRetries, MaxMaxRetries)
+	}
+	return exploreAll(opt), nil
+}
+
+// exploreAll is Explore for a validated opt.MaxRetries.
+func exploreAll(opt Options) *Result {
 	v := opt.Variant
 	if v == nil {
 		v = policy.Sound
-	}
-	if opt.MaxRetries < 0 || opt.MaxRetries > MaxMaxRetries {
-		panic(fmt.Sprintf("explore: MaxRetries %d out of range 0..%d", opt.MaxRetries, MaxMaxRetries))
 	}
 	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
 	b := &bfs{v: v, opt: opt, r: r}

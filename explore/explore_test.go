@@ -19,7 +19,7 @@ func countsText() []byte {
 	b.WriteString("# variant maxRetries states transitions pruned violations\n")
 	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
 		for mr := 0; mr <= 3; mr++ {
-			r := Explore(Options{Variant: v, MaxRetries: mr})
+			r := exploreAll(Options{Variant: v, MaxRetries: mr})
 			fmt.Fprintf(&b, "%s %d states=%d transitions=%d pruned=%d violations=", v.Name, mr, r.States, r.Transitions, r.Pruned)
 			for i, x := range r.Violations {
 				if i > 0 {
@@ -99,7 +99,7 @@ func TestOriginalCounterexamples(t *testing.T) {
 // snapshot's Armed/Controlled in every reachable state.
 func TestModelTimersConsistent(t *testing.T) {
 	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
-		r := Explore(Options{Variant: v, MaxRetries: 3})
+		r := exploreAll(Options{Variant: v, MaxRetries: 3})
 		for i := 0; i < r.States; i++ {
 			s := r.State(i)
 			n, ctl := 0, false
@@ -128,10 +128,23 @@ func TestSessionTexts(t *testing.T) {
 func benchExplore(b *testing.B, v *policy.Variant) {
 	for b.Loop() {
 		for mr := 0; mr <= 10; mr++ {
-			Explore(Options{Variant: v, MaxRetries: mr})
+			exploreAll(Options{Variant: v, MaxRetries: mr})
 		}
 	}
 }
 
 func BenchmarkExploreSound(b *testing.B)    { benchExplore(b, policy.Sound) }
 func BenchmarkExploreOriginal(b *testing.B) { benchExplore(b, policy.Original) }
+
+// TestExploreRejectsBadMaxRetries: out-of-range settings are an error, not
+// a panic.
+func TestExploreRejectsBadMaxRetries(t *testing.T) {
+	for _, mr := range []int{-1, MaxMaxRetries + 1} {
+		if r, err := Explore(Options{MaxRetries: mr}); err == nil || r != nil {
+			t.Errorf("Explore(maxRetries %d) = %v, %v; want an error", mr, r, err)
+		}
+	}
+	if r, err := Explore(Options{MaxRetries: 1}); err != nil || r.States == 0 {
+		t.Errorf("Explore(maxRetries 1) = %v, %v", r, err)
+	}
+}

@@ -49,6 +49,7 @@ var inputNames = [numInputs]string{
 	"reply:empty",
 }
 
+// String returns the input's name, e.g. "reply:retryable".
 func (i Input) String() string {
 	if i >= numInputs {
 		return fmt.Sprintf("Input(%d)", int(i))
@@ -90,6 +91,7 @@ const (
 	RunCompaction
 )
 
+// String returns the run kind's name.
 func (k RunKind) String() string {
 	return [...]string{"none", "prompt", "retry", "compaction"}[k]
 }
@@ -104,6 +106,7 @@ const (
 	TimerCompaction                  // the compaction continue, 100 ms after compaction
 )
 
+// String returns the timer kind's name.
 func (k TimerKind) String() string {
 	return [...]string{"backoff", "continue0", "compaction"}[k]
 }
@@ -145,6 +148,7 @@ type State struct {
 // Quiescent reports whether nothing is in flight and no timer is pending.
 func (s *State) Quiescent() bool { return s.NT == 0 && s.Run == RunNone }
 
+// String renders the abstract state compactly.
 func (s State) String() string {
 	t := ""
 	for i := 0; i < int(s.NT); i++ {

@@ -73,7 +73,7 @@ func diffLines(model, sim []string) string {
 func TestReplayEveryState(t *testing.T) {
 	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
 		for mr := 0; mr <= 2; mr++ {
-			r := Explore(Options{Variant: v, MaxRetries: mr})
+			r := exploreAll(Options{Variant: v, MaxRetries: mr})
 			fails := 0
 			for i := 0; i < r.States && fails < 3; i++ {
 				label := fmt.Sprintf("%s-mr%d-state%d", v.Name, mr, i)

@@ -53,6 +53,7 @@ type DefinitionError struct {
 	Detail  string // what is wrong and what is allowed, in words
 }
 
+// Error implements error.
 func (e *DefinitionError) Error() string {
 	var b strings.Builder
 	b.WriteString("fsm")
@@ -88,6 +89,7 @@ type FireError struct {
 	kind error // ErrUnknownEvent, ErrEventNotAllowed or nil
 }
 
+// Error implements error.
 func (e *FireError) Error() string {
 	what := "event %q not allowed"
 	if e.kind == ErrUnknownEvent {

@@ -121,7 +121,9 @@ type Controller struct {
 	subs    []sub
 	obs     []transObs
 	rel     []func()
-	nextID  int
+	// lastValid are the last settings that passed Validate.
+	lastValid Settings
+	nextID    int
 }
 
 type liveTimer struct {
@@ -151,18 +153,21 @@ func NewController(cfg Config) (*Controller, error) {
 	if cfg.Settings == nil {
 		cfg.Settings = NewSettingsStore(DefaultSettings())
 	}
-	if err := cfg.Settings.RetrySettings().Validate(); err != nil {
+	initial := cfg.Settings.RetrySettings()
+	if err := initial.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Variant == nil {
 		cfg.Variant = Sound
 	}
-	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}}, nil
+	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastValid: initial}, nil
 }
 
-// Reset returns the machine to idle with attempt 0, no chain open and every
-// backoff timer inert (timers already scheduled fire into nothing). Waiters
-// are released; subscribers and observers stay registered.
+// Reset returns the machine to idle with attempt 0 and no chain open. It
+// stops every backoff timer (on a clock that cannot stop them, such as
+// sim.Scheduler, they fire inertly) and drops an open chain silently:
+// WaitForRetry waiters are released, but no auto_retry_end is emitted and
+// OnRelease callbacks are not called. Subscribers and observers stay.
 func (c *Controller) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -383,6 +388,14 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 		}
 	}
 	set := c.cfg.Settings.RetrySettings()
+	if set.Validate() != nil {
+		// A custom SettingsSource returned absurd settings: keep deciding
+		// with the last valid ones rather than with a negative maxRetries
+		// or delay.
+		set = c.lastValid
+	} else {
+		c.lastValid = set
+	}
 	d := c.cfg.Variant.Decide(c.snap, in, msg, set, c.clk.Now())
 	if d.Rule != nil && !d.Rule.Ignored() {
 		// The machine compiled from the looplab declaration decides what

@@ -14,7 +14,7 @@ import (
 type Event interface {
 	// Type is the event's "type" field: "auto_retry_start" or "auto_retry_end".
 	Type() string
-	// AppendJSON appends the event's JSON object without the leading "{", so
+	// AppendJSONFields appends the event's JSON object without the leading "{", so
 	// a caller can prefix fields of its own (the trace puts "t" first).
 	AppendJSONFields(b []byte) []byte
 }

@@ -77,6 +77,7 @@ func Inputs() []Input {
 	return in
 }
 
+// String returns the input's name, e.g. "agent_end:retryable".
 func (i Input) String() string {
 	if i < 0 || i >= numInputs {
 		return fmt.Sprintf("Input(%d)", int(i))
@@ -128,7 +129,7 @@ const (
 	StepEmitStart                 // emit auto_retry_start
 	StepDropError                 // drop the trailing assistant error from the runtime context
 	StepArmTimer                  // arm a backoff timer; it becomes the cancellable one
-	StepCancelTimer               // the cancellable backoff timer becomes inert
+	StepCancelTimer               // the cancellable backoff timer is stopped (inert if it still fires)
 	StepContinue                  // continue the agent from the runtime context, now
 	StepEmitEnd                   // emit auto_retry_end (rule's Success / FinalError)
 	StepResetAttempt              // attempt = 0
@@ -143,6 +144,7 @@ var stepNames = []string{"attempt++", "open chain", "ask auth storage (usage lim
 	"emit auto_retry_end", "attempt = 0", "release waiters", "wait over", "forget abort controller",
 	"continue agent after a 0 ms timer"}
 
+// String describes the step, as SPEC.md's table does.
 func (s Step) String() string { return stepNames[s] }
 
 // FinalError says where auto_retry_end's finalError comes from.

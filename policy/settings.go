@@ -46,6 +46,7 @@ type SettingsError struct {
 	Allowed string
 }
 
+// Error implements error.
 func (e *SettingsError) Error() string {
 	return fmt.Sprintf("retry settings: %s = %s is out of range (allowed: %s)", e.Field, e.Value, e.Allowed)
 }

@@ -42,6 +42,7 @@ type ResponseError struct {
 	Message string // the response's "error"
 }
 
+// Error implements error.
 func (e *ResponseError) Error() string {
 	return fmt.Sprintf("rpc: %s (id %s) failed: %s", e.Command, e.ID, e.Message)
 }
@@ -486,7 +487,9 @@ func (c *Client) CloseInput() error {
 // seconds for the server to finish (then kills the process, or closes the
 // stream's reader), stops the delivery of events (undelivered ones are
 // dropped and Events is closed) and fails the calls still waiting. For a
-// process it returns the error of its exit status, if any.
+// process it returns the error of its exit status, if any. With NewClient,
+// a reader that is not an io.Closer and never ends keeps the reading
+// goroutine blocked in Read until it returns: close the stream yourself.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {

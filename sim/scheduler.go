@@ -5,6 +5,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 
@@ -199,6 +200,9 @@ func (s *Scheduler) Timer(d time.Duration) *clock.Timer {
 // Sleep implements clock.Clock by running the queue until now+d. It may be
 // called only from the goroutine that drives the scheduler.
 func (s *Scheduler) Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	t := s.now + d
 	if t < s.now {
 		t = time.Duration(math.MaxInt64)
@@ -232,12 +236,47 @@ func (s *Scheduler) Ticker(d time.Duration) *clock.Ticker {
 	return &clock.Ticker{C: s.Tick(d)}
 }
 
-// WithDeadline implements clock.Clock: the context is cancelled when
-// virtual time reaches d.
+// WithDeadline implements clock.Clock: the context reports deadline d and
+// is done with context.DeadlineExceeded when virtual time reaches d (or
+// with context.Canceled when its cancel func runs first, which also makes
+// the queued deadline event inert).
 func (s *Scheduler) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	s.At(d.Sub(s.epoch), func() { cancel(context.DeadlineExceeded) })
-	return ctx, func() { cancel(context.Canceled) }
+	dc := &deadlineCtx{Context: ctx, deadline: d}
+	live := true
+	s.At(d.Sub(s.epoch), func() {
+		if live {
+			cancel(context.DeadlineExceeded)
+		}
+	})
+	return dc, func() {
+		live = false
+		cancel(context.Canceled)
+	}
+}
+
+// deadlineCtx is a cancellable context with a virtual deadline.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+// Deadline reports the virtual deadline (or the parent's, if earlier).
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	if p, ok := c.Context.Deadline(); ok && p.Before(c.deadline) {
+		return p, true
+	}
+	return c.deadline, true
+}
+
+// Err maps the deadline's cause to context.DeadlineExceeded, as
+// context.WithDeadline does.
+func (c *deadlineCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // WithTimeout implements clock.Clock.

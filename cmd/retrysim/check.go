@@ -19,7 +19,8 @@ func init() {
 		short: "explore every reachable state of a policy variant and check its invariants",
 		long: `Explores the abstract session model of a policy variant (default: sound)
 breadth-first, applying every enabled input in every reachable state, and
-checks the invariants of SPEC-explorer.md at every step and at quiescence.
+checks the invariants of SPEC.md §12.3 at every step and at quiescence.
+maxRetries is fixed per exploration, 0 to 20.
 
 Prints one line "states=N transitions=M violations=K" (K: violated
 invariants), then per violated invariant one shortest counterexample as a
@@ -32,7 +33,7 @@ flags.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(policy.VariantNames(), ", ")+"; default sound)")
 			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N`")
-			fs.Int("max-retries-upto", -1, "explore every maxRetries from 0 to `N` (overrides --max-retries)")
+			fs.String("max-retries-upto", "", "explore every maxRetries from 0 to `N` (overrides --max-retries; default: off)")
 			fs.String("out", "", "write the counterexamples into `DIR` instead of printing them")
 		},
 		run: runCheck,
@@ -51,7 +52,11 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	v, _ := policy.VariantByName(name)
 	intFlag := func(n string) int { x, _ := strconv.Atoi(flagString(fs, n)); return x }
 	from, to := intFlag("max-retries"), intFlag("max-retries")
-	if upto := intFlag("max-retries-upto"); upto >= 0 || flagSet(fs, "max-retries-upto") {
+	if flagSet(fs, "max-retries-upto") {
+		upto, err := strconv.Atoi(flagString(fs, "max-retries-upto"))
+		if err != nil {
+			return usageError(c, stderr, "--max-retries-upto: %q is not an integer", flagString(fs, "max-retries-upto"))
+		}
 		from, to = 0, upto
 	}
 	if from < 0 || to < 0 || to > explore.MaxMaxRetries {

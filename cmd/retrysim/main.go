@@ -1,13 +1,18 @@
 // Command retrysim runs retry-policy scenarios in the deterministic
-// simulator: it checks their expectations, prints their traces and draws
-// the retry machine.
+// simulator: it checks their expectations, prints their traces, draws the
+// retry machine, explores its state space and serves the RPC protocol.
 //
-//	retrysim run [--variant NAME] PATH...
+//	retrysim run [--variant NAME] [--coverage] PATH...
+//	retrysim run --watch [--variant NAME] FILE
 //	retrysim trace [--variant NAME] [--format jsonl|text] FILE
 //	retrysim graph [--variant NAME] [--format dot|mermaid]
+//	retrysim check [--variant NAME] [--max-retries N | --max-retries-upto N] [--out DIR]
+//	retrysim rpc [--scenario FILE] [--variant NAME] [--virtual]
 //	retrysim help [COMMAND]
 //
-// Exit codes: 0 success, 1 a scenario failed, 2 invalid input or usage.
+// Exit codes: 0 success; 1 a scenario or invariant failed, or a simulation
+// did not finish; 2 invalid input or usage (130 after a second Ctrl-C in
+// run --watch).
 package main
 
 import (
@@ -117,7 +122,7 @@ func printTopUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'retrysim COMMAND --help' for a command's flags.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a scenario failed, 2 invalid input or usage.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a scenario or invariant failed or a simulation did not finish, 2 invalid input or usage.")
 }
 
 // newFlagSet returns c's flag set, reporting errors itself (not printing

@@ -1,0 +1,42 @@
+package policy_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// badLaterSource returns valid settings first, then absurd ones.
+type badLaterSource struct{ calls int }
+
+func (b *badLaterSource) RetrySettings() policy.Settings {
+	b.calls++
+	if b.calls == 1 {
+		return policy.DefaultSettings()
+	}
+	return policy.Settings{Enabled: true, MaxRetries: -5, BaseDelay: -time.Second}
+}
+func (b *badLaterSource) SetRetryEnabled(bool) {}
+
+// TestControllerIgnoresAbsurdLaterSettings: a custom settings source that
+// turns absurd later does not make the Controller decide with a negative
+// maxRetries or delay: it keeps the last valid settings.
+func TestControllerIgnoresAbsurdLaterSettings(t *testing.T) {
+	clk := newCtlClock(t)
+	var events []policy.Event
+	c, err := policy.NewController(policy.Config{Clock: clk, Agent: newCtlAgent(), Settings: &badLaterSource{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Subscribe(func(e policy.Event) { events = append(events, e) })
+	c.OnAgentEnd(&policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"})
+	if len(events) != 1 {
+		t.Fatalf("events %v", events)
+	}
+	start, ok := events[0].(policy.AutoRetryStart)
+	if !ok || start.Attempt != 1 || start.MaxAttempts != 3 || start.DelayMs != 2000 {
+		t.Fatalf("got %#v, want a start with the last valid settings (3 retries, 2000 ms)", events[0])
+	}
+	c.AbortRetry()
+}
