@@ -83,7 +83,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 }
 
 type server struct {
-	rt      *RealTime // nil with virtual time
+	rt      *sim.RealTime // nil with virtual time
 	sess    *sim.Session
 	sched   *sim.Scheduler
 	out     *bufio.Writer
@@ -153,7 +153,7 @@ func (s *server) serveRealTime(ctx context.Context, in io.Reader, clk clock.Cloc
 			}
 		}
 	}()
-	rt := NewRealTime(s.sched, clk)
+	rt := sim.NewRealTime(s.sched, clk)
 	defer rt.Stop()
 	s.rt = rt
 	for {
@@ -189,7 +189,7 @@ func (s *server) serveRealTime(ctx context.Context, in io.Reader, clk clock.Cloc
 }
 
 // abortAndFinish ends a real-clock session: an abort, its events, a flush.
-func (s *server) abortAndFinish(rt *RealTime, cause error) error {
+func (s *server) abortAndFinish(rt *sim.RealTime, cause error) error {
 	if err := rt.RunDue(); err != nil {
 		return s.fail(err)
 	}
@@ -207,7 +207,7 @@ func (s *server) abortAndFinish(rt *RealTime, cause error) error {
 
 // finish ends a virtual session: it runs to quiescence and flushes.
 func (s *server) finish(cause error) error {
-	if err := runAll(s.sched); err != nil {
+	if err := s.sched.Drain(); err != nil {
 		return s.fail(err)
 	}
 	if err := s.flush(); err != nil {
@@ -232,7 +232,7 @@ func (s *server) flush() error {
 	return nil
 }
 
-// at runs fn as a scheduler event now (see RealTime.Do), then every
+// at runs fn as a scheduler event now (see sim.RealTime.Do), then every
 // other event due by then.
 func (s *server) at(fn func()) error {
 	if s.rt != nil {
@@ -240,7 +240,7 @@ func (s *server) at(fn func()) error {
 	}
 	now := s.sched.Elapsed()
 	s.sched.At(now, fn)
-	return runUntil(s.sched, now)
+	return s.sched.Advance(now)
 }
 
 // ---- events ----
@@ -495,7 +495,7 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 		if target < now {
 			target = time.Duration(math.MaxInt64)
 		}
-		if err := runUntil(s.sched, target); err != nil {
+		if err := s.sched.Advance(target); err != nil {
 			return err
 		}
 		s.respondOK(id, hasID, typ, fmt.Appendf(nil, `{"t":%d}`, s.sched.Elapsed().Milliseconds()))

@@ -147,6 +147,35 @@ func (s *Scheduler) Step() bool {
 	return true
 }
 
+// Drain fires every queued event (virtual time jumps from one to the next)
+// until the queue is empty. It gives up with ErrTooManyEvents after
+// MaxEvents events in one call, so no simulation runs forever.
+func (s *Scheduler) Drain() error {
+	start := s.fired
+	for s.Step() {
+		if s.fired-start > MaxEvents {
+			return ErrTooManyEvents
+		}
+	}
+	return nil
+}
+
+// Advance fires every event due at or before t, then moves time to t, like
+// RunUntil, but gives up with ErrTooManyEvents after MaxEvents events.
+func (s *Scheduler) Advance(t time.Duration) error {
+	start := s.fired
+	for len(s.q) > 0 && s.q[0].at <= t {
+		s.Step()
+		if s.fired-start > MaxEvents {
+			return ErrTooManyEvents
+		}
+	}
+	if t > s.now {
+		s.now = t
+	}
+	return nil
+}
+
 // RunUntil fires every event due at or before t, then moves time to t.
 func (s *Scheduler) RunUntil(t time.Duration) {
 	for len(s.q) > 0 && s.q[0].at <= t {

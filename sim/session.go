@@ -251,10 +251,8 @@ func (s *Session) Start() {
 // writes the final line.
 func (s *Session) Run() (Final, error) {
 	s.Start()
-	for s.sched.Step() {
-		if s.sched.fired > MaxEvents {
-			return s.Final(), ErrTooManyEvents
-		}
+	if err := s.sched.Drain(); err != nil {
+		return s.Final(), err
 	}
 	f := s.Final()
 	s.WriteFinal()

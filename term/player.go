@@ -14,7 +14,6 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/rpc"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -92,7 +91,7 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 	for _, a := range cfg.Scenario.Actions {
 		p.lastAction = max(p.lastAction, a.At)
 	}
-	p.rt = rpc.NewRealTime(p.sched, cfg.Clock)
+	p.rt = sim.NewRealTime(p.sched, cfg.Clock)
 	defer p.rt.Stop()
 
 	var keys chan []byte
@@ -184,7 +183,7 @@ type player struct {
 	cfg        Config
 	sess       *sim.Session
 	sched      *sim.Scheduler
-	rt         *rpc.RealTime
+	rt         *sim.RealTime
 	out        *bufio.Writer
 	lastAction time.Duration
 	running    bool // an agent run is in flight (from the trace)

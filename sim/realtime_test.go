@@ -1,4 +1,4 @@
-package rpc_test
+package sim_test
 
 import (
 	"testing"
@@ -6,14 +6,13 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/ohmypi/retryfsm/rpc"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
 func TestRealTime(t *testing.T) {
 	clk := clock.NewMock()
 	s := sim.NewScheduler(time.Unix(0, 0))
-	rt := rpc.NewRealTime(s, clk)
+	rt := sim.NewRealTime(s, clk)
 	defer rt.Stop()
 	if rt.Wake(0) != nil {
 		t.Fatal("Wake on an empty queue should give a nil channel")

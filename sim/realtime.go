@@ -1,14 +1,12 @@
-package rpc
+package sim
 
 import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-
-	"github.com/ohmypi/retryfsm/sim"
 )
 
-// RealTime runs a sim.Scheduler on a wall clock: the event due at virtual
+// RealTime runs a Scheduler on a wall clock: the event due at virtual
 // time t fires at the wall instant base+t, so a 2 s backoff takes 2 s. It
 // starts no goroutine and, like the Scheduler, is used from the one
 // goroutine that drives the session. The loop it is made for:
@@ -21,7 +19,7 @@ import (
 //		}
 //	}
 type RealTime struct {
-	sched *sim.Scheduler
+	sched *Scheduler
 	clk   clock.Clock
 	base  time.Time // wall instant of virtual time 0
 	timer *clock.Timer
@@ -29,7 +27,7 @@ type RealTime struct {
 
 // NewRealTime maps the scheduler's current virtual time to the clock's
 // now. A nil clk means the system clock.
-func NewRealTime(s *sim.Scheduler, clk clock.Clock) *RealTime {
+func NewRealTime(s *Scheduler, clk clock.Clock) *RealTime {
 	if clk == nil {
 		clk = clock.New()
 	}
@@ -52,8 +50,8 @@ func (r *RealTime) Now() time.Duration {
 // backoff never takes less than 2 s, as with the original's timers, and
 // virtual time may fall behind the wall clock. Virtual time stays at the
 // last event fired, so a trace's times are those of its events. RunDue
-// returns sim.ErrTooManyEvents, leaving the rest of the queue, when one
-// call would fire more than sim.MaxEvents events.
+// returns ErrTooManyEvents, leaving the rest of the queue, when one
+// call would fire more than MaxEvents events.
 func (r *RealTime) RunDue() error {
 	start := r.sched.Fired()
 	for {
@@ -69,8 +67,8 @@ func (r *RealTime) RunDue() error {
 			r.base = r.base.Add(late)
 		}
 		r.sched.Step()
-		if r.sched.Fired()-start > sim.MaxEvents {
-			return sim.ErrTooManyEvents
+		if r.sched.Fired()-start > MaxEvents {
+			return ErrTooManyEvents
 		}
 	}
 }
@@ -122,34 +120,4 @@ func (r *RealTime) Stop() {
 		r.timer.Stop()
 		r.timer = nil
 	}
-}
-
-// runUntil fires every event due at or before t and moves time to t, like
-// Scheduler.RunUntil, but gives up after sim.MaxEvents events.
-func runUntil(s *sim.Scheduler, t time.Duration) error {
-	start := s.Fired()
-	for {
-		at, ok := s.NextAt()
-		if !ok || at > t {
-			break
-		}
-		s.Step()
-		if s.Fired()-start > sim.MaxEvents {
-			return sim.ErrTooManyEvents
-		}
-	}
-	s.RunUntil(t)
-	return nil
-}
-
-// runAll fires every queued event (virtual time jumps from one to the
-// next) until the queue is empty, giving up after sim.MaxEvents events.
-func runAll(s *sim.Scheduler) error {
-	start := s.Fired()
-	for s.Step() {
-		if s.Fired()-start > sim.MaxEvents {
-			return sim.ErrTooManyEvents
-		}
-	}
-	return nil
 }
