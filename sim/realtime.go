@@ -73,16 +73,40 @@ func (r *RealTime) RunDue() error {
 	}
 }
 
-// Do runs fn as a scheduler event now, after the events already due, and
+// Do runs fn as a scheduler event now, after every event already due, and
 // then the events it makes due at once. Running commands as events lets
 // the session settle its prompts afterwards (Scheduler.AfterEach), as it
 // does for a scenario's actions, and makes what fn schedules count from
 // now.
+//
+// fn always runs before Do returns, whatever the wall clock does in
+// between: a timer that comes due while Do is running fires first (a late
+// event moves the mapping back, so "now" may then be before the instant fn
+// was queued at; fn is run anyway, as it was received). The command a
+// caller hands to Do is therefore the one whose effects it sees when Do
+// returns.
 func (r *RealTime) Do(fn func()) error {
 	if err := r.RunDue(); err != nil {
 		return err
 	}
-	r.sched.At(r.Now(), fn)
+	ran := false
+	cmdAt := r.Now()
+	r.sched.At(cmdAt, func() { ran = true; fn() })
+	start := r.sched.Fired()
+	for !ran {
+		// An event queued before fn for an earlier instant came due in
+		// between: fire it, late as it is, then fn (which is never late:
+		// it runs as received).
+		if at, _ := r.sched.NextAt(); at < cmdAt {
+			if late := r.Now() - at; late > 0 {
+				r.base = r.base.Add(late)
+			}
+		}
+		r.sched.Step()
+		if r.sched.Fired()-start > MaxEvents {
+			return ErrTooManyEvents
+		}
+	}
 	return r.RunDue()
 }
 

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,56 @@ func TestRealTime(t *testing.T) {
 	rt.Jump(0) // backwards: nothing
 	if rt.Now() != 800*time.Millisecond+time.Hour {
 		t.Fatalf("Now after a backward Jump = %v", rt.Now())
+	}
+}
+
+// steppingClock is a mock clock that moves forward by jump on the n-th
+// call of Since (counting from 1), to make a timer come due between two
+// steps of the code under test.
+type steppingClock struct {
+	*clock.Mock
+	calls, n int
+	jump     time.Duration
+}
+
+func (c *steppingClock) Since(t time.Time) time.Duration {
+	c.calls++
+	if c.calls == c.n {
+		c.Mock.Add(c.jump)
+	}
+	return c.Mock.Since(t)
+}
+
+// TestRealTimeDoRunsTheCommandWhenATimerComesDueMeanwhile is issue 8's
+// first defect: a timer that came due between Do's first RunDue and the
+// queueing of the command moved the mapping back, the command was no
+// longer due, and Do returned without running it (it ran inside the next
+// command, whose response then carried its effects).
+func TestRealTimeDoRunsTheCommandWhenATimerComesDueMeanwhile(t *testing.T) {
+	for n, want := range []string{ // the jump at each of Do's reads of the clock
+		1: "timer command", // in Do's first RunDue
+		2: "timer command", // when the command is queued: the timer came due first
+		3: "command timer", // after: the command was received first
+	} {
+		if n == 0 {
+			continue
+		}
+		clk := &steppingClock{Mock: clock.NewMock()}
+		s := sim.NewScheduler(time.Unix(0, 0))
+		rt := sim.NewRealTime(s, clk)
+		var order []string
+		s.At(100*time.Millisecond, func() { order = append(order, "timer") })
+		clk.Add(99 * time.Millisecond)
+		clk.calls, clk.n, clk.jump = 0, n, 51*time.Millisecond
+		if err := rt.Do(func() { order = append(order, "command") }); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(order, " "); got != want {
+			t.Fatalf("jump at clock read %d: ran [%s] when Do returned, want [%s]", n, got, want)
+		}
+		if s.Pending() != 0 {
+			t.Fatalf("jump at clock read %d: %d events left queued", n, s.Pending())
+		}
+		rt.Stop()
 	}
 }
