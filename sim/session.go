@@ -90,8 +90,9 @@ type Session struct {
 	trace    Trace
 	turn     int
 	lastTurn Turn
-	context  []Message
-	history  []Message
+	ctx      contextSummary
+	context  []Message // the full runtime context and history, kept
+	history  []Message // unless StreamOnly, for Context and History
 	inFlight bool
 	cur      run
 	callGen  uint64
@@ -117,9 +118,11 @@ type Session struct {
 type Options struct {
 	// Variant overrides the scenario's variant when not empty.
 	Variant string
-	// StreamOnly drops each trace line once Observe has seen it, so a
-	// long-running session (the RPC server) keeps bounded memory; Trace()
-	// then holds only lines not yet observed.
+	// StreamOnly drops each trace line once Observe has seen it and keeps
+	// no list of messages, so a long-running session (the RPC server)
+	// keeps bounded memory whatever the number of prompts and messages:
+	// Trace() then holds only lines not yet observed, and Context and
+	// History return nil.
 	StreamOnly bool
 }
 
@@ -187,6 +190,7 @@ func (s *Session) Reset() {
 	s.trace.Reset()
 	s.observed = 0
 	s.turn, s.lastTurn = 0, Turn{}
+	s.ctx = contextSummary{}
 	s.context, s.history = s.context[:0], s.history[:0]
 	s.inFlight, s.cur = false, run{}
 	s.prompts = 0
@@ -299,10 +303,10 @@ func (s *Session) IsStreaming() bool { return s.inFlight || len(s.pending) > 0 }
 // Quiescent reports whether nothing is in flight and nothing is scheduled.
 func (s *Session) Quiescent() bool { return !s.inFlight && s.sched.Pending() == 0 }
 
-// Context returns a copy of the runtime context.
+// Context returns a copy of the runtime context (nil with StreamOnly).
 func (s *Session) Context() []Message { return append([]Message(nil), s.context...) }
 
-// History returns a copy of the persisted history.
+// History returns a copy of the persisted history (nil with StreamOnly).
 func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
 
 // Unresolved returns the numbers of the prompts not yet resolved.
@@ -358,7 +362,7 @@ func (s *Session) response(id, command string, ok bool, errText string, state bo
 func (s *Session) AppendState(b []byte) []byte {
 	snap := s.ctrl.Snapshot()
 	b = fmt.Appendf(b, `{"isStreaming":%t,"messageCount":%d,"autoCompactionEnabled":%t,"sessionId":`,
-		s.IsStreaming(), len(s.context), s.sc.Compaction.Enabled)
+		s.IsStreaming(), s.ctx.count, s.sc.Compaction.Enabled)
 	b = policy.AppendJSONString(b, s.sc.SessionID)
 	b = fmt.Appendf(b, `,"autoRetryEnabled":%t,"isRetrying":%t,"retryAttempt":%d,"retryState":"%s"}`,
 		s.ctrl.AutoRetryEnabled(), snap.Open, snap.Attempt, snap.State)
@@ -423,8 +427,11 @@ func (s *Session) cancelCompactionContinue() {
 
 func (s *Session) appendMessage(m Message) {
 	m.At = s.sched.now
-	s.context = append(s.context, m)
-	s.history = append(s.history, m)
+	s.ctx.add(m)
+	if !s.streamOnly {
+		s.context = append(s.context, m)
+		s.history = append(s.history, m)
+	}
 }
 
 func (s *Session) startRun(kind RunKind, prompt int) {
@@ -553,12 +560,9 @@ func (s *Session) resolve(p int) {
 // assistant message in the runtime context before each prompt (aborted
 // replies included).
 func (s *Session) prePromptCompaction() {
-	for i := len(s.context) - 1; i >= 0; i-- {
-		if s.context[i].Role == RoleAssistant {
-			m := s.context[i].Assistant
-			s.compactionCheck(&m, s.context[i].At, false)
-			return
-		}
+	if s.ctx.asst.ok {
+		m := s.ctx.asst.msg.Assistant
+		s.compactionCheck(&m, s.ctx.asst.msg.At, false)
 	}
 }
 
@@ -611,18 +615,63 @@ func (s *Session) canContinue() error {
 	switch {
 	case s.inFlight:
 		return errors.New(ErrContinueWhileStreaming)
-	case len(s.context) == 0:
+	case s.ctx.count == 0:
 		return errors.New(ErrContinueEmpty)
-	case s.context[len(s.context)-1].Role == RoleAssistant:
+	case s.ctx.last == RoleAssistant:
 		return errors.New(ErrContinueFromAssistant)
 	}
 	return nil
 }
 
 func (s *Session) dropLastAssistant() {
-	if n := len(s.context); n > 0 && s.context[n-1].Role == RoleAssistant {
+	if !s.ctx.dropLastAssistant() {
+		return
+	}
+	if n := len(s.context); n > 0 && !s.streamOnly {
 		s.context = s.context[:n-1]
 	}
+}
+
+// contextSummary is what the session's rules read of the runtime context,
+// in constant space: the number of messages, the role of the last one, and
+// the last assistant message with its time. An assistant message always
+// follows a user message or a tool result (a call starts from one, and a
+// continue from an assistant message is rejected), and only a trailing
+// assistant message is ever removed, so one level of memory is enough to
+// undo a removal: the role before the last assistant and the assistant
+// message before it.
+type contextSummary struct {
+	count      int
+	last       Role // "" when empty
+	beforeLast Role // the role before a trailing assistant message
+	asst       lastAssistant
+	prevAsst   lastAssistant // the one before asst, while asst is last
+}
+
+type lastAssistant struct {
+	msg Message
+	ok  bool
+}
+
+func (c *contextSummary) add(m Message) {
+	if m.Role == RoleAssistant {
+		c.beforeLast, c.prevAsst = c.last, c.asst
+		c.asst = lastAssistant{m, true}
+	}
+	c.count++
+	c.last = m.Role
+}
+
+// dropLastAssistant removes a trailing assistant message; it reports
+// whether there was one.
+func (c *contextSummary) dropLastAssistant() bool {
+	if c.last != RoleAssistant {
+		return false
+	}
+	c.count--
+	c.last, c.asst = c.beforeLast, c.prevAsst
+	c.beforeLast, c.prevAsst = "", lastAssistant{}
+	return true
 }
 
 // checkPrompts resolves the prompts whose runs and chains are over. It runs
