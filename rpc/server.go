@@ -56,13 +56,18 @@ type Options struct {
 //
 // At the end of the input it runs the session to quiescence (Virtual) or
 // performs an abort (real clock), writes the resulting events and returns
-// nil. When ctx is done it does the same and returns ctx.Err(). It returns
-// an error wrapping ErrOutput when writing fails, sim.ErrTooManyEvents when
-// the simulation runs away, and the reader's error when reading fails.
-// Malformed input never stops it: each bad line gets an error response.
+// nil. When ctx is done (a signal, say) it performs an abort in both modes
+// (virtual time does not run on), writes the resulting events and returns
+// ctx.Err(). It returns an error wrapping ErrOutput when writing fails,
+// sim.ErrTooManyEvents when the simulation runs away, and ErrInput
+// wrapping the reader's error when reading fails (after the same abort).
+// Every error it returns starts with "rpc: " and is not also written to
+// Log. Malformed input never stops it: each bad line gets an error
+// response.
 //
-// In real-clock mode a goroutine reads in; it ends when in returns an
-// error or io.EOF, which may be after Serve returned.
+// A goroutine reads in; it ends when in returns an error or io.EOF, which
+// may be after Serve returned (a read blocked on a terminal or pipe cannot
+// be interrupted).
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
 	if opt.Scenario == nil {
 		return errors.New("rpc: Options.Scenario is required")
@@ -76,11 +81,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		s.log = io.Discard
 	}
 	sess.Observe = s.observe
-	if opt.Virtual {
-		return s.serveVirtual(ctx, in)
+	if !opt.Virtual {
+		s.rt = sim.NewRealTime(s.sched, opt.Clock)
+		defer s.rt.Stop()
 	}
-	return s.serveRealTime(ctx, in, opt.Clock)
+	return s.serve(ctx, in)
 }
+
+// ErrInput wraps the error of a failed read of the server's input.
+var ErrInput = errors.New("rpc: reading the input")
 
 type server struct {
 	rt      *sim.RealTime // nil with virtual time
@@ -104,29 +113,6 @@ type running struct {
 	responded bool
 }
 
-func (s *server) serveVirtual(ctx context.Context, in io.Reader) error {
-	lr := newLineReader(in, MaxLineSize)
-	for {
-		if err := ctx.Err(); err != nil {
-			return s.finish(ctx.Err())
-		}
-		line, tooLong, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return s.finish(nil)
-		}
-		if err != nil {
-			fmt.Fprintf(s.log, "rpc: reading the input: %v\n", err)
-			if ferr := s.finish(nil); ferr != nil {
-				return ferr
-			}
-			return fmt.Errorf("rpc: reading the input: %w", err)
-		}
-		if err := s.handleLine(line, tooLong); err != nil {
-			return err
-		}
-	}
-}
-
 // inputLine is one line read by the reader goroutine (a copy).
 type inputLine struct {
 	line    []byte
@@ -134,67 +120,83 @@ type inputLine struct {
 	err     error // io.EOF at the end
 }
 
-func (s *server) serveRealTime(ctx context.Context, in io.Reader, clk clock.Clock) error {
-	lines := make(chan inputLine)
+// lineBuffers is the number of lines the reader goroutine may read ahead;
+// their buffers are recycled through free, so reading makes no garbage.
+const lineBuffers = 64
+
+// readLines reads in line by line into lines until an error (io.EOF
+// included, which it sends too) or until done is closed. It copies each
+// line into a buffer from free when there is one.
+func readLines(in io.Reader, lines chan<- inputLine, free <-chan []byte, done <-chan struct{}) {
+	lr := newLineReader(in, MaxLineSize)
+	for {
+		line, tooLong, err := lr.next()
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		msg := inputLine{line: append(buf, line...), tooLong: tooLong, err: err}
+		select {
+		case lines <- msg:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *server) serve(ctx context.Context, in io.Reader) error {
+	lines := make(chan inputLine, lineBuffers)
+	free := make(chan []byte, lineBuffers)
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		lr := newLineReader(in, MaxLineSize)
-		for {
-			line, tooLong, err := lr.next()
-			msg := inputLine{line: bytes.Clone(line), tooLong: tooLong, err: err}
-			select {
-			case lines <- msg:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	rt := sim.NewRealTime(s.sched, clk)
-	defer rt.Stop()
-	s.rt = rt
+	go readLines(in, lines, free, done)
 	for {
-		if err := rt.RunDue(); err != nil {
-			return s.fail(err)
+		var wake <-chan time.Time
+		if s.rt != nil {
+			if err := s.rt.RunDue(); err != nil {
+				return s.fail(err)
+			}
+			wake = s.rt.Wake(0)
 		}
 		if err := s.flush(); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return s.abortAndFinish(rt, ctx.Err())
-		case <-rt.Wake(0):
+			return s.abortAndFinish(ctx.Err())
+		case <-wake:
 		case msg := <-lines:
-			if err := rt.RunDue(); err != nil {
-				return s.fail(err)
-			}
-			if errors.Is(msg.err, io.EOF) {
-				return s.abortAndFinish(rt, nil)
-			}
-			if msg.err != nil {
-				fmt.Fprintf(s.log, "rpc: reading the input: %v\n", msg.err)
-				if err := s.abortAndFinish(rt, nil); err != nil {
-					return err
+			switch {
+			case errors.Is(msg.err, io.EOF):
+				if s.virtual {
+					return s.finish(nil)
 				}
-				return fmt.Errorf("rpc: reading the input: %w", msg.err)
+				return s.abortAndFinish(nil)
+			case msg.err != nil:
+				return s.abortAndFinish(fmt.Errorf("%w: %w", ErrInput, msg.err))
 			}
 			if err := s.handleLine(msg.line, msg.tooLong); err != nil {
 				return err
+			}
+			if cap(msg.line) <= 4<<10 { // keep small buffers only
+				select {
+				case free <- msg.line[:0]:
+				default:
+				}
 			}
 		}
 	}
 }
 
-// abortAndFinish ends a real-clock session: an abort, its events, a flush.
-func (s *server) abortAndFinish(rt *sim.RealTime, cause error) error {
-	if err := rt.RunDue(); err != nil {
-		return s.fail(err)
-	}
+// abortAndFinish ends a session early: an abort now (virtual time does not
+// run on), its events, a flush; it returns cause.
+func (s *server) abortAndFinish(cause error) error {
 	s.cmd = &running{silent: true}
-	err := rt.Do(func() { s.sess.Do(sim.Action{Do: "abort"}) })
+	err := s.at(func() { s.sess.Do(sim.Action{Do: "abort"}) })
 	s.cmd = nil
 	if err != nil {
 		return s.fail(err)
@@ -218,11 +220,10 @@ func (s *server) finish(cause error) error {
 
 // fail reports a runaway simulation, writing what it produced.
 func (s *server) fail(err error) error {
-	fmt.Fprintf(s.log, "rpc: simulation stopped at t=%dms: %v\n", s.sched.Elapsed().Milliseconds(), err)
 	if ferr := s.flush(); ferr != nil {
 		return ferr
 	}
-	return err
+	return fmt.Errorf("rpc: simulation stopped at t=%dms: %w", s.sched.Elapsed().Milliseconds(), err)
 }
 
 func (s *server) flush() error {
@@ -390,7 +391,8 @@ func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.Ra
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return "", false, nil, &cmdError{"parse", "Failed to parse command: expected a JSON object, got " + describeRaw(trimmed)}
 	}
-	if err := json.Unmarshal(line, &fields); err != nil {
+	fields, dup, err := decodeFields(line)
+	if err != nil {
 		return "", false, nil, &cmdError{"parse", "Failed to parse command: " + err.Error()}
 	}
 	command := "parse"
@@ -408,12 +410,50 @@ func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.Ra
 		hasID = true
 	}
 	switch {
+	case dup != "":
+		if dup == "type" {
+			command = "parse"
+		}
+		if len(dup) > 40 {
+			dup = dup[:40] + "..."
+		}
+		return id, hasID, nil, &cmdError{command, "Failed to parse command: duplicate key " + string(policy.AppendJSONString(nil, dup)) + " (each key may appear once)"}
 	case !hasType:
 		return id, hasID, nil, &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
 	case !typOK:
 		return id, hasID, nil, &cmdError{command, `"type" must be a string naming the command (one of ` + strings.Join(commandNames, ", ") + "), got " + describeRaw(typRaw)}
 	}
 	return id, hasID, fields, nil
+}
+
+// decodeFields decodes a valid JSON object's members (keys compared after
+// unescaping, exactly). dup is the first key that appears twice; fields
+// then holds its first value.
+func decodeFields(line []byte) (fields map[string]json.RawMessage, dup string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, "", err
+	}
+	fields = make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, "", err
+		}
+		if _, seen := fields[key]; seen {
+			if dup == "" {
+				dup = key
+			}
+			continue
+		}
+		fields[key] = v
+	}
+	return fields, dup, nil
 }
 
 func isJSONString(raw json.RawMessage) bool {
@@ -492,8 +532,10 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 		}
 		now := s.sched.Elapsed()
 		target := now + time.Duration(ms)*time.Millisecond
-		if target < now {
-			target = time.Duration(math.MaxInt64)
+		if left := time.Duration(math.MaxInt64) - now; time.Duration(ms) > left/time.Millisecond {
+			s.respondErr(id, hasID, typ, fmt.Sprintf("advance: \"ms\" = %d would pass the largest virtual time, %d ms (now %d ms: at most %d more)",
+				ms, int64(math.MaxInt64/int64(time.Millisecond)), now.Milliseconds(), int64(left/time.Millisecond)))
+			return nil
 		}
 		if err := s.sched.Advance(target); err != nil {
 			return err

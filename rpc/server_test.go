@@ -224,6 +224,11 @@ func TestServeBadInput(t *testing.T) {
 		{"advance fraction", `{"id":"a","type":"advance","ms":1.5}`, `{"id":"a","type":"response","command":"advance","success":false,"error":"advance: \"ms\" must be an integer from 0 to 1000000000000, got number 1.5"}`},
 		{"advance string", `{"id":"a","type":"advance","ms":"10"}`, `{"id":"a","type":"response","command":"advance","success":false,"error":"advance: \"ms\" must be an integer from 0 to 1000000000000, got string \"10\""}`},
 		{"advance too far", `{"id":"a","type":"advance","ms":1e13}`, `{"id":"a","type":"response","command":"advance","success":false,"error":"advance: \"ms\" must be an integer from 0 to 1000000000000, got number 1e13"}`},
+		{"duplicate type", `{"id":"a","type":"get_state","type":"abort"}`, `{"id":"a","type":"response","command":"parse","success":false,"error":"Failed to parse command: duplicate key \"type\" (each key may appear once)"}`},
+		{"duplicate type, escaped", `{"type":"get_state","t\u0079pe":"abort"}`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: duplicate key \"type\" (each key may appear once)"}`},
+		{"duplicate field", `{"id":"a","type":"set_auto_retry","enabled":true,"enabled":false}`, `{"id":"a","type":"response","command":"set_auto_retry","success":false,"error":"Failed to parse command: duplicate key \"enabled\" (each key may appear once)"}`},
+		{"duplicate id", `{"id":"a","id":"b","type":"abort"}`, `{"id":"a","type":"response","command":"abort","success":false,"error":"Failed to parse command: duplicate key \"id\" (each key may appear once)"}`},
+		{"keys differ in case", `{"id":"a","type":"get_state","TYPE":"abort","Id":"b"}`, `{"id":"a","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle"}}`},
 		{"escapes kept in the id", `{"id":"a\"b<>\u00e9","type":"nope"}`, `{"id":"a\"b<>é","type":"response","command":"nope","success":false,"error":"Unknown command: nope (commands: ` + commands + `)"}`},
 	}
 	for _, tt := range tests {
@@ -461,3 +466,27 @@ func TestServeNeedsScenario(t *testing.T) {
 type failingWriter struct{ err error }
 
 func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestServeAdvancePastTheLargestVirtualTime: an advance that would pass
+// the largest virtual time (2^63-1 ns) fails with the limit and leaves the
+// time as it was (it used to saturate, and later backoffs took 0 ms).
+func TestServeAdvancePastTheLargestVirtualTime(t *testing.T) {
+	var in strings.Builder
+	for i := range 9 {
+		fmt.Fprintf(&in, `{"id":"a%d","type":"advance","ms":1000000000000}`+"\n", i)
+	}
+	in.WriteString(`{"id":"over","type":"advance","ms":1000000000000}` + "\n")
+	in.WriteString(`{"id":"still","type":"advance","ms":0}` + "\n")
+	in.WriteString(`{"id":"last","type":"advance","ms":223372036854}` + "\n")
+	got := serveVirtual(t, "{}", in.String())
+	want := []string{}
+	for i := range 9 {
+		want = append(want, fmt.Sprintf(`{"id":"a%d","type":"response","command":"advance","success":true,"data":{"t":%d000000000000}}`, i, i+1))
+	}
+	want = append(want,
+		`{"id":"over","type":"response","command":"advance","success":false,"error":"advance: \"ms\" = 1000000000000 would pass the largest virtual time, 9223372036854 ms (now 9000000000000 ms: at most 223372036854 more)"}`,
+		`{"id":"still","type":"response","command":"advance","success":true,"data":{"t":9000000000000}}`,
+		`{"id":"last","type":"response","command":"advance","success":true,"data":{"t":9223372036854}}`,
+	)
+	diffLines(t, got, want)
+}

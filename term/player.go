@@ -65,9 +65,12 @@ type Config struct {
 	// nothing. It is read by a goroutine that ends when Keys returns an
 	// error (io.EOF included), which may be after Play returned.
 	Keys io.Reader
-	// Interrupt delivers Ctrl-C (for example from signal.Notify): the
-	// first aborts (the "abort" command), the second makes Play return
-	// ErrInterrupted. Ctrl-C read from Keys counts too.
+	// Interrupt delivers signals (for example from signal.Notify): the
+	// first os.Interrupt (Ctrl-C) aborts (the "abort" command), the second
+	// makes Play return ErrInterrupted; any other signal (SIGTERM,
+	// SIGHUP) acts as the second at once. Play ends its terminal output
+	// (loader cleared, cursor shown) before it returns. Ctrl-C read from
+	// Keys counts too.
 	Interrupt <-chan os.Signal
 	// Clock is the wall clock (default: the system clock).
 	Clock clock.Clock
@@ -143,7 +146,10 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 				p.endTerminal()
 				return nil, ErrInterrupted
 			}
-		case <-cfg.Interrupt:
+		case sig := <-cfg.Interrupt:
+			if sig != os.Interrupt {
+				p.interrupts++ // SIGTERM, SIGHUP: as a second Ctrl-C
+			}
 			if p.interrupt() {
 				p.endTerminal()
 				return nil, ErrInterrupted

@@ -39,9 +39,15 @@ At the end of the input: with --virtual the session runs to quiescence and
 its remaining events are written; on the real clock it is aborted and the
 resulting events are written. Then the command exits.
 
-Exit status: 0 at the end of the input (or when stdout is closed), 1 when
-the simulation runs away or reading stdin fails, 2 on invalid flags or an
-invalid scenario file.`,
+SIGINT, SIGTERM and SIGHUP end the session like the end of the input, but
+with an abort in both modes (virtual time does not run on): the resulting
+events (auto_retry_end "Retry cancelled", prompt_resolved) are written and
+flushed, and the command exits 0. A second signal exits at once with
+128+signal (130 for SIGINT).
+
+Exit status: 0 at the end of the input, after a signal, or when stdout is
+closed; 1 when the simulation runs away or reading stdin fails; 2 on
+invalid flags or an invalid scenario file.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
 			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
@@ -83,19 +89,64 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 		// error instead of being killed by SIGPIPE.
 		signal.Ignore(syscall.SIGPIPE)
 	}
-	err := rpc.Serve(context.Background(), stdin, stdout, rpc.Options{
+	ctx, stop := signalContext(stderr, "retrysim rpc")
+	defer stop()
+	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Scenario: sc,
 		Variant:  variant,
 		Virtual:  flagString(fs, "virtual") == "true",
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
 	})
 	switch {
-	case err == nil, errors.Is(err, rpc.ErrOutput):
+	case err == nil, errors.Is(err, rpc.ErrOutput), errors.Is(err, context.Canceled):
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
+		// Serve's errors start with "rpc: " and are not logged by it.
+		fmt.Fprintf(stderr, "retrysim %v\n", err)
 		return exitFail
 	}
+}
+
+// endSignals end a session cleanly; a second one exits at once.
+var endSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalContext returns a context cancelled by the first of endSignals,
+// after a note on stderr; a second signal exits the process at once with
+// 128+signal. stop releases the signals.
+func signalContext(stderr io.Writer, prefix string) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, endSignals...)
+	done := make(chan struct{})
+	go func() {
+		first := true
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				if !first {
+					os.Exit(exitCodeFor(sig))
+				}
+				first = false
+				fmt.Fprintf(stderr, "%s: %v: ending the session (again to exit at once)\n", prefix, sig)
+				cancel()
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
+
+// exitCodeFor is the shell's status for a death by sig: 128+its number.
+func exitCodeFor(sig os.Signal) int {
+	if n, ok := sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return exitInterrupted
 }
 
 // prefixWriter writes each diagnostic (one Write per line) with a prefix.

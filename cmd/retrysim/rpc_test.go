@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,50 @@ func TestRPCHelp(t *testing.T) {
 	realMain([]string{"--help"}, &out, &errOut)
 	if !strings.Contains(out.String(), "  rpc ") {
 		t.Errorf("the command list lacks rpc:\n%s", out.String())
+	}
+}
+
+// failingStdin returns its text, then err.
+type failingStdin struct {
+	text string
+	err  error
+}
+
+func (f *failingStdin) Read(p []byte) (int, error) {
+	if f.text == "" {
+		return 0, f.err
+	}
+	n := copy(p, f.text)
+	f.text = f.text[n:]
+	return n, nil
+}
+
+// TestRPCStdinReadErrorReportedOnce: a failed read of stdin is reported on
+// one line with one prefix (it used to be logged, then printed again as
+// "retrysim rpc: rpc: ..."), after the session ends with an abort.
+func TestRPCStdinReadErrorReportedOnce(t *testing.T) {
+	for _, virtual := range []bool{false, true} {
+		c := lookup("rpc")
+		var out, errOut bytes.Buffer
+		fs := newFlagSet(c, &errOut)
+		args := []string{}
+		if virtual {
+			args = append(args, "--virtual")
+		}
+		pos, err := parseInterspersed(fs, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin := &failingStdin{text: `{"id":"s","type":"get_state"}` + "\n", err: errors.New("boom")}
+		code := runRPC(fs, pos, stdin, &out, &errOut)
+		if code != exitFail {
+			t.Errorf("virtual=%v: exit %d, want %d", virtual, code, exitFail)
+		}
+		if got, want := errOut.String(), "retrysim rpc: reading the input: boom\n"; got != want {
+			t.Errorf("virtual=%v: stderr %q, want %q", virtual, got, want)
+		}
+		if !strings.Contains(out.String(), `"id":"s"`) {
+			t.Errorf("virtual=%v: the command before the error was not answered:\n%s", virtual, out.String())
+		}
 	}
 }

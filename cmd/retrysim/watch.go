@@ -23,7 +23,8 @@ With --watch, plays one scenario FILE on the real clock in the terminal:
 each trace line is printed as it happens (as "trace --format text" prints
 it); during a backoff the original's loader counts down, "Retrying (1/3) in
 2s… (esc to cancel)", and Esc cancels the retry (abort_retry). The first
-Ctrl-C aborts, the second exits with status 130. Without a terminal the
+Ctrl-C aborts, the second exits with status 130; SIGTERM and SIGHUP
+restore the terminal and exit 130 at once. Without a terminal the
 same lines are printed in real time, without the loader. Expectations and
 exit status are as without --watch.`
 
@@ -90,7 +91,7 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 		}
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, endSignals...) // SIGTERM and SIGHUP end at once, terminal restored
 	defer signal.Stop(sigs)
 	cfg.Interrupt = sigs
 
