@@ -9,13 +9,17 @@ import (
 	"strings"
 )
 
+// versionSynopsis is the form of the line "retrysim version" prints
+// (README.md's Install section quotes it).
+const versionSynopsis = "retrysim VERSION GOVERSION [rev REVISION[+dirty] [TIME]]"
+
 func init() {
 	register(&command{
 		name:  "version",
 		short: "print the version, Go version and VCS revision of this binary",
 		long: `Prints one line read from the binary's build information:
 
-    retrysim VERSION GOVERSION [rev REVISION[+dirty] [TIME]]
+    ` + versionSynopsis + `
 
 VERSION is the main module's version: a release tag or pseudo-version when
 built with go build or go install in a git clone, "(devel)" when the
@@ -51,7 +55,7 @@ func runVersion(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 const revisionDigits = 12
 
 // versionLine formats info (nil: the binary has no build information) as
-// "retrysim VERSION GOVERSION [rev REVISION[+dirty] [TIME]]". Missing
+// versionSynopsis says. Missing
 // fields fall back to "(unknown)" for the version and to the running Go
 // release for the Go version.
 func versionLine(info *debug.BuildInfo) string {

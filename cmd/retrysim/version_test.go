@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// versionLineRE matches the lines versionSynopsis describes.
+var versionLineRE = regexp.MustCompile(`^retrysim \S+ go\S+( rev [0-9a-f]+(\+dirty)?( \S+)?)?$`)
+
 func TestVersionLine(t *testing.T) {
 	const rev = "54eda3f59b8697af284d6308bd1f465a7a68b80b"
 	vcs := func(kv ...string) []debug.BuildSetting {
@@ -60,8 +63,12 @@ func TestVersionLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := versionLine(tt.info); got != tt.want {
+			got := versionLine(tt.info)
+			if got != tt.want {
 				t.Fatalf("versionLine = %q, want %q", got, tt.want)
+			}
+			if !versionLineRE.MatchString(got) {
+				t.Fatalf("%q does not have the documented form %s", got, versionSynopsis)
 			}
 		})
 	}
@@ -74,10 +81,11 @@ func TestVersionCommand(t *testing.T) {
 	if !ok {
 		info = nil
 	}
-	want := versionLine(info) + "\n"
-	if !regexp.MustCompile(`^retrysim \S+ go\S+( rev [0-9a-f]+(\+dirty)?( \S+)?)?\n$`).MatchString(want) {
-		t.Fatalf("versionLine does not have the documented form: %q", want)
+	line := versionLine(info)
+	if !versionLineRE.MatchString(line) {
+		t.Fatalf("%q does not have the documented form %s", line, versionSynopsis)
 	}
+	want := line + "\n"
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errOut := runMain(t, args...)
@@ -107,7 +115,7 @@ func TestVersionUsage(t *testing.T) {
 		})
 	}
 	code, out, _ := runMain(t, "version", "--help")
-	if code != exitOK || !strings.Contains(out, "Usage: retrysim version\n") || !strings.Contains(out, "retrysim VERSION GOVERSION [rev REVISION[+dirty] [TIME]]") {
+	if code != exitOK || !strings.Contains(out, "Usage: retrysim version\n") || !strings.Contains(out, versionSynopsis) {
 		t.Fatalf("version --help: exit %d:\n%s", code, out)
 	}
 }
