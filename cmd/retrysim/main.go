@@ -8,6 +8,7 @@
 //	retrysim graph [--variant NAME] [--format dot|mermaid]
 //	retrysim check [--variant NAME] [--max-retries N | --max-retries-upto N] [--out DIR]
 //	retrysim rpc [--scenario FILE] [--variant NAME] [--virtual]
+//	retrysim version (or retrysim --version)
 //	retrysim help [COMMAND]
 //
 // Exit codes: 0 success; 1 a scenario or invariant failed, or a simulation
@@ -83,6 +84,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		printTopUsage(stdout)
 		return exitOK
+	case "-version", "--version":
+		return runCommand(lookup("version"), args[1:], stdout, stderr)
 	default:
 		if strings.HasPrefix(name, "-") {
 			fmt.Fprintf(stderr, "retrysim: unknown flag %s (flags go after the command)\n", name)
@@ -121,7 +124,7 @@ func printTopUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retrysim COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Run 'retrysim COMMAND --help' for a command's flags, 'retrysim --version' for the version.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a scenario or invariant failed or a simulation did not finish, 2 invalid input or usage.")
 }
 

@@ -50,6 +50,8 @@ func TestHelp(t *testing.T) {
 		{"graph --help", []string{"graph", "--help"}, []string{"Usage: retrysim graph [flags]", "--format FORMAT", `(default "dot")`, "--variant NAME"}},
 		{"graph -h", []string{"graph", "-h"}, []string{"Usage: retrysim graph"}},
 		{"help --help", []string{"help", "--help"}, []string{"Usage: retrysim help [COMMAND]"}},
+		{"version --help", []string{"version", "--help"}, []string{"Usage: retrysim version\n", "--version"}},
+		{"top --help names --version", []string{"--help"}, []string{"  version ", "'retrysim --version'"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
