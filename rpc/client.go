@@ -33,7 +33,16 @@ var (
 	ErrServerExited = errors.New("rpc: the server exited")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("rpc: client closed")
+	// ErrNotSent: the call gave up (or the input was closed) before its
+	// line was handed to the writer, so the server never sees the
+	// command. It comes with the reason (ErrTimeout, context.Canceled,
+	// ErrClosed, ...). A failed call without it may have reached the
+	// server, which may still act on it.
+	ErrNotSent = errors.New("rpc: the command was not sent")
 )
+
+// errInputClosed is the reason of a call made after CloseInput.
+var errInputClosed = errors.New("rpc: the server's input was closed (CloseInput)")
 
 // ResponseError is a response with success:false.
 type ResponseError struct {
@@ -83,22 +92,42 @@ type State struct {
 
 // Client speaks the JSON lines protocol to one server. Its methods are
 // safe for concurrent use; calls are answered in the order the server
-// handles them. Events arrive in order on Events, and are queued without
-// bound, so a slow reader never blocks responses.
+// handles them.
+//
+// One goroutine writes the lines, one at a time, in the order the calls
+// hand them over. A call waits for its turn, for its write and for its
+// response within its context's deadline (or the client's timeout when
+// the context has none), so a server that stops reading its input blocks
+// no call past its own deadline. A call that gives up before the writer
+// took its line never sends it (its error matches ErrNotSent); the
+// response to a call that gave up after its line was taken is dropped.
+//
+// Events arrive in order on Events, and are queued without bound, so a
+// slow reader never blocks responses. The queue holds what the server
+// wrote and the caller has not received yet; the server writes events
+// only because of commands (a prompt and the retries it causes, an
+// advance, an abort). A caller bounds the queue by receiving from Events
+// as it goes (in a goroutine of its own if need be, dropping what it does
+// not need) or by waiting for each prompt_resolved before the next prompt
+// or advance, which keeps at most one prompt's events queued.
 type Client struct {
 	w      io.Writer
 	r      io.Reader
-	wmu    sync.Mutex
 	cmd    *exec.Cmd   // nil for NewClient
 	stderr *tailBuffer // nil for NewClient
 
 	mu        sync.Mutex
 	nextID    int
 	pending   map[string]chan Response
-	endErr    error // set when the server's output has ended
+	gaveUp    map[string]bool // sent calls that gave up: their responses are dropped
+	endErr    error           // set when the server's output has ended
 	closed    bool
 	timeout   time.Duration
 	inputDone bool
+
+	lines    chan *outLine // hands a line to the writer (unbuffered)
+	inputEnd chan struct{} // closed by CloseInput: the writer stops
+	writeEnd chan struct{} // closed when the writer has finished
 
 	events  chan Event
 	queue   []Event
@@ -149,22 +178,28 @@ func newClient(r io.Reader, w io.Writer) *Client {
 	return &Client{
 		r: r, w: w,
 		pending: make(map[string]chan Response),
+		gaveUp:  make(map[string]bool),
 		timeout: DefaultTimeout,
 		events:  make(chan Event),
 		qwake:   make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		readEnd: make(chan struct{}),
 		pumpEnd: make(chan struct{}),
+
+		lines:    make(chan *outLine),
+		inputEnd: make(chan struct{}),
+		writeEnd: make(chan struct{}),
 	}
 }
 
 func (c *Client) run() {
 	go c.read()
 	go c.pump()
+	go c.write()
 }
 
-// SetTimeout changes the timeout of calls whose context has no deadline
-// (DefaultTimeout at first).
+// SetTimeout changes the timeout of calls whose context has no deadline,
+// and of SendRaw (DefaultTimeout at first).
 func (c *Client) SetTimeout(d time.Duration) {
 	c.mu.Lock()
 	c.timeout = d
@@ -250,6 +285,13 @@ func (c *Client) Advance(ctx context.Context, d time.Duration) (time.Duration, e
 // response. The wire form is {"type":typ, fields..., "id":"req_<n>"}, as
 // the original client writes it. A response with success:false is
 // returned with a *ResponseError.
+//
+// Call returns by ctx's deadline (by the client's timeout when ctx has
+// none; see SetTimeout), whether or not the server reads its input. An
+// error matching ErrNotSent means the command was never written and the
+// server will not see it; any other error after the line was handed to
+// the writer means the server may have received it, or may still
+// receive it, and its late response is dropped.
 func (c *Client) Call(ctx context.Context, typ string, fields map[string]any) (Response, error) {
 	c.mu.Lock()
 	if c.closed {
@@ -263,17 +305,18 @@ func (c *Client) Call(ctx context.Context, typ string, fields map[string]any) (R
 	}
 	c.nextID++
 	id := "req_" + strconv.Itoa(c.nextID)
+	if c.inputDone {
+		c.mu.Unlock()
+		return Response{}, fmt.Errorf("rpc: %s (id %s): %w: %w", typ, id, ErrNotSent, errInputClosed)
+	}
 	ch := make(chan Response, 1)
 	c.pending[id] = ch
 	timeout := c.timeout
 	c.mu.Unlock()
 
 	line, err := encodeCommand(typ, fields, id)
-	if err == nil {
-		err = c.write(line)
-	}
 	if err != nil {
-		c.forget(id)
+		c.forget(id, false)
 		return Response{}, fmt.Errorf("rpc: sending %s (id %s): %w", typ, id, err)
 	}
 
@@ -284,54 +327,187 @@ func (c *Client) Call(ctx context.Context, typ string, fields map[string]any) (R
 		defer cancel()
 		after = " after " + timeout.String()
 	}
-	select {
-	case resp, ok := <-ch:
-		if !ok {
-			c.mu.Lock()
-			err := c.endErr
-			c.mu.Unlock()
-			if err == nil {
-				err = ErrClosed
-			}
-			return Response{}, fmt.Errorf("rpc: no response to %s (id %s): %w", typ, id, err)
-		}
-		if !resp.Success {
-			return resp, &ResponseError{ID: id, Command: resp.Command, Message: resp.Error}
-		}
-		return resp, nil
-	case <-ctx.Done():
-		c.forget(id)
-		err := ctx.Err()
+	// failed is the error of a call that gave up at the given stage.
+	failed := func(err error, stage sendStage) error {
+		c.forget(id, stage >= stageTaken)
+		var head error
 		if errors.Is(err, context.DeadlineExceeded) {
-			return Response{}, fmt.Errorf("%w to %s (id %s)%s (%w)%s", ErrTimeout, typ, id, after, err, c.stderrTail())
+			head = fmt.Errorf("%w to %s (id %s)%s (%w)", ErrTimeout, typ, id, after, err)
+		} else {
+			head = fmt.Errorf("rpc: waiting for the response to %s (id %s): %w", typ, id, err)
 		}
-		return Response{}, fmt.Errorf("rpc: waiting for the response to %s (id %s): %w%s", typ, id, err, c.stderrTail())
+		return stage.explain(head, c.stderrTail())
+	}
+	if err := ctx.Err(); err != nil {
+		return Response{}, failed(err, stageNotSent)
+	}
+	out, err := c.send(ctx, line)
+	if ctxErr := ctx.Err(); err != nil && err == ctxErr {
+		return Response{}, failed(err, stageWriterBusy)
+	}
+	if err != nil {
+		c.forget(id, false)
+		return Response{}, fmt.Errorf("rpc: %s (id %s): %w", typ, id, err)
+	}
+	written := out.done
+	for {
+		select {
+		case err := <-written:
+			if err != nil {
+				c.forget(id, !errors.Is(err, ErrNotSent))
+				return Response{}, fmt.Errorf("rpc: sending %s (id %s): %w", typ, id, err)
+			}
+			written = nil // wait for the response alone
+		case resp, ok := <-ch:
+			if !ok {
+				c.mu.Lock()
+				err := c.endErr
+				c.mu.Unlock()
+				if err == nil {
+					err = ErrClosed
+				}
+				return Response{}, fmt.Errorf("rpc: no response to %s (id %s): %w", typ, id, err)
+			}
+			if !resp.Success {
+				return resp, &ResponseError{ID: id, Command: resp.Command, Message: resp.Error}
+			}
+			return resp, nil
+		case <-ctx.Done():
+			if written != nil {
+				return Response{}, failed(ctx.Err(), stageTaken)
+			}
+			return Response{}, failed(ctx.Err(), stageWritten)
+		}
 	}
 }
 
 // SendRaw writes one line as it is (a newline is added), for testing how
 // the server handles malformed input. Its response, if any, arrives on
-// Events.
+// Events. It returns once the line is written, or with ErrTimeout after
+// the client's timeout (see SetTimeout); an error matching ErrNotSent
+// means the line was never written.
 func (c *Client) SendRaw(line []byte) error {
 	c.mu.Lock()
-	closed := c.closed
+	closed, inputDone, timeout := c.closed, c.inputDone, c.timeout
 	c.mu.Unlock()
 	if closed {
 		return ErrClosed
 	}
-	return c.write(append(bytes.Clone(line), '\n'))
+	if inputDone {
+		return fmt.Errorf("rpc: raw line: %w: %w", ErrNotSent, errInputClosed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := c.send(ctx, append(bytes.Clone(line), '\n'))
+	if ctxErr := ctx.Err(); err != nil && err == ctxErr {
+		return stageWriterBusy.explain(fmt.Errorf("%w: a raw line after %v (%w)", ErrTimeout, timeout, err), "")
+	}
+	if err != nil {
+		return fmt.Errorf("rpc: raw line: %w", err)
+	}
+	select {
+	case err := <-out.done:
+		if err != nil {
+			return fmt.Errorf("rpc: sending a raw line: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return stageTaken.explain(fmt.Errorf("%w: a raw line after %v (%w)", ErrTimeout, timeout, ctx.Err()), "")
+	}
 }
 
-func (c *Client) write(line []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.w.Write(line)
-	return err
+// sendStage is how far a call's line went before the call gave up.
+type sendStage int
+
+const (
+	stageNotSent    sendStage = iota // the call gave up before handing its line over
+	stageWriterBusy                  // the writer was busy until the call gave up
+	stageTaken                       // the writer took the line; its write was unfinished
+	stageWritten                     // the line was written
+)
+
+// explain adds to err what became of the line, then tail.
+func (s sendStage) explain(err error, tail string) error {
+	switch s {
+	case stageNotSent:
+		return fmt.Errorf("%w; %w%s", err, ErrNotSent, tail)
+	case stageWriterBusy:
+		return fmt.Errorf("%w; %w: an earlier command was still being written (the server is not reading its input)%s", err, ErrNotSent, tail)
+	case stageTaken:
+		return fmt.Errorf("%w; the command was still being written (the server is not reading its input) and may yet reach the server%s", err, tail)
+	}
+	return fmt.Errorf("%w%s", err, tail)
 }
 
-func (c *Client) forget(id string) {
+// outLine is a line handed to the writer; done receives the result of its
+// write.
+type outLine struct {
+	b    []byte
+	done chan error // buffered
+}
+
+// send hands b to the writer, or fails without handing it over: the
+// writer takes a line only when it is idle, so a line not taken by the
+// time ctx is done is never written.
+func (c *Client) send(ctx context.Context, b []byte) (*outLine, error) {
+	out := &outLine{b: b, done: make(chan error, 1)}
+	select {
+	case c.lines <- out:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.inputEnd:
+		return nil, c.inputClosedErr()
+	case <-c.readEnd:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %w", ErrNotSent, c.endErr)
+	}
+}
+
+// inputClosedErr is the error of a line not written because the input
+// was closed.
+func (c *Client) inputClosedErr() error {
 	c.mu.Lock()
-	delete(c.pending, id)
+	defer c.mu.Unlock()
+	if c.closed {
+		return fmt.Errorf("%w: %w", ErrNotSent, ErrClosed)
+	}
+	return fmt.Errorf("%w: %w", ErrNotSent, errInputClosed)
+}
+
+// write writes the lines handed over by send, one at a time, until
+// CloseInput. A write blocked by a server that does not read ends when
+// CloseInput closes the writer (for a process, or when it exits).
+func (c *Client) write() {
+	defer close(c.writeEnd)
+	for {
+		select {
+		case out := <-c.lines:
+			select {
+			case <-c.inputEnd:
+				out.done <- c.inputClosedErr()
+				continue
+			default:
+			}
+			_, err := c.w.Write(out.b)
+			out.done <- err
+		case <-c.inputEnd:
+			return
+		}
+	}
+}
+
+// forget removes the call id; sent tells whether its line was handed to
+// the writer, in which case a response still to come is dropped.
+func (c *Client) forget(id string, sent bool) {
+	c.mu.Lock()
+	if _, ok := c.pending[id]; ok {
+		delete(c.pending, id)
+		if sent && c.endErr == nil {
+			c.gaveUp[id] = true
+		}
+	}
 	c.mu.Unlock()
 }
 
@@ -383,7 +559,12 @@ func (c *Client) read() {
 			if ok {
 				delete(c.pending, head.ID)
 			}
+			late := c.gaveUp[head.ID]
+			delete(c.gaveUp, head.ID)
 			c.mu.Unlock()
+			if late { // its call gave up: dropped
+				continue
+			}
 			if ok {
 				var resp Response
 				if err := json.Unmarshal(line, &resp); err != nil {
@@ -415,6 +596,7 @@ func (c *Client) read() {
 		close(ch)
 		delete(c.pending, id)
 	}
+	clear(c.gaveUp)
 	c.qclosed = true
 	c.mu.Unlock()
 	c.signal()
@@ -477,6 +659,7 @@ func (c *Client) CloseInput() error {
 	if done {
 		return nil
 	}
+	close(c.inputEnd)
 	if cl, ok := c.w.(io.Closer); ok {
 		return cl.Close()
 	}
@@ -489,7 +672,9 @@ func (c *Client) CloseInput() error {
 // dropped and Events is closed) and fails the calls still waiting. For a
 // process it returns the error of its exit status, if any. With NewClient,
 // a reader that is not an io.Closer and never ends keeps the reading
-// goroutine blocked in Read until it returns: close the stream yourself.
+// goroutine blocked in Read until it returns, and a writer blocked in
+// Write that closing (or not being an io.Closer) does not unblock keeps
+// the writing goroutine there: close the stream yourself.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -500,12 +685,18 @@ func (c *Client) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	_ = c.CloseInput()
-	timer := time.NewTimer(closeGrace)
-	defer timer.Stop()
+	grace := time.NewTimer(closeGrace)
+	defer grace.Stop()
+	// The writer ends at once, unless it is blocked in a Write that closing
+	// the input did not end; the grace is shared with the reader.
+	readDone := false
+	if waitOr(c.writeEnd, grace.C) {
+		readDone = waitOr(c.readEnd, grace.C)
+	} else {
+		readDone = isDone(c.readEnd)
+	}
 	killed := false
-	select {
-	case <-c.readEnd:
-	case <-timer.C:
+	if !readDone {
 		if c.cmd != nil {
 			_ = c.cmd.Process.Kill()
 			killed = true
@@ -514,6 +705,9 @@ func (c *Client) Close() error {
 			_ = cl.Close()
 			<-c.readEnd
 		}
+	}
+	if c.cmd != nil {
+		<-c.writeEnd // its stdin is closed: a blocked Write has returned
 	}
 	close(c.stop)
 	<-c.pumpEnd
@@ -526,6 +720,30 @@ func (c *Client) Close() error {
 		return fmt.Errorf("rpc: the server exited: %w%s", c.waitErr, c.stderrTail())
 	}
 	return nil
+}
+
+// waitOr waits for done until timer fires, and reports whether done is
+// closed.
+func waitOr(done <-chan struct{}, timer <-chan time.Time) bool {
+	if isDone(done) {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-timer:
+		return isDone(done)
+	}
+}
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // stderrTail returns ". Stderr: <the last lines>" for a process client

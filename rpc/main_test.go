@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"testing"
 
@@ -48,7 +49,8 @@ func (w withBinary) Run() int {
 
 // fakeServer is a server that does not answer: "silent" writes to stderr,
 // says {"type":"ready"} and then reads its input to the end without
-// answering; "crash" reads one line and exits with status 3.
+// answering; "crash" reads one line and exits with status 3; "deaf" says
+// {"type":"ready"} and never reads its input (it waits to be killed).
 func fakeServer(mode string) int {
 	in := bufio.NewReader(os.Stdin)
 	switch mode {
@@ -65,6 +67,12 @@ func fakeServer(mode string) int {
 		_, _ = in.ReadString('\n')
 		fmt.Fprintln(os.Stderr, "fake: crashing on purpose")
 		return 3
+	case "deaf":
+		fmt.Println(`{"type":"ready"}`)
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt)
+		<-sig
+		return 0
 	}
 	return 2
 }
