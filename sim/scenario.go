@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func (p Pos) String() string {
 // ScenarioError is every validation/parse error: where and what.
 type ScenarioError struct {
 	Pos   Pos
-	Field string // path like "turns[2].stopReason"; "" for the whole file
+	Field string // path like "turns[2].stopReason"; "" for the whole file; keys from the file escaped (SafeText), those over 64 bytes shortened
 	Msg   string // what is wrong and what is allowed
 	err   error  // underlying error, if any (I/O, *policy.SettingsError)
 }
@@ -158,7 +159,9 @@ func (e *ScenarioError) Error() string {
 		msg = "invalid scenario"
 	}
 	parts = append(parts, msg)
-	return strings.Join(parts, ": ")
+	// File names and scenario text are printed escaped (SafeText): an
+	// error is always one line and cannot send the terminal escape codes.
+	return SafeText(strings.Join(parts, ": "))
 }
 
 // Unwrap returns the underlying error (an I/O error or a
@@ -209,23 +212,49 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 }
 
 // ScenarioFiles expands paths: a directory gives every *.yaml, *.yml and
-// *.json file in it (not recursive, sorted by name, skipping *.out.jsonl,
-// manifest.json (a conformance set's index) and names starting with '.' or
-// '_'); a file is taken as is.
+// *.json regular file in it (not recursive, sorted by name, skipping
+// *.out.jsonl, manifest.json (a conformance set's index) and names starting
+// with '.' or '_'; symbolic links to regular files are followed); a path
+// that is not a directory is taken as is, whatever it is. Directory entries
+// with a scenario name that are not regular files (named pipes, sockets,
+// devices, directories, broken links) are left out silently: use
+// FindScenarioFiles to report them.
 func ScenarioFiles(paths ...string) ([]string, error) {
-	var out []string
+	files, _, err := FindScenarioFiles(paths...)
+	return files, err
+}
+
+// SkippedFile is a directory entry with a scenario file name that
+// FindScenarioFiles left out because it is not a regular file: reading a
+// named pipe, say, would block until someone writes to it.
+type SkippedFile struct {
+	Path string // the directory joined with the entry's name
+	What string // what it is: "a named pipe", "a socket", "a device", "a directory", "a broken symbolic link", ...
+}
+
+// String gives "PATH: skipped: WHAT, not a regular file", the path escaped
+// (SafeText).
+func (s SkippedFile) String() string {
+	return SafeText(s.Path + ": skipped: " + s.What + ", not a regular file")
+}
+
+// FindScenarioFiles is ScenarioFiles that also returns the directory
+// entries it skipped because they are not regular files (nor symbolic links
+// to regular files), in the order met. A path given explicitly is never
+// skipped: it is returned as is, even a named pipe.
+func FindScenarioFiles(paths ...string) (files []string, skipped []SkippedFile, err error) {
 	for _, path := range paths {
 		info, err := os.Stat(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !info.IsDir() {
-			out = append(out, path)
+			files = append(files, path)
 			continue
 		}
 		entries, err := os.ReadDir(path) // sorted by file name
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range entries {
 			name := e.Name()
@@ -233,18 +262,44 @@ func ScenarioFiles(paths ...string) ([]string, error) {
 				continue
 			}
 			full := filepath.Join(path, name)
-			if e.IsDir() {
+			mode := e.Type()
+			what := ""
+			if mode&fs.ModeSymlink != 0 {
+				st, err := os.Stat(full)
+				switch {
+				case err != nil:
+					what = "a broken symbolic link"
+				case !st.Mode().IsRegular():
+					what = "a symbolic link to " + scnDescribeMode(st.Mode())
+				}
+			} else if !mode.IsRegular() {
+				what = scnDescribeMode(mode)
+			}
+			if what != "" {
+				skipped = append(skipped, SkippedFile{Path: full, What: what})
 				continue
 			}
-			if e.Type()&os.ModeSymlink != 0 {
-				if st, err := os.Stat(full); err != nil || st.IsDir() {
-					continue
-				}
-			}
-			out = append(out, full)
+			files = append(files, full)
 		}
 	}
-	return out, nil
+	return files, skipped, nil
+}
+
+// scnDescribeMode names the type of a file that is not a regular file.
+func scnDescribeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file"
 }
 
 func scnIsScenarioName(name string) bool {
@@ -266,7 +321,26 @@ type scnBailout struct{ err *ScenarioError }
 type scnParser struct{ file string }
 
 func (p *scnParser) failPos(pos Pos, field, msg string) {
-	panic(scnBailout{&ScenarioError{Pos: pos, Field: field, Msg: msg}})
+	panic(scnBailout{&ScenarioError{Pos: pos, Field: scnShortPath(field), Msg: msg}})
+}
+
+// scnMaxPath bounds the length of a field path in an error, in bytes: a
+// longer one (keys nested deep, each up to scnMaxKeyInPath) keeps its start
+// and its end around a "…".
+const scnMaxPath = 256
+
+func scnShortPath(path string) string {
+	if len(path) <= scnMaxPath {
+		return path
+	}
+	head, tail := 96, len(path)-(scnMaxPath-96-len("…"))
+	for head > 0 && !utf8.RuneStart(path[head]) {
+		head--
+	}
+	for tail < len(path) && !utf8.RuneStart(path[tail]) {
+		tail++
+	}
+	return path[:head] + "…" + path[tail:]
 }
 
 func (p *scnParser) fail(n *yaml.Node, field, format string, args ...any) {
@@ -436,7 +510,7 @@ func (p *scnParser) rejectAliases(n *yaml.Node) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
-		p.fail(n, "", "YAML aliases (*%s) are not supported; write the value out", n.Value)
+		p.fail(n, "", "YAML aliases (*%s) are not supported; write the value out", scnClip(n.Value))
 	}
 	for _, c := range n.Content {
 		p.rejectAliases(c)
@@ -449,7 +523,24 @@ func (p *scnParser) rejectMerge(k *yaml.Node, path string) {
 	}
 }
 
+// scnMaxKeyInPath is the longest key, in bytes, written out in full in a
+// field path; longer ones are shortened (see shortText).
+const scnMaxKeyInPath = 64
+
+// scnQuoteKey gives key quoted after a space, for "unknown key "x"", or ""
+// when key is longer than scnMaxKeyInPath: the field path of the message
+// shows it already, shortened, and once is enough.
+func scnQuoteKey(key string) string {
+	if len(key) > scnMaxKeyInPath {
+		return ""
+	}
+	return " " + strconv.Quote(key)
+}
+
+// scnJoin appends key to field path path, escaped and shortened: keys come
+// from the file and may be long or hold control characters.
 func scnJoin(path, key string) string {
+	key = shortText(key, scnMaxKeyInPath)
 	if path == "" {
 		return key
 	}
@@ -480,10 +571,10 @@ func (p *scnParser) mapping(n *yaml.Node, path string, allowed []string, fn func
 		}
 		key := k.Value
 		if prev, dup := seen[key]; dup {
-			p.fail(k, scnJoin(path, key), "duplicate key %q (first at line %d:%d)", key, prev.k.Line, prev.k.Column)
+			p.fail(k, scnJoin(path, key), "duplicate key%s (first at line %d:%d)", scnQuoteKey(key), prev.k.Line, prev.k.Column)
 		}
 		if !scnContains(allowed, key) {
-			p.fail(k, scnJoin(path, key), "unknown key %q (allowed: %s)", scnClip(key), strings.Join(allowed, ", "))
+			p.fail(k, scnJoin(path, key), "unknown key%s (allowed: %s)", scnQuoteKey(key), strings.Join(allowed, ", "))
 		}
 		e := scnEntry{key, k, v}
 		seen[key] = e
@@ -832,7 +923,7 @@ func (p *scnParser) object(n *yaml.Node, path string, dst map[string]any, depth 
 			p.fail(k, path, "keys must be strings, got %s", scnDescribe(k))
 		}
 		if prev, dup := at[k.Value]; dup {
-			p.fail(k, scnJoin(path, k.Value), "duplicate key %q (first at line %d:%d)", scnClip(k.Value), prev.Line, prev.Column)
+			p.fail(k, scnJoin(path, k.Value), "duplicate key%s (first at line %d:%d)", scnQuoteKey(k.Value), prev.Line, prev.Column)
 		}
 		at[k.Value] = k
 		keys = append(keys, k.Value)

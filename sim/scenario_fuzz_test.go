@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -40,6 +41,11 @@ func FuzzLoadScenario(f *testing.F) {
 		"\t{\n",
 		"? [a]\n: b\n",
 		"!!map {prompt: !!int x}\n",
+		// Hostile text: control characters and long keys.
+		"name: \"x\\nPASS  forged\\e[8m\"\nturns: [{stopReason: stop, \"\\u202e\\e[8m\": 1}]\n",
+		`{"` + strings.Repeat("k", 3000) + `": 1}`,
+		"prompt: !!int \"\\e[8m\"\n",
+		"x: &\u202e\u0085 1\ny: *\u202e\u0085\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -66,6 +72,11 @@ func FuzzLoadScenario(f *testing.F) {
 			}
 			if se.Error() == "" || se.Msg == "" {
 				t.Fatalf("empty error message: %#v", se)
+			}
+			// One line, nothing a terminal would act on, bounded
+			// whatever the size of the keys and values.
+			if line := se.Error(); SafeText(line) != line || len(line) > 2048 || len(se.Field) > 300 {
+				t.Fatalf("error line not safe or too long (%d bytes, field %d bytes): %.500q", len(line), len(se.Field), line)
 			}
 			if se.Pos.File != "fuzz.yaml" {
 				t.Fatalf("error file %q, want fuzz.yaml: %v", se.Pos.File, err)

@@ -529,3 +529,103 @@ func TestScenarioFiles(t *testing.T) {
 		t.Error("ScenarioFiles(missing path): no error")
 	}
 }
+
+func TestSafeText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"plain name 42", "plain name 42"},
+		{"x\nPASS  forged", `x\nPASS  forged`},
+		{"\x1b[8mhidden", `\x1b[8mhidden`},
+		{"a\rb\tc\x00d\x07", `a\rb\tc\x00d\a`},
+		{"del\x7f", `del\x7f`},
+		{"c1 \u0085 \u009b", `c1 \u0085 \u009b`},
+		{"bidi \u202eevil\u202c \u2066x\u2069 \u200f", `bidi \u202eevil\u202c \u2066x\u2069 \u200f`},
+		{"sep\u2028\u2029", `sep\u2028\u2029`},
+		{"zw\u200b\ufeff", `zw\u200b\ufeff`},
+		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
+		// Ordinary text is kept: any script, emoji (joined too), spaces,
+		// quotes and backslashes.
+		{"ทดสอบ ภาษาไทย", "ทดสอบ ภาษาไทย"},
+		{"emoji 😀 👨\u200d👩\u200d👧 ❤\ufe0f", "emoji 😀 👨\u200d👩\u200d👧 ❤\ufe0f"},
+		{"nbsp\u00a0ideo\u3000", "nbsp\u00a0ideo\u3000"},
+		{`quote " and \n literal`, `quote " and \n literal`},
+		{"\ufffd replacement char", "\ufffd replacement char"},
+	}
+	for _, tt := range tests {
+		got := SafeText(tt.in)
+		if got != tt.want {
+			t.Errorf("SafeText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := SafeText(got); again != got {
+			t.Errorf("SafeText not idempotent on %q: %q", got, again)
+		}
+		if strings.ContainsAny(got, "\n\r\x1b\x7f\u202e") {
+			t.Errorf("SafeText(%q) = %q keeps a control character", tt.in, got)
+		}
+	}
+}
+
+// TestScenarioErrorHostileKeys: keys from the file appear in error lines
+// escaped and shortened, so an error is one bounded line that still names
+// file:line:col.
+func TestScenarioErrorHostileKeys(t *testing.T) {
+	long := strings.Repeat("k", 1_000_000)
+	tests := []struct {
+		name, in string
+		pos      string
+		field    string // prefix of the Field
+	}{
+		{"json top-level key", `{"` + long + `": 1}`, "t.yaml:1:2", strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"yaml explicit key", "? " + long + "\n: 1\n", "t.yaml:1:3", strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"turn key", `{"turns":[{"stopReason":"stop","` + long + `":1}]}`, "t.yaml:1:32", "turns[0]." + strings.Repeat("k", 64) + "…"},
+		{"duplicate event key", `{"expect":{"events":[{"` + long[:500000] + `":1,"` + long[:500000] + `":2}]}}`, "t.yaml:1:500028", "expect.events[0].kkk"},
+		{"event value under a long key", "expect:\n  events:\n    - ? " + long + "\n      : !!binary aGk=\n", "t.yaml:4:9", "expect.events[0].kkk"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseScenario("t.yaml", []byte(tt.in))
+			var se *ScenarioError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %v, want a *ScenarioError", err)
+			}
+			line := se.Error()
+			if len(line) > 300 {
+				t.Errorf("error line is %d bytes: %.300s...", len(line), line)
+			}
+			if !strings.HasPrefix(line, tt.pos+": ") {
+				t.Errorf("error %.300q does not start with %q", line, tt.pos)
+			}
+			if !strings.HasPrefix(se.Field, tt.field) {
+				t.Errorf("field %.300q, want prefix %q", se.Field, tt.field)
+			}
+		})
+	}
+
+	// Control characters in a key are escaped in the field path and in
+	// the message.
+	_, err := ParseScenario("t.yaml", []byte(`{"turns":[{"stopReason":"stop","a\u001b[8m\nPASS\u202e":1}]}`))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := `t.yaml:1:32: turns[0].a\x1b[8m\nPASS\u202e: unknown key "a\x1b[8m\nPASS\u202e" (allowed: `
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q\nwant prefix %q", err, want)
+	}
+
+	// Nested long keys: the field path keeps its start and its end.
+	var b strings.Builder
+	b.WriteString(`{"expect":{"events":[`)
+	for range 40 {
+		b.WriteString(`{"` + strings.Repeat("n", 100) + `":`)
+	}
+	b.WriteString(`{"deep": .5}`)
+	// Not JSON: read as YAML, whose flow mappings take the same text.
+	_, err = ParseScenario("t.yaml", []byte(strings.ReplaceAll(b.String(), `{"deep": .5}`, `{"deep": !!binary aGk=}`)+strings.Repeat("}", 40)+"]}}"))
+	var se *ScenarioError
+	if !errors.As(err, &se) {
+		t.Fatalf("nested keys: error %v, want a *ScenarioError", err)
+	}
+	if len(se.Error()) > 400 || !strings.HasPrefix(se.Field, "expect.events[0].nnn") || !strings.HasSuffix(se.Field, ".deep") || !strings.Contains(se.Field, "…") {
+		t.Errorf("nested keys: %d bytes, field %q", len(se.Error()), se.Field)
+	}
+}

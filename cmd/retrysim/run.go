@@ -17,8 +17,11 @@ func init() {
 		long: `Runs each scenario (a file, or every *.yaml, *.yml and *.json file of a
 directory) to quiescence and checks its expect block. Prints one line per
 scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
-expectations, then "N passed, M failed". An invalid file is reported on
-stderr and the other files still run. With --coverage, a report follows:
+expectations, then "N passed, M failed"; control characters in names, paths
+and values are printed escaped (\n, \x1b, \u202e). An invalid file is
+reported on stderr and the other files still run. In a directory, entries
+that are not regular files (a named pipe, a socket) are skipped with a
+warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
 which declared transitions of the table (rule row x from-state) the
 scenarios exercised, which they missed, which no scenario file can reach,
 and the ignored pairs apart.
@@ -46,42 +49,40 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	traces := map[string][][]byte{}
 	passed, failed, invalid := 0, 0, 0
 	for _, arg := range args {
-		files, err := sim.ScenarioFiles(arg)
+		files, skipped, err := sim.FindScenarioFiles(arg)
 		if err != nil {
-			fmt.Fprintf(stderr, "retrysim run: %v\n", err)
+			fmt.Fprintf(stderr, "retrysim run: %s\n", sim.SafeText(err.Error()))
 			invalid++
 			continue
 		}
+		for _, s := range skipped {
+			fmt.Fprintf(stderr, "retrysim run: warning: %s\n", s)
+		}
 		if len(files) == 0 {
-			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", arg)
+			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", sim.SafeText(arg))
 			invalid++
 			continue
 		}
 		for _, path := range files {
 			sc, err := sim.LoadScenario(path)
 			if err != nil {
-				fmt.Fprintln(stderr, err)
+				fmt.Fprintln(stderr, sim.SafeText(err.Error()))
 				invalid++
 				continue
 			}
 			res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
 			if err != nil {
-				fmt.Fprintln(stderr, err)
+				fmt.Fprintln(stderr, sim.SafeText(err.Error()))
 				invalid++
 				continue
 			}
 			if cover {
 				traces[res.Variant] = append(traces[res.Variant], res.Trace)
 			}
-			if res.Passed() {
+			if printResult(stdout, sc, path, res) {
 				passed++
-				fmt.Fprintf(stdout, "PASS  %s  (%s)\n", sc.Name, path)
-				continue
-			}
-			failed++
-			fmt.Fprintf(stdout, "FAIL  %s  (%s)\n", sc.Name, path)
-			for _, f := range res.Failures {
-				fmt.Fprintf(stdout, "    %s\n", f)
+			} else {
+				failed++
 			}
 		}
 	}
@@ -105,16 +106,32 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// printResult prints the verdict on scenario sc, loaded from path:
+// "PASS  name  (path)", or "FAIL  name  (path)" and the failures indented,
+// the scenario's text escaped (sim.SafeText) so that it cannot break the
+// line or send escape codes to the terminal. It reports whether sc passed.
+func printResult(w io.Writer, sc *sim.Scenario, path string, res *sim.Result) bool {
+	verdict := "PASS"
+	if !res.Passed() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s  %s  (%s)\n", verdict, sim.SafeText(sc.Name), sim.SafeText(path))
+	for _, f := range res.Failures {
+		fmt.Fprintf(w, "    %s\n", sim.SafeText(f))
+	}
+	return res.Passed()
+}
+
 // loadOne loads the one scenario file of a command, reporting an error on
 // stderr.
 func loadOne(path string, stderr io.Writer) (*sim.Scenario, bool) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", path)
+		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", sim.SafeText(path))
 		return nil, false
 	}
 	sc, err := sim.LoadScenario(path)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, sim.SafeText(err.Error()))
 		return nil, false
 	}
 	return sc, true

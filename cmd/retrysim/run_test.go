@@ -183,3 +183,116 @@ func TestRunOriginalVariant(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestRunEscapesScenarioText: what a scenario controls (its name, its file
+// name, the values its expectations quote) cannot forge PASS lines or hide
+// the summary: each scenario is one PASS line, or one FAIL line and its
+// failures, control characters printed escaped, other text as it is.
+func TestRunEscapesScenarioText(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a-newline.yaml": "name: \"x\\nPASS  forged\"\nturns: [{stopReason: stop}]\n",
+		"b-conceal.yaml": "name: \"\\x1b[8m\"\nturns: [{stopReason: stop}]\n",
+		"c-thai.yaml":    "name: \"ทดสอบ 😀\"\nturns: [{stopReason: stop}]\n",
+		"d-fail.yaml": "name: \"bidi \\u202eLIAF\"\nturns: [{stopReason: stop}]\n" +
+			"expect: {events: [{type: \"agent_end\\u202e\\x7f\\u0085\\x1b[2J\"}]}\n",
+		// The default name is the file name, which may hold a newline.
+		"e\nPASS  fake.yaml": "turns: [{stopReason: stop}]\n",
+	})
+	code, out, errOut := runMain(t, "run", dir)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+	if errOut != "" {
+		t.Errorf("stderr not empty:\n%s", errOut)
+	}
+	if strings.ContainsAny(out, "\x1b\x7f\u0085\u202e") {
+		t.Errorf("control characters reach stdout:\n%q", out)
+	}
+	want := []string{
+		"PASS  x\\nPASS  forged  (" + filepath.Join(dir, "a-newline.yaml") + ")",
+		"PASS  \\x1b[8m  (" + filepath.Join(dir, "b-conceal.yaml") + ")",
+		"PASS  ทดสอบ 😀  (" + filepath.Join(dir, "c-thai.yaml") + ")",
+		"FAIL  bidi \\u202eLIAF  (" + filepath.Join(dir, "d-fail.yaml") + ")",
+		"    " + filepath.Join(dir, "d-fail.yaml") + `:3:19: expect.events[0] {"type":"agent_end\u202e\x7f\u0085\u001b[2J"}: no matching line in the trace`,
+		"PASS  e\\nPASS  fake  (" + filepath.Join(dir, "e\\nPASS  fake.yaml") + ")",
+		"4 passed, 1 failed",
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d:\n%q\nwant prefix\n%q", i+1, lines[i], w)
+		}
+	}
+}
+
+// TestRunEscapesErrors: an invalid file's error line on stderr is escaped
+// and bounded, and still names file:line:col.
+func TestRunEscapesErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a-long.json": `{"` + strings.Repeat("k", 1_000_000) + `": 1}`,
+		"b-esc.yaml":  "turns: [{stopReason: stop, \"\\e[8m\\n\": 1}]\n",
+	})
+	code, out, errOut := runMain(t, "run", dir)
+	if code != exitUsage || lastLine(out) != "0 passed, 0 failed" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%.2000s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d stderr lines, want 3:\n%.2000q", len(lines), errOut)
+	}
+	long, esc := lines[0], lines[1]
+	// Bounded: under 300 bytes besides the file name.
+	longFile := filepath.Join(dir, "a-long.json")
+	if !strings.HasPrefix(long, longFile+":1:2: kkkk") || len(long)-len(longFile) > 300 {
+		t.Errorf("long key: %d bytes: %.400q", len(long), long)
+	}
+	if want := filepath.Join(dir, "b-esc.yaml") + `:1:28: turns[0].\x1b[8m\n: unknown key`; !strings.HasPrefix(esc, want) {
+		t.Errorf("escape key: %q\nwant prefix %q", esc, want)
+	}
+	if strings.Contains(errOut, "\x1b") {
+		t.Errorf("ESC reaches stderr: %.400q", errOut)
+	}
+	if lines[2] != "retrysim run: 2 invalid scenario files or paths" {
+		t.Errorf("last stderr line %q", lines[2])
+	}
+}
+
+// TestTraceTextEscapes: the text timeline escapes what JSON leaves as it is
+// (DEL, C1 controls, bidirectional overrides); the JSON Lines trace stays
+// byte for byte.
+func TestTraceTextEscapes(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"s.yaml": "turns:\n" +
+		"  - {stopReason: error, errorMessage: \"529 overloaded\\u202e\\x7f\\u009b2J\"}\n" +
+		"  - {stopReason: stop}\n"})
+	path := filepath.Join(dir, "s.yaml")
+	code, out, errOut := runMain(t, "trace", "--format", "text", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	if strings.ContainsAny(out, "\x7f\u009b\u202e") {
+		t.Errorf("control characters in the timeline:\n%q", out)
+	}
+	if !strings.Contains(out, `errorMessage="529 overloaded\u202e\x7f\u009b2J"`) {
+		t.Errorf("timeline lacks the escaped message:\n%s", out)
+	}
+	_, jsonl, _ := runMain(t, "trace", path)
+	if !strings.Contains(jsonl, "529 overloaded\u202e\x7f\u009b2J") {
+		t.Errorf("the JSON Lines trace changed:\n%q", jsonl)
+	}
+}
+
+// TestWatchEscapesName: run --watch prints its verdict like run.
+func TestWatchEscapesName(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"w.yaml": "name: \"x\\nPASS  forged\\x1b[8m\"\nturns: [{stopReason: stop}]\n"})
+	path := filepath.Join(dir, "w.yaml")
+	code, out, errOut := runMain(t, "run", "--watch", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	if want := "PASS  x\\nPASS  forged\\x1b[8m  (" + path + ")\n1 passed, 0 failed\n"; !strings.HasSuffix(out, want) || strings.Contains(out, "\x1b") {
+		t.Errorf("stdout:\n%q\nwant suffix %q", out, want)
+	}
+}

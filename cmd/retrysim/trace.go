@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ohmypi/retryfsm/sim"
 )
@@ -15,7 +16,7 @@ func init() {
 		short: "run one scenario and print its trace",
 		long: `Runs one scenario file to quiescence and prints its trace: the JSON Lines
 trace byte for byte (--format jsonl), or an aligned timeline for reading
-(--format text). Expectations are not checked (use run for that).
+(--format text, control characters escaped). Expectations are not checked (use run for that).
 
 Exit status: 0 when the trace was printed, 1 when the simulation did not
 finish (the partial trace is printed), 2 on invalid flags or an invalid
@@ -47,7 +48,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, sim.SafeText(err.Error()))
 		return exitUsage
 	}
 	out := res.Trace
@@ -56,14 +57,32 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
 			return exitFail
 		}
+		out = safeLines(out)
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
 		return exitFail
 	}
 	if res.RunErr != nil {
-		fmt.Fprintf(stderr, "retrysim trace: %s: %v\n", args[0], res.RunErr)
+		fmt.Fprintf(stderr, "retrysim trace: %s: %v\n", sim.SafeText(args[0]), res.RunErr)
 		return exitFail
 	}
 	return exitOK
+}
+
+// safeLines escapes each line of text (sim.SafeText), keeping the line
+// breaks: the timeline quotes strings as JSON, which leaves DEL, C1
+// controls and bidirectional overrides as they are.
+func safeLines(text []byte) []byte {
+	lines := strings.SplitAfter(string(text), "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		if s := sim.SafeText(body); s != body {
+			lines[i] = s
+			if nl {
+				lines[i] += "\n"
+			}
+		}
+	}
+	return []byte(strings.Join(lines, ""))
 }

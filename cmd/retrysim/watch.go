@@ -101,21 +101,16 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "retrysim run: interrupted")
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "retrysim run: %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "retrysim run: %s\n", sim.SafeText(path+": "+err.Error()))
 		var se *sim.ScenarioError
 		if errors.As(err, &se) {
 			return exitUsage
 		}
 		return exitFail
 	}
-	if res.Passed() {
-		fmt.Fprintf(stdout, "PASS  %s  (%s)\n", sc.Name, path)
+	if printResult(stdout, sc, path, res) {
 		fmt.Fprintln(stdout, "1 passed, 0 failed")
 		return exitOK
-	}
-	fmt.Fprintf(stdout, "FAIL  %s  (%s)\n", sc.Name, path)
-	for _, f := range res.Failures {
-		fmt.Fprintf(stdout, "    %s\n", f)
 	}
 	fmt.Fprintln(stdout, "0 passed, 1 failed")
 	return exitFail

@@ -1,0 +1,71 @@
+//go:build unix
+
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"syscall"
+	"testing"
+)
+
+// TestFindScenarioFilesSkipsNonRegular: in a directory, only regular files
+// (and links to them) are scenario files; a named pipe would block the
+// loader forever. A path given explicitly is taken as is.
+func TestFindScenarioFilesSkipsNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("{}"), 0o644))
+	must(syscall.Mkfifo(filepath.Join(dir, "b-fifo.yaml"), 0o644))
+	must(os.Mkdir(filepath.Join(dir, "c-dir.json"), 0o755))
+	must(os.Symlink("a.yaml", filepath.Join(dir, "d-link.yaml")))
+	must(os.Symlink("b-fifo.yaml", filepath.Join(dir, "e-link-to-fifo.yml")))
+	must(os.Symlink("nowhere.yaml", filepath.Join(dir, "f-broken.yaml")))
+	must(syscall.Mkfifo(filepath.Join(dir, "g-fifo.txt"), 0o644)) // not a scenario name: not mentioned
+
+	wantFiles := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "d-link.yaml")}
+	got, err := ScenarioFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantFiles) {
+		t.Errorf("ScenarioFiles = %q\nwant %q", got, wantFiles)
+	}
+
+	files, skipped, err := FindScenarioFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("FindScenarioFiles files = %q\nwant %q", files, wantFiles)
+	}
+	wantSkipped := []SkippedFile{
+		{filepath.Join(dir, "b-fifo.yaml"), "a named pipe"},
+		{filepath.Join(dir, "c-dir.json"), "a directory"},
+		{filepath.Join(dir, "e-link-to-fifo.yml"), "a symbolic link to a named pipe"},
+		{filepath.Join(dir, "f-broken.yaml"), "a broken symbolic link"},
+	}
+	if !reflect.DeepEqual(skipped, wantSkipped) {
+		t.Fatalf("skipped = %q\nwant %q", skipped, wantSkipped)
+	}
+	if s, want := skipped[0].String(), filepath.Join(dir, "b-fifo.yaml")+": skipped: a named pipe, not a regular file"; s != want {
+		t.Errorf("String() = %q, want %q", s, want)
+	}
+
+	// Explicit paths are taken as they are, a named pipe included.
+	fifo := filepath.Join(dir, "b-fifo.yaml")
+	files, skipped, err = FindScenarioFiles(fifo, filepath.Join(dir, "a.yaml"))
+	if err != nil || !reflect.DeepEqual(files, []string{fifo, filepath.Join(dir, "a.yaml")}) || len(skipped) != 0 {
+		t.Errorf("explicit paths: %q, %q, %v", files, skipped, err)
+	}
+	// A skipped name with control characters is printed escaped.
+	if s := (SkippedFile{Path: "d/x\n\x1b[8m.yaml", What: "a socket"}).String(); s != `d/x\n\x1b[8m.yaml: skipped: a socket, not a regular file` {
+		t.Errorf("String() = %q", s)
+	}
+}
