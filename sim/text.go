@@ -22,7 +22,8 @@ import (
 //
 // Strings are written bare when that is unambiguous and JSON-quoted
 // otherwise; numbers as they are in the trace; objects and lists as
-// compact JSON. Blank lines are skipped. The output depends only on the
+// compact JSON; what JSON quoting leaves unsafe for a terminal is escaped
+// (SafeText). Blank lines are skipped. The output depends only on the
 // input bytes. It fails on a line that is not a JSON object.
 func FormatText(trace []byte) ([]byte, error) {
 	type row struct{ ms, sec, typ, fields string }
@@ -48,12 +49,14 @@ func FormatText(trace []byte) ([]byte, error) {
 				r.ms, r.sec = txtTime(f.raw)
 			case f.key == "type" && !haveType:
 				haveType = true
-				r.typ = txtValue(f.raw)
+				r.typ = SafeText(txtValue(f.raw))
 			default:
 				rest = append(rest, txtKey(f.key)+"="+txtValue(f.raw))
 			}
 		}
-		r.fields = strings.Join(rest, " ")
+		// JSON quoting leaves DEL, C1 controls and bidirectional
+		// overrides as they are: escape them for the terminal.
+		r.fields = SafeText(strings.Join(rest, " "))
 		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {

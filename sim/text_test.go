@@ -146,3 +146,22 @@ func TestFormatTextScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatTextEscapesForTheTerminal: what JSON quoting leaves as it is
+// (DEL, C1 controls, bidirectional overrides) is escaped in the timeline,
+// which run --watch prints as it happens.
+func TestFormatTextEscapesForTheTerminal(t *testing.T) {
+	line := "{\"t\":0,\"type\":\"message_end\",\"errorMessage\":\"a\u202eb\u0085c\u007fd ทดสอบ\"}\n"
+	out, err := FormatText([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"\u202e", "\u0085", "\u007f"} {
+		if strings.Contains(string(out), r) {
+			t.Errorf("timeline keeps %q raw: %q", r, out)
+		}
+	}
+	if !strings.Contains(string(out), `\u202e`) || !strings.Contains(string(out), "ทดสอบ") {
+		t.Errorf("timeline %q: want \\u202e escaped and Thai kept", out)
+	}
+}

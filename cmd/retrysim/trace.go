@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ohmypi/retryfsm/sim"
 )
@@ -57,7 +56,6 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
 			return exitFail
 		}
-		out = safeLines(out)
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
@@ -68,21 +66,4 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// safeLines escapes each line of text (sim.SafeText), keeping the line
-// breaks: the timeline quotes strings as JSON, which leaves DEL, C1
-// controls and bidirectional overrides as they are.
-func safeLines(text []byte) []byte {
-	lines := strings.SplitAfter(string(text), "\n")
-	for i, l := range lines {
-		body, nl := strings.CutSuffix(l, "\n")
-		if s := sim.SafeText(body); s != body {
-			lines[i] = s
-			if nl {
-				lines[i] += "\n"
-			}
-		}
-	}
-	return []byte(strings.Join(lines, ""))
 }
