@@ -2,6 +2,9 @@ package explore
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,5 +80,22 @@ func TestExploreRejectsAboveLimit(t *testing.T) {
 	// Sound's limit is the encoding's: it runs (in milliseconds).
 	if r, err := Explore(Options{Variant: policy.Sound, MaxRetries: SoundMaxRetriesLimit}); err != nil || r.States == 0 {
 		t.Errorf("Explore(sound, %d) = %v, %v", SoundMaxRetriesLimit, r, err)
+	}
+}
+
+// TestSpecListsLimits: SPEC.md §12.5 states the limits in force.
+func TestSpecListsLimits(t *testing.T) {
+	spec, err := os.ReadFile(filepath.Join("..", "SPEC.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("| sound | %d (`SoundMaxRetriesLimit`", SoundMaxRetriesLimit),
+		fmt.Sprintf("| original | %d (`OriginalMaxRetriesLimit`)", OriginalMaxRetriesLimit),
+		fmt.Sprintf("%d for sound, %d for the original", SoundMaxRetriesLimit, OriginalMaxRetriesLimit),
+	} {
+		if !strings.Contains(string(spec), want) {
+			t.Errorf("SPEC.md lacks %q", want)
+		}
 	}
 }
