@@ -94,11 +94,14 @@ func TestCheckMaxRetriesLimit(t *testing.T) {
 			t.Errorf("%v: stderr lacks %q:\n%s", args, want, errOut)
 		}
 	}
-	// Below the limit the cheap variant runs (its limit itself is
-	// tested in explore: TestValidateMaxRetriesBoundary).
-	code, out, errOut := runMain(t, "check", "--max-retries", "12")
-	if code != exitOK || !strings.HasSuffix(out, "violations=0\n") {
-		t.Errorf("sound 12: exit %d, %q %q", code, out, errOut)
+	// Sound's limit itself runs (in milliseconds); the original's is
+	// tested without exploring in explore's TestValidateMaxRetriesBoundary.
+	lim := strconv.Itoa(explore.SoundMaxRetriesLimit)
+	for _, f := range []string{"--max-retries", "--max-retries-upto"} {
+		code, out, errOut := runMain(t, "check", f, lim)
+		if code != exitOK || !strings.HasSuffix(out, "violations=0\n") {
+			t.Errorf("sound %s %s: exit %d, %q %q", f, lim, code, out, errOut)
+		}
 	}
 }
 
