@@ -27,9 +27,16 @@ type Summary struct {
 
 // Check explores maxRetries from..to for v and keeps, per violated
 // invariant, the shortest counterexample (ties: the smaller maxRetries).
+// A from or to outside 0..MaxRetriesLimit(v) is refused with an error
+// wrapping a *MaxRetriesError, before exploring anything.
 func Check(v *policy.Variant, from, to int) (*Summary, error) {
 	if v == nil {
 		v = policy.Sound
+	}
+	for _, mr := range []int{from, to} {
+		if err := ValidateMaxRetries(v, mr); err != nil {
+			return nil, fmt.Errorf("explore: %w", err)
+		}
 	}
 	sum := &Summary{Variant: v.Name}
 	best := map[Invariant]Counterexample{}

@@ -133,9 +133,12 @@ func (r *Result) State(i int) State { return r.nodes[i>>chunkBits][i&(chunkLen-1
 // invariants. The first violation found of each invariant has a shortest
 // path, ties broken by the input order, so the result is deterministic
 // (whatever the number of CPUs: see bfs).
+//
+// A maxRetries outside 0..MaxRetriesLimit(opt.Variant) is refused with an
+// error wrapping a *MaxRetriesError, before exploring anything.
 func Explore(opt Options) (*Result, error) {
-	if opt.MaxRetries < 0 || opt.MaxRetries > MaxMaxRetries {
-		return nil, fmt.Errorf("explore: maxRetries %d is out of range (allowed: 0 to %d)", opt.MaxRetries, MaxMaxRetries)
+	if err := ValidateMaxRetries(opt.Variant, opt.MaxRetries); err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
 	}
 	return exploreAll(opt), nil
 }

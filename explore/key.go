@@ -28,8 +28,9 @@ type key struct {
 	rem [maxTimers]uint32
 }
 
-// MaxMaxRetries is the largest maxRetries Explore accepts (the encoding of
-// attempts and remaining waits is sized for it).
+// MaxMaxRetries is the largest maxRetries the state key encodes (its
+// attempts and remaining waits are sized for it): no variant's
+// MaxRetriesLimit exceeds it.
 const MaxMaxRetries = 20
 
 // The field widths of key: a value outside them would alias another state,
