@@ -3,9 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,18 +81,22 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 }
 
 // TestRPCSecondSIGINTExitsAtOnce: a second SIGINT exits with 130 even when
-// the server is stuck (here: writing to a stdout nobody reads).
+// the server is stuck: its stdout is a pipe the test filled and never
+// reads, so the first SIGINT's abort cannot write its events.
 func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fillPipe(t, w)
 	cmd := helperCommand(t, "rpc", "--virtual")
+	cmd.Stdout = w
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stderrPipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,16 +104,19 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close() // the child's copy stays
 	stderr := readScreen(stderrPipe)
+	// More input than a pipe holds: once it is all written, the server
+	// has been reading, so its signal handling is in place.
+	line := `{"type":"get_state"}` + "\n"
+	input := strings.Repeat(line, 200<<10/len(line))
+	written := make(chan error, 1)
 	go func() {
-		w := bufio.NewWriter(stdin)
-		for i := range 5000 {
-			fmt.Fprintf(w, `{"id":"g%d","type":"get_state"}`+"\n", i)
-		}
-		w.Flush() // blocks once the server stops reading; ends when stdin is closed
+		_, err := io.WriteString(stdin, input[:100<<10])
+		written <- err
+		io.WriteString(stdin, input[100<<10:]) // blocks until stdin is closed
 	}()
-	// The server is running: then nobody reads its output any more.
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -121,5 +128,31 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	}
 	if code := exitCode(t, cmd); code != exitInterrupted {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr.String())
+	}
+}
+
+// fillPipe writes to w until the pipe is full.
+func fillPipe(t *testing.T, w *os.File) {
+	t.Helper()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	var werr error
+	if err := rc.Write(func(fd uintptr) bool {
+		for {
+			if _, err := syscall.Write(int(fd), buf); err != nil {
+				if err != syscall.EAGAIN {
+					werr = err
+				}
+				return true
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if werr != nil {
+		t.Fatal(werr)
 	}
 }
