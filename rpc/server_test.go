@@ -25,7 +25,7 @@ turns:
   - {stopReason: stop}
 `
 
-func parseScenario(t *testing.T, text string) *sim.Scenario {
+func parseScenario(t testing.TB, text string) *sim.Scenario {
 	t.Helper()
 	sc, err := sim.ParseScenario("test.yaml", []byte(text))
 	if err != nil {
