@@ -40,7 +40,7 @@ func (c *chainChecker) observe(e policy.Event) {
 		case e.Attempt > 1 && (!c.open || e.Attempt != c.last+1):
 			fail("start(%d) after attempt %d (open %v)", e.Attempt, c.last, c.open)
 		}
-		if e.MaxAttempts != c.set.MaxRetries || e.DelayMs != c.set.Delay(e.Attempt).Milliseconds() {
+		if e.MaxAttempts != c.set.MaxRetries || e.DelayMs != float64(c.set.Delay(e.Attempt).Milliseconds()) {
 			fail("start %+v: want maxAttempts %d and delayMs %d", e, c.set.MaxRetries, c.set.Delay(e.Attempt).Milliseconds())
 		}
 		c.open, c.last = true, e.Attempt

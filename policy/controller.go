@@ -246,11 +246,32 @@ func (c *Controller) Abort() { c.step(InputAbort, "", 0) }
 // SetAutoRetryEnabled writes retry.enabled to the settings source.
 func (c *Controller) SetAutoRetryEnabled(enabled bool) { c.cfg.Settings.SetRetryEnabled(enabled) }
 
-// AutoRetryEnabled reads retry.enabled from the settings source.
-func (c *Controller) AutoRetryEnabled() bool { return c.cfg.Settings.RetrySettings().Enabled }
+// AutoRetryEnabled reports retry.enabled of the settings in use (see
+// Settings).
+func (c *Controller) AutoRetryEnabled() bool { return c.Settings().Enabled }
 
-// Settings returns the settings of this moment.
-func (c *Controller) Settings() Settings { return c.cfg.Settings.RetrySettings() }
+// Settings returns the settings the Controller decides with at this moment:
+// the settings source's current value when it passes Validate, otherwise
+// the last valid settings it saw (never a rejected value).
+func (c *Controller) Settings() Settings {
+	set := c.cfg.Settings.RetrySettings()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inUse(set)
+}
+
+// inUse returns set when it is valid (and remembers it), otherwise the last
+// valid settings. c.mu is held.
+func (c *Controller) inUse(set Settings) Settings {
+	if set.Validate() != nil {
+		// A custom SettingsSource returned absurd settings: keep deciding
+		// with the last valid ones rather than with a negative maxRetries
+		// or delay.
+		return c.lastValid
+	}
+	c.lastValid = set
+	return set
+}
 
 // IsRetrying reports whether a chain is open.
 func (c *Controller) IsRetrying() bool {
@@ -387,15 +408,7 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 			return Decision{}
 		}
 	}
-	set := c.cfg.Settings.RetrySettings()
-	if set.Validate() != nil {
-		// A custom SettingsSource returned absurd settings: keep deciding
-		// with the last valid ones rather than with a negative maxRetries
-		// or delay.
-		set = c.lastValid
-	} else {
-		c.lastValid = set
-	}
+	set := c.inUse(c.cfg.Settings.RetrySettings())
 	d := c.cfg.Variant.Decide(c.snap, in, msg, set, c.clk.Now())
 	if d.Rule != nil && !d.Rule.Ignored() {
 		// The machine compiled from the looplab declaration decides what

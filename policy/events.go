@@ -22,9 +22,12 @@ type Event interface {
 // AutoRetryStart is emitted when a retry is scheduled, before the backoff
 // wait starts.
 type AutoRetryStart struct {
-	Attempt      int    // 1-based retry number
-	MaxAttempts  int    // retry.maxRetries at the time of the decision
-	DelayMs      int64  // the backoff in ms (0 after a credential switch)
+	Attempt     int // 1-based retry number
+	MaxAttempts int // retry.maxRetries at the time of the decision
+	// DelayMs is the backoff in milliseconds, with any fraction of a
+	// millisecond kept (a 999 µs base delay gives 0.999); 0 after a
+	// credential switch. It is written as JavaScript writes the number.
+	DelayMs      float64
 	ErrorMessage string // the error that caused the retry
 }
 
@@ -48,7 +51,7 @@ func (e AutoRetryStart) AppendJSONFields(b []byte) []byte {
 	b = append(b, `,"maxAttempts":`...)
 	b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
 	b = append(b, `,"delayMs":`...)
-	b = strconv.AppendInt(b, e.DelayMs, 10)
+	b = AppendJSNumber(b, e.DelayMs)
 	b = append(b, `,"errorMessage":`...)
 	b = AppendJSONString(b, e.ErrorMessage)
 	return append(b, '}')

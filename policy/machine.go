@@ -422,7 +422,7 @@ func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now
 			}
 			e.RetryAfterMs, e.HasRetryAfter = ParseRetryAfterMs(message, now)
 		case StepEmitStart:
-			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: message}
+			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: durationMs(delay), ErrorMessage: message}
 		case StepArmTimer:
 			e.Delay = delay
 			next.Armed++

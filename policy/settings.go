@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -78,37 +81,120 @@ func (s Settings) Delay(attempt int) time.Duration {
 	return s.BaseDelay << uint(shift)
 }
 
-type settingsJSON struct {
-	Enabled     bool  `json:"enabled"`
-	MaxRetries  int   `json:"maxRetries"`
-	BaseDelayMs int64 `json:"baseDelayMs"`
-}
+// settingsKeys are the JSON keys of the retry settings group, in the order
+// MarshalJSON writes them.
+var settingsKeys = []string{"enabled", "maxRetries", "baseDelayMs"}
 
-// MarshalJSON writes {"enabled","maxRetries","baseDelayMs"}.
+// MarshalJSON writes {"enabled","maxRetries","baseDelayMs"}; baseDelayMs is
+// written as JavaScript writes the number, with any fraction of a
+// millisecond kept (2000, 0.999).
 func (s Settings) MarshalJSON() ([]byte, error) {
-	return json.Marshal(settingsJSON{s.Enabled, s.MaxRetries, s.BaseDelay.Milliseconds()})
+	b := append([]byte(`{"enabled":`), strconv.FormatBool(s.Enabled)...)
+	b = append(b, `,"maxRetries":`...)
+	b = strconv.AppendInt(b, int64(s.MaxRetries), 10)
+	b = append(b, `,"baseDelayMs":`...)
+	b = AppendJSNumber(b, durationMs(s.BaseDelay))
+	return append(b, '}'), nil
 }
 
-// UnmarshalJSON reads {"enabled","maxRetries","baseDelayMs"}; a missing key
-// keeps its default and JSON null changes nothing. A baseDelayMs too large
+// UnmarshalJSON reads {"enabled","maxRetries","baseDelayMs"}. Keys are
+// matched exactly (case included) and any other key is an error naming it
+// and the allowed keys; a missing key keeps its default, and JSON null (for
+// the whole group or a key) changes nothing. baseDelayMs is a number of
+// milliseconds, fraction allowed (rounded to the nanosecond); one too large
 // for a time.Duration saturates, so Validate rejects it instead of seeing a
-// wrapped value.
+// wrapped value. Ranges are not checked here: call Validate.
 func (s *Settings) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "null" {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
 		return nil
 	}
-	d := DefaultSettings()
-	j := settingsJSON{d.Enabled, d.MaxRetries, d.BaseDelay.Milliseconds()}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+	var fields map[string]json.RawMessage
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &fields) != nil {
+		return fmt.Errorf("retry settings: want a JSON object with keys %s, got %s", strings.Join(settingsKeys, ", "), jsonKind(b))
 	}
-	delay := time.Duration(j.BaseDelayMs) * time.Millisecond
-	switch {
-	case j.BaseDelayMs > math.MaxInt64/int64(time.Millisecond):
-		delay = math.MaxInt64
-	case j.BaseDelayMs < math.MinInt64/int64(time.Millisecond):
-		delay = math.MinInt64
+	out := DefaultSettings()
+	// Report the first unknown key in sorted order, so the error is the same
+	// whatever the map's iteration order.
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(settingsKeys, k) {
+			return fmt.Errorf("retry settings: unknown key %s (allowed: %s)", strconv.Quote(k), strings.Join(settingsKeys, ", "))
+		}
 	}
-	*s = Settings{Enabled: j.Enabled, MaxRetries: j.MaxRetries, BaseDelay: delay}
+	for _, k := range settingsKeys {
+		raw, ok := fields[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		switch k {
+		case "enabled":
+			if json.Unmarshal(raw, &out.Enabled) != nil {
+				return settingsTypeError(k, raw, "a boolean", "true or false")
+			}
+		case "maxRetries":
+			if json.Unmarshal(raw, &out.MaxRetries) != nil {
+				return settingsTypeError(k, raw, "an integer", fmt.Sprintf("an integer from 0 to %d", MaxRetriesLimit))
+			}
+		case "baseDelayMs":
+			var n json.Number // (which would also take a string holding a number)
+			if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
+				return settingsTypeError(k, raw, "a number", fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds()))
+			}
+			out.BaseDelay = msDuration(n)
+		}
+	}
+	*s = out
 	return nil
+}
+
+// msDuration converts a JSON number of milliseconds to a Duration: an
+// integer exactly, a fraction rounded to the nanosecond, saturating at the
+// largest and smallest Duration.
+func msDuration(n json.Number) time.Duration {
+	const perMs = int64(time.Millisecond)
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		switch {
+		case i > math.MaxInt64/perMs:
+			return math.MaxInt64
+		case i < math.MinInt64/perMs:
+			return math.MinInt64
+		}
+		return time.Duration(i * perMs)
+	}
+	f, err := n.Float64() // JSON has no NaN or infinity; a huge exponent gives ±Inf
+	ns := math.Round(f * float64(perMs))
+	switch {
+	case err == nil && ns >= -math.MaxInt64 && ns < math.MaxInt64:
+		return time.Duration(ns)
+	case f < 0:
+		return math.MinInt64
+	}
+	return math.MaxInt64
+}
+
+// settingsTypeError says that key holds a value of the wrong type.
+func settingsTypeError(key string, raw json.RawMessage, want, allowed string) error {
+	v := string(raw)
+	if r := []rune(v); len(r) > 40 {
+		v = string(r[:40]) + "…"
+	}
+	return fmt.Errorf("retry settings: %s = %s is not %s (allowed: %s)", key, v, want, allowed)
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "an invalid object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }

@@ -141,7 +141,8 @@ func TestSettingsJSON(t *testing.T) {
 		{`{"enabled":false}`, policy.Settings{Enabled: false, MaxRetries: 3, BaseDelay: 2 * time.Second}},
 		{`{"maxRetries":0}`, policy.Settings{Enabled: true, MaxRetries: 0, BaseDelay: 2 * time.Second}},
 		{`{"baseDelayMs":500}`, policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 500 * time.Millisecond}},
-		{`{"enabled":true,"maxRetries":5,"baseDelayMs":100,"unknown":1}`, policy.Settings{Enabled: true, MaxRetries: 5, BaseDelay: 100 * time.Millisecond}},
+		{`{"enabled":true,"maxRetries":5,"baseDelayMs":100}`, policy.Settings{Enabled: true, MaxRetries: 5, BaseDelay: 100 * time.Millisecond}},
+		{`{"maxRetries":null}`, policy.DefaultSettings()},
 	}
 	for _, tc := range missing {
 		var got policy.Settings
@@ -156,7 +157,7 @@ func TestSettingsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"retry":{"maxRetries":1}}`), &file); err != nil || file.Retry != (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}) {
 		t.Errorf("nested: %+v, %v", file.Retry, err)
 	}
-	for _, in := range []string{`{"maxRetries":"3"}`, `{"enabled":1}`, `{"baseDelayMs":1.5}`, `[`} {
+	for _, in := range []string{`{"maxRetries":"3"}`, `{"enabled":1}`, `{"baseDelayMs":"1.5"}`, `{"unknown":1}`, `[`} {
 		var got policy.Settings
 		if err := json.Unmarshal([]byte(in), &got); err == nil {
 			t.Errorf("Unmarshal(%s) = %+v, want an error", in, got)

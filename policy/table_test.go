@@ -117,7 +117,7 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 			w.effects = append(w.effects, policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
 		w.effects = append(w.effects,
-			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg}},
+			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}},
 			policy.Effect{Kind: policy.StepDropError},
 			policy.Effect{Kind: policy.StepArmTimer, Delay: delay},
 		)
