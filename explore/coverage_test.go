@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -32,7 +33,7 @@ func TestCoverageAttribution(t *testing.T) {
 				if err != nil {
 					continue // not replayable (timer bound)
 				}
-				sc, err := sim.ParseScenario("x.yaml", rp.YAML)
+				sc, err := scenario.Parse("x.yaml", rp.YAML)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,7 +77,7 @@ func TestCoverageScenarios(t *testing.T) {
 	}
 	var traces [][]byte
 	for _, f := range files {
-		sc, err := sim.LoadScenario(f)
+		sc, err := scenario.Load(f)
 		if err != nil {
 			t.Logf("%s: %v", f, err)
 			continue

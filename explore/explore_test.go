@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -68,7 +69,7 @@ func TestOriginalCounterexamples(t *testing.T) {
 	got := map[Invariant]bool{}
 	for _, c := range sum.Counterexamples {
 		got[c.Invariant] = true
-		sc, err := sim.ParseScenario(c.Invariant.String()+".yaml", c.Replay.YAML)
+		sc, err := scenario.Parse(c.Invariant.String()+".yaml", c.Replay.YAML)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", c.Invariant, err, c.Replay.YAML)
 		}

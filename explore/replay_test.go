@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -14,7 +15,7 @@ import (
 // and final state with the model's.
 func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	t.Helper()
-	sc, err := sim.ParseScenario(label+".yaml", rp.YAML)
+	sc, err := scenario.Parse(label+".yaml", rp.YAML)
 	if err != nil {
 		t.Errorf("%s: %v\n%s", label, err, rp.YAML)
 		return false

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -11,13 +12,13 @@ import (
 // every transition of the sound table that a scenario file can reach, and
 // the policy unit test TestSoundEveryRule cover the unreachable rest.
 func TestScenariosCoverSoundTable(t *testing.T) {
-	files, err := sim.ScenarioFiles("../scenarios")
+	files, err := scenario.Files("../scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var traces [][]byte
 	for _, f := range files {
-		sc, err := sim.LoadScenario(f)
+		sc, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -21,7 +22,7 @@ import (
 // run traces: the same events, in the same order, at the same times, and
 // the same responses, in the protocol's form.
 func TestServeMatchesScenarioRuns(t *testing.T) {
-	files, err := sim.ScenarioFiles("../testdata/conformance/public", "../scenarios")
+	files, err := scenario.Files("../testdata/conformance/public", "../scenarios")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
@@ -31,7 +32,7 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 		}
 		for _, variant := range policy.VariantNames() {
 			t.Run(filepath.Base(file)+"/"+variant, func(t *testing.T) {
-				sc, err := sim.LoadScenario(file)
+				sc, err := scenario.Load(file)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,13 +64,13 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 // commandsOf turns a scenario's initial prompt and actions into command
 // lines. coincide reports an action at the time of a trace line that a
 // timer, not an action, wrote.
-func commandsOf(sc *sim.Scenario, trace []byte) (input string, coincide bool) {
+func commandsOf(sc *scenario.Scenario, trace []byte) (input string, coincide bool) {
 	var b strings.Builder
 	if sc.InitialPrompt {
 		fmt.Fprintf(&b, `{"type":"prompt","message":%q}`+"\n", sc.Prompt)
 	}
 	actions := slices.Clone(sc.Actions)
-	slices.SortStableFunc(actions, func(a, b sim.Action) int { return int(a.At - b.At) })
+	slices.SortStableFunc(actions, func(a, b scenario.Action) int { return int(a.At - b.At) })
 	var now time.Duration
 	for _, a := range actions {
 		if a.At > now {

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/rpc"
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // A client talking to a server in the same process, on virtual time: the
 // first model call fails, and the retry is cancelled during its backoff.
 func Example() {
-	sc, err := sim.ParseScenario("example.yaml", []byte(`
+	sc, err := scenario.Parse("example.yaml", []byte(`
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
   - {stopReason: stop}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/rpc"
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // fuzzScenario: errors of every kind the policy tells apart, short waits.
@@ -37,7 +37,7 @@ func FuzzServe(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	sc, err := sim.ParseScenario("fuzz.yaml", []byte(fuzzScenario))
+	sc, err := scenario.Parse("fuzz.yaml", []byte(fuzzScenario))
 	if err != nil {
 		f.Fatal(err)
 	}

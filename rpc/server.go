@@ -16,6 +16,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -35,7 +36,7 @@ type Options struct {
 	// variant, context window, compaction and identity fields are used;
 	// its actions and initial prompt are ignored (prompts come from the
 	// client). Required.
-	Scenario *sim.Scenario
+	Scenario *scenario.Scenario
 	// Variant overrides the scenario's policy variant when not empty.
 	Variant string
 	// Virtual makes time move only on "advance" commands, and adds "t"
@@ -196,7 +197,7 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 // run on), its events, a flush; it returns cause.
 func (s *server) abortAndFinish(cause error) error {
 	s.cmd = &running{silent: true}
-	err := s.at(func() { s.sess.Do(sim.Action{Do: "abort"}) })
+	err := s.at(func() { s.sess.Do(scenario.Action{Do: "abort"}) })
 	s.cmd = nil
 	if err != nil {
 		return s.fail(err)
@@ -510,7 +511,7 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 			}
 		})
 	case "abort", "abort_retry", "get_state":
-		return s.session(id, hasID, 0, typ, func() { s.sess.Do(sim.Action{Do: typ, ID: id}) })
+		return s.session(id, hasID, 0, typ, func() { s.sess.Do(scenario.Action{Do: typ, ID: id}) })
 	case "set_auto_retry":
 		raw, ok := f["enabled"]
 		var enabled bool
@@ -518,7 +519,7 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, ok))
 			return nil
 		}
-		return s.session(id, hasID, 0, typ, func() { s.sess.Do(sim.Action{Do: typ, ID: id, Enabled: &enabled}) })
+		return s.session(id, hasID, 0, typ, func() { s.sess.Do(scenario.Action{Do: typ, ID: id, Enabled: &enabled}) })
 	case "advance":
 		if !s.virtual {
 			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")

@@ -14,7 +14,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/rpc"
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // oneError: a retryable error, then success; default settings (3 retries,
@@ -25,9 +25,9 @@ turns:
   - {stopReason: stop}
 `
 
-func parseScenario(t testing.TB, text string) *sim.Scenario {
+func parseScenario(t testing.TB, text string) *scenario.Scenario {
 	t.Helper()
-	sc, err := sim.ParseScenario("test.yaml", []byte(text))
+	sc, err := scenario.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

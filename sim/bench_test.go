@@ -8,22 +8,23 @@ import (
 	looplab "github.com/looplab/fsm"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
-func benchScenario(errors int, maxRetries int) *Scenario {
-	sc, err := ParseScenario("bench", []byte(`{}`))
+func benchScenario(errors int, maxRetries int) *scenario.Scenario {
+	sc, err := scenario.Parse("bench", []byte(`{}`))
 	if err != nil {
 		panic(err)
 	}
 	sc.Settings.MaxRetries = maxRetries
 	for i := 0; i < errors; i++ {
-		sc.Turns = append(sc.Turns, Turn{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"})
+		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"})
 	}
-	sc.Turns = append(sc.Turns, Turn{StopReason: policy.StopReasonStop})
+	sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonStop})
 	return sc
 }
 
-func benchSession(b *testing.B, sc *Scenario, want string, reuse bool) {
+func benchSession(b *testing.B, sc *scenario.Scenario, want string, reuse bool) {
 	b.ReportAllocs()
 	var virtual time.Duration
 	s, err := NewSession(sc, Options{})

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 type manifestEntry struct {
@@ -36,7 +38,7 @@ func loadManifest(t *testing.T) []manifestEntry {
 
 func runFile(t *testing.T, path, variant string) ([]byte, Final) {
 	t.Helper()
-	sc, err := LoadScenario(path)
+	sc, err := scenario.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

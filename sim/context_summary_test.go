@@ -3,6 +3,8 @@ package sim
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // TestContextSummaryMatchesTheContext checks the constant-space summary the
@@ -10,13 +12,13 @@ import (
 // runtime context, after every trace line of every scenario and public
 // conformance file, in both variants.
 func TestContextSummaryMatchesTheContext(t *testing.T) {
-	files, err := ScenarioFiles(filepath.Join("..", "scenarios"), filepath.Join("..", "testdata", "conformance", "public"))
+	files, err := scenario.Files(filepath.Join("..", "scenarios"), filepath.Join("..", "testdata", "conformance", "public"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
 	for _, path := range files {
-		sc, err := LoadScenario(path)
+		sc, err := scenario.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"path/filepath"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // TestDeterministicAndReset: every public scenario gives a byte-identical
 // trace on a fresh session, on a second fresh session, and on a reset one,
 // for both variants.
 func TestDeterministicAndReset(t *testing.T) {
-	files, err := ScenarioFiles(publicConformanceDir, "../scenarios")
+	files, err := scenario.Files(publicConformanceDir, "../scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +21,7 @@ func TestDeterministicAndReset(t *testing.T) {
 	}
 	for _, f := range files {
 		for _, variant := range []string{"sound", "original"} {
-			sc, err := LoadScenario(f)
+			sc, err := scenario.Load(f)
 			if err != nil {
 				t.Fatal(err)
 			}

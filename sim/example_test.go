@@ -3,12 +3,13 @@ package sim_test
 import (
 	"fmt"
 
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
 // A scenario in, a deterministic trace and its checked expectations out.
 func ExampleRunScenario() {
-	sc, err := sim.ParseScenario("inline.yaml", []byte(`
+	sc, err := scenario.Parse("inline.yaml", []byte(`
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
   - {stopReason: error, errorMessage: "503 service unavailable"}
@@ -43,12 +44,4 @@ expect:
 	// t=6000 auto_retry_end success=true attempt=2
 	// t=6000 prompt_resolved prompt=1
 	// passed: true
-}
-
-// A parse error says where and what is allowed.
-func ExampleParseScenario_error() {
-	_, err := sim.ParseScenario("bad.yaml", []byte("turns:\n  - {stopReason: eror}\n"))
-	fmt.Println(err)
-	// Output:
-	// bad.yaml:2:18: turns[0].stopReason: unknown value "eror" (allowed: stop, length, toolUse, error, aborted)
 }

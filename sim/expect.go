@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // CheckExpect returns one failure per unmet expectation of sc's expect
@@ -25,7 +27,7 @@ import (
 //
 // final compares state, attempt, isRetrying and unresolvedPrompts (each
 // only when given) with f.
-func CheckExpect(sc *Scenario, trace []byte, f Final) []string {
+func CheckExpect(sc *scenario.Scenario, trace []byte, f Final) []string {
 	if sc == nil || sc.Expect == nil {
 		return nil
 	}
@@ -33,7 +35,7 @@ func CheckExpect(sc *Scenario, trace []byte, f Final) []string {
 	if len(sc.Expect.Events) > 0 {
 		lines, bad := expParseTrace(trace)
 		if bad != "" {
-			failures = append(failures, fmt.Sprintf("%s: %s", resPos(sc, Pos{}), bad))
+			failures = append(failures, fmt.Sprintf("%s: %s", resPos(sc, scenario.Pos{}), bad))
 		}
 		cursor := 0 // number of the trace line the last expected event matched (0: start)
 		for i, ev := range sc.Expect.Events {
@@ -117,7 +119,7 @@ func expMatches(line, want map[string]any) bool {
 
 // expNormalizeFields brings expected values to the types json.Unmarshal gives
 // (float64 numbers, []any, map[string]any), so that values put in an
-// ExpectEvent by code (ints, typed slices) compare like parsed ones.
+// scenario.ExpectEvent by code (ints, typed slices) compare like parsed ones.
 func expNormalizeFields(fields map[string]any) map[string]any {
 	out := make(map[string]any, len(fields))
 	for k, v := range fields {
@@ -145,7 +147,7 @@ func expNormalizeValue(v any) any {
 // expEventFailure describes expected event i that matched no line after line
 // cursor, with a hint: the line it matches out of order, or the nearest
 // line of the same type and how it differs.
-func expEventFailure(sc *Scenario, i int, ev ExpectEvent, want map[string]any, lines []expTraceLine, cursor int) string {
+func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want map[string]any, lines []expTraceLine, cursor int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", resPos(sc, ev.Pos), i, expCompactFields(ev.Keys, want))
 	if cursor == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // expectTrace is a hand-written trace: 1-based line numbers in comments.
@@ -23,7 +24,7 @@ const expectTrace = `{"t":0,"type":"agent_run","kind":"prompt"}
 // expectScenario parses a YAML scenario whose expect block starts on line
 // 3: the events are on lines 5, 6, ... (column 7), and final on line
 // 5+len(events)+1 (column 5).
-func expectScenario(t *testing.T, events []string, final string) *Scenario {
+func expectScenario(t *testing.T, events []string, final string) *scenario.Scenario {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("name: x\n")
@@ -39,7 +40,7 @@ func expectScenario(t *testing.T, events []string, final string) *Scenario {
 		b.WriteString("  final:\n")
 		b.WriteString("    " + final + "\n")
 	}
-	sc, err := ParseScenario("x.yaml", []byte(b.String()))
+	sc, err := scenario.Parse("x.yaml", []byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestCheckExpect(t *testing.T) {
 }
 
 func TestCheckExpectNoExpectBlock(t *testing.T) {
-	sc, err := ParseScenario("x.yaml", []byte("turns: []\n"))
+	sc, err := scenario.Parse("x.yaml", []byte("turns: []\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,10 +214,10 @@ func TestCheckExpectNoExpectBlock(t *testing.T) {
 func TestCheckExpectBuiltInCode(t *testing.T) {
 	// Values put in by code (ints, typed slices) compare like parsed ones,
 	// and a position without a file falls back to the scenario's path.
-	sc := &Scenario{Path: "code.yaml", Expect: &Expect{Events: []ExpectEvent{
+	sc := &scenario.Scenario{Path: "code.yaml", Expect: &scenario.Expect{Events: []scenario.ExpectEvent{
 		{Fields: map[string]any{"type": "auto_retry_end", "attempt": 1, "t": int64(2000)}},
 		{Fields: map[string]any{"type": "final", "unresolvedPrompts": []int{}}},
-		{Fields: map[string]any{"type": "final", "attempt": 7}, Keys: []string{"type", "attempt"}, Pos: Pos{Line: 9, Column: 3}},
+		{Fields: map[string]any{"type": "final", "attempt": 7}, Keys: []string{"type", "attempt"}, Pos: scenario.Pos{Line: 9, Column: 3}},
 	}}}
 	got := CheckExpect(sc, []byte(expectTrace), expectIdleFinal)
 	want := []string{`code.yaml:9:3: expect.events[2] {"type":"final","attempt":7}: no matching line after trace line 7 (of 7); nearest earlier: trace line 7 has attempt=0`}
@@ -237,33 +238,33 @@ func TestRunScenarioResult(t *testing.T) {
 	path := filepath.Join(publicConformanceDir, "03-three-errors-then-success.json")
 	tests := []struct {
 		name    string
-		expect  *Expect
+		expect  *scenario.Expect
 		passed  bool
 		failure string
 	}{
 		{name: "no expect block", passed: true},
 		{
 			name: "matching",
-			expect: &Expect{
-				Events: []ExpectEvent{
+			expect: &scenario.Expect{
+				Events: []scenario.ExpectEvent{
 					{Fields: map[string]any{"t": 14000.0, "type": "auto_retry_end", "success": true, "attempt": 3.0}},
 					{Fields: map[string]any{"type": "prompt_resolved", "prompt": 1.0}},
 				},
-				Final: &ExpectFinal{State: expectPtr("idle"), Attempt: expectPtr(0), IsRetrying: expectPtr(false), UnresolvedPrompts: []int{}, HasUnresolved: true},
+				Final: &scenario.ExpectFinal{State: expectPtr("idle"), Attempt: expectPtr(0), IsRetrying: expectPtr(false), UnresolvedPrompts: []int{}, HasUnresolved: true},
 			},
 			passed: true,
 		},
 		{
 			name: "failing",
-			expect: &Expect{Events: []ExpectEvent{
-				{Fields: map[string]any{"type": "auto_retry_end", "attempt": 2.0}, Pos: Pos{File: path, Line: 4, Column: 2}},
+			expect: &scenario.Expect{Events: []scenario.ExpectEvent{
+				{Fields: map[string]any{"type": "auto_retry_end", "attempt": 2.0}, Pos: scenario.Pos{File: path, Line: 4, Column: 2}},
 			}},
 			failure: path + `:4:2: expect.events[0] {"attempt":2,"type":"auto_retry_end"}: no matching line in the trace`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, err := LoadScenario(path)
+			sc, err := scenario.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +280,7 @@ func TestRunScenarioResult(t *testing.T) {
 				t.Fatalf("failures %q, want one starting with %q", res.Failures, tt.failure)
 			}
 			if res.Variant != "sound" || res.Scenario != sc || res.RunErr != nil {
-				t.Fatalf("Variant %q, Scenario %p (want %p), RunErr %v", res.Variant, res.Scenario, sc, res.RunErr)
+				t.Fatalf("Variant %q, scenario.Scenario %p (want %p), RunErr %v", res.Variant, res.Scenario, sc, res.RunErr)
 			}
 			if !strings.Contains(string(res.Trace), `{"t":14000,"type":"auto_retry_end","success":true,"attempt":3}`+"\n") {
 				t.Fatalf("trace lacks the chain's end:\n%s", res.Trace)
@@ -292,13 +293,13 @@ func TestRunScenarioResult(t *testing.T) {
 }
 
 func TestRunScenarioResultUnknownVariant(t *testing.T) {
-	sc, err := ParseScenario("v.yaml", []byte("turns: []\n"))
+	sc, err := scenario.Parse("v.yaml", []byte("turns: []\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc.Variant = "no-such-variant"
 	_, err = RunScenario(sc, Options{})
-	var se *ScenarioError
+	var se *scenario.Error
 	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "v.yaml: variant: unknown variant") {
 		t.Fatalf("scenario variant: got %v (%T)", err, err)
 	}

@@ -74,6 +74,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -224,8 +225,8 @@ func (p pbTurn) String() string {
 // GoString keeps rapid's logs of drawn turns short.
 func (p pbTurn) GoString() string { return p.String() }
 
-func (p pbTurn) simTurn() sim.Turn {
-	t := sim.Turn{StopReason: p.Stop, ErrorMessage: p.Msg, SwitchModel: p.Switch,
+func (p pbTurn) simTurn() scenario.Turn {
+	t := scenario.Turn{StopReason: p.Stop, ErrorMessage: p.Msg, SwitchModel: p.Switch,
 		Duration: time.Duration(p.DurMs) * time.Millisecond}
 	if p.OverWindow {
 		t.Usage = pbOverUsage
@@ -302,14 +303,14 @@ func pbDrawPlan(t *rapid.T) pbPlan {
 	}
 }
 
-func pbScenario(plan pbPlan) *sim.Scenario {
-	sc, err := sim.ParseScenario("property", []byte(`{"initialPrompt": false}`))
+func pbScenario(plan pbPlan) *scenario.Scenario {
+	sc, err := scenario.Parse("property", []byte(`{"initialPrompt": false}`))
 	if err != nil {
 		panic(err)
 	}
 	sc.Settings = plan.Settings
 	sc.ContextWindow = pbWindow
-	sc.Compaction = sim.Compaction{Enabled: plan.CompEnabled, Succeed: plan.CompSucceed}
+	sc.Compaction = scenario.Compaction{Enabled: plan.CompEnabled, Succeed: plan.CompSucceed}
 	for _, p := range plan.Turns {
 		sc.Turns = append(sc.Turns, p.simTurn())
 	}
@@ -358,18 +359,18 @@ func pbApply(s *sim.Session, a pbAction, id string) {
 	}
 	switch a.Kind {
 	case pbPrompt:
-		direct(func() { s.Do(sim.Action{Do: "prompt", ID: id, Message: "p" + id}) })
+		direct(func() { s.Do(scenario.Action{Do: "prompt", ID: id, Message: "p" + id}) })
 	case pbAbort:
-		direct(func() { s.Do(sim.Action{Do: "abort", ID: id}) })
+		direct(func() { s.Do(scenario.Action{Do: "abort", ID: id}) })
 	case pbAbortRetry:
-		direct(func() { s.Do(sim.Action{Do: "abort_retry", ID: id}) })
+		direct(func() { s.Do(scenario.Action{Do: "abort_retry", ID: id}) })
 	case pbSetAutoRetry:
 		en := a.Enabled
-		direct(func() { s.Do(sim.Action{Do: "set_auto_retry", ID: id, Enabled: &en}) })
+		direct(func() { s.Do(scenario.Action{Do: "set_auto_retry", ID: id, Enabled: &en}) })
 	case pbSettings:
 		s.Settings().Set(a.Settings)
 	case pbGetState:
-		direct(func() { s.Do(sim.Action{Do: "get_state", ID: id}) })
+		direct(func() { s.Do(scenario.Action{Do: "get_state", ID: id}) })
 	case pbAdvance:
 		sch.RunUntil(sch.Elapsed() + time.Duration(a.Ms)*time.Millisecond)
 	case pbStep:

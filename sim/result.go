@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // Result of running one scenario.
 type Result struct {
-	Scenario *Scenario
+	Scenario *scenario.Scenario
 	Variant  string // the variant that ran (the override, or the scenario's)
 	Trace    []byte // the JSON Lines trace, final line included
 	Final    Final
@@ -28,11 +29,11 @@ func (r *Result) Passed() bool { return r.RunErr == nil && len(r.Failures) == 0 
 
 // RunScenario runs sc to quiescence (NewSession, Run) and checks its expect
 // block. It returns an error only when the scenario cannot be run at all:
-// an unknown variant (a *ScenarioError for the scenario's own "variant", a
+// an unknown variant (a *scenario.Error for the scenario's own "variant", a
 // plain error for opt.Variant) or invalid settings. A simulation that does
 // not finish is reported in the Result (RunErr and a failure), not as an
 // error.
-func RunScenario(sc *Scenario, opt Options) (*Result, error) {
+func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 	name := sc.Variant
 	if opt.Variant != "" {
 		name = opt.Variant
@@ -41,11 +42,11 @@ func RunScenario(sc *Scenario, opt Options) (*Result, error) {
 		if opt.Variant != "" {
 			return nil, err
 		}
-		return nil, &ScenarioError{Pos: Pos{File: sc.Path}, Field: "variant", Msg: err.Error(), err: err}
+		return nil, &scenario.Error{Pos: scenario.Pos{File: sc.Path}, Field: "variant", Msg: err.Error(), Err: err}
 	}
 	s, err := NewSession(sc, opt)
 	if err != nil {
-		return nil, &ScenarioError{Pos: Pos{File: sc.Path}, Msg: err.Error(), err: err}
+		return nil, &scenario.Error{Pos: scenario.Pos{File: sc.Path}, Msg: err.Error(), Err: err}
 	}
 	f, runErr := s.Run()
 	res := &Result{
@@ -57,7 +58,7 @@ func RunScenario(sc *Scenario, opt Options) (*Result, error) {
 	}
 	if runErr != nil {
 		res.Failures = []string{fmt.Sprintf("%s: simulation stopped at t=%dms: %v",
-			resPos(sc, Pos{}), f.At.Milliseconds(), runErr)}
+			resPos(sc, scenario.Pos{}), f.At.Milliseconds(), runErr)}
 		return res, nil
 	}
 	res.Failures = CheckExpect(sc, res.Trace, f)
@@ -65,8 +66,8 @@ func RunScenario(sc *Scenario, opt Options) (*Result, error) {
 }
 
 // resPos renders p, falling back to the scenario's file when p has no
-// file name (a Scenario built in code).
-func resPos(sc *Scenario, p Pos) string {
+// file name (a scenario.Scenario built in code).
+func resPos(sc *scenario.Scenario, p scenario.Pos) string {
 	if p.File == "" && sc != nil {
 		p.File = sc.Path
 	}

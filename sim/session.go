@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // Texts the original agent uses.
@@ -82,14 +83,14 @@ type Final struct {
 // provider, the session loop, the retry Controller on a discrete-event
 // Scheduler, and the trace.
 type Session struct {
-	sc       *Scenario
+	sc       *scenario.Scenario
 	variant  *policy.Variant
 	sched    *Scheduler
 	ctrl     *policy.Controller
 	settings *policy.SettingsStore
 	trace    Trace
 	turn     int
-	lastTurn Turn
+	lastTurn scenario.Turn
 	ctx      contextSummary
 	context  []Message // the full runtime context and history, kept
 	history  []Message // unless StreamOnly, for Context and History
@@ -127,7 +128,7 @@ type Options struct {
 }
 
 // NewSession builds a session for sc. Nothing runs until Start or Run.
-func NewSession(sc *Scenario, opt Options) (*Session, error) {
+func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	name := sc.Variant
 	if opt.Variant != "" {
 		name = opt.Variant
@@ -189,7 +190,7 @@ func (s *Session) Reset() {
 	_ = s.settings.Set(s.sc.Settings) // validated by NewSession
 	s.trace.Reset()
 	s.observed = 0
-	s.turn, s.lastTurn = 0, Turn{}
+	s.turn, s.lastTurn = 0, scenario.Turn{}
 	s.ctx = contextSummary{}
 	s.context, s.history = s.context[:0], s.history[:0]
 	s.inFlight, s.cur = false, run{}
@@ -313,7 +314,7 @@ func (s *Session) History() []Message { return append([]Message(nil), s.history.
 func (s *Session) Unresolved() []int { return append([]int(nil), s.pending...) }
 
 // Do performs one scenario action now, writing its response line.
-func (s *Session) Do(a Action) {
+func (s *Session) Do(a scenario.Action) {
 	switch a.Do {
 	case "prompt":
 		s.Prompt(a.Message, a.ID, true)
@@ -414,7 +415,7 @@ func (s *Session) Abort() {
 	if s.inFlight && s.cur.calling {
 		s.callGen++
 		s.cur.calling = false
-		s.reply(Turn{StopReason: policy.StopReasonAborted, ErrorMessage: AbortedMessage}, false)
+		s.reply(scenario.Turn{StopReason: policy.StopReasonAborted, ErrorMessage: AbortedMessage}, false)
 	}
 }
 
@@ -447,13 +448,13 @@ func (s *Session) startRun(kind RunKind, prompt int) {
 	s.call()
 }
 
-func (s *Session) nextTurn() Turn {
+func (s *Session) nextTurn() scenario.Turn {
 	if s.turn < len(s.sc.Turns) {
 		s.turn++
 		return s.sc.Turns[s.turn-1]
 	}
 	s.turn++
-	return Turn{StopReason: policy.StopReasonStop}
+	return scenario.Turn{StopReason: policy.StopReasonStop}
 }
 
 // call makes one LLM call of the current run: it takes the next turn and
@@ -475,7 +476,7 @@ func (s *Session) call() {
 	})
 }
 
-func (s *Session) reply(t Turn, scripted bool) {
+func (s *Session) reply(t scenario.Turn, scripted bool) {
 	m := policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage}
 	if scripted {
 		s.lastTurn = t

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode"
+
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 )
 
 // FormatText renders a JSON Lines trace as an aligned timeline for people:
@@ -49,14 +51,14 @@ func FormatText(trace []byte) ([]byte, error) {
 				r.ms, r.sec = txtTime(f.raw)
 			case f.key == "type" && !haveType:
 				haveType = true
-				r.typ = SafeText(txtValue(f.raw))
+				r.typ = termsafe.Text(txtValue(f.raw))
 			default:
 				rest = append(rest, txtKey(f.key)+"="+txtValue(f.raw))
 			}
 		}
 		// JSON quoting leaves DEL, C1 controls and bidirectional
 		// overrides as they are: escape them for the terminal.
-		r.fields = SafeText(strings.Join(rest, " "))
+		r.fields = termsafe.Text(strings.Join(rest, " "))
 		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {

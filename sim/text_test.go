@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 func TestFormatText(t *testing.T) {
@@ -94,7 +96,7 @@ func TestFormatTextErrors(t *testing.T) {
 // line, the type and field columns aligned, deterministic.
 func TestFormatTextScenario(t *testing.T) {
 	path := filepath.Join(publicConformanceDir, "03-three-errors-then-success.json")
-	sc, err := LoadScenario(path)
+	sc, err := scenario.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

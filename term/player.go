@@ -14,6 +14,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -50,7 +51,7 @@ const (
 type Config struct {
 	// Scenario is played as "retrysim run" would run it (initial prompt,
 	// actions, expectations), on the real clock. Required.
-	Scenario *sim.Scenario
+	Scenario *scenario.Scenario
 	// Variant overrides the scenario's policy variant when not empty.
 	Variant string
 	// Out receives the trace lines as text (FormatLine), the original's
@@ -178,7 +179,7 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 	return res, nil
 }
 
-func scenarioName(sc *sim.Scenario) string {
+func scenarioName(sc *scenario.Scenario) string {
 	if sc.Path != "" {
 		return sc.Path
 	}
@@ -217,7 +218,7 @@ func (p *player) idle() bool {
 
 // command runs a client command now, as a scheduler event.
 func (p *player) command(do string) {
-	_ = p.rt.Do(func() { p.sess.Do(sim.Action{Do: do}) })
+	_ = p.rt.Do(func() { p.sess.Do(scenario.Action{Do: do}) })
 }
 
 // interrupt handles Ctrl-C: the first aborts; it reports true for the

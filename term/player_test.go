@@ -13,6 +13,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/term"
 )
@@ -63,9 +64,9 @@ func (s *screen) waitFor(t *testing.T, from int, want string) int {
 	}
 }
 
-func parse(t *testing.T, text string) *sim.Scenario {
+func parse(t *testing.T, text string) *scenario.Scenario {
 	t.Helper()
-	sc, err := sim.ParseScenario("test.yaml", []byte(text))
+	sc, err := scenario.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

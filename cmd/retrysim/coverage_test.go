@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -13,7 +14,7 @@ func TestCoverageMain(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	traces := map[string][][]byte{}
 	for _, f := range files {
-		sc, err := sim.LoadScenario(f)
+		sc, err := scenario.Load(f)
 		if err != nil {
 			continue
 		}

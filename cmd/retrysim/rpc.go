@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/ohmypi/retryfsm/rpc"
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 func init() {
@@ -72,14 +72,14 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	if !ok {
 		return exitUsage
 	}
-	var sc *sim.Scenario
+	var sc *scenario.Scenario
 	if path := flagString(fs, "scenario"); path != "" {
 		if sc, ok = loadOne(path, stderr); !ok {
 			return exitUsage
 		}
 	} else {
 		var err error
-		if sc, err = sim.ParseScenario("", []byte(defaultRPCScenario)); err != nil {
+		if sc, err = scenario.Parse("", []byte(defaultRPCScenario)); err != nil {
 			fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
 			return exitFail
 		}

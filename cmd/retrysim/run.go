@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -49,9 +51,9 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	traces := map[string][][]byte{}
 	passed, failed, invalid := 0, 0, 0
 	for _, arg := range args {
-		files, skipped, err := sim.FindScenarioFiles(arg)
+		files, skipped, err := scenario.Find(arg)
 		if err != nil {
-			fmt.Fprintf(stderr, "retrysim run: %s\n", sim.SafeText(err.Error()))
+			fmt.Fprintf(stderr, "retrysim run: %s\n", termsafe.Text(err.Error()))
 			invalid++
 			continue
 		}
@@ -59,20 +61,20 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retrysim run: warning: %s\n", s)
 		}
 		if len(files) == 0 {
-			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", sim.SafeText(arg))
+			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", termsafe.Text(arg))
 			invalid++
 			continue
 		}
 		for _, path := range files {
-			sc, err := sim.LoadScenario(path)
+			sc, err := scenario.Load(path)
 			if err != nil {
-				fmt.Fprintln(stderr, sim.SafeText(err.Error()))
+				fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 				invalid++
 				continue
 			}
 			res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
 			if err != nil {
-				fmt.Fprintln(stderr, sim.SafeText(err.Error()))
+				fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 				invalid++
 				continue
 			}
@@ -110,28 +112,28 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 // "PASS  name  (path)", or "FAIL  name  (path)" and the failures indented,
 // the scenario's text escaped (sim.SafeText) so that it cannot break the
 // line or send escape codes to the terminal. It reports whether sc passed.
-func printResult(w io.Writer, sc *sim.Scenario, path string, res *sim.Result) bool {
+func printResult(w io.Writer, sc *scenario.Scenario, path string, res *sim.Result) bool {
 	verdict := "PASS"
 	if !res.Passed() {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "%s  %s  (%s)\n", verdict, sim.SafeText(sc.Name), sim.SafeText(path))
+	fmt.Fprintf(w, "%s  %s  (%s)\n", verdict, termsafe.Text(sc.Name), termsafe.Text(path))
 	for _, f := range res.Failures {
-		fmt.Fprintf(w, "    %s\n", sim.SafeText(f))
+		fmt.Fprintf(w, "    %s\n", termsafe.Text(f))
 	}
 	return res.Passed()
 }
 
 // loadOne loads the one scenario file of a command, reporting an error on
 // stderr.
-func loadOne(path string, stderr io.Writer) (*sim.Scenario, bool) {
+func loadOne(path string, stderr io.Writer) (*scenario.Scenario, bool) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", sim.SafeText(path))
+		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", termsafe.Text(path))
 		return nil, false
 	}
-	sc, err := sim.LoadScenario(path)
+	sc, err := scenario.Load(path)
 	if err != nil {
-		fmt.Fprintln(stderr, sim.SafeText(err.Error()))
+		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 		return nil, false
 	}
 	return sc, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -47,7 +48,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
 	if err != nil {
-		fmt.Fprintln(stderr, sim.SafeText(err.Error()))
+		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 		return exitUsage
 	}
 	out := res.Trace
@@ -62,7 +63,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	if res.RunErr != nil {
-		fmt.Fprintf(stderr, "retrysim trace: %s: %v\n", sim.SafeText(args[0]), res.RunErr)
+		fmt.Fprintf(stderr, "retrysim trace: %s: %v\n", termsafe.Text(args[0]), res.RunErr)
 		return exitFail
 	}
 	return exitOK

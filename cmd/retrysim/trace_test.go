@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -99,7 +100,7 @@ func TestTrace(t *testing.T) {
 // TestTraceDeterministic: two runs print the same bytes, and jsonl is the
 // simulator's trace byte for byte.
 func TestTraceDeterministic(t *testing.T) {
-	sc, err := sim.LoadScenario(threeErrors)
+	sc, err := scenario.Load(threeErrors)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/term"
 )
 
@@ -101,8 +102,8 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "retrysim run: interrupted")
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "retrysim run: %s\n", sim.SafeText(path+": "+err.Error()))
-		var se *sim.ScenarioError
+		fmt.Fprintf(stderr, "retrysim run: %s\n", termsafe.Text(path+": "+err.Error()))
+		var se *scenario.Error
 		if errors.As(err, &se) {
 			return exitUsage
 		}

@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -22,9 +23,9 @@ func scnDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecon
 
 func TestScenarioDefaults(t *testing.T) {
 	for _, in := range []string{"{}", "# only a comment\n{}\n", "turns: []\n"} {
-		sc, err := ParseScenario("some/dir/my-case.yaml", []byte(in))
+		sc, err := Parse("some/dir/my-case.yaml", []byte(in))
 		if err != nil {
-			t.Fatalf("ParseScenario(%q): %v", in, err)
+			t.Fatalf("Parse(%q): %v", in, err)
 		}
 		want := &Scenario{
 			Path:          "some/dir/my-case.yaml",
@@ -45,7 +46,7 @@ func TestScenarioDefaults(t *testing.T) {
 			want.Turns = []Turn{}
 		}
 		if !reflect.DeepEqual(sc, want) {
-			t.Errorf("ParseScenario(%q) =\n%+v\nwant\n%+v", in, sc, want)
+			t.Errorf("Parse(%q) =\n%+v\nwant\n%+v", in, sc, want)
 		}
 		if sc.Settings != policy.DefaultSettings() {
 			t.Errorf("settings %+v, want policy.DefaultSettings()", sc.Settings)
@@ -53,7 +54,7 @@ func TestScenarioDefaults(t *testing.T) {
 	}
 
 	// No name: Path and Name stay empty.
-	sc, err := ParseScenario("", []byte("{}"))
+	sc, err := Parse("", []byte("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestScenarioDefaults(t *testing.T) {
 	}
 
 	// Defaults inside partial groups, turns and actions.
-	sc, err = ParseScenario("x.json", []byte(`{"settings":{"maxRetries":1},"compaction":{"succeed":false},
+	sc, err = Parse("x.json", []byte(`{"settings":{"maxRetries":1},"compaction":{"succeed":false},
 		"turns":[{"stopReason":"stop"}],"actions":[{"at":5,"do":"prompt"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +105,9 @@ func TestScenarioConformanceFiles(t *testing.T) {
 			continue
 		}
 		n++
-		sc, err := LoadScenario(f)
+		sc, err := Load(f)
 		if err != nil {
-			t.Errorf("LoadScenario(%s): %v", f, err)
+			t.Errorf("Load(%s): %v", f, err)
 			continue
 		}
 		if sc.Path != f || sc.Name != strings.TrimSuffix(filepath.Base(f), ".json") {
@@ -162,7 +163,7 @@ func TestScenarioConformanceFiles(t *testing.T) {
 
 func TestScenarioAllKeysYAML(t *testing.T) {
 	path := filepath.Join("testdata", "scenario", "all-keys.yaml")
-	sc, err := LoadScenario(path)
+	sc, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		},
 	}
 	if !reflect.DeepEqual(sc, want) {
-		t.Errorf("LoadScenario(%s) =\n%#v\nwant\n%#v", path, sc, want)
+		t.Errorf("Load(%s) =\n%#v\nwant\n%#v", path, sc, want)
 		if !reflect.DeepEqual(sc.Expect, want.Expect) {
 			t.Errorf("expect: got %#v / %#v", sc.Expect.Events, sc.Expect.Final)
 		}
@@ -229,7 +230,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 }
 
 func TestScenarioExpectFinalUnresolved(t *testing.T) {
-	sc, err := ParseScenario("e.yaml", []byte("expect:\n  final: {unresolvedPrompts: []}\n"))
+	sc, err := Parse("e.yaml", []byte("expect:\n  final: {unresolvedPrompts: []}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestScenarioExpectFinalUnresolved(t *testing.T) {
 		t.Errorf("absent fields set: %+v", f)
 	}
 
-	sc, err = ParseScenario("e.yaml", []byte("expect:\n  final: {state: idle}\n"))
+	sc, err = Parse("e.yaml", []byte("expect:\n  final: {state: idle}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +261,11 @@ func TestScenarioYAMLAndJSONAgree(t *testing.T) {
 	y := "turns:\n  - {stopReason: error, errorMessage: \"a/b \\u00e9 \\U0001F600\"}\nactions:\n  - {at: 7, do: set_auto_retry, enabled: false}\n"
 	j := `{"turns":[{"stopReason":"error","errorMessage":"a\/b \u00e9 \ud83d\ude00"}],
  "actions":[{"at":7,"do":"set_auto_retry","enabled":false}]}`
-	sy, err := ParseScenario("s.yaml", []byte(y))
+	sy, err := Parse("s.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sj, err := ParseScenario("s.yaml", []byte(j))
+	sj, err := Parse("s.yaml", []byte(j))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,16 +381,16 @@ func TestScenarioErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := ParseScenario("t.yaml", []byte(tc.in))
+			sc, err := Parse("t.yaml", []byte(tc.in))
 			if err == nil {
 				t.Fatalf("no error; got %+v", sc)
 			}
 			if sc != nil {
 				t.Errorf("scenario %+v returned with error", sc)
 			}
-			var se *ScenarioError
+			var se *Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %T %v is not a *ScenarioError", err, err)
+				t.Fatalf("error %T %v is not a *Error", err, err)
 			}
 			if got := se.Pos.String(); got != tc.pos {
 				t.Errorf("pos = %q, want %q (error: %v)", got, tc.pos, err)
@@ -413,7 +414,7 @@ func TestScenarioErrors(t *testing.T) {
 }
 
 func TestScenarioErrorString(t *testing.T) {
-	e := &ScenarioError{Pos: Pos{"file", 3, 14}, Field: "turns[2].stopReason",
+	e := &Error{Pos: Pos{"file", 3, 14}, Field: "turns[2].stopReason",
 		Msg: `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`}
 	want := `file:3:14: turns[2].stopReason: unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`
 	if e.Error() != want {
@@ -433,13 +434,13 @@ func TestScenarioErrorString(t *testing.T) {
 			t.Errorf("%#v.String() = %q, want %q", tc.pos, got, tc.want)
 		}
 	}
-	if got := (&ScenarioError{Msg: "m"}).Error(); got != "m" {
+	if got := (&Error{Msg: "m"}).Error(); got != "m" {
 		t.Errorf("Error() without pos and field = %q", got)
 	}
 }
 
 func TestScenarioSettingsErrorUnwrap(t *testing.T) {
-	_, err := ParseScenario("t.yaml", []byte("settings: {maxRetries: 5000}"))
+	_, err := Parse("t.yaml", []byte("settings: {maxRetries: 5000}"))
 	var se *policy.SettingsError
 	if !errors.As(err, &se) || se.Field != "maxRetries" {
 		t.Fatalf("error %v does not wrap a *policy.SettingsError for maxRetries", err)
@@ -450,8 +451,8 @@ func TestLoadScenarioFileErrors(t *testing.T) {
 	dir := t.TempDir()
 
 	missing := filepath.Join(dir, "missing.yaml")
-	_, err := LoadScenario(missing)
-	var se *ScenarioError
+	_, err := Load(missing)
+	var se *Error
 	if !errors.As(err, &se) || se.Pos.File != missing || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
@@ -460,7 +461,7 @@ func TestLoadScenarioFileErrors(t *testing.T) {
 	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", 2<<20)+"\n{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadScenario(big)
+	_, err = Load(big)
 	if !errors.As(err, &se) || se.Pos != (Pos{File: big}) || !strings.Contains(se.Msg, "larger than 1048576 bytes") {
 		t.Errorf("big file: %v", err)
 	}
@@ -469,7 +470,7 @@ func TestLoadScenarioFileErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("turns:\n  - stopReason: stop\n  - {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadScenario(bad)
+	_, err = Load(bad)
 	if want := bad + ":3:5: turns[1].stopReason: missing required key"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("bad file: %v, want prefix %q", err, want)
 	}
@@ -477,7 +478,7 @@ func TestLoadScenarioFileErrors(t *testing.T) {
 	// Exactly at the cap is accepted.
 	exact := []byte("{}\n#")
 	exact = append(exact, strings.Repeat("x", 1<<20-len(exact))...)
-	if _, err := ParseScenario("exact.yaml", exact); err != nil {
+	if _, err := Parse("exact.yaml", exact); err != nil {
 		t.Errorf("file of exactly 1 MiB: %v", err)
 	}
 }
@@ -503,7 +504,7 @@ func TestScenarioFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := ScenarioFiles(single, dir)
+	got, err := Files(single, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,18 +516,18 @@ func TestScenarioFiles(t *testing.T) {
 		filepath.Join(dir, "c.yml"),
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ScenarioFiles = %q\nwant %q", got, want)
+		t.Errorf("Files = %q\nwant %q", got, want)
 	}
 
-	if got, err := ScenarioFiles(); err != nil || len(got) != 0 {
-		t.Errorf("ScenarioFiles() = %q, %v", got, err)
+	if got, err := Files(); err != nil || len(got) != 0 {
+		t.Errorf("Files() = %q, %v", got, err)
 	}
 	empty := t.TempDir()
-	if got, err := ScenarioFiles(empty); err != nil || len(got) != 0 {
-		t.Errorf("ScenarioFiles(empty dir) = %q, %v", got, err)
+	if got, err := Files(empty); err != nil || len(got) != 0 {
+		t.Errorf("Files(empty dir) = %q, %v", got, err)
 	}
-	if _, err := ScenarioFiles(filepath.Join(dir, "nope")); err == nil {
-		t.Error("ScenarioFiles(missing path): no error")
+	if _, err := Files(filepath.Join(dir, "nope")); err == nil {
+		t.Error("Files(missing path): no error")
 	}
 }
 
@@ -552,15 +553,15 @@ func TestSafeText(t *testing.T) {
 		{"\ufffd replacement char", "\ufffd replacement char"},
 	}
 	for _, tt := range tests {
-		got := SafeText(tt.in)
+		got := termsafe.Text(tt.in)
 		if got != tt.want {
-			t.Errorf("SafeText(%q) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("termsafe.Text(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if again := SafeText(got); again != got {
+		if again := termsafe.Text(got); again != got {
 			t.Errorf("SafeText not idempotent on %q: %q", got, again)
 		}
 		if strings.ContainsAny(got, "\n\r\x1b\x7f\u202e") {
-			t.Errorf("SafeText(%q) = %q keeps a control character", tt.in, got)
+			t.Errorf("termsafe.Text(%q) = %q keeps a control character", tt.in, got)
 		}
 	}
 }
@@ -583,10 +584,10 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseScenario("t.yaml", []byte(tt.in))
-			var se *ScenarioError
+			_, err := Parse("t.yaml", []byte(tt.in))
+			var se *Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %v, want a *ScenarioError", err)
+				t.Fatalf("error %v, want a *Error", err)
 			}
 			line := se.Error()
 			if len(line) > 300 {
@@ -603,7 +604,7 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 
 	// Control characters in a key are escaped in the field path and in
 	// the message.
-	_, err := ParseScenario("t.yaml", []byte(`{"turns":[{"stopReason":"stop","a\u001b[8m\nPASS\u202e":1}]}`))
+	_, err := Parse("t.yaml", []byte(`{"turns":[{"stopReason":"stop","a\u001b[8m\nPASS\u202e":1}]}`))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -620,10 +621,10 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 	}
 	b.WriteString(`{"deep": .5}`)
 	// Not JSON: read as YAML, whose flow mappings take the same text.
-	_, err = ParseScenario("t.yaml", []byte(strings.ReplaceAll(b.String(), `{"deep": .5}`, `{"deep": !!binary aGk=}`)+strings.Repeat("}", 40)+"]}}"))
-	var se *ScenarioError
+	_, err = Parse("t.yaml", []byte(strings.ReplaceAll(b.String(), `{"deep": .5}`, `{"deep": !!binary aGk=}`)+strings.Repeat("}", 40)+"]}}"))
+	var se *Error
 	if !errors.As(err, &se) {
-		t.Fatalf("nested keys: error %v, want a *ScenarioError", err)
+		t.Fatalf("nested keys: error %v, want a *Error", err)
 	}
 	if len(se.Error()) > 400 || !strings.HasPrefix(se.Field, "expect.events[0].nnn") || !strings.HasSuffix(se.Field, ".deep") || !strings.Contains(se.Field, "…") {
 		t.Errorf("nested keys: %d bytes, field %q", len(se.Error()), se.Field)

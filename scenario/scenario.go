@@ -1,4 +1,8 @@
-package sim
+// Package scenario reads, validates and discovers scenario files: the
+// scripted provider's turns, the client's actions, the settings and the
+// expectations of one simulated session (SPEC.md §7). It does not run them
+// (package sim does).
+package scenario
 
 import (
 	"bytes"
@@ -18,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -136,17 +141,17 @@ func (p Pos) String() string {
 	return b.String()
 }
 
-// ScenarioError is every validation/parse error: where and what.
-type ScenarioError struct {
+// Error is every validation/parse error: where and what.
+type Error struct {
 	Pos   Pos
-	Field string // path like "turns[2].stopReason"; "" for the whole file; keys from the file escaped (SafeText), those over 64 bytes shortened
+	Field string // path like "turns[2].stopReason"; "" for the whole file; keys from the file escaped (termsafe.Text), those over 64 bytes shortened
 	Msg   string // what is wrong and what is allowed
-	err   error  // underlying error, if any (I/O, *policy.SettingsError)
+	Err   error  // underlying error, if any (I/O, *policy.SettingsError)
 }
 
 // Error gives "file:3:14: turns[2].stopReason: unknown value ...", leaving
 // out the parts that are empty.
-func (e *ScenarioError) Error() string {
+func (e *Error) Error() string {
 	parts := make([]string, 0, 3)
 	if s := e.Pos.String(); s != "" {
 		parts = append(parts, s)
@@ -159,32 +164,32 @@ func (e *ScenarioError) Error() string {
 		msg = "invalid scenario"
 	}
 	parts = append(parts, msg)
-	// File names and scenario text are printed escaped (SafeText): an
+	// File names and scenario text are printed escaped (termsafe.Text): an
 	// error is always one line and cannot send the terminal escape codes.
-	return SafeText(strings.Join(parts, ": "))
+	return termsafe.Text(strings.Join(parts, ": "))
 }
 
 // Unwrap returns the underlying error (an I/O error or a
 // *policy.SettingsError), or nil.
-func (e *ScenarioError) Unwrap() error { return e.err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// LoadScenario reads and validates one scenario file (YAML or JSON).
-func LoadScenario(path string) (*Scenario, error) {
+// Load reads and validates one scenario file (YAML or JSON).
+func Load(path string) (*Scenario, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &ScenarioError{Pos: Pos{File: path}, Msg: err.Error(), err: err}
+		return nil, &Error{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, scnMaxSize+1))
 	if err != nil {
-		return nil, &ScenarioError{Pos: Pos{File: path}, Msg: err.Error(), err: err}
+		return nil, &Error{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
 	}
-	return ParseScenario(path, data)
+	return Parse(path, data)
 }
 
-// ParseScenario reads and validates one scenario from data; name is the
+// Parse reads and validates one scenario from data; name is the
 // file name used in error positions, Scenario.Path and the default Name.
-func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
+func Parse(name string, data []byte) (sc *Scenario, err error) {
 	p := &scnParser{file: name}
 	defer func() {
 		if r := recover(); r != nil {
@@ -193,7 +198,7 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 				err = b.err
 				return
 			}
-			err = &ScenarioError{Pos: Pos{File: name}, Msg: fmt.Sprintf("cannot parse scenario: %v", r)}
+			err = &Error{Pos: Pos{File: name}, Msg: fmt.Sprintf("cannot parse scenario: %v", r)}
 		}
 	}()
 	if len(data) > scnMaxSize {
@@ -211,21 +216,21 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 	return p.scenario(root), nil
 }
 
-// ScenarioFiles expands paths: a directory gives every *.yaml, *.yml and
+// Files expands paths: a directory gives every *.yaml, *.yml and
 // *.json regular file in it (not recursive, sorted by name, skipping
 // *.out.jsonl, manifest.json (a conformance set's index) and names starting
 // with '.' or '_'; symbolic links to regular files are followed); a path
 // that is not a directory is taken as is, whatever it is. Directory entries
 // with a scenario name that are not regular files (named pipes, sockets,
 // devices, directories, broken links) are left out silently: use
-// FindScenarioFiles to report them.
-func ScenarioFiles(paths ...string) ([]string, error) {
-	files, _, err := FindScenarioFiles(paths...)
+// Find to report them.
+func Files(paths ...string) ([]string, error) {
+	files, _, err := Find(paths...)
 	return files, err
 }
 
 // SkippedFile is a directory entry with a scenario file name that
-// FindScenarioFiles left out because it is not a regular file: reading a
+// Find left out because it is not a regular file: reading a
 // named pipe, say, would block until someone writes to it.
 type SkippedFile struct {
 	Path string // the directory joined with the entry's name
@@ -233,16 +238,16 @@ type SkippedFile struct {
 }
 
 // String gives "PATH: skipped: WHAT, not a regular file", the path escaped
-// (SafeText).
+// (termsafe.Text).
 func (s SkippedFile) String() string {
-	return SafeText(s.Path + ": skipped: " + s.What + ", not a regular file")
+	return termsafe.Text(s.Path + ": skipped: " + s.What + ", not a regular file")
 }
 
-// FindScenarioFiles is ScenarioFiles that also returns the directory
+// Find is Files that also returns the directory
 // entries it skipped because they are not regular files (nor symbolic links
 // to regular files), in the order met. A path given explicitly is never
 // skipped: it is returned as is, even a named pipe.
-func FindScenarioFiles(paths ...string) (files []string, skipped []SkippedFile, err error) {
+func Find(paths ...string) (files []string, skipped []SkippedFile, err error) {
 	for _, path := range paths {
 		info, err := os.Stat(path)
 		if err != nil {
@@ -316,12 +321,12 @@ func scnIsScenarioName(name string) bool {
 // ---- parser ----
 
 // scnBailout carries the first error out of the recursive walk.
-type scnBailout struct{ err *ScenarioError }
+type scnBailout struct{ err *Error }
 
 type scnParser struct{ file string }
 
 func (p *scnParser) failPos(pos Pos, field, msg string) {
-	panic(scnBailout{&ScenarioError{Pos: pos, Field: scnShortPath(field), Msg: msg}})
+	panic(scnBailout{&Error{Pos: pos, Field: scnShortPath(field), Msg: msg}})
 }
 
 // scnMaxPath bounds the length of a field path in an error, in bytes: a
@@ -356,7 +361,7 @@ func (p *scnParser) pos(n *yaml.Node) Pos {
 
 var scnYAMLLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns an error from the YAML library into a ScenarioError.
+// yamlError turns an error from the YAML library into a Error.
 func (p *scnParser) yamlError(err error) {
 	msg := err.Error()
 	pos := Pos{File: p.file}
@@ -540,7 +545,7 @@ func scnQuoteKey(key string) string {
 // scnJoin appends key to field path path, escaped and shortened: keys come
 // from the file and may be long or hold control characters.
 func scnJoin(path, key string) string {
-	key = shortText(key, scnMaxKeyInPath)
+	key = termsafe.Short(key, scnMaxKeyInPath)
 	if path == "" {
 		return key
 	}
@@ -813,7 +818,7 @@ func (p *scnParser) settings(n *yaml.Node, path string) policy.Settings {
 			}
 			msg = fmt.Sprintf("%s is out of range (allowed: %s)", se.Value, se.Allowed)
 		}
-		panic(scnBailout{&ScenarioError{Pos: p.pos(at), Field: field, Msg: msg, err: err}})
+		panic(scnBailout{&Error{Pos: p.pos(at), Field: field, Msg: msg, Err: err}})
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"errors"
@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
-// FuzzLoadScenario checks that ParseScenario never panics, that every error
-// is a *ScenarioError with a usable message and position, and that every
+// FuzzLoadScenario checks that Parse never panics, that every error
+// is a *Error with a usable message and position, and that every
 // accepted scenario respects the documented ranges.
 func FuzzLoadScenario(f *testing.F) {
 	seeds := []string{
@@ -61,21 +62,21 @@ func FuzzLoadScenario(f *testing.F) {
 		if len(data) > 64<<10 { // keep inputs small; the 1 MiB cap is tested elsewhere
 			data = data[:64<<10]
 		}
-		sc, err := ParseScenario("fuzz.yaml", data)
+		sc, err := Parse("fuzz.yaml", data)
 		if err != nil {
 			if sc != nil {
 				t.Fatalf("scenario returned with error %v", err)
 			}
-			var se *ScenarioError
+			var se *Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %T %v is not a *ScenarioError", err, err)
+				t.Fatalf("error %T %v is not a *Error", err, err)
 			}
 			if se.Error() == "" || se.Msg == "" {
 				t.Fatalf("empty error message: %#v", se)
 			}
 			// One line, nothing a terminal would act on, bounded
 			// whatever the size of the keys and values.
-			if line := se.Error(); SafeText(line) != line || len(line) > 2048 || len(se.Field) > 300 {
+			if line := se.Error(); termsafe.Text(line) != line || len(line) > 2048 || len(se.Field) > 300 {
 				t.Fatalf("error line not safe or too long (%d bytes, field %d bytes): %.500q", len(line), len(se.Field), line)
 			}
 			if se.Pos.File != "fuzz.yaml" {

@@ -1,4 +1,6 @@
-package sim
+// Package termsafe makes text from files and the network safe to print on
+// a terminal.
+package termsafe
 
 import (
 	"strconv"
@@ -7,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// SafeText returns s made safe to print on one line of a terminal: every
+// Text returns s made safe to print on one line of a terminal: every
 // character that could end the line, move the cursor, start an escape
 // sequence, or hide or reorder the text is replaced by its Go escape, as
 // strconv.QuoteToGraphic writes it (\n, \r, \t, \x1b, \x7f, \u0085,
@@ -19,7 +21,7 @@ import (
 // kept. All other text (any script, emoji, spaces, backslashes) is left as
 // it is: the result is for reading, not for unquoting, and escaping it again
 // changes nothing. When there is nothing to escape, s itself is returned.
-func SafeText(s string) string {
+func Text(s string) string {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -63,16 +65,16 @@ func safeRune(r rune, size int) bool {
 	return unicode.IsGraphic(r) || r == '\u200c' || r == '\u200d'
 }
 
-// shortText is SafeText that also shortens: when s is longer than max
+// Short is Text that also shortens: when s is longer than max
 // bytes, only its first max bytes (cut at a character boundary) are kept,
 // followed by "…(N bytes)", N being the length of s.
-func shortText(s string, max int) string {
+func Short(s string, max int) string {
 	if len(s) <= max {
-		return SafeText(s)
+		return Text(s)
 	}
 	cut := max
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return SafeText(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	return Text(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

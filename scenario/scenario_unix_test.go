@@ -1,6 +1,6 @@
 //go:build unix
 
-package sim
+package scenario
 
 import (
 	"os"
@@ -30,20 +30,20 @@ func TestFindScenarioFilesSkipsNonRegular(t *testing.T) {
 	must(syscall.Mkfifo(filepath.Join(dir, "g-fifo.txt"), 0o644)) // not a scenario name: not mentioned
 
 	wantFiles := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "d-link.yaml")}
-	got, err := ScenarioFiles(dir)
+	got, err := Files(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, wantFiles) {
-		t.Errorf("ScenarioFiles = %q\nwant %q", got, wantFiles)
+		t.Errorf("Files = %q\nwant %q", got, wantFiles)
 	}
 
-	files, skipped, err := FindScenarioFiles(dir)
+	files, skipped, err := Find(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(files, wantFiles) {
-		t.Errorf("FindScenarioFiles files = %q\nwant %q", files, wantFiles)
+		t.Errorf("Find files = %q\nwant %q", files, wantFiles)
 	}
 	wantSkipped := []SkippedFile{
 		{filepath.Join(dir, "b-fifo.yaml"), "a named pipe"},
@@ -60,7 +60,7 @@ func TestFindScenarioFilesSkipsNonRegular(t *testing.T) {
 
 	// Explicit paths are taken as they are, a named pipe included.
 	fifo := filepath.Join(dir, "b-fifo.yaml")
-	files, skipped, err = FindScenarioFiles(fifo, filepath.Join(dir, "a.yaml"))
+	files, skipped, err = Find(fifo, filepath.Join(dir, "a.yaml"))
 	if err != nil || !reflect.DeepEqual(files, []string{fifo, filepath.Join(dir, "a.yaml")}) || len(skipped) != 0 {
 		t.Errorf("explicit paths: %q, %q, %v", files, skipped, err)
 	}
