@@ -1,14 +1,12 @@
 package explore
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // CoverageUnit is one unit of transition coverage: a declared rule row of
@@ -76,9 +74,10 @@ func CoverageReachable(v *policy.Variant) map[Unit]bool {
 	return out
 }
 
-// Coverage reads the transition lines of sim traces (JSON Lines) and
-// attributes each to a rule row of v's table. A transition line names only
-// (from, event, to); the input is inferred from the line before it in the
+// Coverage reads the transition records of sim traces and attributes each
+// to a rule row of v's table. A transition record that carries its rule
+// (Edge.Rule >= 0) is attributed to it. One that names only (from, event,
+// to) has its input inferred from the line before it in the
 // same trace: a successful message_end (message_end:success), agent_run_end
 // (agent_end of the class of the run's last reply; an error that does not
 // fit is taken as an overflow by usage, which the trace does not show),
@@ -86,7 +85,7 @@ func CoverageReachable(v *policy.Variant) map[Unit]bool {
 // accepted prompt; otherwise the timer (backoff_elapsed) or abort. Guards
 // that still leave two rows are told apart by the retry events the step
 // emitted.
-func Coverage(v *policy.Variant, traces [][]byte) (*CoverageReport, error) {
+func Coverage(v *policy.Variant, traces [][]trace.Record) (*CoverageReport, error) {
 	rep := &CoverageReport{Variant: v.Name}
 	reach := CoverageReachable(v)
 	idx := map[Unit]int{}
@@ -102,75 +101,46 @@ func Coverage(v *policy.Variant, traces [][]byte) (*CoverageReport, error) {
 			rep.Units = append(rep.Units, u)
 		}
 	}
-	for n, tr := range traces {
-		lines, err := parseLines(tr)
-		if err != nil {
-			return nil, fmt.Errorf("trace %d: %w", n+1, err)
-		}
-		var lastMsg traceLine
-		for i, l := range lines {
-			if l.Type == "message_end" {
+	for n, lines := range traces {
+		var lastMsg *trace.Record
+		for i := range lines {
+			l := &lines[i]
+			if l.Type == trace.MessageEnd {
 				lastMsg = l
 			}
-			if l.Type != "transition" {
+			if l.Type != trace.Transition {
 				continue
 			}
-			var prev traceLine
+			var prev *trace.Record
 			if i > 0 {
-				prev = lines[i-1]
+				prev = &lines[i-1]
 			}
-			rule := attribute(v, prev, lastMsg, l, emitted(lines[i+1:]))
+			rule := l.Edge.Rule
 			if rule < 0 {
-				rep.Unattributed = append(rep.Unattributed, fmt.Sprintf("trace %d line %d: %s -%s-> %s", n+1, i+1, l.From, l.Event, l.To))
+				rule = attribute(v, prev, lastMsg, l, emitted(lines[i+1:]))
+			}
+			k, ok := idx[Unit{rule, policy.State(l.Edge.From)}]
+			if rule < 0 || !ok {
+				rep.Unattributed = append(rep.Unattributed, fmt.Sprintf("trace %d line %d: %s -%s-> %s", n+1, i+1, l.Edge.From, l.Edge.Event, l.Edge.To))
 				continue
 			}
-			rep.Units[idx[Unit{rule, policy.State(l.From)}]].Hits++
+			rep.Units[k].Hits++
 		}
 	}
 	return rep, nil
 }
 
-type traceLine struct {
-	Type    string `json:"type"`
-	From    string `json:"from"`
-	Event   string `json:"event"`
-	To      string `json:"to"`
-	Command string `json:"command"`
-	Success *bool  `json:"success"`
-	Message *struct {
-		StopReason   policy.StopReason `json:"stopReason"`
-		ErrorMessage string            `json:"errorMessage"`
-	} `json:"message"`
-}
-
-func parseLines(tr []byte) ([]traceLine, error) {
-	var out []traceLine
-	sc := bufio.NewScanner(bytes.NewReader(tr))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l traceLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("line %d: %w", len(out)+1, err)
-		}
-		out = append(out, l)
-	}
-	return out, sc.Err()
-}
-
 // emitted returns the retry events right after a transition line, before
 // the next line of another kind: "s" for a start, "e" for an end.
-func emitted(rest []traceLine) string {
+func emitted(rest []trace.Record) string {
 	var b strings.Builder
-	for _, l := range rest {
-		switch l.Type {
-		case "auto_retry_start":
+	for i := range rest {
+		switch rest[i].Type {
+		case trace.AutoRetryStart:
 			b.WriteByte('s')
-		case "auto_retry_end":
+		case trace.AutoRetryEnd:
 			b.WriteByte('e')
-		case "mark_usage_limit_reached", "prompt_resolved":
+		case trace.MarkUsageLimitReached, trace.PromptResolved:
 		default:
 			return b.String()
 		}
@@ -191,14 +161,17 @@ func ruleEmits(r *policy.Rule) string {
 	return b.String()
 }
 
-func attribute(v *policy.Variant, prev, lastMsg, tr traceLine, emits string) int {
+func attribute(v *policy.Variant, prev, lastMsg, tr *trace.Record, emits string) int {
 	var ins []policy.Input
+	var prevType trace.Type
+	if prev != nil {
+		prevType = prev.Type
+	}
 	switch {
-	case prev.Type == "message_end" && prev.Message != nil &&
-		policy.AssistantMessage{StopReason: prev.Message.StopReason}.IsSuccess():
+	case prevType == trace.MessageEnd && policy.AssistantMessage{StopReason: prev.Message.StopReason}.IsSuccess():
 		ins = []policy.Input{policy.InputSuccess}
-	case prev.Type == "agent_run_end":
-		if lastMsg.Message == nil {
+	case prevType == trace.AgentRunEnd:
+		if lastMsg == nil {
 			ins = []policy.Input{policy.InputNoMessage}
 			break
 		}
@@ -208,11 +181,11 @@ func attribute(v *policy.Variant, prev, lastMsg, tr traceLine, emits string) int
 			ins = append(ins, in)
 		}
 		ins = append(ins, policy.InputOverflow)
-	case prev.Type == "continue_rejected":
+	case prevType == trace.ContinueRejected:
 		ins = []policy.Input{policy.InputContinueFailed}
-	case prev.Type == "response" && prev.Command == "abort_retry":
+	case prevType == trace.Response && prev.Response.Command == "abort_retry":
 		ins = []policy.Input{policy.InputAbortRetry}
-	case prev.Type == "response" && prev.Command == "prompt" && prev.Success != nil && *prev.Success:
+	case prevType == trace.Response && prev.Response.Command == "prompt" && prev.Response.Success:
 		ins = []policy.Input{policy.InputPrompt}
 	}
 	// A timer or an abort starts a queue event of its own: the line before
@@ -222,7 +195,7 @@ func attribute(v *policy.Variant, prev, lastMsg, tr traceLine, emits string) int
 		first := -1
 		for i := range v.Rules {
 			r := &v.Rules[i]
-			if r.Input != in || r.Ignored() || r.Event != tr.Event || string(r.To) != tr.To || !hasState(r.From, tr.From) {
+			if r.Input != in || r.Ignored() || r.Event != tr.Edge.Event || string(r.To) != tr.Edge.To || !hasState(r.From, tr.Edge.From) {
 				continue
 			}
 			if first < 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // TestCoverageAttribution replays every explored transition through sim and
@@ -21,7 +22,7 @@ func TestCoverageAttribution(t *testing.T) {
 	}{{policy.Sound, 0}, {policy.Sound, 1}, {policy.Sound, 3}, {policy.Original, 1}} {
 		r := exploreAll(Options{Variant: tc.v, MaxRetries: tc.mr})
 		m := newModel(tc.v, tc.mr, false)
-		var traces [][]byte
+		var traces [][]trace.Record
 		want := map[Unit]int{}
 		for i := 0; i < r.States; i++ {
 			s := r.State(i)
@@ -41,7 +42,7 @@ func TestCoverageAttribution(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				traces = append(traces, res.Trace)
+				traces = append(traces, res.Records)
 				// The model's fired rows along the replayed path.
 				mm := newModel(tc.v, tc.mr, false)
 				st := initial()
@@ -75,7 +76,7 @@ func TestCoverageScenarios(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Skip("no scenarios")
 	}
-	var traces [][]byte
+	var traces [][]trace.Record
 	for _, f := range files {
 		sc, err := scenario.Load(f)
 		if err != nil {
@@ -86,7 +87,7 @@ func TestCoverageScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		traces = append(traces, res.Trace)
+		traces = append(traces, res.Records)
 	}
 	rep, err := Coverage(policy.Sound, traces)
 	if err != nil {

@@ -1,47 +1,32 @@
 package explore
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/ohmypi/retryfsm/trace"
 )
 
-// NormalizeTrace extracts from a sim trace the lines Replay.Lines predicts,
-// in the same normalised form.
-func NormalizeTrace(trace []byte) ([]string, error) {
+// NormalizeTrace extracts from a sim trace's records the lines Replay.Lines
+// predicts, in the same normalised form.
+func NormalizeTrace(records []trace.Record) []string {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(trace))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		var l struct {
-			T       int64  `json:"t"`
-			Type    string `json:"type"`
-			From    string `json:"from"`
-			Event   string `json:"event"`
-			To      string `json:"to"`
-			Attempt int    `json:"attempt"`
-			Success bool   `json:"success"`
-			Prompt  int    `json:"prompt"`
-			Kind    string `json:"kind"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, err
-		}
+	for i := range records {
+		l := &records[i]
+		t := l.T.Milliseconds()
 		switch l.Type {
-		case "transition":
-			out = append(out, fmt.Sprintf("%d transition %s %s %s", l.T, l.From, l.Event, l.To))
-		case "auto_retry_start":
-			out = append(out, fmt.Sprintf("%d auto_retry_start attempt=%d", l.T, l.Attempt))
-		case "auto_retry_end":
-			out = append(out, fmt.Sprintf("%d auto_retry_end success=%t attempt=%d", l.T, l.Success, l.Attempt))
-		case "prompt_resolved", "prompt_rejected":
-			out = append(out, fmt.Sprintf("%d %s prompt=%d", l.T, l.Type, l.Prompt))
-		case "agent_run":
-			out = append(out, fmt.Sprintf("%d agent_run kind=%s", l.T, l.Kind))
-		case "continue_rejected", "auto_compaction_start":
-			out = append(out, fmt.Sprintf("%d %s", l.T, l.Type))
+		case trace.Transition:
+			out = append(out, fmt.Sprintf("%d transition %s %s %s", t, l.Edge.From, l.Edge.Event, l.Edge.To))
+		case trace.AutoRetryStart:
+			out = append(out, fmt.Sprintf("%d %s attempt=%d", t, l.Type, l.Start.Attempt))
+		case trace.AutoRetryEnd:
+			out = append(out, fmt.Sprintf("%d %s success=%t attempt=%d", t, l.Type, l.End.Success, l.End.Attempt))
+		case trace.PromptResolved, trace.PromptRejected:
+			out = append(out, fmt.Sprintf("%d %s prompt=%d", t, l.Type, l.Prompt))
+		case trace.AgentRun:
+			out = append(out, fmt.Sprintf("%d %s kind=%s", t, l.Type, l.Run))
+		case trace.ContinueRejected, trace.AutoCompactionStart:
+			out = append(out, fmt.Sprintf("%d %s", t, l.Type))
 		}
 	}
-	return out, sc.Err()
+	return out
 }

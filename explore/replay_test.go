@@ -25,11 +25,7 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 		t.Errorf("%s: %v", label, err)
 		return false
 	}
-	got, err := NormalizeTrace(res.Trace)
-	if err != nil {
-		t.Errorf("%s: %v", label, err)
-		return false
-	}
+	got := NormalizeTrace(res.Records)
 	f := res.Final
 	unresolved := f.UnresolvedPrompts
 	if len(unresolved) == 0 {

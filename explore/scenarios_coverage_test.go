@@ -6,6 +6,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // TestScenariosCoverSoundTable: the scenario files of scenarios/ exercise
@@ -16,7 +17,7 @@ func TestScenariosCoverSoundTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var traces [][]byte
+	var traces [][]trace.Record
 	for _, f := range files {
 		sc, err := scenario.Load(f)
 		if err != nil {
@@ -26,7 +27,7 @@ func TestScenariosCoverSoundTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		traces = append(traces, res.Trace)
+		traces = append(traces, res.Records)
 	}
 	rep, err := Coverage(policy.Sound, traces)
 	if err != nil {

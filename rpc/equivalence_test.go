@@ -14,6 +14,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // TestServeMatchesScenarioRuns drives the server with each conformance
@@ -138,14 +139,14 @@ func withoutClientLines(out string, initialPrompt bool) []string {
 // protocolLines is what the protocol shows of a trace: its events, and its
 // responses with the id first, no "t", the prompt's number, and one
 // response per command.
-func protocolLines(t *testing.T, trace []byte, initialPrompt bool) []string {
+func protocolLines(t *testing.T, tr []byte, initialPrompt bool) []string {
 	var lines []string
 	prompts := 0
 	if initialPrompt {
 		prompts = 1
 	}
 	rejected := false // the last line was a rejected prompt's response
-	for _, line := range bytes.SplitAfter(trace, []byte("\n")) {
+	for _, line := range bytes.SplitAfter(tr, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
@@ -162,7 +163,11 @@ func protocolLines(t *testing.T, trace []byte, initialPrompt bool) []string {
 		}
 		if r.Type != "response" {
 			rejected = false
-			if ev := eventLine(line, true); ev != nil {
+			rec, err := trace.Decode(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev := appendEvent(nil, &rec, true); ev != nil {
 				lines = append(lines, strings.TrimSuffix(string(ev), "\n"))
 			}
 			continue

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 func TestLineReader(t *testing.T) {
@@ -84,7 +86,7 @@ func TestLineReaderError(t *testing.T) {
 	}
 }
 
-func TestEventLine(t *testing.T) {
+func TestAppendEvent(t *testing.T) {
 	tests := []struct {
 		line       string
 		want, nowT string // "" = dropped
@@ -99,7 +101,7 @@ func TestEventLine(t *testing.T) {
 			`{"t":1,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529"}`},
 		{`{"t":2,"type":"auto_retry_end","success":true,"attempt":1}`, `{"type":"auto_retry_end","success":true,"attempt":1}`, `{"t":2,"type":"auto_retry_end","success":true,"attempt":1}`},
 		{`{"t":2,"type":"auto_compaction_start","reason":"overflow"}`, `{"type":"auto_compaction_start","reason":"overflow"}`, `{"t":2,"type":"auto_compaction_start","reason":"overflow"}`},
-		{`{"t":2,"type":"auto_compaction_end","aborted":false}`, `{"type":"auto_compaction_end","aborted":false}`, `{"t":2,"type":"auto_compaction_end","aborted":false}`},
+		{`{"t":2,"type":"auto_compaction_end","aborted":false,"willRetry":false}`, `{"type":"auto_compaction_end","aborted":false,"willRetry":false}`, `{"t":2,"type":"auto_compaction_end","aborted":false,"willRetry":false}`},
 		{`{"t":3,"type":"prompt_resolved","prompt":1}`, `{"type":"prompt_resolved","prompt":1}`, `{"t":3,"type":"prompt_resolved","prompt":1}`},
 		{`{"t":0,"type":"transition","from":"idle","event":"retry","to":"backoff"}`, "", ""},
 		{`{"t":0,"type":"response","command":"abort","success":true}`, "", ""},
@@ -107,10 +109,12 @@ func TestEventLine(t *testing.T) {
 		{`{"t":0,"type":"mark_usage_limit_reached","provider":"x"}`, "", ""},
 		{`{"t":0,"type":"prompt_rejected","prompt":2}`, "", ""},
 		{`{"t":0,"type":"continue_rejected","error":"x"}`, "", ""},
-		{`not a trace line`, "", ""},
 	}
 	for _, tt := range tests {
-		line := []byte(tt.line + "\n")
+		r, err := trace.Decode([]byte(tt.line))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.line, err)
+		}
 		for _, withT := range []bool{false, true} {
 			want := tt.want
 			if withT {
@@ -119,8 +123,8 @@ func TestEventLine(t *testing.T) {
 			if want != "" {
 				want += "\n"
 			}
-			if got := string(eventLine(line, withT)); got != want {
-				t.Errorf("eventLine(%s, %t) = %q, want %q", tt.line, withT, got, want)
+			if got := string(appendEvent(nil, &r, withT)); got != want {
+				t.Errorf("appendEvent(%s, %t) = %q, want %q", tt.line, withT, got, want)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Commands the server understands (the "type" of a command line).
@@ -73,15 +74,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	if opt.Scenario == nil {
 		return errors.New("rpc: Options.Scenario is required")
 	}
-	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true})
+	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true, NoJSON: true, Sink: s})
 	if err != nil {
 		return err
 	}
-	s := &server{sess: sess, sched: sess.Scheduler(), out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	s.sess, s.sched = sess, sess.Scheduler()
 	if s.log == nil {
 		s.log = io.Discard
 	}
-	sess.Observe = s.observe
 	if !opt.Virtual {
 		s.rt = sim.NewRealTime(s.sched, opt.Clock)
 		defer s.rt.Stop()
@@ -247,104 +248,66 @@ func (s *server) at(fn func()) error {
 
 // ---- events ----
 
-// observe receives every trace line of the session as it is written and
-// writes the ones that are RPC events, and the response of the command
-// being run.
-func (s *server) observe(line []byte) {
-	if _, name, _, ok := splitTraceLine(line); ok && name == "response" {
-		s.response(line)
+// Record receives every trace record of the session as it is written
+// (trace.Sink) and writes the ones that are RPC events, and the response
+// of the command being run.
+func (s *server) Record(r *trace.Record) {
+	if r.Type == trace.Response {
+		s.response(&r.Response)
 		return
 	}
-	if ev := eventLine(line, s.virtual); ev != nil {
-		s.out.Write(ev)
-	}
+	s.out.Write(appendEvent(s.out.AvailableBuffer(), r, s.virtual))
 }
 
-// response writes the session's response line (a trace line) for the
-// command being run, in the protocol's form: the command's own id first,
-// no "t", and the prompt's number as data. Only the first response of a
-// command is written (the original answers a rejected prompt twice).
-func (s *server) response(line []byte) {
+// response writes the session's response for the command being run, in
+// the protocol's form: the command's own id, and the prompt's number as
+// data. Only the first response of a command is written (the original
+// answers a rejected prompt twice).
+func (s *server) response(r *trace.ResponseRecord) {
 	c := s.cmd
 	if c == nil || c.silent || c.responded {
 		return
 	}
 	c.responded = true
-	var r struct {
-		Command string          `json:"command"`
-		Success bool            `json:"success"`
-		Data    json.RawMessage `json:"data"`
-		Error   string          `json:"error"`
-	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		fmt.Fprintf(s.log, "rpc: unreadable response line from the session: %v\n", err)
-		return
-	}
 	if !r.Success {
 		s.respondErr(c.id, c.hasID, r.Command, r.Error)
 		return
 	}
-	data := []byte(r.Data)
-	if r.Command == "prompt" {
+	var data []byte
+	switch {
+	case r.Command == "prompt":
 		data = fmt.Appendf(nil, `{"prompt":%d}`, c.prompt)
+	case r.HasState:
+		data = trace.AppendState(nil, &r.State)
 	}
 	s.respondOK(c.id, c.hasID, r.Command, data)
 }
 
-// eventLine maps a trace line to the RPC event line (with "\n"), or nil
-// when the line is not an event of the protocol. The trace line starts
-// with {"t":N,"type":"NAME"; withT keeps "t".
-func eventLine(line []byte, withT bool) []byte {
-	t, name, rest, ok := splitTraceLine(line)
-	if !ok {
-		return nil
-	}
-	var b []byte
-	head := func() {
-		b = append(b, '{')
-		if withT {
-			b = append(b, `"t":`...)
-			b = append(b, t...)
-			b = append(b, ',')
-		}
-	}
-	switch name {
-	case "agent_run":
-		head()
-		b = append(b, `"type":"agent_start"}`+"\n"...)
-	case "agent_run_end":
-		head()
-		b = append(b, `"type":"agent_end"}`+"\n"...)
-	case "message_end", "auto_retry_start", "auto_retry_end", "auto_compaction_start", "auto_compaction_end", "prompt_resolved":
-		head()
-		b = append(b, rest...)
+// appendEvent appends the RPC event line (with "\n") of a trace record, or
+// nothing when the record is not an event of the protocol. withT puts the
+// virtual time first.
+func appendEvent(b []byte, r *trace.Record, withT bool) []byte {
+	switch r.Type {
+	case trace.AgentRun, trace.AgentRunEnd, trace.MessageEnd, trace.AutoRetryStart, trace.AutoRetryEnd,
+		trace.AutoCompactionStart, trace.AutoCompactionEnd, trace.PromptResolved:
 	default:
-		return nil
+		return b
 	}
-	return b
-}
-
-// splitTraceLine splits a trace line {"t":N,"type":"NAME",...} into t's
-// digits, the type's name and the line from "type" on.
-func splitTraceLine(line []byte) (t []byte, name string, rest []byte, ok bool) {
-	const pre = `{"t":`
-	if !bytes.HasPrefix(line, []byte(pre)) {
-		return nil, "", nil, false
+	b = append(b, '{')
+	if withT {
+		b = append(b, `"t":`...)
+		b = trace.AppendMs(b, r.T)
+		b = append(b, ',')
 	}
-	comma := bytes.IndexByte(line, ',')
-	if comma < 0 {
-		return nil, "", nil, false
+	switch r.Type {
+	case trace.AgentRun:
+		b = append(b, `"type":"agent_start"}`...)
+	case trace.AgentRunEnd:
+		b = append(b, `"type":"agent_end"}`...)
+	default:
+		b = trace.AppendFields(b, r)
 	}
-	t, rest = line[len(pre):comma], line[comma+1:]
-	const typ = `"type":"`
-	if !bytes.HasPrefix(rest, []byte(typ)) {
-		return nil, "", nil, false
-	}
-	end := bytes.IndexByte(rest[len(typ):], '"')
-	if end < 0 {
-		return nil, "", nil, false
-	}
-	return t, string(rest[len(typ) : len(typ)+end]), rest, true
+	return append(b, '\n')
 }
 
 // ---- commands ----

@@ -1,51 +1,41 @@
 package sim
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // CheckSoundTrace checks the sound guarantees that a trace shows on its
 // own: every auto_retry_start belongs to a chain that ends with exactly one
 // auto_retry_end, attempts are consecutive from 1 within a chain, no
 // auto_retry_end appears outside a chain (except the maxRetries-0 end with
-// attempt 0), and no chain is open at the final line.
-func CheckSoundTrace(trace []byte) error {
-	sc := bufio.NewScanner(bytes.NewReader(trace))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	open, attempt, n := false, 0, 0
-	for sc.Scan() {
-		n++
-		var m struct {
-			Type       string `json:"type"`
-			Attempt    int    `json:"attempt"`
-			Success    bool   `json:"success"`
-			IsRetrying bool   `json:"isRetrying"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-		switch m.Type {
-		case "auto_retry_start":
-			if m.Attempt != attempt+1 {
-				return fmt.Errorf("line %d: auto_retry_start attempt %d, want %d", n, m.Attempt, attempt+1)
+// attempt 0), and no chain is open at the final line. Errors name the
+// 1-based line.
+func CheckSoundTrace(records []trace.Record) error {
+	open, attempt := false, 0
+	for i := range records {
+		r := &records[i]
+		n := i + 1
+		switch r.Type {
+		case trace.AutoRetryStart:
+			if r.Start.Attempt != attempt+1 {
+				return fmt.Errorf("line %d: auto_retry_start attempt %d, want %d", n, r.Start.Attempt, attempt+1)
 			}
-			open, attempt = true, m.Attempt
-		case "auto_retry_end":
-			if !open && !(m.Attempt == 0 && !m.Success) {
+			open, attempt = true, r.Start.Attempt
+		case trace.AutoRetryEnd:
+			if !open && !(r.End.Attempt == 0 && !r.End.Success) {
 				return fmt.Errorf("line %d: auto_retry_end outside a chain", n)
 			}
-			if open && m.Attempt != attempt {
-				return fmt.Errorf("line %d: auto_retry_end attempt %d, want %d", n, m.Attempt, attempt)
+			if open && r.End.Attempt != attempt {
+				return fmt.Errorf("line %d: auto_retry_end attempt %d, want %d", n, r.End.Attempt, attempt)
 			}
 			open, attempt = false, 0
-		case "final":
-			if open || m.IsRetrying {
+		case trace.Final:
+			if open || r.Final.IsRetrying {
 				return fmt.Errorf("line %d: a chain is still open at the end", n)
 			}
 		}
 	}
-	return sc.Err()
+	return nil
 }

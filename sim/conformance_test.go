@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 type manifestEntry struct {
@@ -59,11 +60,11 @@ func compareWithOriginal(t *testing.T, file string, got []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := FilterConformance(got)
+	g, err := trace.FilterConformance(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := FilterConformance(want)
+	w, err := trace.FilterConformance(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,11 @@ func TestConformanceFlaggedSound(t *testing.T) {
 		}
 		t.Run(e.File, func(t *testing.T) {
 			got, f := runFile(t, filepath.Join(publicConformanceDir, e.File), "sound")
-			if err := CheckSoundTrace(got); err != nil {
+			records, err := trace.Parse(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckSoundTrace(records); err != nil {
 				t.Errorf("%v\n%s", err, got)
 			}
 			if len(f.UnresolvedPrompts) != 0 || f.IsRetrying || f.Attempt != 0 {

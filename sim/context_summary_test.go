@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // TestContextSummaryMatchesTheContext checks the constant-space summary the
@@ -23,15 +24,15 @@ func TestContextSummaryMatchesTheContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, variant := range []string{"sound", "original"} {
-			s, err := NewSession(sc, Options{Variant: variant})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Observe = func([]byte) {
+			var s *Session
+			s, err = NewSession(sc, Options{Variant: variant, NoJSON: true, Sink: trace.SinkFunc(func(*trace.Record) {
 				checked++
 				if msg := summaryMismatch(s.ctx, s.context); msg != "" {
 					t.Fatalf("%s (%s) at t=%v: %s", path, variant, s.sched.Elapsed(), msg)
 				}
+			})})
+			if err != nil {
+				t.Fatal(err)
 			}
 			if _, err := s.Run(); err != nil {
 				t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // A scenario in, a deterministic trace and its checked expectations out.
@@ -30,7 +31,7 @@ expect:
 		fmt.Println(err)
 		return
 	}
-	lines, _ := sim.FilterConformance(res.Trace)
+	lines, _ := trace.FilterConformance(res.Trace)
 	for _, l := range lines {
 		fmt.Println(l)
 	}

@@ -1,16 +1,15 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // CheckExpect returns one failure per unmet expectation of sc's expect
@@ -19,33 +18,27 @@ import (
 // expectation holds.
 //
 // events is an ordered subsequence: each expected event must match a trace
-// line after the line the previous expected event matched. A line matches
-// when every listed field is present and equal (JSON equality, numbers
-// compared as float64); unlisted fields are ignored. An expected event that
+// record after the record the previous expected event matched (trace.Match:
+// every listed field present and equal, numbers compared as float64,
+// objects as subsets; unlisted fields are ignored). An expected event that
 // matches nothing does not move the search on, so the events after it are
 // still checked from the same place.
 //
 // final compares state, attempt, isRetrying and unresolvedPrompts (each
 // only when given) with f.
-func CheckExpect(sc *scenario.Scenario, trace []byte, f Final) []string {
+func CheckExpect(sc *scenario.Scenario, records []trace.Record, f Final) []string {
 	if sc == nil || sc.Expect == nil {
 		return nil
 	}
 	var failures []string
-	if len(sc.Expect.Events) > 0 {
-		lines, bad := expParseTrace(trace)
-		if bad != "" {
-			failures = append(failures, fmt.Sprintf("%s: %s", resPos(sc, scenario.Pos{}), bad))
+	cursor := 0 // number of the trace line the last expected event matched (0: start)
+	for i, ev := range sc.Expect.Events {
+		want := expNormalizeFields(ev.Fields)
+		if n := expFindMatch(records, cursor, len(records), want); n > 0 {
+			cursor = n
+			continue
 		}
-		cursor := 0 // number of the trace line the last expected event matched (0: start)
-		for i, ev := range sc.Expect.Events {
-			want := expNormalizeFields(ev.Fields)
-			if n := expFindMatch(lines, cursor, len(lines), want); n > 0 {
-				cursor = n
-				continue
-			}
-			failures = append(failures, expEventFailure(sc, i, ev, want, lines, cursor))
-		}
+		failures = append(failures, expEventFailure(sc, i, ev, want, records, cursor))
 	}
 	if x := sc.Expect.Final; x != nil {
 		at := resPos(sc, x.Pos)
@@ -66,55 +59,15 @@ func CheckExpect(sc *scenario.Scenario, trace []byte, f Final) []string {
 	return failures
 }
 
-// expTraceLine is one decoded trace line; fields is nil for a blank or
-// undecodable line, which matches nothing.
-type expTraceLine struct {
-	fields map[string]any
-}
-
-// expParseTrace decodes every line of trace (numbers as float64). bad
-// describes the first line that is not a JSON object, if any.
-func expParseTrace(trace []byte) (lines []expTraceLine, bad string) {
-	sc := bufio.NewScanner(bytes.NewReader(trace))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			if err := json.Unmarshal(line, &m); err != nil && bad == "" {
-				bad = fmt.Sprintf("trace line %d is not a JSON object: %v", len(lines)+1, err)
-				m = nil
-			}
-		}
-		lines = append(lines, expTraceLine{m})
-	}
-	if err := sc.Err(); err != nil && bad == "" {
-		bad = fmt.Sprintf("reading the trace after line %d: %v", len(lines), err)
-	}
-	return lines, bad
-}
-
-// expFindMatch returns the number (1-based) of the first line after line
-// `after` and up to line `upTo` that matches want, or 0.
-func expFindMatch(lines []expTraceLine, after, upTo int, want map[string]any) int {
-	for n := after + 1; n <= upTo && n <= len(lines); n++ {
-		if expMatches(lines[n-1].fields, want) {
+// expFindMatch returns the number (1-based) of the first record after
+// record `after` and up to record `upTo` that matches want, or 0.
+func expFindMatch(records []trace.Record, after, upTo int, want map[string]any) int {
+	for n := after + 1; n <= upTo && n <= len(records); n++ {
+		if trace.Match(&records[n-1], want) {
 			return n
 		}
 	}
 	return 0
-}
-
-func expMatches(line, want map[string]any) bool {
-	if line == nil {
-		return false
-	}
-	for k, w := range want {
-		v, ok := line[k]
-		if !ok || !reflect.DeepEqual(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // expNormalizeFields brings expected values to the types json.Unmarshal gives
@@ -144,50 +97,52 @@ func expNormalizeValue(v any) any {
 	return out
 }
 
-// expEventFailure describes expected event i that matched no line after line
-// cursor, with a hint: the line it matches out of order, or the nearest
-// line of the same type and how it differs.
-func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want map[string]any, lines []expTraceLine, cursor int) string {
+// expEventFailure describes expected event i that matched no record after
+// record cursor, with a hint: the record it matches out of order, or the
+// nearest record of the same type and how it differs.
+func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want map[string]any, records []trace.Record, cursor int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", resPos(sc, ev.Pos), i, expCompactFields(ev.Keys, want))
 	if cursor == 0 {
-		fmt.Fprintf(&b, "no matching line in the trace (%d lines)", len(lines))
+		fmt.Fprintf(&b, "no matching line in the trace (%d lines)", len(records))
 	} else {
-		fmt.Fprintf(&b, "no matching line after trace line %d (of %d)", cursor, len(lines))
+		fmt.Fprintf(&b, "no matching line after trace line %d (of %d)", cursor, len(records))
 	}
-	if n := expFindMatch(lines, 0, cursor, want); n > 0 {
+	if n := expFindMatch(records, 0, cursor, want); n > 0 {
 		fmt.Fprintf(&b, "; out of order: it matches trace line %d", n)
 		return b.String()
 	}
-	typ, ok := want["type"]
+	name, ok := want["type"].(string)
 	if !ok {
 		return b.String()
 	}
-	// The nearest line of the same type: after the search start, or else
+	typ, _ := trace.ParseType(name)
+	// The nearest record of the same type: after the search start, or else
 	// before it.
 	nearest, label := 0, "nearest"
-	for n := cursor + 1; n <= len(lines) && nearest == 0; n++ {
-		if l := lines[n-1].fields; l != nil && reflect.DeepEqual(l["type"], typ) {
+	for n := cursor + 1; n <= len(records) && nearest == 0; n++ {
+		if records[n-1].Type == typ {
 			nearest = n
 		}
 	}
 	for n := cursor; n >= 1 && nearest == 0; n-- {
-		if l := lines[n-1].fields; l != nil && reflect.DeepEqual(l["type"], typ) {
+		if records[n-1].Type == typ {
 			nearest, label = n, "nearest earlier"
 		}
 	}
 	if nearest == 0 {
 		return b.String()
 	}
-	line := lines[nearest-1].fields
+	r := &records[nearest-1]
 	var diffs []string
 	for _, k := range expOrderedKeys(ev.Keys, want) {
-		v, present := line[k]
-		switch {
-		case !present:
+		if trace.Match(r, map[string]any{k: want[k]}) {
+			continue
+		}
+		if v, present := trace.FieldJSON(r, k); present {
+			diffs = append(diffs, k+"="+v)
+		} else {
 			diffs = append(diffs, k+" missing")
-		case !reflect.DeepEqual(v, want[k]):
-			diffs = append(diffs, k+"="+expCompactValue(v))
 		}
 	}
 	fmt.Fprintf(&b, "; %s: trace line %d has %s", label, nearest, strings.Join(diffs, ", "))

@@ -27,6 +27,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // mdlFields are the compared lines and their compared fields, in order.
@@ -454,10 +455,12 @@ func (m *mdl) advanceTo(t int64) {
 	}
 }
 
-// mdlEngineLines collects the engine's compared lines as they are written.
-func mdlEngineLines(s *sim.Session) *[]string {
+// mdlEngineLines collects the engine's compared lines as they are written
+// to the sink it returns.
+func mdlEngineLines() (trace.Sink, *[]string) {
 	var lines []string
-	s.Observe = func(raw []byte) {
+	return trace.SinkFunc(func(r *trace.Record) {
+		raw := trace.AppendJSON(nil, r)
 		var f map[string]any
 		if err := json.Unmarshal(raw, &f); err != nil {
 			panic(err)
@@ -466,8 +469,7 @@ func mdlEngineLines(s *sim.Session) *[]string {
 		if c, ok := mdlCanon(int64(f["t"].(float64)), typ, f); ok {
 			lines = append(lines, c)
 		}
-	}
-	return &lines
+	}), &lines
 }
 
 func mdlDiff(got, want []string, from int) string {
@@ -497,11 +499,11 @@ func TestModelSound(t *testing.T) {
 	pbBudget(t)
 	rapid.Check(t, func(t *rapid.T) {
 		plan := pbDrawPlan(t)
-		s, err := sim.NewSession(pbScenario(plan), sim.Options{Variant: "sound"})
+		sink, got := mdlEngineLines()
+		s, err := sim.NewSession(pbScenario(plan), sim.Options{Variant: "sound", Sink: sink})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := mdlEngineLines(s)
 		s.Start()
 		m := newMdl(plan)
 		ids, compared := 0, 0

@@ -76,6 +76,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // The budget CI runs: checks x average steps per check, for each rapid test.
@@ -471,12 +472,13 @@ type pbHarness struct {
 
 func pbNewHarness(plan pbPlan, variant string) *pbHarness {
 	h := &pbHarness{variant: variant, plan: plan, set: plan.Settings}
-	s, err := sim.NewSession(pbScenario(plan), sim.Options{Variant: variant})
+	s, err := sim.NewSession(pbScenario(plan), sim.Options{Variant: variant, Sink: trace.SinkFunc(func(r *trace.Record) {
+		h.observe(trace.AppendJSON(nil, r))
+	})})
 	if err != nil {
 		panic(err)
 	}
 	h.s = s
-	s.Observe = h.observe
 	s.Controller().Subscribe(func(e policy.Event) {
 		h.fromSubs = append(h.fromSubs, string(e.AppendJSONFields(nil)))
 	})
@@ -727,7 +729,11 @@ func (h *pbHarness) finish() error {
 	if err := h.check(); err != nil {
 		return err
 	}
-	return sim.CheckSoundTrace(h.s.Trace().Bytes())
+	records, err := trace.Parse(h.s.Trace().Bytes())
+	if err != nil {
+		return err
+	}
+	return sim.CheckSoundTrace(records)
 }
 
 // tail is the end of the trace, for failure messages.

@@ -5,14 +5,17 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Result of running one scenario.
 type Result struct {
 	Scenario *scenario.Scenario
 	Variant  string // the variant that ran (the override, or the scenario's)
-	Trace    []byte // the JSON Lines trace, final line included
-	Final    Final
+	Trace    []byte // the JSON Lines trace, final line included (empty with Options.NoJSON)
+	// Records are the trace's records, final line included.
+	Records []trace.Record
+	Final   Final
 	// Failures lists the unmet expectations, each "file:line:col: what",
 	// in the order of the expect block (events, then final). A simulation
 	// that did not reach quiescence adds a failure too (see RunErr).
@@ -44,6 +47,18 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 		}
 		return nil, &scenario.Error{Pos: scenario.Pos{File: sc.Path}, Field: "variant", Msg: err.Error(), Err: err}
 	}
+	var records []trace.Record
+	user := opt.Sink
+	opt.Sink = trace.SinkFunc(func(r *trace.Record) {
+		rec := *r
+		if rec.Type == trace.Final {
+			rec.Final.UnresolvedPrompts = append([]int{}, rec.Final.UnresolvedPrompts...)
+		}
+		records = append(records, rec)
+		if user != nil {
+			user.Record(r)
+		}
+	})
 	s, err := NewSession(sc, opt)
 	if err != nil {
 		return nil, &scenario.Error{Pos: scenario.Pos{File: sc.Path}, Msg: err.Error(), Err: err}
@@ -53,6 +68,7 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 		Scenario: sc,
 		Variant:  s.Variant().Name,
 		Trace:    s.Trace().Bytes(),
+		Records:  records,
 		Final:    f,
 		RunErr:   runErr,
 	}
@@ -61,7 +77,7 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 			resPos(sc, scenario.Pos{}), f.At.Milliseconds(), runErr)}
 		return res, nil
 	}
-	res.Failures = CheckExpect(sc, res.Trace, f)
+	res.Failures = CheckExpect(sc, res.Records, f)
 	return res, nil
 }
 

@@ -2,12 +2,12 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Texts the original agent uses.
@@ -83,35 +83,33 @@ type Final struct {
 // provider, the session loop, the retry Controller on a discrete-event
 // Scheduler, and the trace.
 type Session struct {
-	sc       *scenario.Scenario
-	variant  *policy.Variant
-	sched    *Scheduler
-	ctrl     *policy.Controller
-	settings *policy.SettingsStore
-	trace    Trace
-	turn     int
-	lastTurn scenario.Turn
-	ctx      contextSummary
-	context  []Message // the full runtime context and history, kept
-	history  []Message // unless StreamOnly, for Context and History
-	inFlight bool
-	cur      run
-	callGen  uint64
-	prompts  int
-	pending  []int
-	compGen  uint64
-	compWait bool
-	compAt   time.Duration // time of the latest compaction
-	compDone bool          // a compaction has happened
-	waiting  []int         // original: prompts waiting on the open chain
-	aborting bool          // an abort action is being handled
-	deferred []int         // original: prompts resolving after the abort response
-	ending   bool          // the reply being handled ends its run
-	afterEnd []int         // original: prompts resolving after agent_run_end
-	// Observe, when set, is called with every trace line as it is written
-	// (the RPC mode and the terminal player stream from it).
-	Observe    func(line []byte)
-	observed   int
+	sc         *scenario.Scenario
+	variant    *policy.Variant
+	sched      *Scheduler
+	ctrl       *policy.Controller
+	settings   *policy.SettingsStore
+	json       *trace.Writer // nil with Options.NoJSON
+	sink       trace.Sink
+	rec        trace.Record // the record being written (reused)
+	turn       int
+	lastTurn   scenario.Turn
+	ctx        contextSummary
+	context    []Message // the full runtime context and history, kept
+	history    []Message // unless StreamOnly, for Context and History
+	inFlight   bool
+	cur        run
+	callGen    uint64
+	prompts    int
+	pending    []int
+	compGen    uint64
+	compWait   bool
+	compAt     time.Duration // time of the latest compaction
+	compDone   bool          // a compaction has happened
+	waiting    []int         // original: prompts waiting on the open chain
+	aborting   bool          // an abort action is being handled
+	deferred   []int         // original: prompts resolving after the abort response
+	ending     bool          // the reply being handled ends its run
+	afterEnd   []int         // original: prompts resolving after agent_run_end
 	streamOnly bool
 }
 
@@ -119,12 +117,17 @@ type Session struct {
 type Options struct {
 	// Variant overrides the scenario's variant when not empty.
 	Variant string
-	// StreamOnly drops each trace line once Observe has seen it and keeps
-	// no list of messages, so a long-running session (the RPC server)
-	// keeps bounded memory whatever the number of prompts and messages:
-	// Trace() then holds only lines not yet observed, and Context and
-	// History return nil.
+	// StreamOnly keeps no list of messages, so a long-running session
+	// (the RPC server) keeps bounded memory whatever the number of prompts
+	// and messages: Context and History return nil. Use it with NoJSON
+	// and a Sink.
 	StreamOnly bool
+	// NoJSON turns the JSON trace off: no line is formatted, and Trace
+	// returns an empty trace. Records still reach Sink.
+	NoJSON bool
+	// Sink, when set, receives every trace record as it is written (the
+	// RPC server and the terminal player stream from it).
+	Sink trace.Sink
 }
 
 // NewSession builds a session for sc. Nothing runs until Start or Run.
@@ -140,7 +143,10 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err := sc.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{sc: sc, variant: v, sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), streamOnly: opt.StreamOnly}
+	s := &Session{sc: sc, variant: v, sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), streamOnly: opt.StreamOnly, sink: opt.Sink}
+	if !opt.NoJSON {
+		s.json = &trace.Writer{}
+	}
 	s.settings = policy.NewSettingsStore(sc.Settings)
 	s.ctrl, err = policy.NewController(policy.Config{
 		Clock: s.sched, Agent: (*agent)(s), Auth: (*auth)(s), Settings: s.settings, Variant: v,
@@ -150,15 +156,18 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 		return nil, err
 	}
 	s.ctrl.Subscribe(func(e policy.Event) {
-		s.trace.event(s.sched.now, e)
-		s.flush()
+		r := s.begin(trace.AutoRetryStart)
+		switch e := e.(type) {
+		case policy.AutoRetryStart:
+			r.Start = e
+		case policy.AutoRetryEnd:
+			r.Type, r.End = trace.AutoRetryEnd, e
+		}
+		s.emit()
 	})
 	s.ctrl.OnTransition(func(e fsm.Edge) {
-		s.trace.begin(s.sched.now, "transition")
-		s.trace.str("from", e.From)
-		s.trace.str("event", e.Event)
-		s.trace.str("to", e.To)
-		s.end()
+		s.begin(trace.Transition).Edge = trace.Edge{From: e.From, Event: e.Event, To: e.To, Rule: -1}
+		s.emit()
 	})
 	if v.Session.PromptWaitsForRun {
 		s.sched.AfterEach = s.checkPrompts
@@ -188,8 +197,9 @@ func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
 	s.ctrl.Reset()
 	_ = s.settings.Set(s.sc.Settings) // validated by NewSession
-	s.trace.Reset()
-	s.observed = 0
+	if s.json != nil {
+		s.json.Reset()
+	}
 	s.turn, s.lastTurn = 0, scenario.Turn{}
 	s.ctx = contextSummary{}
 	s.context, s.history = s.context[:0], s.history[:0]
@@ -209,34 +219,31 @@ func (s *Session) Scheduler() *Scheduler { return s.sched }
 // Settings returns the session's settings store (the Controller's source).
 func (s *Session) Settings() *policy.SettingsStore { return s.settings }
 
-// Trace returns the trace written so far.
-func (s *Session) Trace() *Trace { return &s.trace }
+// Trace returns the JSON trace written so far (empty with NoJSON).
+func (s *Session) Trace() *trace.Writer {
+	if s.json == nil {
+		return &trace.Writer{}
+	}
+	return s.json
+}
 
 // Variant returns the variant the session runs.
 func (s *Session) Variant() *policy.Variant { return s.variant }
 
-func (s *Session) end() {
-	s.trace.end()
-	s.flush()
+// begin starts the record of a trace line of type typ at the current
+// virtual time; emit writes it.
+func (s *Session) begin(typ trace.Type) *trace.Record {
+	s.rec = trace.Record{T: s.sched.now, Type: typ}
+	return &s.rec
 }
 
-func (s *Session) flush() {
-	if s.Observe == nil {
-		return
+// emit writes the record begun last to the JSON trace and the sink.
+func (s *Session) emit() {
+	if s.json != nil {
+		s.json.Record(&s.rec)
 	}
-	b := s.trace.buf
-	for s.observed < len(b) {
-		i := s.observed
-		j := i
-		for j < len(b) && b[j] != '\n' {
-			j++
-		}
-		s.Observe(b[i : j+1])
-		s.observed = j + 1
-	}
-	if s.streamOnly {
-		s.trace.buf = s.trace.buf[:0]
-		s.observed = 0
+	if s.sink != nil {
+		s.sink.Record(&s.rec)
 	}
 }
 
@@ -274,21 +281,9 @@ func (s *Session) Final() Final {
 // WriteFinal writes the trace's closing "final" line.
 func (s *Session) WriteFinal() {
 	snap := s.ctrl.Snapshot()
-	s.trace.begin(s.sched.now, "final")
-	s.trace.str("state", string(snap.State))
-	s.trace.int("attempt", int64(snap.Attempt))
-	s.trace.bool("isRetrying", snap.Open)
-	s.trace.key("unresolvedPrompts")
-	s.trace.buf = append(s.trace.buf, '[')
-	for i, p := range s.pending {
-		if i > 0 {
-			s.trace.buf = append(s.trace.buf, ',')
-		}
-		s.trace.buf = fmt.Appendf(s.trace.buf, "%d", p)
-	}
-	s.trace.buf = append(s.trace.buf, ']')
-	s.trace.int("turnsConsumed", int64(s.turn))
-	s.end()
+	s.begin(trace.Final).Final = trace.FinalRecord{State: snap.State, Attempt: snap.Attempt, IsRetrying: snap.Open,
+		UnresolvedPrompts: s.pending, TurnsConsumed: s.turn}
+	s.emit()
 }
 
 // Busy reports whether a prompt would be rejected now.
@@ -343,31 +338,24 @@ func (s *Session) Do(a scenario.Action) {
 }
 
 func (s *Session) response(id, command string, ok bool, errText string, state bool) {
-	s.trace.begin(s.sched.now, "response")
-	if id != "" {
-		s.trace.str("id", id)
-	}
-	s.trace.str("command", command)
-	s.trace.bool("success", ok)
+	r := s.begin(trace.Response)
+	r.Response = trace.ResponseRecord{ID: id, Command: command, Success: ok, HasState: state}
 	if state {
-		s.trace.raw("data", s.AppendState(nil))
+		r.Response.State = s.State()
 	}
 	if !ok {
-		s.trace.str("error", errText)
+		r.Response.Error = errText
 	}
-	s.end()
+	s.emit()
 }
 
-// AppendState appends the get_state data object: the original's fields
-// that apply plus the retry fields it lacks.
-func (s *Session) AppendState(b []byte) []byte {
+// State is the get_state data: the original's fields that apply plus the
+// retry fields it lacks.
+func (s *Session) State() trace.SessionState {
 	snap := s.ctrl.Snapshot()
-	b = fmt.Appendf(b, `{"isStreaming":%t,"messageCount":%d,"autoCompactionEnabled":%t,"sessionId":`,
-		s.IsStreaming(), s.ctx.count, s.sc.Compaction.Enabled)
-	b = policy.AppendJSONString(b, s.sc.SessionID)
-	b = fmt.Appendf(b, `,"autoRetryEnabled":%t,"isRetrying":%t,"retryAttempt":%d,"retryState":"%s"}`,
-		s.ctrl.AutoRetryEnabled(), snap.Open, snap.Attempt, snap.State)
-	return b
+	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.ctx.count,
+		AutoCompactionEnabled: s.sc.Compaction.Enabled, SessionID: s.sc.SessionID,
+		AutoRetryEnabled: s.ctrl.AutoRetryEnabled(), IsRetrying: snap.Open, RetryAttempt: snap.Attempt, RetryState: snap.State}
 }
 
 // Prompt issues a prompt now. It returns the prompt's number and whether it
@@ -377,10 +365,9 @@ func (s *Session) Prompt(text, id string, respond bool) (n int, accepted bool) {
 	s.prompts++
 	n = s.prompts
 	if s.Busy() {
-		s.trace.begin(s.sched.now, "prompt_rejected")
-		s.trace.int("prompt", int64(n))
-		s.trace.str("error", ErrPromptWhileStreaming)
-		s.end()
+		r := s.begin(trace.PromptRejected)
+		r.Prompt, r.Error = n, ErrPromptWhileStreaming
+		s.emit()
 		if respond {
 			s.response(id, "prompt", false, ErrPromptWhileStreaming, false)
 			if s.variant.Session.DoubleRejectResponse {
@@ -436,13 +423,11 @@ func (s *Session) appendMessage(m Message) {
 }
 
 func (s *Session) startRun(kind RunKind, prompt int) {
-	s.trace.begin(s.sched.now, "agent_run")
-	if kind == RunPrompt {
-		s.trace.str("kind", "prompt")
-	} else {
-		s.trace.str("kind", "continue")
+	r := s.begin(trace.AgentRun)
+	if kind != RunPrompt {
+		r.Run = trace.RunContinue
 	}
-	s.end()
+	s.emit()
 	s.inFlight = true
 	s.cur = run{kind: kind, prompt: prompt}
 	s.call()
@@ -482,16 +467,8 @@ func (s *Session) reply(t scenario.Turn, scripted bool) {
 		s.lastTurn = t
 	}
 	s.appendMessage(Message{Role: RoleAssistant, Assistant: m})
-	s.trace.begin(s.sched.now, "message_end")
-	s.trace.key("message")
-	s.trace.buf = append(s.trace.buf, `{"role":"assistant","stopReason":`...)
-	s.trace.buf = policy.AppendJSONString(s.trace.buf, string(m.StopReason))
-	if m.ErrorMessage != "" {
-		s.trace.buf = append(s.trace.buf, `,"errorMessage":`...)
-		s.trace.buf = policy.AppendJSONString(s.trace.buf, m.ErrorMessage)
-	}
-	s.trace.buf = append(s.trace.buf, '}')
-	s.end()
+	s.begin(trace.MessageEnd).Message = trace.Message{StopReason: m.StopReason, ErrorMessage: m.ErrorMessage}
+	s.emit()
 	s.cur.last, s.cur.hasLast = m, true
 	s.ending = t.StopReason != policy.StopReasonToolUse
 	s.ctrl.OnMessageEnd(m)
@@ -507,8 +484,8 @@ func (s *Session) reply(t scenario.Turn, scripted bool) {
 func (s *Session) endRun() {
 	r := s.cur
 	s.inFlight = false
-	s.trace.begin(s.sched.now, "agent_run_end")
-	s.end()
+	s.begin(trace.AgentRunEnd)
+	s.emit()
 	// The original resolves a prompt released by the run's last reply only
 	// after the run is over; one released by a mid-run toolUse at once.
 	for _, p := range s.afterEnd {
@@ -549,9 +526,8 @@ func (s *Session) resolve(p int) {
 	for i, x := range s.pending {
 		if x == p {
 			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			s.trace.begin(s.sched.now, "prompt_resolved")
-			s.trace.int("prompt", int64(p))
-			s.end()
+			s.begin(trace.PromptResolved).Prompt = p
+			s.emit()
 			return
 		}
 	}
@@ -579,21 +555,16 @@ func (s *Session) compactionCheck(last *policy.AssistantMessage, at time.Duratio
 	}
 	s.compDone, s.compAt = true, s.sched.now
 	s.dropLastAssistant()
-	s.trace.begin(s.sched.now, "auto_compaction_start")
-	s.trace.str("reason", "overflow")
-	s.end()
-	s.trace.begin(s.sched.now, "auto_compaction_end")
+	s.begin(trace.AutoCompactionStart).Reason = "overflow"
+	s.emit()
+	r := s.begin(trace.AutoCompactionEnd)
 	if !s.sc.Compaction.Succeed {
-		s.trace.bool("aborted", false)
-		s.trace.bool("willRetry", false)
-		s.trace.str("errorMessage", "Context overflow recovery failed: "+CompactionFailure)
-		s.end()
+		r.CompactionEnd = trace.CompactionEnd{ErrorMessage: "Context overflow recovery failed: " + CompactionFailure}
+		s.emit()
 		return
 	}
-	s.trace.raw("result", []byte(`{"summary":"(simulated)"}`))
-	s.trace.bool("aborted", false)
-	s.trace.bool("willRetry", true)
-	s.end()
+	r.CompactionEnd = trace.CompactionEnd{Result: true, WillRetry: true}
+	s.emit()
 	s.compGen++
 	gen := s.compGen
 	s.compWait = true
@@ -603,9 +574,8 @@ func (s *Session) compactionCheck(last *policy.AssistantMessage, at time.Duratio
 		}
 		s.compWait = false
 		if err := s.canContinue(); err != nil {
-			s.trace.begin(s.sched.now, "continue_rejected")
-			s.trace.str("error", err.Error())
-			s.end()
+			s.begin(trace.ContinueRejected).Error = err.Error()
+			s.emit()
 			return
 		}
 		s.startRun(RunCompaction, 0)
@@ -682,9 +652,8 @@ func (s *Session) checkPrompts() {
 		return
 	}
 	for _, p := range s.pending {
-		s.trace.begin(s.sched.now, "prompt_resolved")
-		s.trace.int("prompt", int64(p))
-		s.end()
+		s.begin(trace.PromptResolved).Prompt = p
+		s.emit()
 	}
 	s.pending = s.pending[:0]
 }
@@ -695,9 +664,8 @@ type agent Session
 func (a *agent) Continue() error {
 	s := (*Session)(a)
 	if err := s.canContinue(); err != nil {
-		s.trace.begin(s.sched.now, "continue_rejected")
-		s.trace.str("error", err.Error())
-		s.end()
+		s.begin(trace.ContinueRejected).Error = err.Error()
+		s.emit()
 		return err
 	}
 	s.startRun(RunRetry, 0)
@@ -713,17 +681,8 @@ type auth Session
 func (a *auth) MarkUsageLimitReached(provider, sessionID string, opt policy.UsageLimitOptions) bool {
 	s := (*Session)(a)
 	ret := s.lastTurn.SwitchModel
-	s.trace.begin(s.sched.now, "mark_usage_limit_reached")
-	s.trace.str("provider", provider)
-	s.trace.str("sessionId", sessionID)
-	s.trace.key("retryAfterMs")
-	if opt.HasRetryAfter {
-		s.trace.buf = appendJSNumber(s.trace.buf, opt.RetryAfterMs)
-	} else {
-		s.trace.buf = append(s.trace.buf, "null"...)
-	}
-	s.trace.str("baseUrl", opt.BaseURL)
-	s.trace.bool("returns", ret)
-	s.end()
+	s.begin(trace.MarkUsageLimitReached).UsageLimit = trace.UsageLimit{Provider: provider, SessionID: sessionID,
+		RetryAfterMs: opt.RetryAfterMs, HasRetryAfter: opt.HasRetryAfter, BaseURL: opt.BaseURL, Returns: ret}
+	s.emit()
 	return ret
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // FormatLine renders one trace line as "retrysim trace --format text"
@@ -15,7 +15,7 @@ import (
 //
 // A line that is not a JSON object is returned as it is.
 func FormatLine(line []byte) string {
-	out, err := sim.FormatText(line)
+	out, err := trace.FormatText(line)
 	s := strings.TrimRight(string(out), "\n")
 	if err != nil || s == "" || strings.Contains(s, "\n") {
 		return strings.TrimRight(string(line), "\r\n")

@@ -3,7 +3,6 @@ package term
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // ErrInterrupted is returned by Play after a second interrupt.
@@ -86,12 +86,12 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if cfg.Scenario == nil || cfg.Out == nil {
 		return nil, errors.New("term: Config.Scenario and Config.Out are required")
 	}
-	sess, err := sim.NewSession(cfg.Scenario, sim.Options{Variant: cfg.Variant})
+	p := &player{cfg: cfg, out: bufio.NewWriter(cfg.Out)}
+	sess, err := sim.NewSession(cfg.Scenario, sim.Options{Variant: cfg.Variant, Sink: p})
 	if err != nil {
 		return nil, err
 	}
-	p := &player{cfg: cfg, sess: sess, sched: sess.Scheduler(), out: bufio.NewWriter(cfg.Out)}
-	sess.Observe = p.observe
+	p.sess, p.sched = sess, sess.Scheduler()
 	for _, a := range cfg.Scenario.Actions {
 		p.lastAction = max(p.lastAction, a.At)
 	}
@@ -169,12 +169,12 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if err := p.endTerminal(); err != nil {
 		return nil, err
 	}
-	res.Trace = sess.Trace().Bytes()
+	res.Trace, res.Records = sess.Trace().Bytes(), p.records
 	if runErr != nil {
 		res.Failures = []string{fmt.Sprintf("%s: simulation stopped at t=%dms: %v",
 			scenarioName(cfg.Scenario), res.Final.At.Milliseconds(), runErr)}
 	} else {
-		res.Failures = sim.CheckExpect(cfg.Scenario, res.Trace, res.Final)
+		res.Failures = sim.CheckExpect(cfg.Scenario, p.records, res.Final)
 	}
 	return res, nil
 }
@@ -204,6 +204,9 @@ type player struct {
 	deadline    time.Duration // virtual time the backoff ends
 	drawn       bool          // the loader line is on the screen
 	cursorOff   bool
+
+	records []trace.Record // every record, for the expectations
+	line    []byte         // the JSON of the record being printed
 }
 
 func (p *player) loaderShown() bool { return p.loader && p.cfg.Terminal }
@@ -232,41 +235,32 @@ func (p *player) interrupt() bool {
 	return false
 }
 
-// traceFields are the fields of a trace line the player reads.
-type traceFields struct {
-	Type        string `json:"type"`
-	T           int64  `json:"t"`
-	Attempt     int    `json:"attempt"`
-	MaxAttempts int    `json:"maxAttempts"`
-	DelayMs     int64  `json:"delayMs"`
-	Success     bool   `json:"success"`
-	FinalError  string `json:"finalError"`
-}
-
-// observe prints every trace line as it is written and follows the
-// loader's state.
-func (p *player) observe(line []byte) {
-	p.clearLoader()
-	p.out.WriteString(FormatLine(line))
-	p.out.WriteByte('\n')
-	var f traceFields
-	if json.Unmarshal(line, &f) != nil {
-		return
+// Record prints every trace record as it is written (trace.Sink), keeps
+// it for the expectations and follows the loader's state.
+func (p *player) Record(r *trace.Record) {
+	rec := *r
+	if rec.Type == trace.Final {
+		rec.Final.UnresolvedPrompts = append([]int{}, rec.Final.UnresolvedPrompts...)
 	}
-	switch f.Type {
-	case "agent_run":
+	p.records = append(p.records, rec)
+	p.clearLoader()
+	p.line = trace.AppendJSON(p.line[:0], r)
+	p.out.WriteString(FormatLine(p.line))
+	p.out.WriteByte('\n')
+	switch r.Type {
+	case trace.AgentRun:
 		p.running = true
 		p.loader = false
-	case "agent_run_end":
+	case trace.AgentRunEnd:
 		p.running = false
-	case "auto_retry_start":
+	case trace.AutoRetryStart:
 		p.loader = true
-		p.attempt, p.maxAttempts = f.Attempt, f.MaxAttempts
-		p.deadline = time.Duration(f.T)*time.Millisecond + time.Duration(f.DelayMs)*time.Millisecond
-	case "auto_retry_end":
+		p.attempt, p.maxAttempts = r.Start.Attempt, r.Start.MaxAttempts
+		p.deadline = r.T + time.Duration(r.Start.DelayMs*float64(time.Millisecond))
+	case trace.AutoRetryEnd:
 		p.loader = false
-		if !f.Success {
-			text := RetryFailedText(f.Attempt, f.FinalError)
+		if !r.End.Success {
+			text := RetryFailedText(r.End.Attempt, r.End.FinalError)
 			if p.cfg.Terminal {
 				text = errorColor + text + reset
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/explore"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // coverageMain prints the transition coverage of the traces of the
@@ -13,7 +14,7 @@ import (
 // one report per variant in policy.VariantNames order. It returns
 // exitUsage for an unknown variant or an unreadable trace, else exitOK:
 // coverage itself never fails a run.
-func coverageMain(traces map[string][][]byte, w, stderr io.Writer) int {
+func coverageMain(traces map[string][][]trace.Record, w, stderr io.Writer) int {
 	for _, name := range policy.VariantNames() {
 		trs, ok := traces[name]
 		if !ok {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 func TestCoverageMain(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
-	traces := map[string][][]byte{}
+	traces := map[string][][]trace.Record{}
 	for _, f := range files {
 		sc, err := scenario.Load(f)
 		if err != nil {
@@ -22,7 +23,7 @@ func TestCoverageMain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		traces[res.Variant] = append(traces[res.Variant], res.Trace)
+		traces[res.Variant] = append(traces[res.Variant], res.Records)
 	}
 	var out, errOut bytes.Buffer
 	if code := coverageMain(traces, &out, &errOut); code != exitOK {
@@ -34,7 +35,7 @@ func TestCoverageMain(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if code := coverageMain(map[string][][]byte{"nope": nil}, &out, &errOut); code != exitUsage {
+	if code := coverageMain(map[string][][]trace.Record{"nope": nil}, &out, &errOut); code != exitUsage {
 		t.Errorf("unknown variant: exit %d", code)
 	}
 }

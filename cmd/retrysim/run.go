@@ -9,6 +9,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 func init() {
@@ -48,7 +49,7 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cover := flagString(fs, "coverage") == "true"
-	traces := map[string][][]byte{}
+	traces := map[string][][]trace.Record{}
 	passed, failed, invalid := 0, 0, 0
 	for _, arg := range args {
 		files, skipped, err := scenario.Find(arg)
@@ -72,14 +73,14 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 				invalid++
 				continue
 			}
-			res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+			res, err := sim.RunScenario(sc, sim.Options{Variant: variant, NoJSON: true})
 			if err != nil {
 				fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 				invalid++
 				continue
 			}
 			if cover {
-				traces[res.Variant] = append(traces[res.Variant], res.Trace)
+				traces[res.Variant] = append(traces[res.Variant], res.Records)
 			}
 			if printResult(stdout, sc, path, res) {
 				passed++

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	out := res.Trace
 	if format == "text" {
-		if out, err = sim.FormatText(res.Trace); err != nil {
+		if out, err = trace.FormatText(res.Trace); err != nil {
 			fmt.Fprintf(stderr, "retrysim trace: %v\n", err)
 			return exitFail
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 var threeErrors = filepath.Join(publicDir, "03-three-errors-then-success.json")
@@ -108,7 +109,7 @@ func TestTraceDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := sim.FormatText(res.Trace)
+	text, err := trace.FormatText(res.Trace)
 	if err != nil {
 		t.Fatal(err)
 	}

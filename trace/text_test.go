@@ -1,4 +1,4 @@
-package sim
+package trace_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/sim"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 func TestFormatText(t *testing.T) {
@@ -63,7 +65,7 @@ func TestFormatText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := FormatText([]byte(tt.trace))
+			got, err := trace.FormatText([]byte(tt.trace))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +86,7 @@ func TestFormatTextErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := FormatText([]byte(tt.trace))
+			_, err := trace.FormatText([]byte(tt.trace))
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("got error %v, want one starting with %q", err, tt.want)
 			}
@@ -95,20 +97,20 @@ func TestFormatTextErrors(t *testing.T) {
 // TestFormatTextScenario checks the timeline of a real trace: one row per
 // line, the type and field columns aligned, deterministic.
 func TestFormatTextScenario(t *testing.T) {
-	path := filepath.Join(publicConformanceDir, "03-three-errors-then-success.json")
+	path := filepath.Join("..", "testdata", "conformance", "public", "03-three-errors-then-success.json")
 	sc, err := scenario.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunScenario(sc, Options{})
+	res, err := sim.RunScenario(sc, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := FormatText(res.Trace)
+	out, err := trace.FormatText(res.Trace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := FormatText(res.Trace)
+	again, _ := trace.FormatText(res.Trace)
 	if !bytes.Equal(out, again) {
 		t.Fatal("FormatText is not deterministic")
 	}
@@ -154,7 +156,7 @@ func TestFormatTextScenario(t *testing.T) {
 // which run --watch prints as it happens.
 func TestFormatTextEscapesForTheTerminal(t *testing.T) {
 	line := "{\"t\":0,\"type\":\"message_end\",\"errorMessage\":\"a\u202eb\u0085c\u007fd ทดสอบ\"}\n"
-	out, err := FormatText([]byte(line))
+	out, err := trace.FormatText([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"bufio"
@@ -175,7 +175,7 @@ func txtValue(raw json.RawMessage) string {
 			if txtBareString(s) {
 				return s
 			}
-			return expCompactValue(s)
+			return compactJSON(s)
 		}
 	}
 	var b bytes.Buffer
@@ -190,7 +190,7 @@ func txtKey(k string) string {
 	if txtPlain(k) {
 		return k
 	}
-	return expCompactValue(k)
+	return compactJSON(k)
 }
 
 // txtBareString reports whether string value s can be shown without quotes:
@@ -212,4 +212,15 @@ func txtPlain(s string) bool {
 		}
 	}
 	return true
+}
+
+// compactJSON writes v as compact JSON without HTML escaping.
+func compactJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }

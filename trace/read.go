@@ -1,0 +1,186 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// MaxLineSize bounds one trace line the Scanner reads.
+const MaxLineSize = 4 << 20
+
+// Scanner reads a JSON Lines trace line by line, with a bounded line
+// length; blank lines are skipped.
+type Scanner struct {
+	sc   *bufio.Scanner
+	line []byte
+	n    int
+}
+
+// NewScanner reads r.
+func NewScanner(r io.Reader) *Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineSize)
+	return &Scanner{sc: sc}
+}
+
+// Scan advances to the next non-blank line; false at the end or on an
+// error (see Err).
+func (s *Scanner) Scan() bool {
+	for s.sc.Scan() {
+		s.n++
+		if line := bytes.TrimSpace(s.sc.Bytes()); len(line) > 0 {
+			s.line = line
+			return true
+		}
+	}
+	return false
+}
+
+// Line returns the current line, valid until the next Scan.
+func (s *Scanner) Line() []byte { return s.line }
+
+// N is the current line's number (1-based, blank lines counted).
+func (s *Scanner) N() int { return s.n }
+
+// Err returns the first error other than the end of the input.
+func (s *Scanner) Err() error {
+	if err := s.sc.Err(); err != nil {
+		return fmt.Errorf("trace line %d: %w", s.n+1, err)
+	}
+	return nil
+}
+
+// wire is every field a trace line can have.
+type wire struct {
+	T       *float64 `json:"t"`
+	Type    string   `json:"type"`
+	Kind    string   `json:"kind"`
+	Message *struct {
+		StopReason   policy.StopReason `json:"stopReason"`
+		ErrorMessage string            `json:"errorMessage"`
+	} `json:"message"`
+	From, Event, To, Input string
+	Rule                   int
+	Attempt                int
+	MaxAttempts            int
+	DelayMs                float64
+	ErrorMessage           string
+	Success                bool
+	FinalError             string
+	Reason                 string
+	Result                 json.RawMessage
+	Aborted, WillRetry     bool
+	Provider               string
+	SessionID              string `json:"sessionId"`
+	RetryAfterMs           *float64
+	BaseURL                string `json:"baseUrl"`
+	Returns                bool
+	Prompt                 int
+	Error                  string
+	ID                     string
+	Command                string
+	Data                   *struct {
+		IsStreaming           bool         `json:"isStreaming"`
+		MessageCount          int          `json:"messageCount"`
+		AutoCompactionEnabled bool         `json:"autoCompactionEnabled"`
+		SessionID             string       `json:"sessionId"`
+		AutoRetryEnabled      bool         `json:"autoRetryEnabled"`
+		IsRetrying            bool         `json:"isRetrying"`
+		RetryAttempt          int          `json:"retryAttempt"`
+		RetryState            policy.State `json:"retryState"`
+	} `json:"data"`
+	State             policy.State
+	IsRetrying        bool
+	UnresolvedPrompts []int
+	TurnsConsumed     int
+}
+
+// Decode reads one trace line written by AppendJSON.
+func Decode(line []byte) (Record, error) {
+	var w wire
+	if err := json.Unmarshal(line, &w); err != nil {
+		return Record{}, err
+	}
+	typ, ok := ParseType(w.Type)
+	if !ok {
+		return Record{}, fmt.Errorf("unknown type %q (allowed: %s)", w.Type, TypeNames())
+	}
+	if w.T == nil || *w.T < 0 || *w.T > math.MaxInt64/float64(time.Millisecond) {
+		return Record{}, errors.New(`"t" missing or out of range`)
+	}
+	r := Record{T: time.Duration(math.Round(*w.T * float64(time.Millisecond))), Type: typ}
+	switch typ {
+	case AgentRun:
+		r.Run = RunPrompt
+		if w.Kind != "prompt" {
+			r.Run = RunContinue
+		}
+	case MessageEnd:
+		if w.Message != nil {
+			r.Message = Message{StopReason: w.Message.StopReason, ErrorMessage: w.Message.ErrorMessage}
+		}
+	case Transition:
+		r.Edge = Edge{From: w.From, Event: w.Event, To: w.To, Rule: w.Rule}
+		for _, in := range policy.Inputs() {
+			if in.String() == w.Input {
+				r.Edge.Input = in
+			}
+		}
+	case AutoRetryStart:
+		r.Start = policy.AutoRetryStart{Attempt: w.Attempt, MaxAttempts: w.MaxAttempts, DelayMs: w.DelayMs, ErrorMessage: w.ErrorMessage}
+	case AutoRetryEnd:
+		r.End = policy.AutoRetryEnd{Success: w.Success, Attempt: w.Attempt, FinalError: w.FinalError}
+	case AutoCompactionStart:
+		r.Reason = w.Reason
+	case AutoCompactionEnd:
+		r.CompactionEnd = CompactionEnd{Result: w.Result != nil, Aborted: w.Aborted, WillRetry: w.WillRetry, ErrorMessage: w.ErrorMessage}
+	case MarkUsageLimitReached:
+		r.UsageLimit = UsageLimit{Provider: w.Provider, SessionID: w.SessionID, BaseURL: w.BaseURL, Returns: w.Returns}
+		if w.RetryAfterMs != nil {
+			r.UsageLimit.RetryAfterMs, r.UsageLimit.HasRetryAfter = *w.RetryAfterMs, true
+		}
+	case PromptResolved:
+		r.Prompt = w.Prompt
+	case PromptRejected:
+		r.Prompt, r.Error = w.Prompt, w.Error
+	case ContinueRejected:
+		r.Error = w.Error
+	case Response:
+		r.Response = ResponseRecord{ID: w.ID, Command: w.Command, Success: w.Success, Error: w.Error}
+		if d := w.Data; d != nil {
+			r.Response.HasState = true
+			r.Response.State = SessionState{IsStreaming: d.IsStreaming, MessageCount: d.MessageCount,
+				AutoCompactionEnabled: d.AutoCompactionEnabled, SessionID: d.SessionID, AutoRetryEnabled: d.AutoRetryEnabled,
+				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState}
+		}
+	case Final:
+		r.Final = FinalRecord{State: w.State, Attempt: w.Attempt, IsRetrying: w.IsRetrying,
+			UnresolvedPrompts: w.UnresolvedPrompts, TurnsConsumed: w.TurnsConsumed}
+		if r.Final.UnresolvedPrompts == nil {
+			r.Final.UnresolvedPrompts = []int{}
+		}
+	}
+	return r, nil
+}
+
+// Parse decodes a whole trace.
+func Parse(trace []byte) ([]Record, error) {
+	var out []Record
+	sc := NewScanner(bytes.NewReader(trace))
+	for sc.Scan() {
+		r, err := Decode(sc.Line())
+		if err != nil {
+			return nil, fmt.Errorf("trace line %d: %w", sc.N(), err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,196 @@
+// Package trace is the JSON Lines trace of a simulated session (SPEC.md
+// §8): a typed Record per line type, the one writer (AppendJSON, Writer),
+// the one reader (Scanner, Decode), the text timeline (FormatText) and the
+// conformance filter. No other package formats or parses trace lines.
+//
+// The bytes are a contract: the same scenario gives byte-identical traces,
+// and fields are only ever added after the existing ones.
+package trace
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Type is a trace line's "type".
+type Type uint8
+
+// The trace line types, in SPEC.md §8's order.
+const (
+	AgentRun Type = iota + 1
+	MessageEnd
+	AgentRunEnd
+	Transition
+	AutoRetryStart
+	AutoRetryEnd
+	AutoCompactionStart
+	AutoCompactionEnd
+	MarkUsageLimitReached
+	PromptResolved
+	PromptRejected
+	ContinueRejected
+	Response
+	Final
+	numTypes
+)
+
+// typeNames are the types' JSON names; AutoRetryStart's and AutoRetryEnd's
+// are policy's event types.
+var typeNames = [numTypes]string{
+	AgentRun:              "agent_run",
+	MessageEnd:            "message_end",
+	AgentRunEnd:           "agent_run_end",
+	Transition:            "transition",
+	AutoRetryStart:        policy.AutoRetryStart{}.Type(),
+	AutoRetryEnd:          policy.AutoRetryEnd{}.Type(),
+	AutoCompactionStart:   "auto_compaction_start",
+	AutoCompactionEnd:     "auto_compaction_end",
+	MarkUsageLimitReached: "mark_usage_limit_reached",
+	PromptResolved:        "prompt_resolved",
+	PromptRejected:        "prompt_rejected",
+	ContinueRejected:      "continue_rejected",
+	Response:              "response",
+	Final:                 "final",
+}
+
+// String returns the type's JSON name, e.g. "auto_retry_start".
+func (t Type) String() string {
+	if t == 0 || t >= numTypes {
+		return fmt.Sprintf("Type(%d)", int(t))
+	}
+	return typeNames[t]
+}
+
+// Types lists every type in SPEC.md's order.
+func Types() []Type {
+	ts := make([]Type, 0, numTypes-1)
+	for t := AgentRun; t < numTypes; t++ {
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// ParseType returns the type called name.
+func ParseType(name string) (Type, bool) {
+	for t := AgentRun; t < numTypes; t++ {
+		if typeNames[t] == name {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// RunKind is agent_run's kind.
+type RunKind uint8
+
+// Kinds of run, as the trace writes them.
+const (
+	RunPrompt   RunKind = iota // "prompt": a prompt's own run
+	RunContinue                // "continue": a run resumed from the context
+)
+
+// String returns "prompt" or "continue".
+func (k RunKind) String() string {
+	if k == RunPrompt {
+		return "prompt"
+	}
+	return "continue"
+}
+
+// Message is message_end's assistant message.
+type Message struct {
+	StopReason   policy.StopReason
+	ErrorMessage string // omitted when empty
+}
+
+// Edge is a transition line: the fsm edge fired, the input that fired it
+// (its SPEC §3 name) and the index of the rule in its variant's table. A
+// negative Rule means both are unknown: the line has neither.
+type Edge struct {
+	From, Event, To string
+	Input           policy.Input
+	Rule            int
+}
+
+// CompactionEnd is auto_compaction_end.
+type CompactionEnd struct {
+	Result       bool // a result {"summary":"(simulated)"} is present
+	Aborted      bool
+	WillRetry    bool
+	ErrorMessage string // omitted when empty
+}
+
+// UsageLimit is mark_usage_limit_reached: the question to auth storage and
+// its answer.
+type UsageLimit struct {
+	Provider, SessionID string
+	RetryAfterMs        float64 // written as JavaScript writes it
+	HasRetryAfter       bool    // false: retryAfterMs is null
+	BaseURL             string
+	Returns             bool
+}
+
+// SessionState is get_state's data.
+type SessionState struct {
+	IsStreaming           bool
+	MessageCount          int
+	AutoCompactionEnabled bool
+	SessionID             string
+	AutoRetryEnabled      bool
+	IsRetrying            bool
+	RetryAttempt          int
+	RetryState            policy.State
+}
+
+// ResponseRecord is a response line: a command's answer.
+type ResponseRecord struct {
+	ID       string // omitted when empty
+	Command  string
+	Success  bool
+	HasState bool // data: State (get_state)
+	State    SessionState
+	Error    string // written when !Success
+}
+
+// FinalRecord is the final line.
+type FinalRecord struct {
+	State             policy.State
+	Attempt           int
+	IsRetrying        bool
+	UnresolvedPrompts []int
+	TurnsConsumed     int
+}
+
+// Record is one trace line: its time, its type and the payload of that
+// type (the other payloads are zero).
+type Record struct {
+	T    time.Duration // virtual time since the start
+	Type Type
+
+	Run           RunKind               // AgentRun
+	Message       Message               // MessageEnd
+	Edge          Edge                  // Transition
+	Start         policy.AutoRetryStart // AutoRetryStart
+	End           policy.AutoRetryEnd   // AutoRetryEnd
+	Reason        string                // AutoCompactionStart
+	CompactionEnd CompactionEnd         // AutoCompactionEnd
+	UsageLimit    UsageLimit            // MarkUsageLimitReached
+	Prompt        int                   // PromptResolved, PromptRejected
+	Error         string                // PromptRejected, ContinueRejected
+	Response      ResponseRecord        // Response
+	Final         FinalRecord           // Final
+}
+
+// Sink receives records as a session writes them. The record is only
+// valid during the call.
+type Sink interface {
+	Record(r *Record)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(r *Record)
+
+// Record calls f(r).
+func (f SinkFunc) Record(r *Record) { f(r) }

@@ -1,0 +1,177 @@
+package trace
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// AppendJSON appends r as one trace line, {"t":N,"type":"NAME",...},
+// without the line break. Strings are escaped as JavaScript's
+// JSON.stringify does, numbers written as JavaScript writes them.
+func AppendJSON(b []byte, r *Record) []byte {
+	b = append(b, `{"t":`...)
+	b = AppendMs(b, r.T)
+	b = append(b, ',')
+	return AppendFields(b, r)
+}
+
+// AppendMs appends d in milliseconds as JavaScript writes the number: an
+// integer without a fraction, a fraction of a millisecond kept.
+func AppendMs(b []byte, d time.Duration) []byte {
+	if d%time.Millisecond == 0 {
+		return strconv.AppendInt(b, int64(d/time.Millisecond), 10)
+	}
+	return policy.AppendJSNumber(b, float64(d)/float64(time.Millisecond))
+}
+
+// AppendFields appends r's JSON object from its "type" on, closing brace
+// included: `"type":"NAME",...}`. The RPC server prefixes its own fields.
+func AppendFields(b []byte, r *Record) []byte {
+	switch r.Type {
+	case AutoRetryStart:
+		return r.Start.AppendJSONFields(b)
+	case AutoRetryEnd:
+		return r.End.AppendJSONFields(b)
+	}
+	b = append(b, `"type":"`...)
+	b = append(b, r.Type.String()...)
+	b = append(b, '"')
+	switch r.Type {
+	case AgentRun:
+		b = append(b, `,"kind":"`...)
+		b = append(b, r.Run.String()...)
+		b = append(b, '"')
+	case MessageEnd:
+		b = append(b, `,"message":{"role":"assistant","stopReason":`...)
+		b = policy.AppendJSONString(b, string(r.Message.StopReason))
+		if r.Message.ErrorMessage != "" {
+			b = append(b, `,"errorMessage":`...)
+			b = policy.AppendJSONString(b, r.Message.ErrorMessage)
+		}
+		b = append(b, '}')
+	case Transition:
+		b = str(b, "from", r.Edge.From)
+		b = str(b, "event", r.Edge.Event)
+		b = str(b, "to", r.Edge.To)
+		if r.Edge.Rule >= 0 {
+			b = str(b, "input", r.Edge.Input.String())
+			b = num(b, "rule", r.Edge.Rule)
+		}
+	case AutoCompactionStart:
+		b = str(b, "reason", r.Reason)
+	case AutoCompactionEnd:
+		e := &r.CompactionEnd
+		if e.Result {
+			b = append(b, `,"result":{"summary":"(simulated)"}`...)
+		}
+		b = boolean(b, "aborted", e.Aborted)
+		b = boolean(b, "willRetry", e.WillRetry)
+		if e.ErrorMessage != "" {
+			b = str(b, "errorMessage", e.ErrorMessage)
+		}
+	case MarkUsageLimitReached:
+		u := &r.UsageLimit
+		b = str(b, "provider", u.Provider)
+		b = str(b, "sessionId", u.SessionID)
+		b = append(b, `,"retryAfterMs":`...)
+		if u.HasRetryAfter {
+			b = policy.AppendJSNumber(b, u.RetryAfterMs)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = str(b, "baseUrl", u.BaseURL)
+		b = boolean(b, "returns", u.Returns)
+	case PromptResolved:
+		b = num(b, "prompt", r.Prompt)
+	case PromptRejected:
+		b = num(b, "prompt", r.Prompt)
+		b = str(b, "error", r.Error)
+	case ContinueRejected:
+		b = str(b, "error", r.Error)
+	case Response:
+		p := &r.Response
+		if p.ID != "" {
+			b = str(b, "id", p.ID)
+		}
+		b = str(b, "command", p.Command)
+		b = boolean(b, "success", p.Success)
+		if p.HasState {
+			b = append(b, `,"data":`...)
+			b = AppendState(b, &p.State)
+		}
+		if !p.Success {
+			b = str(b, "error", p.Error)
+		}
+	case Final:
+		f := &r.Final
+		b = str(b, "state", string(f.State))
+		b = num(b, "attempt", f.Attempt)
+		b = boolean(b, "isRetrying", f.IsRetrying)
+		b = append(b, `,"unresolvedPrompts":[`...)
+		for i, p := range f.UnresolvedPrompts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
+		b = num(b, "turnsConsumed", f.TurnsConsumed)
+	}
+	return append(b, '}')
+}
+
+// AppendState appends get_state's data object.
+func AppendState(b []byte, s *SessionState) []byte {
+	b = append(b, `{"isStreaming":`...)
+	b = strconv.AppendBool(b, s.IsStreaming)
+	b = num(b, "messageCount", s.MessageCount)
+	b = boolean(b, "autoCompactionEnabled", s.AutoCompactionEnabled)
+	b = str(b, "sessionId", s.SessionID)
+	b = boolean(b, "autoRetryEnabled", s.AutoRetryEnabled)
+	b = boolean(b, "isRetrying", s.IsRetrying)
+	b = num(b, "retryAttempt", s.RetryAttempt)
+	b = str(b, "retryState", string(s.RetryState))
+	return append(b, '}')
+}
+
+func key(b []byte, k string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	return append(b, '"', ':')
+}
+
+func str(b []byte, k, v string) []byte {
+	return policy.AppendJSONString(key(b, k), v)
+}
+
+func num(b []byte, k string, v int) []byte {
+	return strconv.AppendInt(key(b, k), int64(v), 10)
+}
+
+func boolean(b []byte, k string, v bool) []byte {
+	return strconv.AppendBool(key(b, k), v)
+}
+
+// Writer accumulates a JSON Lines trace.
+type Writer struct {
+	buf   []byte
+	lines int
+}
+
+// Record implements Sink: it appends r as one line.
+func (w *Writer) Record(r *Record) {
+	w.buf = AppendJSON(w.buf, r)
+	w.buf = append(w.buf, '\n')
+	w.lines++
+}
+
+// Bytes returns the trace written so far (each line ends in '\n').
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Lines is the number of lines written.
+func (w *Writer) Lines() int { return w.lines }
+
+// Reset empties the trace, keeping its memory.
+func (w *Writer) Reset() { w.buf, w.lines = w.buf[:0], 0 }
