@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -642,7 +643,7 @@ func (s *Session) checkPrompts() {
 // agent adapts Session to policy.Agent.
 type agent Session
 
-func (a *agent) Continue() error {
+func (a *agent) Continue(context.Context) error {
 	s := (*Session)(a)
 	if err := s.canContinue(); err != nil {
 		s.trace.begin(s.sched.now, "continue_rejected")
