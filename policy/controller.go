@@ -4,20 +4,40 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/fsm"
 )
 
-// Agent is the part of an agent loop the Controller drives.
+// Agent is the part of an agent the Controller drives. The Controller never
+// calls it with its lock held, so an Agent may call the Controller back.
 type Agent interface {
-	// Continue resumes the agent from its runtime context after a backoff.
-	// It returns an error when the run cannot start (for example when the
-	// context ends with an assistant message); the chain then ends.
-	Continue() error
+	// Continue resumes the agent from its runtime context after a backoff:
+	// it starts the retried run, whose message_end and agent_end go to the
+	// Controller as every run's do. It is called on the goroutine of the
+	// input that ended the wait (sound: the backoff timer's callback, the
+	// Clock's AfterFunc goroutine; original: a 0 ms timer's callback), after
+	// that goroutine has delivered the decision's events (or found another
+	// call delivering them: see Controller), with no lock held. It may
+	// block, for the whole run if it likes: only that goroutine waits.
+	//
+	// ctx is for the retried run. Controller.Abort cancels it (so does
+	// Reset); nothing else does, so it stays valid after Continue returns,
+	// for a run that goes on elsewhere. (The Controller passes the same ctx
+	// to every Continue until an Abort or Reset; the next one gets a new
+	// ctx.) When ctx is already cancelled (an Abort came between the
+	// decision and the call), Continue should not start the run and return
+	// ctx.Err().
+	//
+	// Continue returns an error when the run cannot start (for example when
+	// the context ends with an assistant message); the chain then gives up
+	// with Reason continue_failed and the error's text as its finalError.
+	Continue(ctx context.Context) error
 	// DropLastAssistant removes the trailing assistant message from the
-	// runtime context (the persisted history keeps it).
+	// runtime context (the persisted history keeps it). It is called while
+	// a retry decision is delivered, just after its auto_retry_start.
 	DropLastAssistant()
 }
 
@@ -102,33 +122,76 @@ var ErrNoAgent = errors.New("policy: Config.Agent is required")
 // events (OnMessageEnd, OnAgentEnd) and the user's commands (AbortRetry,
 // Abort, OnPrompt); it decides with the variant's table and performs the
 // effects: events to subscribers, the backoff timer on the injected clock,
-// Agent.DropLastAssistant and Agent.Continue, AuthStorage questions.
+// Agent.DropLastAssistant and Agent.Continue, AuthStorage questions. A
+// prompt's caller learns how its retry chain ended from WaitForRetry.
 //
-// It is safe for concurrent use. Decisions are serialised. Subscribers,
-// transition observers, AuthStorage and Agent.DropLastAssistant are called
-// synchronously with the Controller locked, in the goroutine that caused
-// them, so they must not call the Controller back synchronously;
-// Agent.Continue is called after the lock is released and may re-enter.
+// It is safe for concurrent use. Each input is decided under the
+// Controller's lock, and no user code runs while it is held: not
+// subscribers, transition observers or OnRelease callbacks, not the Agent,
+// AuthStorage, SettingsSource or the Clock's AfterFunc. Any of them may call
+// the Controller back. What a decision makes happen is queued under the
+// lock and delivered after it is released, in the order of the decisions
+// (each in the order of its rule's effects: transition, auth storage's
+// question, auto_retry_start, DropLastAssistant, the backoff wait,
+// auto_retry_end, the release of waiters and OnRelease callbacks):
+//
+//   - The call (or timer callback) that made a decision delivers it before
+//     it returns, unless a delivery is already under way, on this goroutine
+//     (a callback calling back) or another: that delivery then delivers it,
+//     after everything queued before, before it returns. So the events a
+//     subscriber causes come after the one it is handling, and events caused
+//     by two goroutines at once arrive in the order of their decisions.
+//   - A backoff wait starts when its turn in the queue comes: after its
+//     auto_retry_start has been delivered and auth storage has answered (the
+//     original, too, awaits auth storage before it sleeps).
+//   - Agent.Continue is called by the goroutine that made the decision,
+//     after its own delivery (see Agent).
+//   - A callback that panics panics the call delivering it; the deliveries
+//     after it wait for the next input fed to the Controller.
 type Controller struct {
-	mu      sync.Mutex
-	cfg     Config
-	clk     clock.Clock
-	snap    Snapshot
-	gen     uint64      // last backoff timer id
-	live    []liveTimer // running backoff waits; a timer not in it is inert
-	ctl     uint64      // the cancellable wait (the original's abort controller), 0 if none
-	waiters chan struct{}
-	subs    []sub
-	obs     []transObs
-	rel     []func()
+	mu     sync.Mutex
+	cfg    Config
+	clk    clock.Clock
+	snap   Snapshot
+	gen    uint64      // last backoff timer id
+	live   []liveTimer // running backoff waits; a timer not in it is inert
+	ctl    uint64      // the cancellable wait (the original's abort controller), 0 if none
+	subs   []sub       // copied on write: a delivery iterates the slice it read
+	obs    []transObs  // copied on write
+	rel    []func()    // copied on write
+	nextID int
 	// lastValid are the last settings that passed Validate.
 	lastValid Settings
-	nextID    int
+
+	// wait is the open chain's waiters, made when the first one comes.
+	wait *chainWait
+	// last is how the last chain ended since the last OnPrompt or Reset.
+	last outcome
+	// runCtx is the ctx given to Agent.Continue, made at the first continue
+	// after NewController, Abort or Reset and kept until Abort or Reset
+	// cancels it (nil meanwhile).
+	runCtx    context.Context
+	runCancel context.CancelFunc
+
+	// The delivery queue: what decisions made while a delivery was under
+	// way queued, for the holder of the delivering token.
+	queue      []item
+	spare      []item // an emptied batch, for the next queue
+	delivering bool
+	// switched is auth storage's answer for the decision being delivered
+	// (used only by the token holder).
+	switched bool
+}
+
+// chainWait is what WaitForRetry callers blocked on one chain wait for.
+type chainWait struct {
+	done chan struct{} // closed when the chain's end has been delivered
+	out  outcome       // how it ended, written before done is closed
 }
 
 type liveTimer struct {
 	id uint64
-	t  *clock.Timer
+	t  *clock.Timer // nil until the wait is armed
 }
 
 type sub struct {
@@ -139,6 +202,42 @@ type sub struct {
 type transObs struct {
 	id int
 	f  func(fsm.Edge)
+}
+
+// itemKind is the kind of a queued delivery.
+type itemKind uint8
+
+const (
+	itemEdge    itemKind = iota // transition observers
+	itemAsk                     // AuthStorage.MarkUsageLimitReached
+	itemStart                   // auto_retry_start to subscribers
+	itemDrop                    // Agent.DropLastAssistant
+	itemArm                     // start a backoff wait on the clock
+	itemEnd                     // auto_retry_end to subscribers
+	itemRelease                 // release a chain's waiters; OnRelease callbacks
+)
+
+// maxItems bounds the deliveries of one decision (edge, question, start,
+// drop, wait, end, release) for the buffer step keeps them in; a longer
+// decision would only spill to the heap.
+const maxItems = 8
+
+// item is one delivery, kept small: step builds up to maxItems of them on
+// its stack for every decision.
+type item struct {
+	kind itemKind
+	ask  bool  // itemStart, itemArm: a switch of credentials makes the delay 0
+	flag bool  // itemEnd: success; itemAsk: a retry-after hint was found
+	from uint8 // itemEdge: the index of the state left
+	// attempt is the event's attempt (itemStart, itemEnd); max its
+	// maxAttempts (itemStart).
+	attempt, max int
+	ms           float64       // itemStart: delayMs; itemAsk: the retry-after hint
+	delay        time.Duration // itemArm: the wait
+	id           uint64        // itemArm: the wait's id
+	text         string        // itemStart: errorMessage; itemEnd: finalError
+	rule         *Rule         // itemEdge: the rule fired
+	wait         *chainWait    // itemRelease: the chain's waiters, or nil
 }
 
 // NewController returns a Controller in state idle. It fails without an
@@ -163,23 +262,33 @@ func NewController(cfg Config) (*Controller, error) {
 	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastValid: initial}, nil
 }
 
-// Reset returns the machine to idle with attempt 0 and no chain open. It
-// stops every backoff timer (on a clock that cannot stop them, such as
-// sim.Scheduler, they fire inertly) and drops an open chain silently:
-// WaitForRetry waiters are released, but no auto_retry_end is emitted and
-// OnRelease callbacks are not called. Subscribers and observers stay.
+// Reset returns the machine to idle with attempt 0 and no chain open, and
+// forgets how the last chain ended. It stops every backoff timer (on a
+// clock that cannot stop them, such as sim.Scheduler, they fire inertly),
+// cancels the ctx of the latest Agent.Continue and drops an open chain
+// silently: its WaitForRetry callers get an error wrapping
+// ErrRetryCancelled, but no auto_retry_end is emitted and OnRelease
+// callbacks are not called. Subscribers and observers stay; deliveries
+// already queued are still made.
 func (c *Controller) Reset() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.snap = Snapshot{State: StateIdle}
 	for _, l := range c.live {
 		stopTimer(l.t)
 	}
 	c.live = c.live[:0]
 	c.ctl = 0
-	if c.waiters != nil {
-		close(c.waiters)
-		c.waiters = nil
+	if w := c.wait; w != nil {
+		c.wait = nil
+		w.out = outcome{kind: outReset}
+		close(w.done)
+	}
+	c.last = outcome{}
+	cancel := c.runCancel
+	c.runCtx, c.runCancel = nil, nil
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -232,15 +341,16 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
-// becomes idle).
+// becomes idle). WaitForRetry forgets the chains that ended before it.
 func (c *Controller) OnPrompt() { c.step(InputPrompt, "", 0) }
 
 // AbortRetry cancels the open chain (the abort_retry command). At rest it
-// does nothing.
+// does nothing. A retried run in flight goes on (its ctx is not cancelled).
 func (c *Controller) AbortRetry() { c.step(InputAbortRetry, "", 0) }
 
-// Abort is the retry side of a general abort: it cancels the open chain.
-// Aborting the agent's stream is the caller's job.
+// Abort is the retry side of a general abort: it cancels the open chain
+// and the ctx of the latest Agent.Continue, so a retried run in flight
+// stops. Aborting a run the caller started itself is the caller's job.
 func (c *Controller) Abort() { c.step(InputAbort, "", 0) }
 
 // SetAutoRetryEnabled writes retry.enabled to the settings source.
@@ -301,31 +411,60 @@ func (c *Controller) Snapshot() Snapshot {
 	return c.snap
 }
 
-// WaitForRetry returns nil when no chain is open or when the open chain
-// ends, and ctx.Err() if ctx is done first.
+// WaitForRetry reports how a retry chain ended: the chain open at the call,
+// once it ends, or else the last chain that ended since the last OnPrompt
+// (or Reset). It returns
+//
+//   - nil when that chain succeeded, or when no chain ended since the last
+//     OnPrompt and none is open;
+//   - an error matching ErrRetryCancelled (errors.Is) when it was
+//     cancelled: by AbortRetry, by Abort, by an aborted reply, or by Reset;
+//   - an *ExhaustedError (errors.As) when it gave up, with its attempt,
+//     finalError and Reason (max_retries, non_retryable, disabled,
+//     no_message, continue_failed);
+//   - ctx.Err() when ctx ends before the open chain does.
+//
+// A chain that ends at once (maxRetries 0) counts as a chain. A call blocked
+// on an open chain returns once the chain's auto_retry_end has been
+// delivered to subscribers; a call made after the chain ended returns at
+// once, so a subscriber may call it too.
+//
+// In the original variant a chain can be left open (a fatal error, an
+// overflow, an aborted reply or a failed continue mid-chain, or retry
+// switched off: SPEC §9); WaitForRetry then waits until a later input
+// closes it (a success, a last retryable error, abort_retry or abort, which
+// report ErrRetryCancelled even where no auto_retry_end is emitted) or ctx
+// ends. Its spurious ends (a success with a stale counter) count as chains.
 func (c *Controller) WaitForRetry(ctx context.Context) error {
 	c.mu.Lock()
-	ch := c.waiters
-	c.mu.Unlock()
-	if ch == nil {
-		return nil
+	if !c.snap.Open {
+		out := c.last
+		c.mu.Unlock()
+		return out.err()
 	}
+	w := c.wait
+	if w == nil {
+		w = &chainWait{done: make(chan struct{})}
+		c.wait = w
+	}
+	c.mu.Unlock()
 	select {
-	case <-ch:
-		return nil
+	case <-w.done:
+		return w.out.err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Subscribe registers f for every retry event, in order; the returned
-// function unsubscribes. See Controller for what f may not do.
+// Subscribe registers f for every retry event delivered from now on, in
+// order; the returned function unsubscribes (a delivery already under way
+// may still reach f once). f may call the Controller (see Controller).
 func (c *Controller) Subscribe(f func(Event)) (unsubscribe func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nextID++
 	id := c.nextID
-	c.subs = append(c.subs, sub{id, f})
+	c.subs = append(c.subs[:len(c.subs):len(c.subs)], sub{id, f})
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -339,13 +478,14 @@ func (c *Controller) Subscribe(f func(Event)) (unsubscribe func()) {
 }
 
 // OnTransition registers f for every fsm transition fired (self-loops
-// included), in order; the returned function unregisters it.
+// included), in order, under the same rules as subscribers; the returned
+// function unregisters it.
 func (c *Controller) OnTransition(f func(fsm.Edge)) (unregister func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nextID++
 	id := c.nextID
-	c.obs = append(c.obs, transObs{id, f})
+	c.obs = append(c.obs[:len(c.obs):len(c.obs)], transObs{id, f})
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -358,17 +498,11 @@ func (c *Controller) OnTransition(f func(fsm.Edge)) (unregister func()) {
 	}
 }
 
-func (c *Controller) emit(e Event) {
-	for _, s := range c.subs {
-		s.f(e)
-	}
-}
-
 // OnRelease registers f, called each time an open chain is closed (its
-// WaitForRetry waiters released), under the same rules as subscribers.
+// WaitForRetry callers released), under the same rules as subscribers.
 func (c *Controller) OnRelease(f func()) {
 	c.mu.Lock()
-	c.rel = append(c.rel, f)
+	c.rel = append(c.rel[:len(c.rel):len(c.rel)], f)
 	c.mu.Unlock()
 }
 
@@ -376,16 +510,26 @@ func (c *Controller) OnRelease(f func()) {
 // (cancelled) is inert.
 func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, "", id) }
 
-// dropLive forgets the running wait id and returns its timer (nil when it
-// no longer runs).
-func (c *Controller) dropLive(id uint64) (*clock.Timer, bool) {
+// liveIndex returns the index of the running wait id in c.live, or -1.
+func (c *Controller) liveIndex(id uint64) int {
 	for i, x := range c.live {
 		if x.id == id {
-			c.live = append(c.live[:i], c.live[i+1:]...)
-			return x.t, true
+			return i
 		}
 	}
-	return nil, false
+	return -1
+}
+
+// dropLive forgets the running wait id and returns its timer (nil when it
+// is not armed yet); ok is false when it no longer runs.
+func (c *Controller) dropLive(id uint64) (t *clock.Timer, ok bool) {
+	i := c.liveIndex(id)
+	if i < 0 {
+		return nil, false
+	}
+	t = c.live[i].t
+	c.live = append(c.live[:i], c.live[i+1:]...)
+	return t, true
 }
 
 // stopTimer stops a cancelled wait's timer so that a real clock frees it at
@@ -398,9 +542,16 @@ func stopTimer(t *clock.Timer) {
 	}
 }
 
-// step decides one input and performs its effects. timer, when not 0, is
-// the backoff timer that fired: the step happens only if it still runs.
+// step decides one input under the lock, delivers what the decision makes
+// happen (or queues it when a delivery is under way) and continues the
+// agent if the decision says so. timer, when not 0, is the backoff timer
+// that fired: the step happens only if it still runs.
 func (c *Controller) step(in Input, msg string, timer uint64) Decision {
+	// User code (the settings source, the clock) is called before locking.
+	set := c.cfg.Settings.RetrySettings()
+	now := c.clk.Now()
+	var buf [maxItems]item // the decision's deliveries, on the stack
+	its := buf[:0]
 	c.mu.Lock()
 	if timer != 0 {
 		if _, ok := c.dropLive(timer); !ok {
@@ -408,52 +559,47 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 			return Decision{}
 		}
 	}
-	set := c.inUse(c.cfg.Settings.RetrySettings())
-	d := c.cfg.Variant.Decide(c.snap, in, msg, set, c.clk.Now())
+	set = c.inUse(set)
+	if in == InputPrompt {
+		c.last = outcome{}
+	}
+	d := c.cfg.Variant.Decide(c.snap, in, msg, set, now)
 	if d.Rule != nil && !d.Rule.Ignored() {
 		// The machine compiled from the looplab declaration decides what
 		// can fire; a Lookup costs nanoseconds where a looplab Event costs
 		// about 0.75 µs and 5 allocations (TestControllerAgreesWithLooplab
 		// keeps the two in step).
 		if to, ok := c.cfg.Variant.Machine().Lookup(d.Edge.From, d.Edge.Event); !ok || to != d.Edge.To {
+			c.mu.Unlock()
 			panic("policy: table and machine disagree on " + d.Edge.String())
 		}
-		for _, o := range c.obs {
-			o.f(d.Edge)
-		}
+		its = append(its, item{kind: itemEdge, from: uint8(c.snap.State.Index()), rule: d.Rule})
 	}
-	wasOpen := c.snap.Open
 	c.snap = d.Next
-	if !wasOpen && c.snap.Open {
-		c.waiters = make(chan struct{})
-	}
-	switched := false
-	cont, later := false, false
+	var (
+		runCtx      context.Context
+		cancelRun   context.CancelFunc
+		cont, later bool
+		ask         bool
+		ended       bool
+		out         outcome
+	)
 	for _, e := range d.Effects() {
 		switch e.Kind {
 		case StepAskAuth:
 			if c.cfg.Auth != nil {
-				switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
-					UsageLimitOptions{RetryAfterMs: e.RetryAfterMs, HasRetryAfter: e.HasRetryAfter, BaseURL: c.cfg.BaseURL})
+				ask = true
+				its = append(its, item{kind: itemAsk, ms: e.RetryAfterMs, flag: e.HasRetryAfter})
 			}
 		case StepEmitStart:
-			ev := e.Start
-			if switched {
-				ev.DelayMs = 0
-			}
-			c.emit(ev)
+			its = append(its, item{kind: itemStart, ask: ask, attempt: e.Start.Attempt, max: e.Start.MaxAttempts, ms: e.Start.DelayMs, text: e.Start.ErrorMessage})
 		case StepDropError:
-			c.cfg.Agent.DropLastAssistant()
+			its = append(its, item{kind: itemDrop})
 		case StepArmTimer:
-			delay := e.Delay
-			if switched {
-				delay = 0
-			}
 			c.gen++
-			id := c.gen
-			t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
-			c.live = append(c.live, liveTimer{id, t})
-			c.ctl = id
+			c.live = append(c.live, liveTimer{id: c.gen})
+			c.ctl = c.gen
+			its = append(its, item{kind: itemArm, ask: ask, delay: e.Delay, id: c.gen})
 		case StepCancelTimer:
 			if c.ctl != 0 {
 				t, _ := c.dropLive(c.ctl)
@@ -463,35 +609,170 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 		case StepWake, StepUncontrol:
 			c.ctl = 0
 		case StepEmitEnd:
-			c.emit(e.End)
+			its = append(its, item{kind: itemEnd, flag: e.End.Success, attempt: e.End.Attempt, text: e.End.FinalError})
+			ended, out = true, endOutcome(d.Rule, e.End)
 		case StepRelease:
-			if c.waiters != nil {
-				close(c.waiters)
-				c.waiters = nil
+			if !ended {
+				out = outcome{kind: outCancelled} // the original's release without an end
 			}
-			for _, f := range c.rel {
-				f()
+			ended = false
+			c.last = out
+			w := c.wait
+			c.wait = nil
+			if w != nil {
+				w.out = out
 			}
-		case StepContinue:
-			cont = true
-		case StepContinueLater:
-			later = true
+			its = append(its, item{kind: itemRelease, wait: w})
+		case StepContinue, StepContinueLater:
+			cont, later = e.Kind == StepContinue, e.Kind == StepContinueLater
+			if c.runCtx == nil {
+				c.runCtx, c.runCancel = context.WithCancel(context.Background())
+			}
+			runCtx = c.runCtx
 		}
 	}
-	c.mu.Unlock()
+	if ended { // an end without a release: the chain ended at once (maxRetries 0)
+		c.last = out
+	}
+	if in == InputAbort && c.runCancel != nil {
+		cancelRun = c.runCancel
+		c.runCtx, c.runCancel = nil, nil
+	}
+	switch {
+	case c.delivering:
+		// Another call delivers: it takes these after what it has queued.
+		c.queue = append(c.queue, its...)
+		c.mu.Unlock()
+	case len(its) > 0 || len(c.queue) > 0:
+		c.delivering = true
+		subs, obs, rel := c.subs, c.obs, c.rel
+		c.mu.Unlock()
+		c.deliver(its, subs, obs, rel)
+	default:
+		c.mu.Unlock()
+	}
+	if cancelRun != nil {
+		cancelRun()
+	}
 	if later {
-		c.clk.AfterFunc(0, c.continueAgent)
+		c.clk.AfterFunc(0, func() { c.continueAgent(runCtx) })
 	}
 	if cont {
-		c.continueAgent()
+		c.continueAgent(runCtx)
 	}
 	return d
 }
 
+// deliver makes the deliveries first (with the subscribers and observers
+// of the moment they were taken), then those queued meanwhile, batch by
+// batch, with the delivering token held (the caller took it) and the lock
+// not held; it gives the token back when the queue is empty.
+func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func()) {
+	c.deliverBatch(first, subs, obs, rel)
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.delivering = false
+			c.mu.Unlock()
+			return
+		}
+		batch := c.queue
+		c.queue, c.spare = c.spare, nil
+		subs, obs, rel = c.subs, c.obs, c.rel
+		c.mu.Unlock()
+		c.deliverBatch(batch, subs, obs, rel)
+		clear(batch) // let the strings go
+		c.mu.Lock()
+		c.spare = batch[:0]
+		c.mu.Unlock()
+	}
+}
+
+// deliverBatch makes the deliveries its in order. Should a callback panic,
+// the deliveries after it go back to the front of the queue (the next
+// delivery makes them) and the token is given back.
+func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func()) {
+	i := 0
+	defer func() {
+		if i < len(its) {
+			c.mu.Lock()
+			c.queue = append(append([]item(nil), its[i+1:]...), c.queue...)
+			c.delivering = false
+			c.mu.Unlock()
+		}
+	}()
+	for ; i < len(its); i++ {
+		c.deliverOne(&its[i], subs, obs, rel)
+	}
+}
+
+// deliverOne makes one delivery (lock not held).
+func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func()) {
+	switch it.kind {
+	case itemEdge:
+		for _, o := range obs {
+			o.f(fsm.Edge{From: string(States[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
+		}
+	case itemAsk:
+		c.switched = false
+		c.switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
+			UsageLimitOptions{RetryAfterMs: it.ms, HasRetryAfter: it.flag, BaseURL: c.cfg.BaseURL})
+	case itemStart:
+		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: it.ms, ErrorMessage: it.text}
+		if it.ask && c.switched {
+			ev.DelayMs = 0
+		}
+		for _, s := range subs {
+			s.f(ev)
+		}
+	case itemDrop:
+		c.cfg.Agent.DropLastAssistant()
+	case itemArm:
+		c.arm(it)
+	case itemEnd:
+		for _, s := range subs {
+			s.f(AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text})
+		}
+	case itemRelease:
+		if it.wait != nil {
+			close(it.wait.done)
+		}
+		for _, f := range rel {
+			f()
+		}
+	}
+}
+
+// arm starts the backoff wait it.id on the clock (lock not held), unless it
+// was cancelled before its turn came.
+func (c *Controller) arm(it *item) {
+	id := it.id
+	c.mu.Lock()
+	cancelled := c.liveIndex(id) < 0
+	c.mu.Unlock()
+	if cancelled {
+		return
+	}
+	delay := it.delay
+	if it.ask && c.switched {
+		delay = 0
+	}
+	t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
+	c.mu.Lock()
+	i := c.liveIndex(id)
+	if i >= 0 {
+		c.live[i].t = t
+	}
+	c.mu.Unlock()
+	if i < 0 { // cancelled (or fired) while being armed
+		stopTimer(t)
+	}
+}
+
 // continueAgent resumes the agent; a continue that cannot start is an input
 // of its own.
-func (c *Controller) continueAgent() {
-	if err := c.cfg.Agent.Continue(); err != nil {
+func (c *Controller) continueAgent(ctx context.Context) {
+	if err := c.cfg.Agent.Continue(ctx); err != nil {
 		c.step(InputContinueFailed, err.Error(), 0)
 	}
 }

@@ -112,20 +112,35 @@ func (c *ctlClock) settle(t testing.TB) {
 	}
 }
 
-// ctlAgent is a fake policy.Agent: Continue records the call, signals
-// continued and returns the configured error; DropLastAssistant counts.
+// ctlAgent is a fake policy.Agent: Continue records the call and its ctx,
+// signals continued and returns the configured error; DropLastAssistant
+// counts.
 type ctlAgent struct {
 	continues atomic.Int64
 	drops     atomic.Int64
 	continued chan struct{}
 	mu        sync.Mutex
 	err       error
-	errEvery  int // when > 0, every errEvery-th Continue fails with errors.New("continue failed")
+	errEvery  int               // when > 0, every errEvery-th Continue fails with errors.New("continue failed")
+	ctxs      []context.Context // the ctx of every Continue, in order
 }
 
 func newCtlAgent() *ctlAgent { return &ctlAgent{continued: make(chan struct{}, 1024)} }
 
-func (a *ctlAgent) Continue() error {
+// lastCtx returns the ctx of the latest Continue (nil before the first).
+func (a *ctlAgent) lastCtx() context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.ctxs) == 0 {
+		return nil
+	}
+	return a.ctxs[len(a.ctxs)-1]
+}
+
+func (a *ctlAgent) Continue(ctx context.Context) error {
+	a.mu.Lock()
+	a.ctxs = append(a.ctxs, ctx)
+	a.mu.Unlock()
 	n := a.continues.Add(1)
 	select {
 	case a.continued <- struct{}{}:
@@ -280,8 +295,9 @@ func (h *ctlHarness) toContinuing(msg string) {
 }
 
 // assertAtRest checks the sound rest invariants: attempt 0, no chain open,
-// WaitForRetry returns nil at once.
-func (h *ctlHarness) assertAtRest(want policy.State) {
+// WaitForRetry returns at once (with the last chain's outcome, which it
+// returns, never ctx.Err()).
+func (h *ctlHarness) assertAtRest(want policy.State) error {
 	h.t.Helper()
 	s := h.ctl.Snapshot()
 	if s.State != want || s.Attempt != 0 || s.Open {
@@ -291,12 +307,14 @@ func (h *ctlHarness) assertAtRest(want policy.State) {
 		h.t.Errorf("Attempt()=%d IsRetrying()=%v State()=%s, want 0 false %s", h.ctl.Attempt(), h.ctl.IsRetrying(), h.ctl.State(), want)
 	}
 	// With a context that is already done, WaitForRetry returns at once:
-	// nil only if no chain is open, ctx.Err() if one is.
+	// the last chain's outcome if no chain is open, ctx.Err() if one is.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.ctl.WaitForRetry(ctx); err != nil {
-		h.t.Errorf("WaitForRetry at rest = %v, want nil (a chain is still open)", err)
+	err := h.ctl.WaitForRetry(ctx)
+	if errors.Is(err, context.Canceled) {
+		h.t.Errorf("WaitForRetry at rest = %v, want the last chain's outcome (a chain is still open)", err)
 	}
+	return err
 }
 
 // probeCtx is a context whose Done reports that WaitForRetry has taken the
@@ -345,6 +363,30 @@ func waitResult(t *testing.T, res <-chan error) error {
 		t.Fatalf("WaitForRetry did not return within %v", ctlTimeout)
 	}
 	return nil
+}
+
+// checkOutcome checks that err is the outcome want: nil, an error matching
+// ErrRetryCancelled (errors.Is), or an *ExhaustedError equal to want
+// (errors.As).
+func checkOutcome(t *testing.T, what string, err, want error) {
+	t.Helper()
+	var wantEx, gotEx *policy.ExhaustedError
+	switch {
+	case want == nil:
+		if err != nil {
+			t.Errorf("%s = %v, want nil", what, err)
+		}
+	case errors.As(want, &wantEx):
+		if !errors.As(err, &gotEx) || *gotEx != *wantEx {
+			t.Errorf("%s = %#v, want %#v", what, err, wantEx)
+		} else if errors.Is(err, policy.ErrRetryCancelled) {
+			t.Errorf("%s = %v also matches ErrRetryCancelled", what, err)
+		}
+	default:
+		if !errors.Is(err, want) || errors.As(err, &gotEx) {
+			t.Errorf("%s = %v, want %v (errors.Is)", what, err, want)
+		}
+	}
 }
 
 func TestNewControllerRequiresAgent(t *testing.T) {
@@ -445,6 +487,7 @@ func TestControllerChainEnds(t *testing.T) {
 		want      []string
 		wantState policy.State
 		continues int64
+		wantErr   error // what WaitForRetry reports: nil, ErrRetryCancelled or an *ExhaustedError
 	}{
 		{
 			name: "success",
@@ -475,6 +518,7 @@ func TestControllerChainEnds(t *testing.T) {
 			want: []string{`{"type":"auto_retry_start","attempt":1,"maxAttempts":1,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 				`{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"503 service unavailable"}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "503 service unavailable", Reason: policy.ReasonMaxRetries},
 		},
 		{
 			name:      "abort_retry in backoff",
@@ -482,6 +526,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.AbortRetry() },
 			want:      []string{start1, cancel1},
 			wantState: policy.StateCancelled,
+			wantErr:   policy.ErrRetryCancelled,
 		},
 		{
 			name:      "abort in backoff",
@@ -489,6 +534,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.Abort() },
 			want:      []string{start1, cancel1},
 			wantState: policy.StateCancelled,
+			wantErr:   policy.ErrRetryCancelled,
 		},
 		{
 			name:      "abort_retry in continuing",
@@ -496,6 +542,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.AbortRetry() },
 			want:      []string{start1, cancel1},
 			wantState: policy.StateCancelled, continues: 1,
+			wantErr: policy.ErrRetryCancelled,
 		},
 		{
 			name:      "abort in continuing",
@@ -503,6 +550,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.Abort() },
 			want:      []string{start1, cancel1},
 			wantState: policy.StateCancelled, continues: 1,
+			wantErr: policy.ErrRetryCancelled,
 		},
 		{
 			name:      "aborted reply in continuing",
@@ -510,6 +558,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(&policy.AssistantMessage{StopReason: policy.StopReasonAborted}) },
 			want:      []string{start1, cancel1},
 			wantState: policy.StateCancelled, continues: 1,
+			wantErr: policy.ErrRetryCancelled,
 		},
 		{
 			name: "maxRetries 0", settings: zero,
@@ -520,6 +569,7 @@ func TestControllerChainEnds(t *testing.T) {
 			},
 			want:      []string{`{"type":"auto_retry_end","success":false,"attempt":0,"finalError":"529 overloaded_error"}`},
 			wantState: policy.StateExhausted,
+			wantErr:   &policy.ExhaustedError{Attempt: 0, FinalError: "529 overloaded_error", Reason: policy.ReasonMaxRetries},
 		},
 		{
 			name:      "fatal mid-chain",
@@ -527,6 +577,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(ctlErrReply("401 invalid x-api-key")) },
 			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"401 invalid x-api-key"}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "401 invalid x-api-key", Reason: policy.ReasonNonRetryable},
 		},
 		{
 			name:      "empty error message mid-chain is fatal",
@@ -534,6 +585,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(ctlErrReply("")) },
 			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":""}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "", Reason: policy.ReasonNonRetryable},
 		},
 		{
 			name: "disabled mid-chain",
@@ -546,6 +598,7 @@ func TestControllerChainEnds(t *testing.T) {
 			},
 			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"502 bad gateway"}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "502 bad gateway", Reason: policy.ReasonDisabled},
 		},
 		{
 			name:      "no message mid-chain",
@@ -553,6 +606,7 @@ func TestControllerChainEnds(t *testing.T) {
 			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(nil) },
 			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Agent run ended without an assistant message"}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: policy.NoAssistantMessage, Reason: policy.ReasonNoMessage},
 		},
 		{
 			name: "continue failing",
@@ -566,6 +620,7 @@ func TestControllerChainEnds(t *testing.T) {
 			},
 			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"` + contFail + `"}`},
 			wantState: policy.StateExhausted, continues: 1,
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: contFail, Reason: policy.ReasonContinueFailed},
 		},
 	}
 	for _, tc := range cases {
@@ -585,11 +640,10 @@ func TestControllerChainEnds(t *testing.T) {
 			}
 			tc.end(h)
 			h.clk.settle(t)
-			h.assertAtRest(tc.wantState)
+			// Called after the chain ended, and blocked on it before.
+			checkOutcome(t, "WaitForRetry after the end", h.assertAtRest(tc.wantState), tc.wantErr)
 			if waiter != nil {
-				if err := waitResult(t, waiter); err != nil {
-					t.Errorf("blocked WaitForRetry returned %v, want nil", err)
-				}
+				checkOutcome(t, "blocked WaitForRetry", waitResult(t, waiter), tc.wantErr)
 			}
 			if got := h.eventJSON(); !slices.Equal(got, tc.want) {
 				t.Errorf("events:\n got %q\nwant %q", got, tc.want)
@@ -605,7 +659,10 @@ func TestControllerChainEnds(t *testing.T) {
 			if h.eventCount() != n {
 				t.Errorf("events after the chain ended: %q", h.eventJSON()[n:])
 			}
-			h.assertAtRest(tc.wantState)
+			checkOutcome(t, "WaitForRetry a minute later", h.assertAtRest(tc.wantState), tc.wantErr)
+			// The next prompt forgets the outcome.
+			h.ctl.OnPrompt()
+			checkOutcome(t, "WaitForRetry after OnPrompt", h.ctl.WaitForRetry(context.Background()), nil)
 			// A later retryable error starts a fresh chain at attempt 1.
 			if set.MaxRetries > 0 {
 				h.set.Set(set) // "disabled mid-chain" switched retry off

@@ -1,8 +1,11 @@
 package policy_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"time"
 
@@ -11,39 +14,84 @@ import (
 	"github.com/ohmypi/retryfsm/policy"
 )
 
-// scriptedAgent is a toy agent: each Continue starts the next scripted run,
-// whose reply it hands to the agent loop through runs. (Continue is called
-// on the backoff timer's goroutine; the loop does the rest.)
-type scriptedAgent struct {
-	replies []policy.AssistantMessage
-	runs    chan policy.AssistantMessage
+// agent is a toy agent: each model call takes the next scripted reply.
+type agent struct {
+	ctl      *policy.Controller
+	messages []string
+	script   []policy.AssistantMessage
 }
 
-func (a *scriptedAgent) Continue() error {
-	reply := a.replies[0]
-	a.replies = a.replies[1:]
-	a.runs <- reply
+// callModel is the run's model calls; the toy makes one per run.
+func (a *agent) callModel(context.Context) iter.Seq[policy.AssistantMessage] {
+	return func(yield func(policy.AssistantMessage) bool) {
+		reply := a.script[0]
+		a.script = a.script[1:]
+		yield(reply)
+	}
+}
+
+// compactIfOverflow is where a real agent hands a context overflow to
+// compaction (when no retry was scheduled).
+func (a *agent) compactIfOverflow(last *policy.AssistantMessage) {
+	if last != nil && policy.IsContextOverflow(*last, 200000) {
+		fmt.Println("compacting")
+	}
+}
+
+// DropLastAssistant implements policy.Agent (the toy keeps no replies).
+func (a *agent) DropLastAssistant() {}
+
+// run is one run of the agent: its model calls (a tool use calls again),
+// each reply's message_end, then agent_end with the last reply.
+func (a *agent) run(ctx context.Context) {
+	var last *policy.AssistantMessage
+	for reply := range a.callModel(ctx) {
+		a.ctl.OnMessageEnd(reply)
+		last = &reply
+	}
+	if !a.ctl.OnAgentEnd(last) { // no retry scheduled
+		a.compactIfOverflow(last)
+	}
+}
+
+// Continue implements policy.Agent: after a backoff the Controller calls it,
+// on the timer's goroutine, to run again.
+func (a *agent) Continue(ctx context.Context) error {
+	if err := ctx.Err(); err != nil { // aborted before the retry started
+		return err
+	}
+	a.run(ctx)
 	return nil
 }
 
-func (a *scriptedAgent) DropLastAssistant() {}
+// Prompt runs a new prompt. It is done when its run and its retry chain are:
+// nil, an error matching ErrRetryCancelled, an *ExhaustedError or ctx.Err().
+func (a *agent) Prompt(ctx context.Context, text string) error {
+	a.ctl.OnPrompt()
+	a.messages = append(a.messages, text)
+	a.run(ctx)
+	return a.ctl.WaitForRetry(ctx)
+}
 
-// ExampleController embeds a Controller in a tiny agent loop: the first
-// run fails with an overloaded error, the first retry with a 503, the
-// second retry succeeds. A mock clock stands in for the 2 s and 4 s waits.
+// ExampleController runs the agent loop of the package documentation on a
+// toy agent. The first prompt's run fails with an overloaded error, its
+// first retry with a 503, and its second retry succeeds; the second
+// prompt's retry fails with an error that is not retried. A mock clock
+// stands in for the 2 s and 4 s waits.
 func ExampleController() {
 	mock := clock.NewMock()
-	agent := &scriptedAgent{
-		replies: []policy.AssistantMessage{
-			{StopReason: policy.StopReasonError, ErrorMessage: "503 service unavailable"},
-			{StopReason: policy.StopReasonStop},
-		},
-		runs: make(chan policy.AssistantMessage, 1),
-	}
-	ctl, err := policy.NewController(policy.Config{Clock: mock, Agent: agent})
+	a := &agent{script: []policy.AssistantMessage{
+		{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"},
+		{StopReason: policy.StopReasonError, ErrorMessage: "503 service unavailable"},
+		{StopReason: policy.StopReasonStop},
+		{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"},
+		{StopReason: policy.StopReasonError, ErrorMessage: "401 invalid x-api-key"},
+	}}
+	ctl, err := policy.NewController(policy.Config{Clock: mock, Agent: a})
 	if err != nil {
 		panic(err)
 	}
+	a.ctl = ctl
 	unsubscribe := ctl.Subscribe(func(e policy.Event) {
 		// The events' MarshalJSON writes JSON.stringify's bytes; json.Marshal
 		// would also escape any <, > and & in an error message.
@@ -52,23 +100,35 @@ func ExampleController() {
 	})
 	defer unsubscribe()
 
-	// The agent loop: report each run's reply, and while a retry is
-	// scheduled, let the backoff pass and take the retried run's reply.
-	reply := policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error"}
-	for {
-		ctl.OnMessageEnd(reply)
-		if !ctl.OnAgentEnd(&reply) {
-			break // no retry: the loop would go on to its compaction check
+	// Time passes: the mock clock moves on until both prompts are done.
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				mock.Add(time.Second)
+			}
 		}
-		mock.Add(ctl.Settings().Delay(ctl.Attempt()))
-		reply = <-agent.runs
+	}()
+	defer func() { close(done); <-stopped }()
+
+	fmt.Println("prompt 1:", a.Prompt(context.Background(), "hello"))
+	err = a.Prompt(context.Background(), "again")
+	var gaveUp *policy.ExhaustedError
+	if errors.As(err, &gaveUp) {
+		fmt.Printf("prompt 2 gave up (%s) at attempt %d: %s\n", gaveUp.Reason, gaveUp.Attempt, gaveUp.FinalError)
 	}
-	fmt.Println("retrying:", ctl.IsRetrying(), "attempt:", ctl.Attempt(), "state:", ctl.State())
 	// Output:
 	// {"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}
 	// {"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":4000,"errorMessage":"503 service unavailable"}
 	// {"type":"auto_retry_end","success":true,"attempt":2}
-	// retrying: false attempt: 0 state: idle
+	// prompt 1: <nil>
+	// {"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}
+	// {"type":"auto_retry_end","success":false,"attempt":1,"finalError":"401 invalid x-api-key"}
+	// prompt 2 gave up (non_retryable) at attempt 1: 401 invalid x-api-key
 }
 
 func ExampleSettings_Delay() {

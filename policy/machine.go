@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,7 +177,17 @@ type Rule struct {
 	Steps   []Step
 	Success bool       // for StepEmitEnd
 	Final   FinalError // for StepEmitEnd
-	Note    string     // why, for SPEC.md
+	// Reason says why the chain gives up, on every rule that emits
+	// auto_retry_end with success false and a finalError other than
+	// "Retry cancelled" (and only there): what WaitForRetry reports in
+	// ExhaustedError.Reason.
+	Reason Reason
+	Note   string // why, for SPEC.md
+}
+
+// givesUp reports whether r ends a chain by giving up (its Reason applies).
+func (r *Rule) givesUp() bool {
+	return !r.Success && r.Final != FinalCancelled && slices.Contains(r.Steps, StepEmitEnd)
 }
 
 // Ignored reports whether r declares its pairs ignored.
@@ -263,6 +274,12 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 			}
 			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
+		}
+		if r.givesUp() != (r.Reason != "") {
+			if r.Reason == "" {
+				return nil, fmt.Errorf("variant %s: rule %d (%s from %v): gives up the chain without a Reason", name, i, r.Input, r.From)
+			}
+			return nil, fmt.Errorf("variant %s: rule %d (%s from %v): Reason %q on a rule that does not give up a chain", name, i, r.Input, r.From, r.Reason)
 		}
 		if len(r.Steps) > maxEffects {
 			return nil, fmt.Errorf("variant %s: rule %d (%s): %d steps, at most %d allowed", name, i, r.Input, len(r.Steps), maxEffects)

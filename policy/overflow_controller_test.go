@@ -136,7 +136,8 @@ func TestControllerOverflowNeverRetried(t *testing.T) {
 			if h.agent.continues.Load() != 1 {
 				t.Error("continued after an overflow")
 			}
-			h.assertAtRest(policy.StateExhausted)
+			checkOutcome(t, "WaitForRetry", h.assertAtRest(policy.StateExhausted),
+				&policy.ExhaustedError{Attempt: 1, FinalError: msg.ErrorMessage, Reason: policy.ReasonNonRetryable})
 		})
 	}
 

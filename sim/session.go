@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -661,7 +662,7 @@ func (s *Session) checkPrompts() {
 // agent adapts Session to policy.Agent.
 type agent Session
 
-func (a *agent) Continue() error {
+func (a *agent) Continue(context.Context) error {
 	s := (*Session)(a)
 	if err := s.canContinue(); err != nil {
 		s.begin(trace.ContinueRejected).Error = err.Error()

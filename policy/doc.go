@@ -1,0 +1,58 @@
+// Package policy is the auto-retry policy of an LLM agent as an explicit
+// state machine: the retry settings, the classification of replies (the
+// original agent's exact regexes and retry-after parser), the retry machine
+// as a declarative transition table with a pure Decide, and Controller, the
+// engine a Go agent embeds.
+//
+// # The agent loop
+//
+// The agent feeds the Controller every run, the prompt's and each retried
+// one, and a prompt is done when its retry chain is. After a backoff the
+// Controller calls the agent's Continue, which runs again:
+//
+//	// run is one run of the agent: its model calls (a tool use calls again),
+//	// each reply's message_end, then agent_end with the last reply.
+//	func (a *agent) run(ctx context.Context) {
+//		var last *policy.AssistantMessage
+//		for reply := range a.callModel(ctx) {
+//			a.ctl.OnMessageEnd(reply)
+//			last = &reply
+//		}
+//		if !a.ctl.OnAgentEnd(last) { // no retry scheduled
+//			a.compactIfOverflow(last)
+//		}
+//	}
+//
+//	// Continue implements policy.Agent: after a backoff the Controller calls it,
+//	// on the timer's goroutine, to run again.
+//	func (a *agent) Continue(ctx context.Context) error {
+//		if err := ctx.Err(); err != nil { // aborted before the retry started
+//			return err
+//		}
+//		a.run(ctx)
+//		return nil
+//	}
+//
+//	// Prompt runs a new prompt. It is done when its run and its retry chain are:
+//	// nil, an error matching ErrRetryCancelled, an *ExhaustedError or ctx.Err().
+//	func (a *agent) Prompt(ctx context.Context, text string) error {
+//		a.ctl.OnPrompt()
+//		a.messages = append(a.messages, text)
+//		a.run(ctx)
+//		return a.ctl.WaitForRetry(ctx)
+//	}
+//
+// The agent also implements DropLastAssistant (a retried error leaves the
+// runtime context), and is given to NewController:
+//
+//	a.ctl, err = policy.NewController(policy.Config{Agent: a, Auth: authStorage, Settings: settings})
+//
+// From the user interface: AbortRetry (Esc) cancels the retry chain, Abort
+// cancels it and the retried run's ctx, SetAutoRetryEnabled switches retry
+// on or off. Subscribe receives the auto_retry_start and auto_retry_end
+// events. ExampleController runs this loop on a toy agent.
+//
+// Callbacks (subscribers, the Agent, AuthStorage) run without the
+// Controller's lock and may call it back; events arrive in the order of the
+// decisions (see Controller). SPEC.md is the precise contract.
+package policy

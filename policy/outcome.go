@@ -1,0 +1,99 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Reason says why a chain gave up (ExhaustedError.Reason). It is declared
+// on the give-up rows of a variant's table (Rule.Reason). More reasons may be
+// added (the fail-fast reasons of error profiles, for example): compare with
+// the constants, and treat an unknown value as a give-up of another kind.
+type Reason string
+
+// Reasons for giving up a chain.
+const (
+	// ReasonMaxRetries: a retryable error after the last allowed retry
+	// (attempt >= maxRetries, maxRetries 0 included).
+	ReasonMaxRetries Reason = "max_retries"
+	// ReasonNonRetryable: the retried run ended with an error that is not
+	// retried: a fatal error or a context overflow.
+	ReasonNonRetryable Reason = "non_retryable"
+	// ReasonDisabled: a retryable error while retry was switched off during
+	// the chain.
+	ReasonDisabled Reason = "disabled"
+	// ReasonNoMessage: the retried run ended without an assistant message.
+	ReasonNoMessage Reason = "no_message"
+	// ReasonContinueFailed: Agent.Continue could not start the retried run.
+	ReasonContinueFailed Reason = "continue_failed"
+)
+
+// ErrRetryCancelled is what WaitForRetry reports for a chain that was
+// cancelled: by AbortRetry, by Abort, by an aborted reply, or (wrapped) by
+// Reset. Test for it with errors.Is.
+var ErrRetryCancelled = errors.New("policy: retry cancelled")
+
+// errReset is reported for a chain that Reset dropped.
+var errReset = fmt.Errorf("%w: the Controller was reset", ErrRetryCancelled)
+
+// ExhaustedError is what WaitForRetry reports for a chain that gave up:
+// its auto_retry_end had success false and a finalError other than
+// "Retry cancelled". Test for it with errors.As.
+type ExhaustedError struct {
+	// Attempt is the attempt of the auto_retry_end (0 when maxRetries is 0).
+	Attempt int
+	// FinalError is the auto_retry_end's finalError: the error that ended
+	// the chain, the continue's error, or "Agent run ended without an
+	// assistant message".
+	FinalError string
+	// Reason says why the chain gave up.
+	Reason Reason
+}
+
+// Error implements error.
+func (e *ExhaustedError) Error() string {
+	return fmt.Sprintf("policy: retry gave up at attempt %d (%s): %s", e.Attempt, e.Reason, e.FinalError)
+}
+
+// outcomeKind is how a chain ended.
+type outcomeKind uint8
+
+const (
+	outNone outcomeKind = iota // no chain ended (since the last OnPrompt)
+	outSuccess
+	outCancelled
+	outReset
+	outExhausted
+)
+
+// outcome is how a chain ended, kept as a value so that ending a chain
+// allocates nothing; err builds the error WaitForRetry returns.
+type outcome struct {
+	kind    outcomeKind
+	attempt int
+	final   string
+	reason  Reason
+}
+
+func (o outcome) err() error {
+	switch o.kind {
+	case outCancelled:
+		return ErrRetryCancelled
+	case outReset:
+		return errReset
+	case outExhausted:
+		return &ExhaustedError{Attempt: o.attempt, FinalError: o.final, Reason: o.reason}
+	}
+	return nil
+}
+
+// endOutcome is the outcome of a chain that rule r ends with auto_retry_end e.
+func endOutcome(r *Rule, e AutoRetryEnd) outcome {
+	switch {
+	case r.Success:
+		return outcome{kind: outSuccess}
+	case r.Final == FinalCancelled:
+		return outcome{kind: outCancelled}
+	}
+	return outcome{kind: outExhausted, attempt: e.Attempt, final: e.FinalError, reason: r.Reason}
+}
