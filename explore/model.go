@@ -456,9 +456,11 @@ func (m *model) decision(snap policy.Snapshot, in policy.Input, msg msgID, enabl
 	}
 	set := m.set
 	set.Enabled = enabled
-	pd := m.v.Decide(snap, in, messages[msg], set, epoch)
+	var pd policy.Decision
+	o := policy.Outcome{Message: messages[msg]} // no usage-limit message in the alphabet
+	m.v.Decide(&pd, snap, in, &o, set)
 	d := m.newDecision()
-	*d = decision{Rule: pd.Rule, Edge: pd.Edge, Next: pd.Next, effects: m.keepEffects(pd.Effects()), unit: -1}
+	*d = decision{Rule: pd.Rule, Edge: pd.Edge(), Next: pd.Next, effects: m.keepEffects(pd.Effects()), unit: -1}
 	if d.Rule != nil {
 		d.unit = ruleIndex(m.v, d.Rule)*len(policy.States) + snap.State.Index()
 		d.retry = d.Rule.Event == "retry"

@@ -153,6 +153,7 @@ type Controller struct {
 	cfg    Config
 	clk    clock.Clock
 	snap   Snapshot
+	dec    Decision // the decision being made (under the lock)
 	gen    uint64      // last backoff timer id
 	live   []liveTimer // running backoff waits; a timer not in it is inert
 	ctl    uint64      // the cancellable wait (the original's abort controller), 0 if none
@@ -166,7 +167,7 @@ type Controller struct {
 	// wait is the open chain's waiters, made when the first one comes.
 	wait *chainWait
 	// last is how the last chain ended since the last OnPrompt or Reset.
-	last outcome
+	last chainEnd
 	// runCtx is the ctx given to Agent.Continue, made at the first continue
 	// after NewController, Abort or Reset and kept until Abort or Reset
 	// cancels it (nil meanwhile).
@@ -186,7 +187,7 @@ type Controller struct {
 // chainWait is what WaitForRetry callers blocked on one chain wait for.
 type chainWait struct {
 	done chan struct{} // closed when the chain's end has been delivered
-	out  outcome       // how it ended, written before done is closed
+	out  chainEnd       // how it ended, written before done is closed
 }
 
 type liveTimer struct {
@@ -280,10 +281,10 @@ func (c *Controller) Reset() {
 	c.ctl = 0
 	if w := c.wait; w != nil {
 		c.wait = nil
-		w.out = outcome{kind: outReset}
+		w.out = chainEnd{kind: outReset}
 		close(w.done)
 	}
-	c.last = outcome{}
+	c.last = chainEnd{}
 	cancel := c.runCancel
 	c.runCtx, c.runCancel = nil, nil
 	c.mu.Unlock()
@@ -300,7 +301,7 @@ func (c *Controller) Variant() *Variant { return c.cfg.Variant }
 // waiting for its retried run.
 func (c *Controller) OnMessageEnd(m AssistantMessage) {
 	if m.IsSuccess() {
-		c.step(InputSuccess, "", 0)
+		c.step(InputSuccess, nil, 0)
 	}
 }
 
@@ -328,30 +329,30 @@ func AgentEndInput(last *AssistantMessage, contextWindow int64) (in Input, ok bo
 // the run produced none). It reports whether a retry was scheduled; when it
 // was not, the caller goes on to its compaction check.
 func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
-	in, ok := AgentEndInput(last, c.cfg.ContextWindow)
+	if last == nil {
+		return c.step(InputNoMessage, nil, 0)
+	}
+	// The reply is classified once, here: the decision reads the flags.
+	o := ClassifyReply(*last, c.cfg.ContextWindow, c.clk.Now())
+	in, ok := o.EndInput()
 	if !ok {
 		return false
 	}
-	msg := ""
-	if last != nil {
-		msg = last.ErrorMessage
-	}
-	d := c.step(in, msg, 0)
-	return d.Rule != nil && d.Rule.Event == "retry"
+	return c.step(in, &o, 0)
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
 // becomes idle). WaitForRetry forgets the chains that ended before it.
-func (c *Controller) OnPrompt() { c.step(InputPrompt, "", 0) }
+func (c *Controller) OnPrompt() { c.step(InputPrompt, nil, 0) }
 
 // AbortRetry cancels the open chain (the abort_retry command). At rest it
 // does nothing. A retried run in flight goes on (its ctx is not cancelled).
-func (c *Controller) AbortRetry() { c.step(InputAbortRetry, "", 0) }
+func (c *Controller) AbortRetry() { c.step(InputAbortRetry, nil, 0) }
 
 // Abort is the retry side of a general abort: it cancels the open chain
 // and the ctx of the latest Agent.Continue, so a retried run in flight
 // stops. Aborting a run the caller started itself is the caller's job.
-func (c *Controller) Abort() { c.step(InputAbort, "", 0) }
+func (c *Controller) Abort() { c.step(InputAbort, nil, 0) }
 
 // SetAutoRetryEnabled writes retry.enabled to the settings source.
 func (c *Controller) SetAutoRetryEnabled(enabled bool) { c.cfg.Settings.SetRetryEnabled(enabled) }
@@ -508,7 +509,7 @@ func (c *Controller) OnRelease(f func()) {
 
 // elapsed is a backoff timer's callback; a timer that is no longer running
 // (cancelled) is inert.
-func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, "", id) }
+func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, nil, id) }
 
 // liveIndex returns the index of the running wait id in c.live, or -1.
 func (c *Controller) liveIndex(id uint64) int {
@@ -544,37 +545,35 @@ func stopTimer(t *clock.Timer) {
 
 // step decides one input under the lock, delivers what the decision makes
 // happen (or queues it when a delivery is under way) and continues the
-// agent if the decision says so. timer, when not 0, is the backoff timer
-// that fired: the step happens only if it still runs.
-func (c *Controller) step(in Input, msg string, timer uint64) Decision {
-	// User code (the settings source, the clock) is called before locking.
+// agent if the decision says so. o is the input's classified reply (nil
+// for none). timer, when not 0, is the backoff timer that fired: the step
+// happens only if it still runs. It reports whether a retry was scheduled.
+func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
+	// User code (the settings source) is called before locking.
 	set := c.cfg.Settings.RetrySettings()
-	now := c.clk.Now()
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
 	c.mu.Lock()
 	if timer != 0 {
 		if _, ok := c.dropLive(timer); !ok {
 			c.mu.Unlock()
-			return Decision{}
+			return false
 		}
 	}
 	set = c.inUse(set)
 	if in == InputPrompt {
-		c.last = outcome{}
+		c.last = chainEnd{}
 	}
-	d := c.cfg.Variant.Decide(c.snap, in, msg, set, now)
-	if d.Rule != nil && !d.Rule.Ignored() {
-		// The machine compiled from the looplab declaration decides what
-		// can fire; a Lookup costs nanoseconds where a looplab Event costs
-		// about 0.75 µs and 5 allocations (TestControllerAgreesWithLooplab
-		// keeps the two in step).
-		if to, ok := c.cfg.Variant.Machine().Lookup(d.Edge.From, d.Edge.Event); !ok || to != d.Edge.To {
-			c.mu.Unlock()
-			panic("policy: table and machine disagree on " + d.Edge.String())
-		}
+	d := &c.dec
+	c.cfg.Variant.Decide(d, c.snap, in, o, set)
+	if d.Fired() {
+		// The table compiled from the looplab declaration decides (a
+		// lookup by integer index, where a looplab Event costs about
+		// 0.75 µs and 5 allocations; TestControllerAgreesWithLooplab keeps
+		// the two in step).
 		its = append(its, item{kind: itemEdge, from: uint8(c.snap.State.Index()), rule: d.Rule})
 	}
+	retried = d.Fired() && d.Rule.Event == "retry"
 	c.snap = d.Next
 	var (
 		runCtx      context.Context
@@ -582,7 +581,7 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 		cont, later bool
 		ask         bool
 		ended       bool
-		out         outcome
+		out         chainEnd
 	)
 	for _, e := range d.Effects() {
 		switch e.Kind {
@@ -610,10 +609,10 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 			c.ctl = 0
 		case StepEmitEnd:
 			its = append(its, item{kind: itemEnd, flag: e.End.Success, attempt: e.End.Attempt, text: e.End.FinalError})
-			ended, out = true, endOutcome(d.Rule, e.End)
+			ended, out = true, endOf(d.Rule, e.End)
 		case StepRelease:
 			if !ended {
-				out = outcome{kind: outCancelled} // the original's release without an end
+				out = chainEnd{kind: outCancelled} // the original's release without an end
 			}
 			ended = false
 			c.last = out
@@ -660,7 +659,7 @@ func (c *Controller) step(in Input, msg string, timer uint64) Decision {
 	if cont {
 		c.continueAgent(runCtx)
 	}
-	return d
+	return retried
 }
 
 // deliver makes the deliveries first (with the subscribers and observers
@@ -718,10 +717,10 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 		c.switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
 			UsageLimitOptions{RetryAfterMs: it.ms, HasRetryAfter: it.flag, BaseURL: c.cfg.BaseURL})
 	case itemStart:
-		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: it.ms, ErrorMessage: it.text}
-		if it.ask && c.switched {
-			ev.DelayMs = 0
-		}
+		// Auth storage's answer completes it (Effect.Answer: a switch makes
+		// the delay 0).
+		ev := Effect{Kind: StepEmitStart, Pending: it.ask,
+			Start: AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: it.ms, ErrorMessage: it.text}}.Answer(c.switched).Start
 		for _, s := range subs {
 			s.f(ev)
 		}
@@ -753,10 +752,7 @@ func (c *Controller) arm(it *item) {
 	if cancelled {
 		return
 	}
-	delay := it.delay
-	if it.ask && c.switched {
-		delay = 0
-	}
+	delay := Effect{Kind: StepArmTimer, Pending: it.ask, Delay: it.delay}.Answer(c.switched).Delay
 	t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
 	c.mu.Lock()
 	i := c.liveIndex(id)
@@ -773,6 +769,6 @@ func (c *Controller) arm(it *item) {
 // of its own.
 func (c *Controller) continueAgent(ctx context.Context) {
 	if err := c.cfg.Agent.Continue(ctx); err != nil {
-		c.step(InputContinueFailed, err.Error(), 0)
+		c.step(InputContinueFailed, &Outcome{Message: err.Error()}, 0)
 	}
 }

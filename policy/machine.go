@@ -330,6 +330,19 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 	if err != nil {
 		return nil, fmt.Errorf("variant %s: %w", name, err)
 	}
+	// Decisions are taken on the integer-indexed table (byPair); it is
+	// the looplab declaration's, edge for edge (TestControllerAgreesWithLooplab
+	// fires every one on looplab).
+	for i, r := range rules {
+		if r.Ignored() {
+			continue
+		}
+		for _, src := range r.From {
+			if to, ok := m.Lookup(string(src), r.Event); !ok || to != string(r.To) {
+				return nil, fmt.Errorf("variant %s: rule %d: the machine has no edge %s -%s-> %s", name, i, src, r.Event, r.To)
+			}
+		}
+	}
 	v.machine = m
 	return v, nil
 }
@@ -354,61 +367,116 @@ func (v *Variant) RulesFor(s State, in Input) []*Rule {
 // Effect is one effect a decision asks its shell to perform, in order.
 type Effect struct {
 	Kind          Step
-	Start         AutoRetryStart // StepEmitStart (DelayMs before any credential switch)
+	Start         AutoRetryStart // StepEmitStart
 	End           AutoRetryEnd   // StepEmitEnd
-	Delay         time.Duration  // StepArmTimer (before any credential switch)
-	RetryAfterMs  float64        // StepAskAuth: the parsed hint
-	HasRetryAfter bool           // StepAskAuth: false when no hint was found (null)
+	Delay         time.Duration  // StepArmTimer
+	RetryAfterMs  float64        // StepAskAuth: the reply's hint
+	HasRetryAfter bool           // StepAskAuth: false when there is no hint (null)
+	// Pending marks an effect that depends on auth storage's answer (an
+	// auto_retry_start or a wait after StepAskAuth): perform it only once
+	// answered (Decision.Resume, or Answer).
+	Pending bool
 }
 
-// Decision is the pure result of one input: the rule that applied, the
-// fsm edge it fires (Event "" when ignored), the next snapshot and the
-// effects to perform in order.
+// Answer completes an effect that waits for auth storage's answer (a
+// credential switch makes the wait 0); other effects are returned as
+// they are.
+func (e Effect) Answer(switched bool) Effect {
+	if !e.Pending {
+		return e
+	}
+	e.Pending = false
+	if switched {
+		e.Start.DelayMs = 0
+		e.Delay = 0
+	}
+	return e
+}
+
+// Decision is the pure result of one input: the rule that applied (and
+// its index in the table), the next snapshot and the effects to perform in
+// order. A decision that asks auth storage (StepAskAuth) is completed by
+// Resume with the answer before its later effects are performed.
 type Decision struct {
-	Rule    *Rule
-	Edge    fsm.Edge
-	Next    Snapshot
-	effects [maxEffects]Effect
-	n       int
+	Rule      *Rule // nil only if the guards of a pair are not exhaustive
+	RuleIndex int
+	From      State
+	Next      Snapshot
+	effects   [maxEffects]Effect
+	n         int
 }
 
 // Effects returns the effects to perform, in order.
 func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
 
+// Fired reports whether the decision fires a transition (its rule is not
+// an ignored pair).
+func (d *Decision) Fired() bool { return d.Rule != nil && !d.Rule.Ignored() }
+
+// Edge is the fsm edge the decision fires (Event "" when ignored).
+func (d *Decision) Edge() fsm.Edge {
+	if !d.Fired() {
+		return fsm.Edge{From: string(d.From), To: string(d.From)}
+	}
+	return fsm.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To)}
+}
+
+// AsksAuth reports whether the decision waits for auth storage's answer.
+func (d *Decision) AsksAuth() bool {
+	for i := range d.n {
+		if d.effects[i].Pending {
+			return true
+		}
+	}
+	return false
+}
+
+// Resume completes a decision that asked auth storage with its answer: on
+// a credential switch, auto_retry_start's delayMs and the wait are 0.
+func (d *Decision) Resume(switched bool) {
+	for i := range d.n {
+		d.effects[i] = d.effects[i].Answer(switched)
+	}
+}
+
 // Decide is the retry policy: a pure function of the snapshot, the input,
-// the input's message (the reply's errorMessage, or the continue error), the
-// settings of this moment and the wall-clock now (for retry-after hints). It
-// never fails: every (state, input) pair has a rule, and the guards of a
-// pair cover every case.
-func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now time.Time) Decision {
-	var d Decision
+// the input's classified reply o (nil for an input without one; for
+// InputContinueFailed, an Outcome whose Message is the continue's error)
+// and the settings of this moment. It writes the result into d (no
+// allocation) and never fails: every (state, input) pair has a rule, and
+// the guards of a pair cover every case. Rules are found by integer index
+// in the table compiled from the declaration; no text is examined.
+func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Settings) {
+	d.Rule, d.RuleIndex, d.From, d.n = nil, -1, s.State, 0
 	var rules []int
 	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
 		rules = v.byPair[in][si]
 	}
 	for _, j := range rules {
-		r := &v.Rules[j]
-		if r.Guard.Holds(s, set) {
-			d.Rule = r
+		if r := &v.Rules[j]; r.Guard.Holds(s, set) {
+			d.Rule, d.RuleIndex = r, j
 			break
 		}
 	}
+	d.Next = s
 	if d.Rule == nil { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
-		d.Next = s
-		d.Edge = fsm.Edge{From: string(s.State), To: string(s.State)}
-		return d
+		return
 	}
 	r := d.Rule
-	next := s
 	if !r.Ignored() {
-		next.State = r.To
-		d.Edge = fsm.Edge{From: string(s.State), Event: r.Event, To: string(r.To)}
-	} else {
-		d.Edge = fsm.Edge{From: string(s.State), To: string(s.State)}
+		d.Next.State = r.To
 	}
+	var msg string
+	usageLimit := false
+	if o != nil {
+		msg, usageLimit = o.Message, o.UsageLimit
+	}
+	next := &d.Next
 	delay := time.Duration(0)
+	pending := false
 	for _, st := range r.Steps {
-		e := Effect{Kind: st}
+		e := &d.effects[d.n]
+		*e = Effect{Kind: st}
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
@@ -434,32 +502,32 @@ func (v *Variant) Decide(s Snapshot, in Input, message string, set Settings, now
 			next.Armed--
 			next.Controlled = false
 		case StepAskAuth:
-			if !IsUsageLimitErrorMessage(message) {
+			if !usageLimit {
 				continue
 			}
-			e.RetryAfterMs, e.HasRetryAfter = ParseRetryAfterMs(message, now)
+			e.RetryAfterMs, e.HasRetryAfter = o.RetryAfterMs, o.HasRetryAfter
+			pending = true
 		case StepEmitStart:
-			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: durationMs(delay), ErrorMessage: message}
+			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: durationMs(delay), ErrorMessage: msg}
+			e.Pending = pending
 		case StepArmTimer:
 			e.Delay = delay
+			e.Pending = pending
 			next.Armed++
 			next.Controlled = true
 		case StepEmitEnd:
 			e.End = AutoRetryEnd{Success: r.Success, Attempt: next.Attempt}
 			switch r.Final {
 			case FinalMessage:
-				e.End.FinalError = message
+				e.End.FinalError = msg
 			case FinalCancelled:
 				e.End.FinalError = RetryCancelled
 			case FinalNoMessage:
 				e.End.FinalError = NoAssistantMessage
 			}
 		}
-		d.effects[d.n] = e
 		d.n++
 	}
-	d.Next = next
-	return d
 }
 
 // TableMarkdown renders the table as Markdown for SPEC.md: one row per

@@ -148,8 +148,9 @@ func TestSubMillisecondDelayMs(t *testing.T) {
 // reported with its fraction, as the Duration it is.
 func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
-	d := policy.Sound.Decide(policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
-		"529 overloaded_error", set, time.Unix(0, 0))
+	var d policy.Decision
+	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
+		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, set)
 	var start policy.AutoRetryStart
 	for _, e := range d.Effects() {
 		if e.Kind == policy.StepEmitStart {

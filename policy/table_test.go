@@ -113,13 +113,14 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 	retry := func(attempt int) tblWant {
 		delay := set.BaseDelay << (attempt - 1)
 		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true}}
-		if msg == tblUsageMsg {
+		ask := msg == tblUsageMsg // the start and the wait wait for auth storage's answer
+		if ask {
 			w.effects = append(w.effects, policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
 		w.effects = append(w.effects,
-			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}},
+			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}, Pending: ask},
 			policy.Effect{Kind: policy.StepDropError},
-			policy.Effect{Kind: policy.StepArmTimer, Delay: delay},
+			policy.Effect{Kind: policy.StepArmTimer, Delay: delay, Pending: ask},
 		)
 		return w
 	}
@@ -195,10 +196,19 @@ func tblFirstRule(c tblCase, in policy.Input) *policy.Rule {
 	return nil
 }
 
+// tblDecide decides msg as the error reply it is, classified as the
+// Controller classifies it.
+func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
+	var d policy.Decision
+	o := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
+	policy.Sound.Decide(&d, s, in, &o, set)
+	return d
+}
+
 // tblCheck decides c and compares the decision with the oracle.
 func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 	t.Helper()
-	d := policy.Sound.Decide(c.snap, in, c.msg, c.set, tblNow)
+	d := tblDecide(c.snap, in, c.msg, c.set)
 	w := tblOracle(c.snap, in, c.msg, c.set)
 	if d.Rule == nil {
 		t.Fatalf("%s on %s: no rule applied", in, c)
@@ -210,8 +220,8 @@ func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 		t.Errorf("%s on %s: next %+v, want %+v", in, c, d.Next, w.next)
 	}
 	wantEdge := fsm.Edge{From: string(c.snap.State), Event: w.event, To: string(w.next.State)}
-	if d.Edge != wantEdge {
-		t.Errorf("%s on %s: edge %v, want %v", in, c, d.Edge, wantEdge)
+	if d.Edge() != wantEdge {
+		t.Errorf("%s on %s: edge %v, want %v", in, c, d.Edge(), wantEdge)
 	}
 	if got := d.Effects(); !slices.Equal(got, w.effects) {
 		t.Errorf("%s on %s: effects\n got %+v\nwant %+v", in, c, got, w.effects)
@@ -273,30 +283,30 @@ func TestSoundEveryRule(t *testing.T) {
 func TestSoundKeyDecisions(t *testing.T) {
 	def := policy.DefaultSettings()
 	idle := policy.Snapshot{State: policy.StateIdle}
-	d := policy.Sound.Decide(idle, policy.InputRetryable, tblRetryMsg, def, tblNow)
+	d := tblDecide(idle, policy.InputRetryable, tblRetryMsg, def)
 	want := []policy.Effect{
 		{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: tblRetryMsg}},
 		{Kind: policy.StepDropError},
 		{Kind: policy.StepArmTimer, Delay: 2 * time.Second},
 	}
-	if d.Edge.String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(d.Effects(), want) {
-		t.Errorf("idle + retryable: %v %+v %+v", d.Edge, d.Next, d.Effects())
+	if d.Edge().String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(d.Effects(), want) {
+		t.Errorf("idle + retryable: %v %+v %+v", d.Edge(), d.Next, d.Effects())
 	}
-	d = policy.Sound.Decide(idle, policy.InputRetryable, tblUsageMsg, def, tblNow)
+	d = tblDecide(idle, policy.InputRetryable, tblUsageMsg, def)
 	if e := d.Effects(); len(e) != 4 || e[0] != (policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
 		t.Errorf("usage limit: effects %+v", e)
 	}
 	cont := policy.Snapshot{State: policy.StateContinuing, Attempt: 3, Open: true}
-	d = policy.Sound.Decide(cont, policy.InputRetryable, "500", def, tblNow)
-	if d.Edge.String() != "continuing --exhaust--> exhausted" || d.Next != (policy.Snapshot{State: policy.StateExhausted}) ||
+	d = tblDecide(cont, policy.InputRetryable, "500", def)
+	if d.Edge().String() != "continuing --exhaust--> exhausted" || d.Next != (policy.Snapshot{State: policy.StateExhausted}) ||
 		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: policy.StepRelease}}) {
-		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge, d.Next, d.Effects())
+		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge(), d.Next, d.Effects())
 	}
 	back := policy.Snapshot{State: policy.StateBackoff, Attempt: 2, Open: true, Armed: 1, Controlled: true}
-	d = policy.Sound.Decide(back, policy.InputAbortRetry, "", def, tblNow)
-	if d.Edge.String() != "backoff --cancel--> cancelled" || d.Next != (policy.Snapshot{State: policy.StateCancelled}) ||
+	d = tblDecide(back, policy.InputAbortRetry, "", def)
+	if d.Edge().String() != "backoff --cancel--> cancelled" || d.Next != (policy.Snapshot{State: policy.StateCancelled}) ||
 		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepCancelTimer}, {Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: policy.StepRelease}}) {
-		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge, d.Next, d.Effects())
+		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge(), d.Next, d.Effects())
 	}
 }
 

@@ -55,27 +55,27 @@ func (e *ExhaustedError) Error() string {
 	return fmt.Sprintf("policy: retry gave up at attempt %d (%s): %s", e.Attempt, e.Reason, e.FinalError)
 }
 
-// outcomeKind is how a chain ended.
-type outcomeKind uint8
+// chainEndKind is how a chain ended.
+type chainEndKind uint8
 
 const (
-	outNone outcomeKind = iota // no chain ended (since the last OnPrompt)
+	outNone chainEndKind = iota // no chain ended (since the last OnPrompt)
 	outSuccess
 	outCancelled
 	outReset
 	outExhausted
 )
 
-// outcome is how a chain ended, kept as a value so that ending a chain
+// chainEnd is how a chain ended, kept as a value so that ending a chain
 // allocates nothing; err builds the error WaitForRetry returns.
-type outcome struct {
-	kind    outcomeKind
+type chainEnd struct {
+	kind    chainEndKind
 	attempt int
 	final   string
 	reason  Reason
 }
 
-func (o outcome) err() error {
+func (o chainEnd) err() error {
 	switch o.kind {
 	case outCancelled:
 		return ErrRetryCancelled
@@ -87,13 +87,13 @@ func (o outcome) err() error {
 	return nil
 }
 
-// endOutcome is the outcome of a chain that rule r ends with auto_retry_end e.
-func endOutcome(r *Rule, e AutoRetryEnd) outcome {
+// endOf is the chainEnd of a chain that rule r ends with auto_retry_end e.
+func endOf(r *Rule, e AutoRetryEnd) chainEnd {
 	switch {
 	case r.Success:
-		return outcome{kind: outSuccess}
+		return chainEnd{kind: outSuccess}
 	case r.Final == FinalCancelled:
-		return outcome{kind: outCancelled}
+		return chainEnd{kind: outCancelled}
 	}
-	return outcome{kind: outExhausted, attempt: e.Attempt, final: e.FinalError, reason: r.Reason}
+	return chainEnd{kind: outExhausted, attempt: e.Attempt, final: e.FinalError, reason: r.Reason}
 }
