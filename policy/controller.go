@@ -153,7 +153,7 @@ type Controller struct {
 	cfg    Config
 	clk    clock.Clock
 	snap   Snapshot
-	dec    Decision // the decision being made (under the lock)
+	dec    Decision    // the decision being made (under the lock)
 	gen    uint64      // last backoff timer id
 	live   []liveTimer // running backoff waits; a timer not in it is inert
 	ctl    uint64      // the cancellable wait (the original's abort controller), 0 if none
@@ -187,7 +187,7 @@ type Controller struct {
 // chainWait is what WaitForRetry callers blocked on one chain wait for.
 type chainWait struct {
 	done chan struct{} // closed when the chain's end has been delivered
-	out  chainEnd       // how it ended, written before done is closed
+	out  chainEnd      // how it ended, written before done is closed
 }
 
 type liveTimer struct {
