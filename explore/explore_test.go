@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
@@ -119,9 +120,9 @@ func TestModelTimersConsistent(t *testing.T) {
 }
 
 func TestSessionTexts(t *testing.T) {
-	if msgAborted != sim.AbortedMessage || errContinueStreaming != sim.ErrContinueWhileStreaming ||
-		errContinueEmpty != sim.ErrContinueEmpty || errContinueAssistant != sim.ErrContinueFromAssistant ||
-		compactionDelayMs != sim.CompactionContinueDelay.Milliseconds() {
+	if msgAborted != session.AbortedMessage || errContinueStreaming != session.ErrContinueWhileStreaming ||
+		errContinueEmpty != session.ErrContinueEmpty || errContinueAssistant != session.ErrContinueFromAssistant ||
+		compactionDelayMs != session.CompactionContinueDelay.Milliseconds() {
 		t.Fatal("explore's copies of sim's texts/delays are out of date")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -110,7 +111,7 @@ func commandsOf(sc *scenario.Scenario, trace []byte) (input string, coincide boo
 		case l.Type == "auto_retry_start":
 			timers[l.T+l.DelayMs] = true
 		case l.Type == "auto_compaction_end" && l.WillRetry:
-			timers[l.T+sim.CompactionContinueDelay.Milliseconds()] = true
+			timers[l.T+session.CompactionContinueDelay.Milliseconds()] = true
 		}
 	}
 	for _, a := range actions {

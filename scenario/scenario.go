@@ -83,6 +83,11 @@ type Turn struct {
 	Pos          Pos
 }
 
+// Reply is the assistant message the turn scripts.
+func (t *Turn) Reply() policy.AssistantMessage {
+	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage}
+}
+
 // Action is one scripted client command at a virtual time.
 type Action struct {
 	At      time.Duration // "at": required, ms, non-negative integer

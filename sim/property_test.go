@@ -60,7 +60,6 @@ package sim_test
 // -short divides the checks by 5 and the steps by 2, as rapid does.
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -75,6 +74,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -262,7 +262,7 @@ func pbTurnGen() *rapid.Generator[pbTurn] {
 			p.Stop, p.Msg = policy.StopReasonError, rapid.SampledFrom(pbFatalMsgs).Draw(t, "msg")
 		case clAborted:
 			p.Stop = policy.StopReasonAborted
-			p.Msg = rapid.SampledFrom([]string{"", sim.AbortedMessage}).Draw(t, "msg")
+			p.Msg = rapid.SampledFrom([]string{"", session.AbortedMessage}).Draw(t, "msg")
 		case clSuccess:
 			p.Stop = rapid.SampledFrom([]policy.StopReason{policy.StopReasonStop, policy.StopReasonLength}).Draw(t, "stop")
 		case clSuccessOver:
@@ -429,15 +429,6 @@ type pbLine struct {
 	} `json:"message"`
 }
 
-// pbDrop is a pending check that the error an auto_retry_start retries has
-// left the runtime context (and stays in the history).
-type pbDrop struct {
-	msg     string
-	prefix  []sim.Message // the runtime context without the error
-	histIdx int
-	errMsg  sim.Message
-}
-
 // pbHarness drives one session and checks the invariants.
 type pbHarness struct {
 	variant string
@@ -463,11 +454,7 @@ type pbHarness struct {
 	lastMsg   string
 	lastMET   int64
 
-	drop *pbDrop
-
-	fromTrace []string // auto_retry_* lines as written (without "t")
-	fromSubs  []string // the same events as subscribers got them
-	err       error    // first violation
+	err error // first violation
 }
 
 func pbNewHarness(plan pbPlan, variant string) *pbHarness {
@@ -479,9 +466,6 @@ func pbNewHarness(plan pbPlan, variant string) *pbHarness {
 		panic(err)
 	}
 	h.s = s
-	s.Controller().Subscribe(func(e policy.Event) {
-		h.fromSubs = append(h.fromSubs, string(e.AppendJSONFields(nil)))
-	})
 	s.Start()
 	return h
 }
@@ -517,7 +501,7 @@ func (h *pbHarness) classOf(n int, l *pbLine) pbClass {
 	if string(p.Stop) == l.Message.StopReason && p.Msg == l.Message.ErrorMessage {
 		return p.Class
 	}
-	if l.Message.StopReason == string(policy.StopReasonAborted) && l.Message.ErrorMessage == sim.AbortedMessage {
+	if l.Message.StopReason == string(policy.StopReasonAborted) && l.Message.ErrorMessage == session.AbortedMessage {
 		return clAborted
 	}
 	h.fail("message_end #%d %+v matches neither turn %d (%v) nor an abort", n+1, l.Message, n, p)
@@ -536,7 +520,6 @@ func pbDelayMs(base time.Duration, attempt int) int64 {
 // observe checks each trace line as it is written (it may run with the
 // Controller locked: it reads only the session's context and history).
 func (h *pbHarness) observe(raw []byte) {
-	h.checkDrop()
 	var l pbLine
 	if err := json.Unmarshal(raw, &l); err != nil {
 		h.fail("trace line %q: %v", raw, err)
@@ -564,20 +547,10 @@ func (h *pbHarness) observe(raw []byte) {
 		}
 		h.switched = l.Returns
 	case "auto_retry_start":
-		h.recordEvent(raw)
 		h.onStart(&l)
 	case "auto_retry_end":
-		h.recordEvent(raw)
 		h.onEnd(&l)
 	}
-}
-
-func (h *pbHarness) recordEvent(raw []byte) {
-	s := string(bytes.TrimRight(raw, "\n"))
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		s = s[i+1:]
-	}
-	h.fromTrace = append(h.fromTrace, s)
 }
 
 func (h *pbHarness) onStart(l *pbLine) {
@@ -621,34 +594,11 @@ func (h *pbHarness) onStart(l *pbLine) {
 	h.lastStartT, h.lastDelay = l.T, l.DelayMs
 	h.afterEnd = false
 
-	// The error is still the last message of the runtime context: it must
-	// be gone at the next observation, and stay in the history.
-	ctx, hist := h.s.Context(), h.s.History()
-	if len(ctx) == 0 || len(hist) == 0 || ctx[len(ctx)-1].Role != sim.RoleAssistant ||
-		ctx[len(ctx)-1].Assistant.ErrorMessage != l.ErrorMessage || hist[len(hist)-1] != ctx[len(ctx)-1] {
-		h.fail("t=%d: at auto_retry_start the retried error is not the last message of context and history", l.T)
-		return
-	}
-	h.drop = &pbDrop{msg: l.ErrorMessage, prefix: ctx[:len(ctx)-1], histIdx: len(hist) - 1, errMsg: ctx[len(ctx)-1]}
-}
-
-func (h *pbHarness) checkDrop() {
-	d := h.drop
-	if d == nil {
-		return
-	}
-	h.drop = nil
-	ctx, hist := h.s.Context(), h.s.History()
-	same := len(ctx) == len(d.prefix)
-	for i := 0; same && i < len(ctx); i++ {
-		same = ctx[i] == d.prefix[i]
-	}
-	if !same {
-		h.fail("the retried error %q was not dropped from the runtime context (context %d messages, want %d)",
-			d.msg, len(ctx), len(d.prefix))
-	}
-	if d.histIdx >= len(hist) || hist[d.histIdx] != d.errMsg {
-		h.fail("the retried error %q is no longer in the history", d.msg)
+	// The retried error has left the runtime context (the history, the
+	// trace's message_end lines, keeps it): records are written once the
+	// step that retries is over.
+	if ctx := h.s.State().Context; ctx.Last == session.RoleAssistant {
+		h.fail("t=%d: at auto_retry_start the runtime context still ends with an assistant message (%d messages)", l.T, ctx.Count)
 	}
 }
 
@@ -680,11 +630,10 @@ func (h *pbHarness) onEnd(l *pbLine) {
 
 // check is the invariant run after every action.
 func (h *pbHarness) check() error {
-	h.checkDrop()
 	if h.err != nil {
 		return h.err
 	}
-	snap := h.s.Controller().Snapshot()
+	snap := h.s.Snapshot()
 	switch {
 	case !snap.Open && snap.Attempt != 0:
 		return fmt.Errorf("attempt %d while isRetrying is false (state %s)", snap.Attempt, snap.State)
@@ -701,14 +650,6 @@ func (h *pbHarness) check() error {
 		}
 		if u := h.s.Unresolved(); len(u) > 0 {
 			return fmt.Errorf("quiescent with unresolved prompts %v", u)
-		}
-	}
-	if len(h.fromSubs) != len(h.fromTrace) {
-		return fmt.Errorf("subscribers got %d retry events, the trace has %d", len(h.fromSubs), len(h.fromTrace))
-	}
-	for i := range h.fromSubs {
-		if h.fromSubs[i] != h.fromTrace[i] {
-			return fmt.Errorf("retry event %d: subscriber got %s, trace has %s", i+1, h.fromSubs[i], h.fromTrace[i])
 		}
 	}
 	return nil

@@ -35,7 +35,21 @@ type Scheduler struct {
 type item struct {
 	at  time.Duration
 	seq uint64
-	fn  func()
+	fn  func()  // or
+	h   Handler // with ev
+	ev  Posted
+}
+
+// Handler handles the events posted to a Scheduler with Post.
+type Handler interface {
+	HandleEvent(e Posted)
+}
+
+// Posted is an event posted with Post: what it is, for its handler.
+type Posted struct {
+	Kind uint8
+	ID   uint64
+	N    int
 }
 
 var _ clock.Clock = (*Scheduler)(nil)
@@ -67,8 +81,31 @@ func (s *Scheduler) At(at time.Duration, fn func()) {
 		at = s.now
 	}
 	s.seq++
-	s.q = append(s.q, item{at, s.seq, fn})
+	s.q = append(s.q, item{at: at, seq: s.seq, fn: fn})
 	s.up(len(s.q) - 1)
+}
+
+// Post schedules e for h at virtual time at (not before now). Unlike At it
+// needs no closure: a shell posting to itself allocates nothing.
+func (s *Scheduler) Post(at time.Duration, h Handler, e Posted) {
+	if at < s.now {
+		at = s.now
+	}
+	s.seq++
+	s.q = append(s.q, item{at: at, seq: s.seq, h: h, ev: e})
+	s.up(len(s.q) - 1)
+}
+
+// PostIn posts e for h after d (saturating, like In).
+func (s *Scheduler) PostIn(d time.Duration, h Handler, e Posted) {
+	if d < 0 {
+		d = 0
+	}
+	at := s.now + d
+	if at < s.now {
+		at = time.Duration(math.MaxInt64)
+	}
+	s.Post(at, h, e)
 }
 
 // In schedules fn after d (saturating: a huge d never wraps into the past).
@@ -140,7 +177,11 @@ func (s *Scheduler) Step() bool {
 	}
 	s.now = it.at
 	s.fired++
-	it.fn()
+	if it.fn != nil {
+		it.fn()
+	} else {
+		it.h.HandleEvent(it.ev)
+	}
 	if s.AfterEach != nil {
 		s.AfterEach()
 	}

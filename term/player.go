@@ -216,7 +216,7 @@ func (p *player) loaderShown() bool { return p.loader && p.cfg.Terminal }
 // timer made inert by a cancel or an abort, or a compaction's continue.
 func (p *player) idle() bool {
 	return p.sched.Elapsed() >= p.lastAction && !p.running &&
-		p.sess.Controller().State() != policy.StateBackoff
+		p.sess.Snapshot().State != policy.StateBackoff
 }
 
 // command runs a client command now, as a scheduler event.

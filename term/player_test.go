@@ -216,7 +216,7 @@ turns:
 			t.Errorf("trace lacks %s:\n%s", w, trace)
 		}
 	}
-	if strings.Count(trace, "abort_retry") != 1 {
+	if strings.Count(trace, `"command":"abort_retry"`) != 1 {
 		t.Errorf("the arrow key cancelled too:\n%s", trace)
 	}
 	screenText := out.String()
@@ -257,7 +257,7 @@ turns:
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if strings.Contains(string(r.res.Trace), "abort_retry") || strings.Contains(out.String(), "Retrying (") {
+	if strings.Contains(string(r.res.Trace), `"command":"abort_retry"`) || strings.Contains(out.String(), "Retrying (") {
 		t.Fatalf("Esc acted without a loader:\n%s\n%q", r.res.Trace, out.String())
 	}
 }

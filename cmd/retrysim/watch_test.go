@@ -255,7 +255,7 @@ expect:
 	}
 	<-screen.done
 	out := screen.String()
-	if strings.Count(out, "abort_retry") != 1 {
+	if strings.Count(out, "command=abort_retry") != 1 {
 		t.Errorf("want one abort_retry:\n%s", out)
 	}
 	// The loader line was cleared before the next line, and the cursor is
@@ -292,7 +292,7 @@ actions:
 	if code := exitCode(t, cmd); code != exitInterrupted {
 		t.Fatalf("exit %d, want %d; screen:\n%s", code, exitInterrupted, screen.String())
 	}
-	if strings.Contains(screen.String(), "abort_retry") {
+	if strings.Contains(screen.String(), "command=abort_retry") {
 		t.Errorf("Esc acted without a loader:\n%s", screen.String())
 	}
 }

@@ -1,0 +1,389 @@
+// Package session is the agent session's rules as a pure core: a prompt's
+// acceptance and resolution, the run and its model calls, the retry
+// machine's effects, the compaction hand-off, and the variant's session
+// rules, written once. Step(state, settings, event) returns the next state
+// and the effects as data (emit a trace record, answer a command, resolve
+// a prompt, start a model call, arm or cancel a timer); it holds no clock,
+// does no I/O, starts no goroutine and draws no random number: whatever it
+// needs from outside (the time, the classified reply, auth storage's
+// answer) arrives in the event.
+//
+// The shells step it: package sim (a discrete-event scheduler and a
+// scripted provider), package explore (an abstract timer queue, every
+// input in every reachable state) and the fleet simulator.
+package session
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// Texts the original agent uses.
+const (
+	// ErrPromptWhileStreaming is the original's rejection of a prompt while
+	// the agent is processing.
+	ErrPromptWhileStreaming = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+	// ErrContinueWhileStreaming and the two below are Agent.continue()'s rejections.
+	ErrContinueWhileStreaming = "Agent is already processing. Wait for completion before continuing."
+	ErrContinueEmpty          = "No messages to continue from"
+	ErrContinueFromAssistant  = "Cannot continue from message role: assistant"
+	// AbortedMessage is the errorMessage of a call ended by abort.
+	AbortedMessage = "Request was aborted"
+	// CompactionFailure is the simulated compaction's error text when
+	// compaction does not succeed.
+	CompactionFailure = "simulated compaction failure"
+	// CompactionContinueDelay is the wait between a successful overflow
+	// compaction and its continue, as in the original.
+	CompactionContinueDelay = 100 * time.Millisecond
+)
+
+// Role is the role of a message in the runtime context.
+type Role uint8
+
+// Message roles (RoleNone: the context is empty).
+const (
+	RoleNone Role = iota
+	RoleUser
+	RoleAssistant
+	RoleToolResult
+)
+
+// String returns "user", "assistant", "toolResult" or "".
+func (r Role) String() string {
+	return [...]string{"", "user", "assistant", "toolResult"}[r]
+}
+
+// Message is an assistant message of the runtime context: the classified
+// reply and when it arrived.
+type Message struct {
+	Reply policy.Outcome
+	At    time.Duration
+}
+
+// Context is what the session's rules read of the runtime context, in
+// constant space: the number of messages, the role of the last one, and
+// the last assistant message. An assistant message always follows a user
+// message or a tool result (a call starts from one, and a continue from an
+// assistant message is rejected), and only a trailing assistant message is
+// ever removed, so one level of memory undoes a removal.
+type Context struct {
+	Count                     int
+	Last                      Role
+	BeforeLast                Role    // the role before a trailing assistant message
+	Assistant                 Message // the last assistant message (when HasAssistant)
+	Previous                  Message // the one before it, while it is the last message
+	HasAssistant, HasPrevious bool
+}
+
+func (c *Context) add(r Role, m Message) {
+	if r == RoleAssistant {
+		c.BeforeLast, c.Previous, c.HasPrevious = c.Last, c.Assistant, c.HasAssistant
+		c.Assistant, c.HasAssistant = m, true
+	}
+	c.Count++
+	c.Last = r
+}
+
+// dropLastAssistant removes a trailing assistant message; it reports
+// whether there was one.
+func (c *Context) dropLastAssistant() bool {
+	if c.Last != RoleAssistant {
+		return false
+	}
+	c.Count--
+	c.Last, c.Assistant, c.HasAssistant = c.BeforeLast, c.Previous, c.HasPrevious
+	c.BeforeLast, c.Previous, c.HasPrevious = RoleNone, Message{}, false
+	return true
+}
+
+// RunKind says why an agent run started.
+type RunKind uint8
+
+// Kinds of run (NoRun: none in flight).
+const (
+	NoRun         RunKind = iota
+	PromptRun             // a prompt's own run
+	RetryRun              // a continue after a retry backoff
+	CompactionRun         // a continue after overflow compaction
+)
+
+// String returns "none", "prompt", "retry" or "compaction".
+func (k RunKind) String() string { return [...]string{"none", "prompt", "retry", "compaction"}[k] }
+
+// Run is the agent run in flight.
+type Run struct {
+	Kind    RunKind
+	Prompt  int            // the prompt whose own run this is (PromptRun)
+	Last    policy.Outcome // the run's last reply (when HasLast)
+	HasLast bool
+	// Switch is auth storage's answer that came with the last reply.
+	Switch bool
+	// Call is the model call in flight (0: none): a reply for another call
+	// is stale and ignored.
+	Call uint64
+}
+
+// TimerKind is what a timer does when it fires.
+type TimerKind uint8
+
+// Timer kinds.
+const (
+	BackoffTimer    TimerKind = iota + 1 // a retry backoff wait ends
+	ContinueTimer                        // the original's 0 ms continue after a wait
+	CompactionTimer                      // the continue 100 ms after a compaction
+)
+
+// String returns "backoff", "continue0" or "compaction".
+func (k TimerKind) String() string {
+	switch k {
+	case BackoffTimer:
+		return "backoff"
+	case ContinueTimer:
+		return "continue0"
+	case CompactionTimer:
+		return "compaction"
+	}
+	return fmt.Sprintf("TimerKind(%d)", int(k))
+}
+
+// Timer is a timer to arm (Delay), cancel or that fired, by ID.
+type Timer struct {
+	Kind  TimerKind
+	ID    uint64
+	Delay time.Duration
+}
+
+// State is the session: a value, compared and copied freely. Nothing in it
+// grows with the number of prompts or messages.
+type State struct {
+	Retry policy.Snapshot
+	// Ctl is the cancellable backoff wait's timer (0: none).
+	Ctl uint64
+	// LastID is the last timer or call id issued.
+	LastID uint64
+	// Prompts is the number of prompts issued, accepted or not (they are
+	// numbered from 1).
+	Prompts int
+	// Pending is the unresolved prompt (0: none; there is never more than
+	// one).
+	Pending int
+	// Waiting: original, Pending waits on the retry promise it saw when
+	// its run ended.
+	Waiting bool
+	Run     Run
+	Context Context
+	// CompTimer is the pending compaction continue that a prompt or abort
+	// cancels (sound; 0: none).
+	CompTimer uint64
+	// CompAt is the time of the latest compaction (when CompDone).
+	CompAt   time.Duration
+	CompDone bool
+}
+
+// Initial is a session before anything happened: idle, nothing pending.
+func Initial() State { return State{Retry: policy.Snapshot{State: policy.StateIdle}} }
+
+// Busy reports whether a prompt would be rejected now.
+func (s *State) Busy(r *Rules) bool {
+	return s.Run.Kind != NoRun || s.Pending != 0 || (r.Admission == RejectWhileChainOpen && s.Retry.Open)
+}
+
+// IsStreaming is the original's isStreaming: a run in flight or a prompt
+// not yet resolved.
+func (s *State) IsStreaming() bool { return s.Run.Kind != NoRun || s.Pending != 0 }
+
+// Config is what a session is given once: the compaction stub and the
+// identity fields of its records.
+type Config struct {
+	// CompactionEnabled: an overflow is handed to compaction;
+	// CompactionSucceeds: the compaction succeeds and a continue follows.
+	CompactionEnabled, CompactionSucceeds bool
+	Provider, SessionID, BaseURL          string
+}
+
+// EventKind is what happened.
+type EventKind uint8
+
+// Events.
+const (
+	Prompt       EventKind = iota + 1 // a prompt (ID; Respond: answer it)
+	Abort                             // the abort command (Reply: the aborted reply of a call in flight)
+	AbortRetry                        // the abort_retry command
+	SetAutoRetry                      // set_auto_retry (Enabled)
+	GetState                          // get_state
+	Reply                             // a model call's reply (Call, Reply, Switch)
+	TimerFired                        // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
+	Settle                            // the end of a queue event: the sound variant resolves settled prompts
+)
+
+// Event is one input of the core. At is the virtual time now.
+type Event struct {
+	Kind    EventKind
+	At      time.Duration
+	ID      string // a command's id, echoed in its response
+	Respond bool   // Prompt: answer it (the scenario's initial prompt is not)
+	Enabled bool   // SetAutoRetry
+	// Reply is the classified reply (Reply), or the aborted reply a call
+	// in flight ends with (Abort).
+	Reply policy.Outcome
+	// Switch is auth storage's answer, should the reply's usage limit be
+	// retried: credentials were switched (a 0 ms wait).
+	Switch bool
+	Call   uint64 // Reply: the call it answers
+	Timer  Timer  // TimerFired
+}
+
+// EffectKind is what the shell must do.
+type EffectKind uint8
+
+// Effects, performed in order.
+const (
+	Emit       EffectKind = iota + 1 // write Record to the trace
+	Answer                           // Record is a command's response
+	Resolve                          // Record is prompt_resolved
+	Call                             // start a model call (Call): deliver its reply as a Reply event
+	Arm                              // arm Timer
+	Cancel                           // cancel Timer.ID: it must never fire
+	SetEnabled                       // retry.enabled becomes Enabled
+)
+
+// Effect is one effect of a step. Call, when it occurs, is a step's last
+// effect, so a shell may deliver an instant reply at once.
+type Effect struct {
+	Kind    EffectKind
+	Record  trace.Record
+	Timer   Timer
+	Call    uint64
+	Enabled bool
+}
+
+// AdmissionRule says when a prompt is rejected.
+type AdmissionRule uint8
+
+// Admission rules.
+const (
+	// RejectWhileBusy (original, H13): only while a run is in flight or a
+	// prompt is unresolved.
+	RejectWhileBusy AdmissionRule = iota
+	// RejectWhileChainOpen (sound): also while a retry chain is open.
+	RejectWhileChainOpen
+)
+
+// ResolutionRule says when a prompt resolves.
+type ResolutionRule uint8
+
+// Resolution rules.
+const (
+	// ResolveOnRetryPromise (original, H4, H7, H18): once its own run is
+	// over, the prompt waits for the retry promise it sees then (checked
+	// once) and resolves when that promise is resolved, or never.
+	ResolveOnRetryPromise ResolutionRule = iota
+	// ResolveWhenSettled (sound): when no run is in flight and the retry
+	// machine is at rest, checked at the end of every queue event.
+	ResolveWhenSettled
+)
+
+// CompactionContinueRule says what may stop a compaction's continue.
+type CompactionContinueRule uint8
+
+// Compaction continue rules.
+const (
+	// ContinueUncancelled (original): a plain timer that nothing cancels;
+	// two compactions make two continues.
+	ContinueUncancelled CompactionContinueRule = iota
+	// ContinueCancelledByPromptOrAbort (sound): a new prompt, an abort or
+	// a newer compaction cancels it.
+	ContinueCancelledByPromptOrAbort
+)
+
+// RejectedPromptRule says how a rejected prompt is answered.
+type RejectedPromptRule uint8
+
+// Rejected prompt rules.
+const (
+	// FailureThenSuccess (original, H5): two responses, success false,
+	// then success true.
+	FailureThenSuccess RejectedPromptRule = iota
+	// OneFailure (sound): one response, success false.
+	OneFailure
+)
+
+// PrePromptCompactionRule says whether a prompt first checks the context
+// for an overflow.
+type PrePromptCompactionRule uint8
+
+// Pre-prompt compaction rules.
+const (
+	// NoPrePromptCheck (sound): aborted replies are never compacted.
+	NoPrePromptCheck PrePromptCompactionRule = iota
+	// CheckLastAssistant (original): before each prompt, the compaction
+	// check runs on the last assistant message of the runtime context,
+	// aborted replies included.
+	CheckLastAssistant
+)
+
+// Rules are the session rules that differ between variants (SPEC.md §9):
+// one named rule per difference, read by Step and nothing else.
+type Rules struct {
+	Admission           AdmissionRule
+	Resolution          ResolutionRule
+	CompactionContinue  CompactionContinueRule
+	RejectedPrompt      RejectedPromptRule
+	PrePromptCompaction PrePromptCompactionRule
+}
+
+// Variant is a policy variant: the retry machine's table and the session
+// rules around it.
+type Variant struct {
+	Name  string
+	Retry *policy.Variant
+	Rules Rules
+}
+
+// The two variants.
+var (
+	// Sound is the documented policy made total (the default).
+	Sound = &Variant{Name: "sound", Retry: policy.Sound, Rules: Rules{
+		Admission:           RejectWhileChainOpen,
+		Resolution:          ResolveWhenSettled,
+		CompactionContinue:  ContinueCancelledByPromptOrAbort,
+		RejectedPrompt:      OneFailure,
+		PrePromptCompaction: NoPrePromptCheck,
+	}}
+	// Original is the original implementation's observable behaviour,
+	// hazards included.
+	Original = &Variant{Name: "original", Retry: policy.Original, Rules: Rules{
+		Admission:           RejectWhileBusy,
+		Resolution:          ResolveOnRetryPromise,
+		CompactionContinue:  ContinueUncancelled,
+		RejectedPrompt:      FailureThenSuccess,
+		PrePromptCompaction: CheckLastAssistant,
+	}}
+	variants = []*Variant{Sound, Original}
+)
+
+// VariantByName returns the variant called name ("" means sound).
+func VariantByName(name string) (*Variant, error) {
+	if name == "" {
+		return Sound, nil
+	}
+	for _, v := range variants {
+		if v.Name == name {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown variant %q (allowed: %s)", name, strings.Join(VariantNames(), ", "))
+}
+
+// VariantNames lists the variants by name.
+func VariantNames() []string {
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.Name
+	}
+	return names
+}

@@ -1,0 +1,456 @@
+package session
+
+import (
+	"errors"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// Core steps one session of a variant. It holds no state of its own and is
+// safe for concurrent use.
+type Core struct {
+	Variant *Variant
+	Config  Config
+	// Records, when not zero, is the set of trace record types the core
+	// writes (bit 1<<Type); the others are left out, and nothing else
+	// changes. Zero writes every record.
+	Records uint32
+}
+
+// RecordMask returns the Records mask of types.
+func RecordMask(types ...trace.Type) uint32 {
+	var m uint32
+	for _, t := range types {
+		m |= 1 << t
+	}
+	return m
+}
+
+// Step applies ev to s under the settings set (of this moment; Enabled is
+// retry.enabled) and returns the next state and fx with the step's effects
+// appended, in order. A step that emits nothing allocates nothing.
+func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
+	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, fx: fx, at: ev}
+	switch ev.Kind {
+	case Prompt:
+		st.prompt(ev.ID, ev.Respond)
+	case Abort:
+		st.abortCommand(ev)
+	case AbortRetry:
+		// The response comes before the auto_retry_end it causes, as in
+		// the original.
+		st.respond(ev.ID, "abort_retry", true, "", false)
+		st.decide(policy.InputAbortRetry, nil)
+	case SetAutoRetry:
+		st.set.Enabled = ev.Enabled
+		st.fx = append(st.fx, Effect{Kind: SetEnabled, Enabled: ev.Enabled})
+		st.respond(ev.ID, "set_auto_retry", true, "", false)
+	case GetState:
+		st.respond(ev.ID, "get_state", true, "", true)
+	case Reply:
+		if ev.Call != 0 && ev.Call == st.s.Run.Call && st.s.Run.Kind != NoRun {
+			st.s.Run.Call = 0
+			st.reply(&ev.Reply, ev.Switch)
+		}
+	case TimerFired:
+		st.timer(ev.Timer)
+	case Settle:
+		st.settle()
+	}
+	return st.s, st.fx
+}
+
+// stepper is one step in progress.
+type stepper struct {
+	c   *Core
+	r   *Rules
+	set policy.Settings
+	s   State
+	fx  []Effect
+	at  *Event
+	d   policy.Decision
+	// The original's order of prompt resolutions inside one step: a
+	// prompt released by the run's last reply resolves after agent_run_end
+	// (ending, afterEnd); one released while an abort is answered and no
+	// run is in flight resolves after the abort's response (aborting,
+	// deferred).
+	ending, aborting   bool
+	afterEnd, deferred int
+}
+
+// record appends an effect of kind k carrying a new record of type typ
+// and returns the record to fill, or nil when the type is not recorded.
+func (st *stepper) record(k EffectKind, typ trace.Type) *trace.Record {
+	if m := st.c.Records; m != 0 && m&(1<<typ) == 0 {
+		return nil
+	}
+	st.fx = append(st.fx, Effect{Kind: k})
+	r := &st.fx[len(st.fx)-1].Record
+	r.T, r.Type = st.at.At, typ
+	return r
+}
+
+func (st *stepper) emit(typ trace.Type) *trace.Record { return st.record(Emit, typ) }
+
+func (st *stepper) nextID() uint64 {
+	st.s.LastID++
+	return st.s.LastID
+}
+
+func (st *stepper) arm(k TimerKind, d time.Duration) uint64 {
+	id := st.nextID()
+	st.fx = append(st.fx, Effect{Kind: Arm, Timer: Timer{Kind: k, ID: id, Delay: d}})
+	return id
+}
+
+func (st *stepper) cancel(k TimerKind, id uint64) {
+	st.fx = append(st.fx, Effect{Kind: Cancel, Timer: Timer{Kind: k, ID: id}})
+}
+
+// respond answers a command; state adds get_state's data.
+func (st *stepper) respond(id, command string, ok bool, errText string, state bool) {
+	r := st.record(Answer, trace.Response)
+	if r == nil {
+		return
+	}
+	r.Response = trace.ResponseRecord{ID: id, Command: command, Success: ok, HasState: state}
+	if state {
+		r.Response.State = st.sessionState()
+	}
+	if !ok {
+		r.Response.Error = errText
+	}
+}
+
+func (st *stepper) sessionState() trace.SessionState {
+	s := &st.s
+	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
+		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
+		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State}
+}
+
+// prompt issues a prompt: numbered, then accepted (its run starts) or
+// rejected.
+func (st *stepper) prompt(id string, respond bool) {
+	s := &st.s
+	s.Prompts++
+	n := s.Prompts
+	if s.Busy(st.r) {
+		if r := st.emit(trace.PromptRejected); r != nil {
+			r.Prompt, r.Error = n, ErrPromptWhileStreaming
+		}
+		if respond {
+			st.respond(id, "prompt", false, ErrPromptWhileStreaming, false)
+			if st.r.RejectedPrompt == FailureThenSuccess {
+				st.respond(id, "prompt", true, "", false)
+			}
+		}
+		return
+	}
+	if respond {
+		st.respond(id, "prompt", true, "", false)
+	}
+	st.cancelCompactionContinue()
+	s.Pending, s.Waiting = n, false
+	if st.r.PrePromptCompaction == CheckLastAssistant && s.Context.HasAssistant {
+		m := s.Context.Assistant
+		st.compactionCheck(&m.Reply, true, m.At, false)
+	}
+	st.decide(policy.InputPrompt, nil)
+	s.Context.add(RoleUser, Message{})
+	st.startRun(PromptRun, n)
+}
+
+// abortCommand is the abort command: the original's abort() awaits the
+// agent going idle before it answers.
+func (st *stepper) abortCommand(ev *Event) {
+	st.aborting = true
+	st.decide(policy.InputAbort, nil)
+	st.cancelCompactionContinue()
+	if st.s.Run.Kind != NoRun && st.s.Run.Call != 0 {
+		st.s.Run.Call = 0
+		st.reply(&ev.Reply, false)
+	}
+	st.respond(ev.ID, "abort", true, "", false)
+	st.aborting = false
+	if p := st.deferred; p != 0 {
+		st.deferred = 0
+		st.resolve(p)
+	}
+}
+
+func (st *stepper) cancelCompactionContinue() {
+	if st.r.CompactionContinue == ContinueCancelledByPromptOrAbort && st.s.CompTimer != 0 {
+		st.cancel(CompactionTimer, st.s.CompTimer)
+		st.s.CompTimer = 0
+	}
+}
+
+// startRun starts a run and its first model call: the step's last effect.
+func (st *stepper) startRun(kind RunKind, prompt int) {
+	if r := st.emit(trace.AgentRun); r != nil && kind != PromptRun {
+		r.Run = trace.RunContinue
+	}
+	st.s.Run = Run{Kind: kind, Prompt: prompt}
+	st.call()
+}
+
+func (st *stepper) call() {
+	id := st.nextID()
+	st.s.Run.Call = id
+	st.fx = append(st.fx, Effect{Kind: Call, Call: id})
+}
+
+// reply handles the reply of the run's call: message_end, then a tool use
+// calls again, anything else ends the run.
+func (st *stepper) reply(o *policy.Outcome, switched bool) {
+	s := &st.s
+	s.Context.add(RoleAssistant, Message{Reply: *o, At: st.at.At})
+	if r := st.emit(trace.MessageEnd); r != nil {
+		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message}
+	}
+	s.Run.Last, s.Run.HasLast, s.Run.Switch = *o, true, switched
+	toolUse := o.StopReason == policy.StopReasonToolUse
+	if o.IsSuccess() {
+		st.ending = !toolUse
+		st.decide(policy.InputSuccess, nil)
+		st.ending = false
+	}
+	if toolUse {
+		s.Context.add(RoleToolResult, Message{})
+		st.call()
+		return
+	}
+	st.endRun()
+}
+
+// endRun ends the run in flight: agent_run_end, then agent_end for the
+// retry machine, then the compaction hand-off and the prompt's resolution.
+func (st *stepper) endRun() {
+	s := &st.s
+	run := s.Run
+	s.Run = Run{}
+	st.emit(trace.AgentRunEnd)
+	if p := st.afterEnd; p != 0 {
+		st.afterEnd = 0
+		st.resolve(p)
+	}
+	retried := false
+	switch in, ok := run.Last.EndInput(); {
+	case !run.HasLast:
+		st.decide(policy.InputNoMessage, nil)
+	case ok:
+		retried = st.decideAsked(in, &run.Last, run.Switch)
+	}
+	if !retried && run.HasLast {
+		st.compactionCheck(&run.Last, true, st.at.At, true)
+	}
+	if run.Kind == PromptRun && run.Prompt != 0 {
+		st.promptRunEnded(run.Prompt)
+	}
+}
+
+// promptRunEnded is the original's prompt(): once its own run is over it
+// waits for the retry promise it sees now, if any.
+func (st *stepper) promptRunEnded(p int) {
+	if st.r.Resolution != ResolveOnRetryPromise {
+		return
+	}
+	switch {
+	case st.s.Retry.Open:
+		st.s.Waiting = true
+	case st.aborting:
+		st.deferred = p
+	default:
+		st.resolve(p)
+	}
+}
+
+func (st *stepper) resolve(p int) {
+	if st.s.Pending != p || p == 0 {
+		return
+	}
+	st.s.Pending, st.s.Waiting = 0, false
+	if r := st.record(Resolve, trace.PromptResolved); r != nil {
+		r.Prompt = p
+	}
+}
+
+// settle resolves the pending prompt once no run is in flight and the
+// retry machine is at rest (sound).
+func (st *stepper) settle() {
+	if st.r.Resolution == ResolveWhenSettled && st.s.Pending != 0 && st.s.Run.Kind == NoRun && !st.s.Retry.Open {
+		st.resolve(st.s.Pending)
+	}
+}
+
+// compactionCheck is the overflow compaction hand-off: a reply that
+// overflows leaves the context and a continue follows. at is when the
+// message was received: a message older than the latest compaction is not
+// compacted again.
+func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration, skipAborted bool) {
+	s := &st.s
+	if !ok || !st.c.Config.CompactionEnabled || (skipAborted && o.StopReason == policy.StopReasonAborted) {
+		return
+	}
+	if !o.Overflow || (s.CompDone && at < s.CompAt) {
+		return
+	}
+	s.CompDone, s.CompAt = true, st.at.At
+	s.Context.dropLastAssistant()
+	if r := st.emit(trace.AutoCompactionStart); r != nil {
+		r.Reason = "overflow"
+	}
+	r := st.emit(trace.AutoCompactionEnd)
+	if !st.c.Config.CompactionSucceeds {
+		if r != nil {
+			r.CompactionEnd = trace.CompactionEnd{ErrorMessage: "Context overflow recovery failed: " + CompactionFailure}
+		}
+		return
+	}
+	if r != nil {
+		r.CompactionEnd = trace.CompactionEnd{Result: true, WillRetry: true}
+	}
+	id := st.arm(CompactionTimer, CompactionContinueDelay)
+	if st.r.CompactionContinue == ContinueCancelledByPromptOrAbort {
+		if s.CompTimer != 0 {
+			st.cancel(CompactionTimer, s.CompTimer)
+		}
+		s.CompTimer = id
+	}
+}
+
+// canContinue is Agent.continue()'s check.
+func (st *stepper) canContinue() error {
+	switch {
+	case st.s.Run.Kind != NoRun:
+		return errors.New(ErrContinueWhileStreaming)
+	case st.s.Context.Count == 0:
+		return errors.New(ErrContinueEmpty)
+	case st.s.Context.Last == RoleAssistant:
+		return errors.New(ErrContinueFromAssistant)
+	}
+	return nil
+}
+
+// continueRun starts a continue run, or writes why it cannot.
+func (st *stepper) continueRun(kind RunKind) error {
+	if err := st.canContinue(); err != nil {
+		if r := st.emit(trace.ContinueRejected); r != nil {
+			r.Error = err.Error()
+		}
+		return err
+	}
+	st.startRun(kind, 0)
+	return nil
+}
+
+func (st *stepper) timer(t Timer) {
+	switch t.Kind {
+	case BackoffTimer:
+		st.decide(policy.InputElapsed, nil)
+	case ContinueTimer:
+		st.continueAgent()
+	case CompactionTimer:
+		if st.r.CompactionContinue == ContinueCancelledByPromptOrAbort {
+			if t.ID != st.s.CompTimer {
+				return // cancelled
+			}
+			st.s.CompTimer = 0
+		}
+		_ = st.continueRun(CompactionRun)
+	}
+}
+
+// continueAgent is the retry machine's continue: a continue that cannot
+// start is an input of its own.
+func (st *stepper) continueAgent() {
+	if err := st.continueRun(RetryRun); err != nil {
+		st.decide(policy.InputContinueFailed, &policy.Outcome{Message: err.Error()})
+	}
+}
+
+func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(in, o, false) }
+
+// decideAsked takes the retry machine's decision on in and performs its
+// effects; switched is auth storage's answer should the decision ask it.
+// It reports whether a retry was scheduled.
+func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
+	s := &st.s
+	d := &st.d
+	st.c.Variant.Retry.Decide(d, s.Retry, in, o, st.set)
+	if d.AsksAuth() {
+		d.Resume(switched)
+	}
+	if d.Fired() {
+		if r := st.emit(trace.Transition); r != nil {
+			r.Edge = trace.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To), Input: in, Rule: d.RuleIndex}
+		}
+	}
+	s.Retry = d.Next
+	retried := d.Fired() && d.Rule.Event == "retry"
+	cont, later := false, false
+	for _, e := range d.Effects() {
+		switch e.Kind {
+		case policy.StepAskAuth:
+			if r := st.emit(trace.MarkUsageLimitReached); r != nil {
+				cfg := &st.c.Config
+				r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
+					RetryAfterMs: e.RetryAfterMs, HasRetryAfter: e.HasRetryAfter, BaseURL: cfg.BaseURL, Returns: switched}
+			}
+		case policy.StepEmitStart:
+			if r := st.emit(trace.AutoRetryStart); r != nil {
+				r.Start = e.Start
+			}
+		case policy.StepDropError:
+			s.Context.dropLastAssistant()
+		case policy.StepArmTimer:
+			s.Ctl = st.arm(BackoffTimer, e.Delay)
+		case policy.StepCancelTimer:
+			if s.Ctl != 0 {
+				st.cancel(BackoffTimer, s.Ctl)
+				s.Ctl = 0
+			}
+		case policy.StepWake, policy.StepUncontrol:
+			s.Ctl = 0
+		case policy.StepEmitEnd:
+			if r := st.emit(trace.AutoRetryEnd); r != nil {
+				r.End = e.End
+			}
+		case policy.StepRelease:
+			st.release()
+		case policy.StepContinue:
+			cont = true
+		case policy.StepContinueLater:
+			later = true
+		}
+	}
+	if later {
+		st.arm(ContinueTimer, 0)
+	}
+	if cont {
+		st.continueAgent()
+	}
+	return retried
+}
+
+// release is the retry promise resolved: the original's waiting prompt
+// resolves, in the original's order.
+func (st *stepper) release() {
+	s := &st.s
+	if st.r.Resolution != ResolveOnRetryPromise || !s.Waiting {
+		return
+	}
+	p := s.Pending
+	s.Waiting = false
+	switch {
+	case st.ending:
+		st.afterEnd = p
+	case st.aborting && s.Run.Kind == NoRun:
+		st.deferred = p
+	default:
+		st.resolve(p)
+	}
+}
