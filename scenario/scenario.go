@@ -193,12 +193,11 @@ func Parse(name string, data []byte) (sc *Scenario, err error) {
 	p := &scnParser{file: name}
 	defer func() {
 		if r := recover(); r != nil {
-			sc = nil
-			if b, ok := r.(scnBailout); ok {
-				err = b.err
-				return
+			b, ok := r.(scnBailout)
+			if !ok {
+				panic(r) // a bug, not a scenario error
 			}
-			err = &Error{Pos: Pos{File: name}, Msg: fmt.Sprintf("cannot parse scenario: %v", r)}
+			sc, err = nil, b.err
 		}
 	}()
 	if len(data) > scnMaxSize {
@@ -213,8 +212,15 @@ func Parse(name string, data []byte) (sc *Scenario, err error) {
 	} else {
 		root = p.decode(data)
 	}
+	if scnTestHook != nil {
+		scnTestHook()
+	}
 	return p.scenario(root), nil
 }
+
+// scnTestHook, when set (by tests only), runs inside Parse after the file
+// is decoded.
+var scnTestHook func()
 
 // Files expands paths: a directory gives every *.yaml, *.yml and
 // *.json regular file in it (not recursive, sorted by name, skipping
