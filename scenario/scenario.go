@@ -369,23 +369,6 @@ func (p *scnParser) pos(n *yaml.Node) Pos {
 	return Pos{File: p.file, Line: n.Line, Column: n.Column}
 }
 
-var scnYAMLLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlError turns an error from the YAML library into a Error.
-func (p *scnParser) yamlError(err error) {
-	msg := err.Error()
-	pos := Pos{File: p.file}
-	if m := scnYAMLLineRe.FindStringSubmatch(msg); m != nil {
-		if line, e := strconv.Atoi(m[1]); e == nil && line >= 1 {
-			pos.Line = line
-			msg = m[2]
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	p.failPos(pos, "", "invalid YAML: "+msg)
-}
-
 // decode parses exactly one YAML document and returns its root node.
 func (p *scnParser) decode(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -394,7 +377,7 @@ func (p *scnParser) decode(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			p.failPos(Pos{File: p.file}, "", "empty file: expected a mapping with the scenario keys")
 		}
-		p.yamlError(err)
+		p.yamlSyntaxError(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -404,7 +387,7 @@ func (p *scnParser) decode(data []byte) *yaml.Node {
 		}
 		p.fail(n, "", "more than one YAML document in the file (only one scenario per file is allowed)")
 	} else if !errors.Is(err, io.EOF) {
-		p.yamlError(err)
+		p.yamlSyntaxError(data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0] == nil {
 		p.fail(&doc, "", "empty document: expected a mapping with the scenario keys")

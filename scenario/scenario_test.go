@@ -303,9 +303,8 @@ func TestScenarioErrors(t *testing.T) {
 		{"top-level scalar", "hello\n", "t.yaml:1:1", "", `got string "hello"`},
 		{"json top-level list", "[1, 2]", "t.yaml:1:1", "", "got a list"},
 		{"multi-document", "turns: []\n---\nturns: []\n", "t.yaml:3:1", "", "more than one YAML document"},
-		{"syntax error", "turns: [\n", "t.yaml:1", "", "invalid YAML"},
-		// The YAML library reports the line of the enclosing mapping here.
-		{"bad indentation", "turns:\n  - stopReason: stop\n errorMessage: x\n", "t.yaml:2", "", "invalid YAML"},
+		{"syntax error", "turns: [\n", "t.yaml:1:8", "", "invalid YAML"},
+		{"bad indentation", "turns:\n  - stopReason: stop\n errorMessage: x\n", "t.yaml:3:2", "", "invalid YAML"},
 		{"alias", "prompt: &p hi\nname: *p\n", "t.yaml:2:7", "", "aliases (*p) are not supported"},
 		{"merge key", "settings:\n  <<: {enabled: true}\n", "t.yaml:2:3", "settings", "merge keys"},
 		{"non-string key", "1: x\n", "t.yaml:1:1", "", "keys must be strings, got integer 1"},
