@@ -194,32 +194,42 @@ func Load(path string) (*Scenario, error) {
 
 // Parse reads and validates one scenario from data; name is the
 // file name used in error positions, Scenario.Path and the default Name.
+// A name ending in ".json" is read as JSON, any other as YAML.
 func Parse(name string, data []byte) (sc *Scenario, err error) {
 	p := &scnParser{file: name}
 	defer func() {
 		if r := recover(); r != nil {
-			sc = nil
-			if b, ok := r.(scnBailout); ok {
-				err = b.err
-				return
+			b, ok := r.(scnBailout)
+			if !ok {
+				panic(r) // a bug, not a scenario error
 			}
-			err = &Error{Pos: Pos{File: name}, Msg: fmt.Sprintf("cannot parse scenario: %v", r)}
+			sc, err = nil, b.err
 		}
 	}()
 	if len(data) > scnMaxSize {
 		p.failPos(Pos{File: name}, "", fmt.Sprintf("file is larger than %d bytes", scnMaxSize))
 	}
 	var root *yaml.Node
-	if json.Valid(data) {
+	switch {
+	case scnIsJSONName(name):
+		root = p.decodeJSON(data)
+	case json.Valid(data):
 		// JSON is YAML, but the YAML library rejects some valid JSON
 		// (escapes such as \/ and surrogate pairs, keys over 1024
 		// characters), so JSON input is read as JSON.
 		root = p.decodeJSON(data)
-	} else {
+	default:
 		root = p.decode(data)
+	}
+	if scnTestHook != nil {
+		scnTestHook()
 	}
 	return p.scenario(root), nil
 }
+
+// scnTestHook, when set (by tests only), runs inside Parse after the file
+// is decoded.
+var scnTestHook func()
 
 // Files expands paths: a directory gives every *.yaml, *.yml and
 // *.json regular file in it (not recursive, sorted by name, skipping
@@ -364,23 +374,6 @@ func (p *scnParser) pos(n *yaml.Node) Pos {
 	return Pos{File: p.file, Line: n.Line, Column: n.Column}
 }
 
-var scnYAMLLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlError turns an error from the YAML library into a Error.
-func (p *scnParser) yamlError(err error) {
-	msg := err.Error()
-	pos := Pos{File: p.file}
-	if m := scnYAMLLineRe.FindStringSubmatch(msg); m != nil {
-		if line, e := strconv.Atoi(m[1]); e == nil && line >= 1 {
-			pos.Line = line
-			msg = m[2]
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	p.failPos(pos, "", "invalid YAML: "+msg)
-}
-
 // decode parses exactly one YAML document and returns its root node.
 func (p *scnParser) decode(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -389,7 +382,7 @@ func (p *scnParser) decode(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			p.failPos(Pos{File: p.file}, "", "empty file: expected a mapping with the scenario keys")
 		}
-		p.yamlError(err)
+		p.yamlSyntaxError(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -399,7 +392,7 @@ func (p *scnParser) decode(data []byte) *yaml.Node {
 		}
 		p.fail(n, "", "more than one YAML document in the file (only one scenario per file is allowed)")
 	} else if !errors.Is(err, io.EOF) {
-		p.yamlError(err)
+		p.yamlSyntaxError(data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0] == nil {
 		p.fail(&doc, "", "empty document: expected a mapping with the scenario keys")
@@ -419,9 +412,17 @@ func (p *scnParser) checkRoot(root *yaml.Node) {
 	}
 }
 
-// decodeJSON builds a yaml.Node tree, with positions, from valid JSON.
+// decodeJSON builds a yaml.Node tree, with positions, from JSON; a syntax
+// error is reported at its line and column.
 func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
-	b := &scnJSONBuilder{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark is not JSON, but harmless
+	if len(bytes.Trim(data, " \t\r\n")) == 0 {
+		p.failPos(Pos{File: p.file}, "", "empty file: expected a mapping with the scenario keys")
+	}
+	if !json.Valid(data) {
+		p.jsonSyntaxError(data)
+	}
+	b := &scnJSONBuilder{p: p, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	b.dec.UseNumber()
 	b.line, b.col = 1, 1
 	tok, off := b.next()
@@ -431,6 +432,7 @@ func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 }
 
 type scnJSONBuilder struct {
+	p    *scnParser
 	data []byte
 	dec  *json.Decoder
 	// The position of byte offset off is line:col (col counted in
@@ -439,9 +441,8 @@ type scnJSONBuilder struct {
 	off, line, col int
 }
 
-// next returns the next token and the byte offset where it starts. The
-// input is valid JSON, so a decoding error cannot happen.
-func (b *scnJSONBuilder) next() (json.Token, int) {
+// skip returns the offset where the next token starts.
+func (b *scnJSONBuilder) skip() int {
 	off := int(b.dec.InputOffset())
 	for off < len(b.data) {
 		switch b.data[off] {
@@ -451,9 +452,18 @@ func (b *scnJSONBuilder) next() (json.Token, int) {
 		}
 		break
 	}
+	return off
+}
+
+// next returns the next token and the byte offset where it starts. The
+// input is valid JSON, so a decoding error is not expected; one would be
+// reported as the syntax error of the file.
+func (b *scnJSONBuilder) next() (json.Token, int) {
+	off := b.skip()
 	tok, err := b.dec.Token()
 	if err != nil {
-		panic(fmt.Sprintf("reading JSON: %v", err))
+		b.p.jsonSyntaxError(b.data)
+		b.p.failPos(Pos{File: b.p.file}, "", fmt.Sprintf("invalid JSON: %v", err))
 	}
 	return tok, off
 }
@@ -510,7 +520,8 @@ func (b *scnJSONBuilder) value(tok json.Token, off int) *yaml.Node {
 	case nil:
 		return b.node(yaml.ScalarNode, "!!null", "null", off)
 	}
-	panic(fmt.Sprintf("reading JSON: unexpected token %v", tok))
+	b.p.failPos(Pos{File: b.p.file}, "", fmt.Sprintf("invalid JSON: unexpected token %v", tok))
+	return nil
 }
 
 // rejectAliases fails on the first alias in document order: aliases are
