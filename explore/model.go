@@ -402,8 +402,8 @@ func (m *model) decide(s *State, in policy.Input, msg msgID) *decision {
 		e := &d.effects[i]
 		switch e.Kind {
 		case policy.StepEmitStart:
-			m.obs = append(m.obs, Obs{Kind: ObsStart, Attempt: e.Start.Attempt, Input: in})
-			s.ChainOpen, s.ChainAttempt = true, int16(e.Start.Attempt)
+			m.obs = append(m.obs, Obs{Kind: ObsStart, Attempt: e.Attempt, Input: in})
+			s.ChainOpen, s.ChainAttempt = true, int16(e.Attempt)
 		case policy.StepDropError:
 			s.CtxAsst = false
 		case policy.StepArmTimer:
@@ -419,7 +419,7 @@ func (m *model) decide(s *State, in policy.Input, msg msgID) *decision {
 		case policy.StepWake, policy.StepUncontrol:
 			m.clearCtl(s)
 		case policy.StepEmitEnd:
-			m.obs = append(m.obs, Obs{Kind: ObsEnd, Attempt: e.End.Attempt, Success: e.End.Success, Input: in})
+			m.obs = append(m.obs, Obs{Kind: ObsEnd, Attempt: e.Attempt, Success: d.Rule.Success, Input: in})
 			s.ChainOpen, s.ChainAttempt = false, 0
 			if d.Next.Attempt != 0 {
 				m.endNonZero = true

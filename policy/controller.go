@@ -583,22 +583,26 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 		ended       bool
 		out         chainEnd
 	)
-	for _, e := range d.Effects() {
+	fx := d.Effects()
+	for i := range fx {
+		e := &fx[i]
 		switch e.Kind {
 		case StepAskAuth:
 			if c.cfg.Auth != nil {
 				ask = true
-				its = append(its, item{kind: itemAsk, ms: e.RetryAfterMs, flag: e.HasRetryAfter})
+				ms, has := d.RetryAfter()
+				its = append(its, item{kind: itemAsk, ms: ms, flag: has})
 			}
 		case StepEmitStart:
-			its = append(its, item{kind: itemStart, ask: ask, attempt: e.Start.Attempt, max: e.Start.MaxAttempts, ms: e.Start.DelayMs, text: e.Start.ErrorMessage})
+			st := d.Start(e)
+			its = append(its, item{kind: itemStart, ask: ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
 		case StepDropError:
 			its = append(its, item{kind: itemDrop})
 		case StepArmTimer:
 			c.gen++
 			c.live = append(c.live, liveTimer{id: c.gen})
 			c.ctl = c.gen
-			its = append(its, item{kind: itemArm, ask: ask, delay: e.Delay, id: c.gen})
+			its = append(its, item{kind: itemArm, ask: ask && e.Pending, delay: e.Delay, id: c.gen})
 		case StepCancelTimer:
 			if c.ctl != 0 {
 				t, _ := c.dropLive(c.ctl)
@@ -608,8 +612,9 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 		case StepWake, StepUncontrol:
 			c.ctl = 0
 		case StepEmitEnd:
-			its = append(its, item{kind: itemEnd, flag: e.End.Success, attempt: e.End.Attempt, text: e.End.FinalError})
-			ended, out = true, endOf(d.Rule, e.End)
+			end := d.End(e)
+			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError})
+			ended, out = true, endOf(d.Rule, end)
 		case StepRelease:
 			if !ended {
 				out = chainEnd{kind: outCancelled} // the original's release without an end
@@ -719,8 +724,8 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 	case itemStart:
 		// Auth storage's answer completes it (Effect.Answer: a switch makes
 		// the delay 0).
-		ev := Effect{Kind: StepEmitStart, Pending: it.ask,
-			Start: AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: it.ms, ErrorMessage: it.text}}.Answer(c.switched).Start
+		e := Effect{Kind: StepEmitStart, Pending: it.ask, Delay: it.delay}.Answer(c.switched)
+		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: durationMs(e.Delay), ErrorMessage: it.text}
 		for _, s := range subs {
 			s.f(ev)
 		}

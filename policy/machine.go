@@ -365,17 +365,17 @@ func (v *Variant) RulesFor(s State, in Input) []*Rule {
 }
 
 // Effect is one effect a decision asks its shell to perform, in order.
+// The events' other fields are the decision's (Decision.Start, End).
 type Effect struct {
-	Kind          Step
-	Start         AutoRetryStart // StepEmitStart
-	End           AutoRetryEnd   // StepEmitEnd
-	Delay         time.Duration  // StepArmTimer
-	RetryAfterMs  float64        // StepAskAuth: the reply's hint
-	HasRetryAfter bool           // StepAskAuth: false when there is no hint (null)
+	Kind Step
 	// Pending marks an effect that depends on auth storage's answer (an
 	// auto_retry_start or a wait after StepAskAuth): perform it only once
 	// answered (Decision.Resume, or Answer).
 	Pending bool
+	// Attempt is the attempt of StepEmitStart's and StepEmitEnd's event.
+	Attempt int
+	// Delay is StepArmTimer's wait and StepEmitStart's delayMs.
+	Delay time.Duration
 }
 
 // Answer completes an effect that waits for auth storage's answer (a
@@ -387,7 +387,6 @@ func (e Effect) Answer(switched bool) Effect {
 	}
 	e.Pending = false
 	if switched {
-		e.Start.DelayMs = 0
 		e.Delay = 0
 	}
 	return e
@@ -404,7 +403,35 @@ type Decision struct {
 	Next      Snapshot
 	effects   [maxEffects]Effect
 	n         int
+	// What the events and the auth question carry.
+	msg           string
+	maxRetries    int
+	retryAfterMs  float64
+	hasRetryAfter bool
 }
+
+// Start is the auto_retry_start of an StepEmitStart effect.
+func (d *Decision) Start(e *Effect) AutoRetryStart {
+	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: d.maxRetries, DelayMs: durationMs(e.Delay), ErrorMessage: d.msg}
+}
+
+// End is the auto_retry_end of an StepEmitEnd effect.
+func (d *Decision) End(e *Effect) AutoRetryEnd {
+	end := AutoRetryEnd{Success: d.Rule.Success, Attempt: e.Attempt}
+	switch d.Rule.Final {
+	case FinalMessage:
+		end.FinalError = d.msg
+	case FinalCancelled:
+		end.FinalError = RetryCancelled
+	case FinalNoMessage:
+		end.FinalError = NoAssistantMessage
+	}
+	return end
+}
+
+// RetryAfter is the hint StepAskAuth passes to auth storage (ok false:
+// none, null).
+func (d *Decision) RetryAfter() (ms float64, ok bool) { return d.retryAfterMs, d.hasRetryAfter }
 
 // Effects returns the effects to perform, in order.
 func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
@@ -466,17 +493,17 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Sett
 	if !r.Ignored() {
 		d.Next.State = r.To
 	}
-	var msg string
 	usageLimit := false
+	d.msg, d.maxRetries, d.retryAfterMs, d.hasRetryAfter = "", set.MaxRetries, 0, false
 	if o != nil {
-		msg, usageLimit = o.Message, o.UsageLimit
+		d.msg, usageLimit, d.retryAfterMs, d.hasRetryAfter = o.Message, o.UsageLimit, o.RetryAfterMs, o.HasRetryAfter
 	}
 	next := &d.Next
 	delay := time.Duration(0)
 	pending := false
 	for _, st := range r.Steps {
 		e := &d.effects[d.n]
-		*e = Effect{Kind: st}
+		e.Kind, e.Pending, e.Attempt, e.Delay = st, false, 0, 0
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
@@ -505,26 +532,16 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Sett
 			if !usageLimit {
 				continue
 			}
-			e.RetryAfterMs, e.HasRetryAfter = o.RetryAfterMs, o.HasRetryAfter
 			pending = true
 		case StepEmitStart:
-			e.Start = AutoRetryStart{Attempt: next.Attempt, MaxAttempts: set.MaxRetries, DelayMs: durationMs(delay), ErrorMessage: msg}
-			e.Pending = pending
+			e.Attempt, e.Delay, e.Pending = next.Attempt, delay, pending
 		case StepArmTimer:
 			e.Delay = delay
 			e.Pending = pending
 			next.Armed++
 			next.Controlled = true
 		case StepEmitEnd:
-			e.End = AutoRetryEnd{Success: r.Success, Attempt: next.Attempt}
-			switch r.Final {
-			case FinalMessage:
-				e.End.FinalError = msg
-			case FinalCancelled:
-				e.End.FinalError = RetryCancelled
-			case FinalNoMessage:
-				e.End.FinalError = NoAssistantMessage
-			}
+			e.Attempt = next.Attempt
 		}
 		d.n++
 	}

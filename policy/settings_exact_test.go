@@ -152,9 +152,10 @@ func TestSaturatedDelayMs(t *testing.T) {
 	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
 		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, set)
 	var start policy.AutoRetryStart
-	for _, e := range d.Effects() {
-		if e.Kind == policy.StepEmitStart {
-			start = e.Start
+	fx := d.Effects()
+	for i := range fx {
+		if fx[i].Kind == policy.StepEmitStart {
+			start = d.Start(&fx[i])
 		}
 	}
 	if start.DelayMs != 9223372036854.775807 {

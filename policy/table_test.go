@@ -91,7 +91,7 @@ func tblSnap(st policy.State, attempt int, open bool) policy.Snapshot {
 type tblWant struct {
 	event   string // "" when the pair is ignored
 	next    policy.Snapshot
-	effects []policy.Effect
+	effects []tblEffect
 }
 
 // tblOracle is the sound policy written as code: the expected event, next
@@ -103,10 +103,10 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 	end := func(event string, to policy.State, success bool, attempt int, final string, release bool) tblWant {
 		w := tblWant{event: event, next: s}
 		w.next.State, w.next.Attempt = to, 0
-		w.effects = append(w.effects, policy.Effect{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Success: success, Attempt: attempt, FinalError: final}})
+		w.effects = append(w.effects, tblEffect{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Success: success, Attempt: attempt, FinalError: final}})
 		if release {
 			w.next.Open = false
-			w.effects = append(w.effects, policy.Effect{Kind: policy.StepRelease})
+			w.effects = append(w.effects, tblEffect{Kind: policy.StepRelease})
 		}
 		return w
 	}
@@ -115,12 +115,12 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true}}
 		ask := msg == tblUsageMsg // the start and the wait wait for auth storage's answer
 		if ask {
-			w.effects = append(w.effects, policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
+			w.effects = append(w.effects, tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
 		w.effects = append(w.effects,
-			policy.Effect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}, Pending: ask},
-			policy.Effect{Kind: policy.StepDropError},
-			policy.Effect{Kind: policy.StepArmTimer, Delay: delay, Pending: ask},
+			tblEffect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}, Pending: ask},
+			tblEffect{Kind: policy.StepDropError},
+			tblEffect{Kind: policy.StepArmTimer, Delay: delay, Pending: ask},
 		)
 		return w
 	}
@@ -148,14 +148,14 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		switch in {
 		case policy.InputElapsed:
 			// The wait is over (none cancellable); the agent continues now.
-			w := tblWant{event: "elapse", next: s, effects: []policy.Effect{{Kind: policy.StepWake}, {Kind: policy.StepContinue}}}
+			w := tblWant{event: "elapse", next: s, effects: []tblEffect{{Kind: policy.StepWake}, {Kind: policy.StepContinue}}}
 			w.next.State, w.next.Armed, w.next.Controlled = policy.StateContinuing, s.Armed-1, false
 			return w
 		case policy.InputAbortRetry, policy.InputAbort:
 			w := end("cancel", policy.StateCancelled, false, k, policy.RetryCancelled, true)
 			if s.Controlled { // the running wait is disarmed
 				w.next.Armed, w.next.Controlled = s.Armed-1, false
-				w.effects = append([]policy.Effect{{Kind: policy.StepCancelTimer}}, w.effects...)
+				w.effects = append([]tblEffect{{Kind: policy.StepCancelTimer}}, w.effects...)
 			}
 			return w
 		}
@@ -196,6 +196,39 @@ func tblFirstRule(c tblCase, in policy.Input) *policy.Rule {
 	return nil
 }
 
+// tblEffect is an effect with the event it emits spelled out.
+type tblEffect struct {
+	Kind          policy.Step
+	Start         policy.AutoRetryStart
+	End           policy.AutoRetryEnd
+	Delay         time.Duration
+	RetryAfterMs  float64
+	HasRetryAfter bool
+	Pending       bool
+}
+
+// tblView spells out d's effects.
+func tblView(d *policy.Decision) []tblEffect {
+	var out []tblEffect
+	fx := d.Effects()
+	for i := range fx {
+		e := &fx[i]
+		v := tblEffect{Kind: e.Kind, Pending: e.Pending}
+		switch e.Kind {
+		case policy.StepAskAuth:
+			v.RetryAfterMs, v.HasRetryAfter = d.RetryAfter()
+		case policy.StepEmitStart:
+			v.Start = d.Start(e)
+		case policy.StepEmitEnd:
+			v.End = d.End(e)
+		case policy.StepArmTimer:
+			v.Delay = e.Delay
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // tblDecide decides msg as the error reply it is, classified as the
 // Controller classifies it.
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
@@ -223,7 +256,7 @@ func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 	if d.Edge() != wantEdge {
 		t.Errorf("%s on %s: edge %v, want %v", in, c, d.Edge(), wantEdge)
 	}
-	if got := d.Effects(); !slices.Equal(got, w.effects) {
+	if got := tblView(&d); !slices.Equal(got, w.effects) {
 		t.Errorf("%s on %s: effects\n got %+v\nwant %+v", in, c, got, w.effects)
 	}
 	return d
@@ -255,8 +288,8 @@ func TestSoundEveryRule(t *testing.T) {
 						t.Fatalf("Decide applied rule %+v, want rule %d", *d.Rule, i)
 					}
 					if r.Ignored() {
-						if d.Next != c.snap || len(d.Effects()) != 0 {
-							t.Errorf("ignored rule changed something: next %+v, effects %+v", d.Next, d.Effects())
+						if d.Next != c.snap || len(tblView(&d)) != 0 {
+							t.Errorf("ignored rule changed something: next %+v, effects %+v", d.Next, tblView(&d))
 						}
 						continue
 					}
@@ -284,29 +317,29 @@ func TestSoundKeyDecisions(t *testing.T) {
 	def := policy.DefaultSettings()
 	idle := policy.Snapshot{State: policy.StateIdle}
 	d := tblDecide(idle, policy.InputRetryable, tblRetryMsg, def)
-	want := []policy.Effect{
+	want := []tblEffect{
 		{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: tblRetryMsg}},
 		{Kind: policy.StepDropError},
 		{Kind: policy.StepArmTimer, Delay: 2 * time.Second},
 	}
-	if d.Edge().String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(d.Effects(), want) {
-		t.Errorf("idle + retryable: %v %+v %+v", d.Edge(), d.Next, d.Effects())
+	if d.Edge().String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(tblView(&d), want) {
+		t.Errorf("idle + retryable: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
 	d = tblDecide(idle, policy.InputRetryable, tblUsageMsg, def)
-	if e := d.Effects(); len(e) != 4 || e[0] != (policy.Effect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
+	if e := tblView(&d); len(e) != 4 || e[0] != (tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
 		t.Errorf("usage limit: effects %+v", e)
 	}
 	cont := policy.Snapshot{State: policy.StateContinuing, Attempt: 3, Open: true}
 	d = tblDecide(cont, policy.InputRetryable, "500", def)
 	if d.Edge().String() != "continuing --exhaust--> exhausted" || d.Next != (policy.Snapshot{State: policy.StateExhausted}) ||
-		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: policy.StepRelease}}) {
-		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge(), d.Next, d.Effects())
+		!slices.Equal(tblView(&d), []tblEffect{{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: policy.StepRelease}}) {
+		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
 	back := policy.Snapshot{State: policy.StateBackoff, Attempt: 2, Open: true, Armed: 1, Controlled: true}
 	d = tblDecide(back, policy.InputAbortRetry, "", def)
 	if d.Edge().String() != "backoff --cancel--> cancelled" || d.Next != (policy.Snapshot{State: policy.StateCancelled}) ||
-		!slices.Equal(d.Effects(), []policy.Effect{{Kind: policy.StepCancelTimer}, {Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: policy.StepRelease}}) {
-		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge(), d.Next, d.Effects())
+		!slices.Equal(tblView(&d), []tblEffect{{Kind: policy.StepCancelTimer}, {Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: policy.StepRelease}}) {
+		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
 }
 

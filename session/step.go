@@ -32,6 +32,12 @@ func RecordMask(types ...trace.Type) uint32 {
 // retry.enabled) and returns the next state and fx with the step's effects
 // appended, in order. A step that emits nothing allocates nothing.
 func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
+	fx = c.Apply(&s, set, ev, fx)
+	return s, fx
+}
+
+// Apply is Step in place: it updates *s.
+func (c *Core) Apply(s *State, set policy.Settings, ev *Event, fx []Effect) []Effect {
 	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, fx: fx, at: ev}
 	switch ev.Kind {
 	case Prompt:
@@ -59,7 +65,7 @@ func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State
 	case Settle:
 		st.settle()
 	}
-	return st.s, st.fx
+	return st.fx
 }
 
 // stepper is one step in progress.
@@ -67,10 +73,9 @@ type stepper struct {
 	c   *Core
 	r   *Rules
 	set policy.Settings
-	s   State
+	s   *State
 	fx  []Effect
 	at  *Event
-	d   policy.Decision
 	// The original's order of prompt resolutions inside one step: a
 	// prompt released by the run's last reply resolves after agent_run_end
 	// (ending, afterEnd); one released while an abort is answered and no
@@ -125,7 +130,7 @@ func (st *stepper) respond(id, command string, ok bool, errText string, state bo
 }
 
 func (st *stepper) sessionState() trace.SessionState {
-	s := &st.s
+	s := st.s
 	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
 		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
 		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State}
@@ -134,7 +139,7 @@ func (st *stepper) sessionState() trace.SessionState {
 // prompt issues a prompt: numbered, then accepted (its run starts) or
 // rejected.
 func (st *stepper) prompt(id string, respond bool) {
-	s := &st.s
+	s := st.s
 	s.Prompts++
 	n := s.Prompts
 	if s.Busy(st.r) {
@@ -206,7 +211,7 @@ func (st *stepper) call() {
 // reply handles the reply of the run's call: message_end, then a tool use
 // calls again, anything else ends the run.
 func (st *stepper) reply(o *policy.Outcome, switched bool) {
-	s := &st.s
+	s := st.s
 	s.Context.add(RoleAssistant, Message{Reply: *o, At: st.at.At})
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message}
@@ -229,7 +234,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 // endRun ends the run in flight: agent_run_end, then agent_end for the
 // retry machine, then the compaction hand-off and the prompt's resolution.
 func (st *stepper) endRun() {
-	s := &st.s
+	s := st.s
 	run := s.Run
 	s.Run = Run{}
 	st.emit(trace.AgentRunEnd)
@@ -291,7 +296,7 @@ func (st *stepper) settle() {
 // message was received: a message older than the latest compaction is not
 // compacted again.
 func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration, skipAborted bool) {
-	s := &st.s
+	s := st.s
 	if !ok || !st.c.Config.CompactionEnabled || (skipAborted && o.StopReason == policy.StopReasonAborted) {
 		return
 	}
@@ -378,8 +383,9 @@ func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(i
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
 func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
-	s := &st.s
-	d := &st.d
+	s := st.s
+	var dec policy.Decision
+	d := &dec
 	st.c.Variant.Retry.Decide(d, s.Retry, in, o, st.set)
 	if d.AsksAuth() {
 		d.Resume(switched)
@@ -392,17 +398,20 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	s.Retry = d.Next
 	retried := d.Fired() && d.Rule.Event == "retry"
 	cont, later := false, false
-	for _, e := range d.Effects() {
+	fx := d.Effects()
+	for i := range fx {
+		e := &fx[i]
 		switch e.Kind {
 		case policy.StepAskAuth:
 			if r := st.emit(trace.MarkUsageLimitReached); r != nil {
 				cfg := &st.c.Config
+				ms, has := d.RetryAfter()
 				r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
-					RetryAfterMs: e.RetryAfterMs, HasRetryAfter: e.HasRetryAfter, BaseURL: cfg.BaseURL, Returns: switched}
+					RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: switched}
 			}
 		case policy.StepEmitStart:
 			if r := st.emit(trace.AutoRetryStart); r != nil {
-				r.Start = e.Start
+				r.Start = d.Start(e)
 			}
 		case policy.StepDropError:
 			s.Context.dropLastAssistant()
@@ -417,7 +426,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 			s.Ctl = 0
 		case policy.StepEmitEnd:
 			if r := st.emit(trace.AutoRetryEnd); r != nil {
-				r.End = e.End
+				r.End = d.End(e)
 			}
 		case policy.StepRelease:
 			st.release()
@@ -439,7 +448,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 // release is the retry promise resolved: the original's waiting prompt
 // resolves, in the original's order.
 func (st *stepper) release() {
-	s := &st.s
+	s := st.s
 	if st.r.Resolution != ResolveOnRetryPromise || !s.Waiting {
 		return
 	}

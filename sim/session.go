@@ -295,7 +295,7 @@ func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
 func (s *Session) step() {
 	s.ev.At = s.sched.now
 	set := s.settings.RetrySettings()
-	s.st, s.fx = s.core.Step(s.st, set, &s.ev, s.fx[:0])
+	s.fx = s.core.Apply(&s.st, set, &s.ev, s.fx[:0])
 	var call uint64
 	for i := range s.fx {
 		e := &s.fx[i]

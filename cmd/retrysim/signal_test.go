@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -81,16 +82,18 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 }
 
 // TestRPCSecondSIGINTExitsAtOnce: a second SIGINT exits with 130 even when
-// the server is stuck: its stdout is a pipe the test filled and never
-// reads, so the first SIGINT's abort cannot write its events.
+// the server is stuck. A chain is open, so the first SIGINT's abort has
+// events to write, and the test fills the server's stdout pipe first (it
+// keeps a copy of the write end), so that writing them blocks.
 func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
+	path := writeScenario(t, longBackoff)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	fillPipe(t, w)
-	cmd := helperCommand(t, "rpc", "--virtual")
+	defer w.Close()
+	cmd := helperCommand(t, "rpc", "--virtual", "--scenario", path)
 	cmd.Stdout = w
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -104,21 +107,21 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w.Close() // the child's copy stays
 	stderr := readScreen(stderrPipe)
-	// More input than a pipe holds: once it is all written, the server
-	// has been reading, so its signal handling is in place.
-	line := `{"type":"get_state"}` + "\n"
-	input := strings.Repeat(line, 200<<10/len(line))
-	written := make(chan error, 1)
-	go func() {
-		_, err := io.WriteString(stdin, input[:100<<10])
-		written <- err
-		io.WriteString(stdin, input[100<<10:]) // blocks until stdin is closed
-	}()
-	if err := <-written; err != nil {
+	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
+	out := bufio.NewReader(r)
+	for {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"type":"auto_retry_start"`) {
+			break
+		}
+	}
+	fillPipe(t, w) // the abort's auto_retry_end cannot be written now
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,9 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	}
 }
 
-// fillPipe writes to w until the pipe is full.
+// fillPipe writes to w until the pipe is full. The write end is made
+// non-blocking for that, then blocking again (the child shares it, and is
+// idle meanwhile).
 func fillPipe(t *testing.T, w *os.File) {
 	t.Helper()
 	rc, err := w.SyscallConn()
@@ -140,13 +145,17 @@ func fillPipe(t *testing.T, w *os.File) {
 	}
 	buf := make([]byte, 4096)
 	var werr error
-	if err := rc.Write(func(fd uintptr) bool {
+	if err := rc.Control(func(fd uintptr) {
+		if werr = syscall.SetNonblock(int(fd), true); werr != nil {
+			return
+		}
+		defer syscall.SetNonblock(int(fd), false)
 		for {
 			if _, err := syscall.Write(int(fd), buf); err != nil {
 				if err != syscall.EAGAIN {
 					werr = err
 				}
-				return true
+				return
 			}
 		}
 	}); err != nil {
