@@ -82,14 +82,32 @@ func (e AutoRetryEnd) MarshalJSON() ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSONByte marks the bytes written as they are in a JSON string:
+// printable ASCII other than '"' and '\\'.
+var plainJSONByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendJSONString appends s as a JSON string the way JavaScript's
 // JSON.stringify writes it: only '"', '\\' and control characters are
 // escaped (no HTML escaping, unlike encoding/json), lone surrogates cannot
 // occur in Go strings, and invalid UTF-8 bytes become U+FFFD.
 func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
+	// Most strings need no escape: find the first byte that might.
+	i := 0
+	for i < len(s) && plainJSONByte[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++

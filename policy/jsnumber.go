@@ -17,6 +17,9 @@ func AppendJSNumber(b []byte, v float64) []byte {
 	if v == 0 {
 		return append(b, '0')
 	}
+	if v == math.Trunc(v) && v > -1e15 && v < 1e15 { // an integer: its digits (the common case)
+		return strconv.AppendInt(b, int64(v), 10)
+	}
 	abs := math.Abs(v)
 	if abs >= 1e21 || abs < 1e-6 {
 		// Go writes e+21 and e-07; JavaScript writes e+21 and e-7.

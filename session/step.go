@@ -30,15 +30,26 @@ func RecordMask(types ...trace.Type) uint32 {
 
 // Step applies ev to s under the settings set (of this moment; Enabled is
 // retry.enabled) and returns the next state and fx with the step's effects
-// appended, in order. A step that emits nothing allocates nothing.
+// appended, in order.
 func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
-	fx = c.Apply(&s, set, ev, fx)
-	return s, fx
+	b := Buffer{Effects: fx}
+	c.Apply(&s, set, ev, &b)
+	return s, b.Effects
 }
 
-// Apply is Step in place: it updates *s.
-func (c *Core) Apply(s *State, set policy.Settings, ev *Event, fx []Effect) []Effect {
-	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, fx: fx, at: ev}
+// Buffer is Apply's reusable output: the effects, and scratch space, so
+// that once it has grown a step allocates nothing. The records of its
+// effects are only valid until the next Apply, and their fields outside
+// their type's payload are unspecified (see trace.Record.Clean).
+type Buffer struct {
+	Effects []Effect
+	d       policy.Decision
+}
+
+// Apply is Step in place: it updates *s and appends the effects to
+// b.Effects, which it also returns.
+func (c *Core) Apply(s *State, set policy.Settings, ev *Event, b *Buffer) []Effect {
+	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -51,7 +62,7 @@ func (c *Core) Apply(s *State, set policy.Settings, ev *Event, fx []Effect) []Ef
 		st.decide(policy.InputAbortRetry, nil)
 	case SetAutoRetry:
 		st.set.Enabled = ev.Enabled
-		st.fx = append(st.fx, Effect{Kind: SetEnabled, Enabled: ev.Enabled})
+		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(ev.ID, "set_auto_retry", true, "", false)
 	case GetState:
 		st.respond(ev.ID, "get_state", true, "", true)
@@ -65,7 +76,7 @@ func (c *Core) Apply(s *State, set policy.Settings, ev *Event, fx []Effect) []Ef
 	case Settle:
 		st.settle()
 	}
-	return st.fx
+	return b.Effects
 }
 
 // stepper is one step in progress.
@@ -74,7 +85,7 @@ type stepper struct {
 	r   *Rules
 	set policy.Settings
 	s   *State
-	fx  []Effect
+	b   *Buffer
 	at  *Event
 	// The original's order of prompt resolutions inside one step: a
 	// prompt released by the run's last reply resolves after agent_run_end
@@ -85,14 +96,30 @@ type stepper struct {
 	afterEnd, deferred int
 }
 
-// record appends an effect of kind k carrying a new record of type typ
-// and returns the record to fill, or nil when the type is not recorded.
+// effect appends an effect of kind k and returns it. The slot is reused
+// as it is: the caller sets every field its kind reads (an Effect is too
+// large to clear each time).
+func (st *stepper) effect(k EffectKind) *Effect {
+	fx := st.b.Effects
+	if n := len(fx); n < cap(fx) {
+		fx = fx[:n+1]
+	} else {
+		fx = append(fx, Effect{})
+	}
+	st.b.Effects = fx
+	e := &fx[len(fx)-1]
+	e.Kind = k
+	return e
+}
+
+// record appends an effect of kind k carrying a record of type typ and
+// returns the record, whose payload the caller sets in full, or nil when
+// the type is not recorded.
 func (st *stepper) record(k EffectKind, typ trace.Type) *trace.Record {
 	if m := st.c.Records; m != 0 && m&(1<<typ) == 0 {
 		return nil
 	}
-	st.fx = append(st.fx, Effect{Kind: k})
-	r := &st.fx[len(st.fx)-1].Record
+	r := &st.effect(k).Record
 	r.T, r.Type = st.at.At, typ
 	return r
 }
@@ -106,12 +133,12 @@ func (st *stepper) nextID() uint64 {
 
 func (st *stepper) arm(k TimerKind, d time.Duration) uint64 {
 	id := st.nextID()
-	st.fx = append(st.fx, Effect{Kind: Arm, Timer: Timer{Kind: k, ID: id, Delay: d}})
+	st.effect(Arm).Timer = Timer{Kind: k, ID: id, Delay: d}
 	return id
 }
 
 func (st *stepper) cancel(k TimerKind, id uint64) {
-	st.fx = append(st.fx, Effect{Kind: Cancel, Timer: Timer{Kind: k, ID: id}})
+	st.effect(Cancel).Timer = Timer{Kind: k, ID: id}
 }
 
 // respond answers a command; state adds get_state's data.
@@ -195,8 +222,11 @@ func (st *stepper) cancelCompactionContinue() {
 
 // startRun starts a run and its first model call: the step's last effect.
 func (st *stepper) startRun(kind RunKind, prompt int) {
-	if r := st.emit(trace.AgentRun); r != nil && kind != PromptRun {
-		r.Run = trace.RunContinue
+	if r := st.emit(trace.AgentRun); r != nil {
+		r.Run = trace.RunPrompt
+		if kind != PromptRun {
+			r.Run = trace.RunContinue
+		}
 	}
 	st.s.Run = Run{Kind: kind, Prompt: prompt}
 	st.call()
@@ -205,7 +235,7 @@ func (st *stepper) startRun(kind RunKind, prompt int) {
 func (st *stepper) call() {
 	id := st.nextID()
 	st.s.Run.Call = id
-	st.fx = append(st.fx, Effect{Kind: Call, Call: id})
+	st.effect(Call).Call = id
 }
 
 // reply handles the reply of the run's call: message_end, then a tool use
@@ -384,8 +414,7 @@ func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(i
 // It reports whether a retry was scheduled.
 func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
 	s := st.s
-	var dec policy.Decision
-	d := &dec
+	d := &st.b.d
 	st.c.Variant.Retry.Decide(d, s.Retry, in, o, st.set)
 	if d.AsksAuth() {
 		d.Resume(switched)

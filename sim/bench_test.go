@@ -25,16 +25,20 @@ func benchScenario(errors int, maxRetries int) *scenario.Scenario {
 }
 
 func benchSession(b *testing.B, sc *scenario.Scenario, want string, reuse bool) {
+	benchSessionOpt(b, sc, want, reuse, Options{})
+}
+
+func benchSessionOpt(b *testing.B, sc *scenario.Scenario, want string, reuse bool, opt Options) {
 	b.ReportAllocs()
 	var virtual time.Duration
-	s, err := NewSession(sc, Options{})
+	s, err := NewSession(sc, opt)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
 		if reuse {
 			s.Reset()
-		} else if s, err = NewSession(sc, Options{}); err != nil {
+		} else if s, err = NewSession(sc, opt); err != nil {
 			b.Fatal(err)
 		}
 		f, err := s.Run()
@@ -50,6 +54,12 @@ func benchSession(b *testing.B, sc *scenario.Scenario, want string, reuse bool) 
 // success (14 s of virtual backoff).
 // The session is reset between iterations, so this is the cost of one chain.
 func BenchmarkChain(b *testing.B) { benchSession(b, benchScenario(3, 3), "idle", true) }
+
+// BenchmarkChainNoTrace is BenchmarkChain with the JSON trace off: the
+// session core and the scheduler alone.
+func BenchmarkChainNoTrace(b *testing.B) {
+	benchSessionOpt(b, benchScenario(3, 3), "idle", true, Options{NoJSON: true})
+}
 
 // BenchmarkChainNewSession is BenchmarkChain with a new Session (scheduler,
 // Controller, trace buffer) built for every chain.

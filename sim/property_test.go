@@ -8,7 +8,7 @@ package sim_test
 // durationMs), builds a Session with no initial prompt and then lets rapid
 // interleave the actions: prompt, abort, abort_retry, set_auto_retry,
 // settings changes through the Controller's settings source
-// (Session.Settings().Set), get_state, and time: advance by a drawn amount
+// (Session.SetSettings), get_state, and time: advance by a drawn amount
 // (Scheduler.RunUntil), fire one queue event (Scheduler.Step), or jump to the
 // next due event. Commands are performed directly between queue steps and are
 // followed by the scheduler's own post-event hook (Scheduler.AfterEach), so a
@@ -369,7 +369,7 @@ func pbApply(s *sim.Session, a pbAction, id string) {
 		en := a.Enabled
 		direct(func() { s.Do(scenario.Action{Do: "set_auto_retry", ID: id, Enabled: &en}) })
 	case pbSettings:
-		s.Settings().Set(a.Settings)
+		s.SetSettings(a.Settings)
 	case pbGetState:
 		direct(func() { s.Do(scenario.Action{Do: "get_state", ID: id}) })
 	case pbAdvance:

@@ -50,11 +50,7 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 	var records []trace.Record
 	user := opt.Sink
 	opt.Sink = trace.SinkFunc(func(r *trace.Record) {
-		rec := *r
-		if rec.Type == trace.Final {
-			rec.Final.UnresolvedPrompts = append([]int{}, rec.Final.UnresolvedPrompts...)
-		}
-		records = append(records, rec)
+		records = append(records, r.Clean())
 		if user != nil {
 			user.Record(r)
 		}

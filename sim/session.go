@@ -36,10 +36,11 @@ type Session struct {
 	core     session.Core
 	st       session.State
 	sched    *Scheduler
-	settings *policy.SettingsStore
+	set      policy.Settings // the settings in force (set_auto_retry changes Enabled)
+	final    trace.Record    // the final line's record (kept to write it without allocating)
+	buf      session.Buffer
 	json     *trace.Writer // nil with Options.NoJSON
 	sink     trace.Sink
-	fx       []session.Effect
 	ev       session.Event
 	turn     int              // turns taken
 	replies  []policy.Outcome // each turn classified once (a usage limit again at its time)
@@ -95,7 +96,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if !opt.NoJSON {
 		s.json = &trace.Writer{}
 	}
-	s.settings = policy.NewSettingsStore(sc.Settings)
+	s.set = sc.Settings
 	s.sched.AfterEach = s.settle
 	s.replies = make([]policy.Outcome, len(sc.Turns))
 	for i, t := range sc.Turns {
@@ -110,7 +111,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 // settings go back to the scenario's.
 func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
-	_ = s.settings.Set(s.sc.Settings) // validated by NewSession
+	s.set = s.sc.Settings
 	if s.json != nil {
 		s.json.Reset()
 	}
@@ -122,9 +123,19 @@ func (s *Session) Reset() {
 // Scheduler returns the session's discrete-event scheduler.
 func (s *Session) Scheduler() *Scheduler { return s.sched }
 
-// Settings returns the session's settings store: read at every step, and
-// written by set_auto_retry.
-func (s *Session) Settings() *policy.SettingsStore { return s.settings }
+// Settings returns the settings in force: the scenario's, as set_auto_retry
+// and SetSettings changed them.
+func (s *Session) Settings() policy.Settings { return s.set }
+
+// SetSettings replaces the settings in force from the next step on; invalid
+// settings (Settings.Validate) are refused and change nothing.
+func (s *Session) SetSettings(set policy.Settings) error {
+	if err := set.Validate(); err != nil {
+		return err
+	}
+	s.set = set
+	return nil
+}
 
 // Trace returns the JSON trace written so far (empty with NoJSON).
 func (s *Session) Trace() *trace.Writer {
@@ -174,14 +185,14 @@ func (s *Session) Final() Final {
 
 // WriteFinal writes the trace's closing "final" line.
 func (s *Session) WriteFinal() {
-	var pending [1]int
-	r := trace.Record{T: s.sched.now, Type: trace.Final, Final: trace.FinalRecord{State: s.st.Retry.State,
-		Attempt: s.st.Retry.Attempt, IsRetrying: s.st.Retry.Open, UnresolvedPrompts: pending[:0], TurnsConsumed: s.turn}}
+	r := &s.final
+	prompts := r.Final.UnresolvedPrompts[:0]
 	if s.st.Pending != 0 {
-		pending[0] = s.st.Pending
-		r.Final.UnresolvedPrompts = pending[:1]
+		prompts = append(prompts, s.st.Pending)
 	}
-	s.write(&r)
+	*r = trace.Record{T: s.sched.now, Type: trace.Final, Final: trace.FinalRecord{State: s.st.Retry.State,
+		Attempt: s.st.Retry.Attempt, IsRetrying: s.st.Retry.Open, UnresolvedPrompts: prompts, TurnsConsumed: s.turn}}
+	s.write(r)
 }
 
 // Busy reports whether a prompt would be rejected now.
@@ -294,11 +305,11 @@ func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
 // answered at once, in the same queue event.
 func (s *Session) step() {
 	s.ev.At = s.sched.now
-	set := s.settings.RetrySettings()
-	s.fx = s.core.Apply(&s.st, set, &s.ev, s.fx[:0])
+	s.buf.Effects = s.buf.Effects[:0]
+	fx := s.core.Apply(&s.st, s.set, &s.ev, &s.buf)
 	var call uint64
-	for i := range s.fx {
-		e := &s.fx[i]
+	for i := range fx {
+		e := &fx[i]
 		switch e.Kind {
 		case session.Emit, session.Answer, session.Resolve:
 			s.write(&e.Record)
@@ -307,8 +318,7 @@ func (s *Session) step() {
 		case session.Cancel:
 			s.cancelled = append(s.cancelled, e.Timer.ID)
 		case session.SetEnabled:
-			set.Enabled = e.Enabled
-			_ = s.settings.Set(set)
+			s.set.Enabled = e.Enabled
 		case session.Call:
 			call = e.Call
 		}

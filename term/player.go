@@ -238,11 +238,7 @@ func (p *player) interrupt() bool {
 // Record prints every trace record as it is written (trace.Sink), keeps
 // it for the expectations and follows the loader's state.
 func (p *player) Record(r *trace.Record) {
-	rec := *r
-	if rec.Type == trace.Final {
-		rec.Final.UnresolvedPrompts = append([]int{}, rec.Final.UnresolvedPrompts...)
-	}
-	p.records = append(p.records, rec)
+	p.records = append(p.records, r.Clean())
 	p.clearLoader()
 	p.line = trace.AppendJSON(p.line[:0], r)
 	p.out.WriteString(FormatLine(p.line))

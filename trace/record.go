@@ -184,9 +184,46 @@ type Record struct {
 }
 
 // Sink receives records as a session writes them. The record is only
-// valid during the call.
+// valid during the call, and its fields outside its type's payload are
+// unspecified: keep Clean's copy.
 type Sink interface {
 	Record(r *Record)
+}
+
+// Clean returns a copy of r with only its time, its type and its type's
+// payload (the other fields zero), the final line's prompts copied.
+func (r *Record) Clean() Record {
+	c := Record{T: r.T, Type: r.Type}
+	switch r.Type {
+	case AgentRun:
+		c.Run = r.Run
+	case MessageEnd:
+		c.Message = r.Message
+	case Transition:
+		c.Edge = r.Edge
+	case AutoRetryStart:
+		c.Start = r.Start
+	case AutoRetryEnd:
+		c.End = r.End
+	case AutoCompactionStart:
+		c.Reason = r.Reason
+	case AutoCompactionEnd:
+		c.CompactionEnd = r.CompactionEnd
+	case MarkUsageLimitReached:
+		c.UsageLimit = r.UsageLimit
+	case PromptResolved:
+		c.Prompt = r.Prompt
+	case PromptRejected:
+		c.Prompt, c.Error = r.Prompt, r.Error
+	case ContinueRejected:
+		c.Error = r.Error
+	case Response:
+		c.Response = r.Response
+	case Final:
+		c.Final = r.Final
+		c.Final.UnresolvedPrompts = append([]int{}, r.Final.UnresolvedPrompts...)
+	}
+	return c
 }
 
 // SinkFunc adapts a function to Sink.

@@ -52,63 +52,63 @@ func AppendFields(b []byte, r *Record) []byte {
 		}
 		b = append(b, '}')
 	case Transition:
-		b = str(b, "from", r.Edge.From)
-		b = str(b, "event", r.Edge.Event)
-		b = str(b, "to", r.Edge.To)
+		b = str(b, `,"from":`, r.Edge.From)
+		b = str(b, `,"event":`, r.Edge.Event)
+		b = str(b, `,"to":`, r.Edge.To)
 		if r.Edge.Rule >= 0 {
-			b = str(b, "input", r.Edge.Input.String())
-			b = num(b, "rule", r.Edge.Rule)
+			b = str(b, `,"input":`, r.Edge.Input.String())
+			b = num(b, `,"rule":`, r.Edge.Rule)
 		}
 	case AutoCompactionStart:
-		b = str(b, "reason", r.Reason)
+		b = str(b, `,"reason":`, r.Reason)
 	case AutoCompactionEnd:
 		e := &r.CompactionEnd
 		if e.Result {
 			b = append(b, `,"result":{"summary":"(simulated)"}`...)
 		}
-		b = boolean(b, "aborted", e.Aborted)
-		b = boolean(b, "willRetry", e.WillRetry)
+		b = boolean(b, `,"aborted":`, e.Aborted)
+		b = boolean(b, `,"willRetry":`, e.WillRetry)
 		if e.ErrorMessage != "" {
-			b = str(b, "errorMessage", e.ErrorMessage)
+			b = str(b, `,"errorMessage":`, e.ErrorMessage)
 		}
 	case MarkUsageLimitReached:
 		u := &r.UsageLimit
-		b = str(b, "provider", u.Provider)
-		b = str(b, "sessionId", u.SessionID)
+		b = str(b, `,"provider":`, u.Provider)
+		b = str(b, `,"sessionId":`, u.SessionID)
 		b = append(b, `,"retryAfterMs":`...)
 		if u.HasRetryAfter {
 			b = policy.AppendJSNumber(b, u.RetryAfterMs)
 		} else {
 			b = append(b, "null"...)
 		}
-		b = str(b, "baseUrl", u.BaseURL)
-		b = boolean(b, "returns", u.Returns)
+		b = str(b, `,"baseUrl":`, u.BaseURL)
+		b = boolean(b, `,"returns":`, u.Returns)
 	case PromptResolved:
-		b = num(b, "prompt", r.Prompt)
+		b = num(b, `,"prompt":`, r.Prompt)
 	case PromptRejected:
-		b = num(b, "prompt", r.Prompt)
-		b = str(b, "error", r.Error)
+		b = num(b, `,"prompt":`, r.Prompt)
+		b = str(b, `,"error":`, r.Error)
 	case ContinueRejected:
-		b = str(b, "error", r.Error)
+		b = str(b, `,"error":`, r.Error)
 	case Response:
 		p := &r.Response
 		if p.ID != "" {
-			b = str(b, "id", p.ID)
+			b = str(b, `,"id":`, p.ID)
 		}
-		b = str(b, "command", p.Command)
-		b = boolean(b, "success", p.Success)
+		b = str(b, `,"command":`, p.Command)
+		b = boolean(b, `,"success":`, p.Success)
 		if p.HasState {
 			b = append(b, `,"data":`...)
 			b = AppendState(b, &p.State)
 		}
 		if !p.Success {
-			b = str(b, "error", p.Error)
+			b = str(b, `,"error":`, p.Error)
 		}
 	case Final:
 		f := &r.Final
-		b = str(b, "state", string(f.State))
-		b = num(b, "attempt", f.Attempt)
-		b = boolean(b, "isRetrying", f.IsRetrying)
+		b = str(b, `,"state":`, string(f.State))
+		b = num(b, `,"attempt":`, f.Attempt)
+		b = boolean(b, `,"isRetrying":`, f.IsRetrying)
 		b = append(b, `,"unresolvedPrompts":[`...)
 		for i, p := range f.UnresolvedPrompts {
 			if i > 0 {
@@ -117,7 +117,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = strconv.AppendInt(b, int64(p), 10)
 		}
 		b = append(b, ']')
-		b = num(b, "turnsConsumed", f.TurnsConsumed)
+		b = num(b, `,"turnsConsumed":`, f.TurnsConsumed)
 	}
 	return append(b, '}')
 }
@@ -126,32 +126,28 @@ func AppendFields(b []byte, r *Record) []byte {
 func AppendState(b []byte, s *SessionState) []byte {
 	b = append(b, `{"isStreaming":`...)
 	b = strconv.AppendBool(b, s.IsStreaming)
-	b = num(b, "messageCount", s.MessageCount)
-	b = boolean(b, "autoCompactionEnabled", s.AutoCompactionEnabled)
-	b = str(b, "sessionId", s.SessionID)
-	b = boolean(b, "autoRetryEnabled", s.AutoRetryEnabled)
-	b = boolean(b, "isRetrying", s.IsRetrying)
-	b = num(b, "retryAttempt", s.RetryAttempt)
-	b = str(b, "retryState", string(s.RetryState))
+	b = num(b, `,"messageCount":`, s.MessageCount)
+	b = boolean(b, `,"autoCompactionEnabled":`, s.AutoCompactionEnabled)
+	b = str(b, `,"sessionId":`, s.SessionID)
+	b = boolean(b, `,"autoRetryEnabled":`, s.AutoRetryEnabled)
+	b = boolean(b, `,"isRetrying":`, s.IsRetrying)
+	b = num(b, `,"retryAttempt":`, s.RetryAttempt)
+	b = str(b, `,"retryState":`, string(s.RetryState))
 	return append(b, '}')
 }
 
-func key(b []byte, k string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, k...)
-	return append(b, '"', ':')
-}
-
+// str, num and boolean append a member; k is its key with the comma
+// before and the colon after (`,"from":`).
 func str(b []byte, k, v string) []byte {
-	return policy.AppendJSONString(key(b, k), v)
+	return policy.AppendJSONString(append(b, k...), v)
 }
 
 func num(b []byte, k string, v int) []byte {
-	return strconv.AppendInt(key(b, k), int64(v), 10)
+	return strconv.AppendInt(append(b, k...), int64(v), 10)
 }
 
 func boolean(b []byte, k string, v bool) []byte {
-	return strconv.AppendBool(key(b, k), v)
+	return strconv.AppendBool(append(b, k...), v)
 }
 
 // Writer accumulates a JSON Lines trace.
