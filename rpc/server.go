@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -75,6 +77,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		return errors.New("rpc: Options.Scenario is required")
 	}
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	s.runCmd = s.runCommand
 	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true, NoJSON: true, Sink: s})
 	if err != nil {
 		return err
@@ -104,12 +107,21 @@ type server struct {
 	// cmd is the command being run by the session, whose response lines
 	// the session writes to its trace; nil between commands.
 	cmd *running
+	cur running // the command being run (cmd points at it)
+	// next is the command line being decoded; message and enabled the
+	// values of the command being run.
+	next    command
+	message string
+	enabled bool
+	runCmd  func() // runCommand, bound once
+	scratch []byte
 }
 
 // running is a command being run by the session.
 type running struct {
 	id        string
 	hasID     bool
+	typ       string
 	prompt    int  // the prompt's number, for a prompt
 	silent    bool // no response (the abort at the end of the input)
 	responded bool
@@ -276,10 +288,12 @@ func (s *server) response(r *trace.ResponseRecord) {
 	var data []byte
 	switch {
 	case r.Command == "prompt":
-		data = fmt.Appendf(nil, `{"prompt":%d}`, c.prompt)
+		data = strconv.AppendInt(append(s.scratch[:0], `{"prompt":`...), int64(c.prompt), 10)
+		data = append(data, '}')
 	case r.HasState:
-		data = trace.AppendState(nil, &r.State)
+		data = trace.AppendState(s.scratch[:0], &r.State)
 	}
+	s.scratch = data
 	s.respondOK(c.id, c.hasID, r.Command, data)
 }
 
@@ -318,6 +332,27 @@ type cmdError struct {
 	command, msg string
 }
 
+// command is a command line decoded once: its id, its type and the raw
+// values of the fields the commands read.
+type command struct {
+	id                   string
+	hasID                bool
+	typ                  string
+	message, enabled, ms json.RawMessage // nil when absent
+}
+
+// fastCommand is a well-formed command line, read in one pass by
+// encoding/json/v2's implementation (which rejects duplicate names and
+// matches names exactly). Anything it refuses takes the slow path, which
+// says precisely what is wrong.
+type fastCommand struct {
+	ID      jsontext.Value `json:"id"`
+	Type    *string        `json:"type"`
+	Message jsontext.Value `json:"message"`
+	Enabled jsontext.Value `json:"enabled"`
+	Ms      jsontext.Value `json:"ms"`
+}
+
 // handleLine handles one input line: a command, or an error response.
 func (s *server) handleLine(line []byte, tooLong bool) error {
 	if tooLong {
@@ -327,21 +362,30 @@ func (s *server) handleLine(line []byte, tooLong bool) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil // blank lines are skipped
 	}
-	id, hasID, fields, ce := parseCommand(line)
-	if ce != nil {
-		s.respondErr(id, hasID, ce.command, ce.msg)
+	if ce := parseCommand(line, &s.next); ce != nil {
+		s.respondErr(s.next.id, s.next.hasID, ce.command, ce.msg)
 		return s.flush()
 	}
-	if err := s.run(id, hasID, fields); err != nil {
+	if err := s.run(&s.next); err != nil {
 		return s.fail(err)
 	}
 	return s.flush()
 }
 
-// parseCommand decodes a command line. id is set (hasID) when the line is
-// an object whose "id" is a string, even when the command is otherwise
-// invalid.
-func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.RawMessage, ce *cmdError) {
+// parseCommand decodes a command line into c. c.id is set (hasID) when
+// the line is an object whose "id" is a string, even when the command is
+// otherwise invalid.
+func parseCommand(line []byte, c *command) *cmdError {
+	*c = command{}
+	var fc fastCommand
+	if jsonv2.Unmarshal(line, &fc) == nil && fc.Type != nil && (fc.ID == nil || fc.ID.Kind() == '"') {
+		if fc.ID != nil {
+			c.hasID = jsonv2.Unmarshal(fc.ID, &c.id) == nil
+		}
+		c.typ = *fc.Type
+		c.message, c.enabled, c.ms = json.RawMessage(fc.Message), json.RawMessage(fc.Enabled), json.RawMessage(fc.Ms)
+		return nil
+	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
@@ -349,15 +393,15 @@ func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.Ra
 		if err != nil {
 			msg = "invalid JSON: " + err.Error()
 		}
-		return "", false, nil, &cmdError{"parse", "Failed to parse command: " + msg}
+		return &cmdError{"parse", "Failed to parse command: " + msg}
 	}
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return "", false, nil, &cmdError{"parse", "Failed to parse command: expected a JSON object, got " + describeRaw(trimmed)}
+		return &cmdError{"parse", "Failed to parse command: expected a JSON object, got " + describeRaw(trimmed)}
 	}
 	fields, dup, err := decodeFields(line)
 	if err != nil {
-		return "", false, nil, &cmdError{"parse", "Failed to parse command: " + err.Error()}
+		return &cmdError{"parse", "Failed to parse command: " + err.Error()}
 	}
 	command := "parse"
 	typRaw, hasType := fields["type"]
@@ -368,10 +412,10 @@ func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.Ra
 	}
 	if raw, ok := fields["id"]; ok {
 		if !isJSONString(raw) {
-			return "", false, nil, &cmdError{command, `"id" must be a string, got ` + describeRaw(raw)}
+			return &cmdError{command, `"id" must be a string, got ` + describeRaw(raw)}
 		}
-		_ = json.Unmarshal(raw, &id)
-		hasID = true
+		_ = json.Unmarshal(raw, &c.id)
+		c.hasID = true
 	}
 	switch {
 	case dup != "":
@@ -381,13 +425,15 @@ func parseCommand(line []byte) (id string, hasID bool, fields map[string]json.Ra
 		if len(dup) > 40 {
 			dup = dup[:40] + "..."
 		}
-		return id, hasID, nil, &cmdError{command, "Failed to parse command: duplicate key " + string(policy.AppendJSONString(nil, dup)) + " (each key may appear once)"}
+		return &cmdError{command, "Failed to parse command: duplicate key " + string(policy.AppendJSONString(nil, dup)) + " (each key may appear once)"}
 	case !hasType:
-		return id, hasID, nil, &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
+		return &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
 	case !typOK:
-		return id, hasID, nil, &cmdError{command, `"type" must be a string naming the command (one of ` + strings.Join(commandNames, ", ") + "), got " + describeRaw(typRaw)}
+		return &cmdError{command, `"type" must be a string naming the command (one of ` + strings.Join(commandNames, ", ") + "), got " + describeRaw(typRaw)}
 	}
-	return id, hasID, fields, nil
+	c.typ = typ
+	c.message, c.enabled, c.ms = fields["message"], fields["enabled"], fields["ms"]
+	return nil
 }
 
 // decodeFields decodes a valid JSON object's members (keys compared after
@@ -455,43 +501,35 @@ func describeRaw(raw []byte) string {
 
 // run runs a valid command: its effects, its response and the events they
 // cause, in the original's order.
-func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error {
-	var typ string
-	_ = json.Unmarshal(f["type"], &typ)
+func (s *server) run(c *command) error {
+	id, hasID, typ := c.id, c.hasID, c.typ
 	switch typ {
 	case "prompt":
-		var msg string
-		raw, ok := f["message"]
-		if !ok || !isJSONString(raw) || json.Unmarshal(raw, &msg) != nil {
-			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, ok))
+		raw := c.message
+		if raw == nil || !isJSONString(raw) || json.Unmarshal(raw, &s.message) != nil {
+			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, raw != nil))
 			return nil
 		}
 		s.prompts++
-		n := s.prompts
-		return s.session(id, hasID, n, typ, func() {
-			if got, _ := s.sess.Prompt(msg, id, true); got != n {
-				fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, n)
-			}
-		})
+		return s.session(c, s.prompts)
 	case "abort", "abort_retry", "get_state":
-		return s.session(id, hasID, 0, typ, func() { s.sess.Do(scenario.Action{Do: typ, ID: id}) })
+		return s.session(c, 0)
 	case "set_auto_retry":
-		raw, ok := f["enabled"]
-		var enabled bool
-		if !ok || json.Unmarshal(raw, &enabled) != nil || !isJSONBool(raw) {
-			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, ok))
+		raw := c.enabled
+		if raw == nil || json.Unmarshal(raw, &s.enabled) != nil || !isJSONBool(raw) {
+			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, raw != nil))
 			return nil
 		}
-		return s.session(id, hasID, 0, typ, func() { s.sess.Do(scenario.Action{Do: typ, ID: id, Enabled: &enabled}) })
+		return s.session(c, 0)
 	case "advance":
 		if !s.virtual {
 			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")
 			return nil
 		}
-		raw, ok := f["ms"]
+		raw := c.ms
 		ms, valid := parseMs(raw)
-		if !ok || !valid {
-			s.respondErr(id, hasID, typ, fieldError("advance", "ms", fmt.Sprintf("an integer from 0 to %d", int64(MaxAdvanceMs)), raw, ok))
+		if raw == nil || !valid {
+			s.respondErr(id, hasID, typ, fieldError("advance", "ms", fmt.Sprintf("an integer from 0 to %d", int64(MaxAdvanceMs)), raw, raw != nil))
 			return nil
 		}
 		now := s.sched.Elapsed()
@@ -511,19 +549,38 @@ func (s *server) run(id string, hasID bool, f map[string]json.RawMessage) error 
 	return nil
 }
 
-// session runs a command on the session as a scheduler event; the session
-// writes its response where the original does (before or after the events
-// it causes), and observe turns it into the protocol's response. A command
-// the session did not answer gets a success response after its events.
-func (s *server) session(id string, hasID bool, prompt int, command string, fn func()) error {
-	s.cmd = &running{id: id, hasID: hasID, prompt: prompt}
-	err := s.at(fn)
-	c := s.cmd
+// session runs command c on the session as a scheduler event (runCmd);
+// the session writes its response where the original does (before or
+// after the events it causes), and Record turns it into the protocol's
+// response. A command the session did not answer gets a success response
+// after its events. prompt is a prompt's number.
+func (s *server) session(c *command, prompt int) error {
+	s.cur = running{id: c.id, hasID: c.hasID, prompt: prompt, typ: c.typ}
+	s.cmd = &s.cur
+	err := s.at(s.runCmd)
 	s.cmd = nil
-	if !c.responded {
-		s.respondOK(id, hasID, command, nil)
+	if !s.cur.responded {
+		s.respondOK(c.id, c.hasID, c.typ, nil)
 	}
 	return err
+}
+
+// runCommand is the scheduler event of the command being run (s.cur).
+func (s *server) runCommand() {
+	c := &s.cur
+	switch c.typ {
+	case "prompt":
+		if got, _ := s.sess.Prompt(s.message, c.id, true); got != c.prompt {
+			fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, c.prompt)
+		}
+	case "set_auto_retry":
+		enabled := s.enabled
+		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id, Enabled: &enabled})
+	case "abort":
+		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
+	default:
+		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
+	}
 }
 
 func isJSONBool(raw json.RawMessage) bool {
