@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // scnIsJSONName tells whether a file is read as JSON: by its extension.
@@ -49,19 +51,21 @@ func (p *scnParser) jsonSyntaxError(data []byte) {
 // jsonEndError reports a JSON file that ends before its value does: at
 // the string, list or object left open.
 func (p *scnParser) jsonEndError(data []byte) {
-	b := &scnJSONBuilder{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	b := &scnJSONBuilder{data: data,
+		dec: jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	var open []int // offsets of the '[' and '{' not closed yet
 	off := 0
 	for {
 		off = b.skip()
-		tok, err := b.dec.Token()
+		tok, err := b.dec.ReadToken()
 		if err != nil {
 			break
 		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '[' || d == '{' {
-				open = append(open, off)
-			} else if len(open) > 0 {
+		switch tok.Kind() {
+		case '[', '{':
+			open = append(open, off)
+		case ']', '}':
+			if len(open) > 0 {
 				open = open[:len(open)-1]
 			}
 		}

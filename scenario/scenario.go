@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -422,8 +423,11 @@ func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 	if !json.Valid(data) {
 		p.jsonSyntaxError(data)
 	}
-	b := &scnJSONBuilder{p: p, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	b.dec.UseNumber()
+	// jsontext (encoding/json/v2's tokenizer) walks tokens without
+	// allocating for each; duplicates are reported by the loader itself,
+	// with positions, and invalid UTF-8 is read as encoding/json reads it.
+	b := &scnJSONBuilder{p: p, data: data,
+		dec: jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	b.line, b.col = 1, 1
 	tok, off := b.next()
 	root := b.value(tok, off)
@@ -434,7 +438,7 @@ func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 type scnJSONBuilder struct {
 	p    *scnParser
 	data []byte
-	dec  *json.Decoder
+	dec  *jsontext.Decoder
 	// The position of byte offset off is line:col (col counted in
 	// characters, as the YAML library does). Tokens come in increasing
 	// offsets, so the position is advanced, never recomputed.
@@ -458,9 +462,9 @@ func (b *scnJSONBuilder) skip() int {
 // next returns the next token and the byte offset where it starts. The
 // input is valid JSON, so a decoding error is not expected; one would be
 // reported as the syntax error of the file.
-func (b *scnJSONBuilder) next() (json.Token, int) {
+func (b *scnJSONBuilder) next() (jsontext.Token, int) {
 	off := b.skip()
-	tok, err := b.dec.Token()
+	tok, err := b.dec.ReadToken()
 	if err != nil {
 		b.p.jsonSyntaxError(b.data)
 		b.p.failPos(Pos{File: b.p.file}, "", fmt.Sprintf("invalid JSON: %v", err))
@@ -481,43 +485,42 @@ func (b *scnJSONBuilder) node(kind yaml.Kind, tag, value string, off int) *yaml.
 	return &yaml.Node{Kind: kind, Tag: tag, Value: value, Line: b.line, Column: b.col}
 }
 
-func (b *scnJSONBuilder) value(tok json.Token, off int) *yaml.Node {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			n := b.node(yaml.MappingNode, "!!map", "", off)
-			for {
-				tok, off := b.next()
-				if d, ok := tok.(json.Delim); ok && d == '}' {
-					return n
-				}
-				key, _ := tok.(string)
-				k := b.node(yaml.ScalarNode, "!!str", key, off)
-				k.Style = yaml.DoubleQuotedStyle
-				n.Content = append(n.Content, k, b.value(b.next()))
+func (b *scnJSONBuilder) value(tok jsontext.Token, off int) *yaml.Node {
+	switch tok.Kind() {
+	case '{':
+		n := b.node(yaml.MappingNode, "!!map", "", off)
+		for {
+			tok, off := b.next()
+			if tok.Kind() == '}' {
+				return n
 			}
+			k := b.node(yaml.ScalarNode, "!!str", tok.String(), off)
+			k.Style = yaml.DoubleQuotedStyle
+			n.Content = append(n.Content, k, b.value(b.next()))
 		}
+	case '[':
 		n := b.node(yaml.SequenceNode, "!!seq", "", off)
 		for {
 			tok, off := b.next()
-			if d, ok := tok.(json.Delim); ok && d == ']' {
+			if tok.Kind() == ']' {
 				return n
 			}
 			n.Content = append(n.Content, b.value(tok, off))
 		}
-	case string:
-		n := b.node(yaml.ScalarNode, "!!str", t, off)
+	case '"':
+		n := b.node(yaml.ScalarNode, "!!str", tok.String(), off)
 		n.Style = yaml.DoubleQuotedStyle
 		return n
-	case json.Number:
+	case '0':
+		t := tok.String() // the number as written
 		tag := "!!int"
-		if strings.ContainsAny(string(t), ".eE") {
+		if strings.ContainsAny(t, ".eE") {
 			tag = "!!float"
 		}
-		return b.node(yaml.ScalarNode, tag, string(t), off)
-	case bool:
-		return b.node(yaml.ScalarNode, "!!bool", strconv.FormatBool(t), off)
-	case nil:
+		return b.node(yaml.ScalarNode, tag, t, off)
+	case 't', 'f':
+		return b.node(yaml.ScalarNode, "!!bool", strconv.FormatBool(tok.Bool()), off)
+	case 'n':
 		return b.node(yaml.ScalarNode, "!!null", "null", off)
 	}
 	b.p.failPos(Pos{File: b.p.file}, "", fmt.Sprintf("invalid JSON: unexpected token %v", tok))
