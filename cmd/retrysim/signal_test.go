@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // longBackoff is a chain left open for ten minutes.
@@ -57,10 +58,16 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
+				// Read the output to its end before Wait, which closes the
+				// pipe (exec.Cmd.StdoutPipe).
+				select {
+				case <-screen.done:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the process did not end within 30s")
+				}
 				if code := exitCode(t, cmd); code != exitOK {
 					t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr.String(), screen.String())
 				}
-				<-screen.done
 				rest := strings.Split(strings.TrimSpace(screen.String()[at:]), "\n")[1:]
 				t0 := ""
 				if virtual {
