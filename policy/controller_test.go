@@ -580,12 +580,12 @@ func TestControllerChainEnds(t *testing.T) {
 			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "401 invalid x-api-key", Reason: policy.ReasonNonRetryable},
 		},
 		{
-			name:      "empty error message mid-chain is fatal",
+			name:      "empty error message mid-chain is fatal, ends with Unknown error",
 			open:      func(h *ctlHarness) { h.toContinuing(m1) },
 			end:       func(h *ctlHarness) { h.ctl.OnAgentEnd(ctlErrReply("")) },
-			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":""}`},
+			want:      []string{start1, `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Unknown error"}`},
 			wantState: policy.StateExhausted, continues: 1,
-			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "", Reason: policy.ReasonNonRetryable},
+			wantErr: &policy.ExhaustedError{Attempt: 1, FinalError: "Unknown error", Reason: policy.ReasonNonRetryable},
 		},
 		{
 			name: "disabled mid-chain",

@@ -157,12 +157,18 @@ const (
 	FinalMessage                     // the reply's errorMessage (or the continue error)
 	FinalCancelled                   // "Retry cancelled"
 	FinalNoMessage                   // "Agent run ended without an assistant message"
+	// FinalMessageOrUnknown is the error, or "Unknown error" when it has
+	// no text (sound: a chain never ends with an empty finalError).
+	FinalMessageOrUnknown
 )
 
 // Fixed finalError texts.
 const (
 	RetryCancelled     = "Retry cancelled"
 	NoAssistantMessage = "Agent run ended without an assistant message"
+	// UnknownError is the finalError of an error without text (and the
+	// loader's text for one: "Retry failed after N attempts: Unknown error").
+	UnknownError = "Unknown error"
 )
 
 // Rule is one row of a transition table: in any state of From, on Input,
@@ -421,6 +427,11 @@ func (d *Decision) End(e *Effect) AutoRetryEnd {
 	switch d.Rule.Final {
 	case FinalMessage:
 		end.FinalError = d.msg
+	case FinalMessageOrUnknown:
+		end.FinalError = d.msg
+		if end.FinalError == "" {
+			end.FinalError = UnknownError
+		}
 	case FinalCancelled:
 		end.FinalError = RetryCancelled
 	case FinalNoMessage:
@@ -570,6 +581,8 @@ func (v *Variant) TableMarkdown() string {
 					x += " {success:true}"
 				case FinalMessage:
 					x += " {success:false, finalError: the error}"
+				case FinalMessageOrUnknown:
+					x += ` {success:false, finalError: the error, or "Unknown error" without text}`
 				case FinalCancelled:
 					x += ` {success:false, finalError:"Retry cancelled"}`
 				case FinalNoMessage:

@@ -222,8 +222,10 @@ func (s *Session) Do(a scenario.Action) {
 		s.ev = session.Event{Kind: session.Abort, ID: a.ID}
 		if s.inFlight >= 0 {
 			// The call in flight ends with an aborted reply; it used up its
-			// turn.
-			s.ev.Reply = s.classify(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage})
+			// turn, and carries the turn's usage (the provider reports the
+			// input usage when the stream starts).
+			s.ev.Reply = s.classify(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage,
+				Usage: s.sc.Turns[s.inFlight].Usage})
 			s.inFlight = -1
 		}
 		s.step()
