@@ -25,6 +25,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Limits of the scenario loader.
@@ -932,7 +933,112 @@ func (p *scnParser) event(n *yaml.Node, path string) ExpectEvent {
 	}
 	ev := ExpectEvent{Fields: make(map[string]any, len(n.Content)/2), Pos: p.pos(n)}
 	ev.Keys, _ = p.object(n, path, ev.Fields, 1)
+	p.checkEvent(n, path, ev.Fields)
 	return ev
+}
+
+// checkEvent validates an expected event against the trace's schema
+// (package trace): a known type, fields of that type (of some type when
+// none is given), values of the field's kind. Nested objects are checked
+// the same way; a listed subset of fields is fine.
+func (p *scnParser) checkEvent(n *yaml.Node, path string, fields map[string]any) {
+	typ := trace.Type(0)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "type" {
+			name, ok := fields["type"].(string)
+			if !ok {
+				p.fail(v, scnJoin(path, "type"), "expected the name of a trace line type, got %s (allowed: %s)", scnDescribe(v), trace.TypeNames())
+			}
+			if typ, ok = trace.ParseType(name); !ok {
+				p.fail(v, scnJoin(path, "type"), "unknown trace line type %q (allowed: %s)", termsafe.Short(name, scnMaxKeyInPath), trace.TypeNames())
+			}
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		fp := scnJoin(path, k.Value)
+		if typ != 0 {
+			f, ok := trace.Lookup(typ, k.Value)
+			if !ok {
+				p.fail(k, fp, "unknown field for type %s (allowed: %s)", typ, trace.Names(trace.Fields(typ)))
+			}
+			p.checkValue(v, fp, f, fields[k.Value])
+			continue
+		}
+		// No type: the field of some type, with a value of its kind.
+		var first *trace.Field
+		matched := false
+		for _, t := range trace.Types() {
+			if f, ok := trace.Lookup(t, k.Value); ok {
+				if first == nil {
+					first = f
+				}
+				if p.valueFits(f, fields[k.Value]) {
+					matched = true
+					break
+				}
+			}
+		}
+		switch {
+		case first == nil:
+			p.fail(k, fp, "no trace line has this field (give \"type\" to check the fields of one type)")
+		case !matched:
+			p.checkValue(v, fp, first, fields[k.Value])
+		}
+	}
+}
+
+// checkValue fails unless value (from node v) is of field f's kind.
+func (p *scnParser) checkValue(v *yaml.Node, path string, f *trace.Field, value any) {
+	if f.Kind == trace.KindObject {
+		m, ok := value.(map[string]any)
+		if !ok {
+			p.fail(v, path, "expected %s (the fields %s), got %s", f.Kind, trace.Names(f.Fields), scnDescribe(v))
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, sv := v.Content[i], v.Content[i+1]
+			sub, ok := f.Sub(k.Value)
+			if !ok {
+				p.fail(k, scnJoin(path, k.Value), "unknown field of %s (allowed: %s)", f.Name, trace.Names(f.Fields))
+			}
+			p.checkValue(sv, scnJoin(path, k.Value), sub, m[k.Value])
+		}
+		return
+	}
+	if !p.valueFits(f, value) {
+		p.fail(v, path, "expected %s, got %s", f.Kind, scnDescribe(v))
+	}
+}
+
+// valueFits reports whether value is of field f's kind (objects: any
+// mapping; checkValue looks inside).
+func (p *scnParser) valueFits(f *trace.Field, value any) bool {
+	switch f.Kind {
+	case trace.KindString:
+		_, ok := value.(string)
+		return ok
+	case trace.KindNumber:
+		_, ok := value.(float64)
+		return ok
+	case trace.KindNumberOrNull:
+		_, ok := value.(float64)
+		return ok || value == nil
+	case trace.KindBool:
+		_, ok := value.(bool)
+		return ok
+	case trace.KindNumbers:
+		xs, ok := value.([]any)
+		for _, x := range xs {
+			if _, isNum := x.(float64); !isNum {
+				return false
+			}
+		}
+		return ok
+	case trace.KindObject:
+		_, ok := value.(map[string]any)
+		return ok
+	}
+	return false
 }
 
 // object fills dst from mapping n (keys must be distinct strings) and returns

@@ -203,15 +203,19 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 					Pos:    p(41, 7),
 				},
 				{
-					Fields: map[string]any{
-						"type": "auto_retry_end", "success": false, "finalError": nil,
-						"extra": map[string]any{
-							"list":   []any{float64(1), "two", true},
-							"nested": map[string]any{"x": 1.5},
-						},
-					},
-					Keys: []string{"type", "success", "finalError", "extra"},
-					Pos:  p(42, 7),
+					Fields: map[string]any{"type": "mark_usage_limit_reached", "retryAfterMs": nil, "returns": false},
+					Keys:   []string{"type", "retryAfterMs", "returns"},
+					Pos:    p(42, 7),
+				},
+				{
+					Fields: map[string]any{"type": "final", "unresolvedPrompts": []any{float64(1), float64(2)}, "attempt": 1.5},
+					Keys:   []string{"type", "unresolvedPrompts", "attempt"},
+					Pos:    p(43, 7),
+				},
+				{
+					Fields: map[string]any{"type": "response", "data": map[string]any{"isStreaming": true, "retryAttempt": float64(2)}},
+					Keys:   []string{"type", "data"},
+					Pos:    p(44, 7),
 				},
 			},
 			Final: &ExpectFinal{
@@ -591,5 +595,40 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 	}
 	if len(se.Error()) > 400 || !strings.HasPrefix(se.Field, "expect.events[0].nnn") || !strings.HasSuffix(se.Field, ".deep") || !strings.Contains(se.Field, "…") {
 		t.Errorf("nested keys: %d bytes, field %q", len(se.Error()), se.Field)
+	}
+}
+
+// TestScenarioExpectSchema: expected events are checked against the
+// trace's schema when the file is loaded: an unknown type, an unknown field
+// for the type (or for any type, without one), a value of the wrong kind,
+// and the same inside nested objects are load errors naming what is
+// allowed, not failed expectations.
+func TestScenarioExpectSchema(t *testing.T) {
+	tests := []struct{ event, want string }{
+		{`{type: nope}`, `e.yaml:2:19: expect.events[0].type: unknown trace line type "nope" (allowed: agent_run, message_end,`},
+		{`{type: 7}`, `e.yaml:2:19: expect.events[0].type: expected the name of a trace line type, got integer 7`},
+		{`{type: agent_run_end, kind: prompt}`, `e.yaml:2:34: expect.events[0].kind: unknown field for type agent_run_end (allowed: t, type)`},
+		{`{type: prompt_resolved, prompt: "1"}`, `e.yaml:2:44: expect.events[0].prompt: expected a number, got string "1"`},
+		{`{type: final, unresolvedPrompts: [1, x]}`, `e.yaml:2:45: expect.events[0].unresolvedPrompts: expected a list of numbers`},
+		{`{type: response, data: {nope: 1}}`, `e.yaml:2:36: expect.events[0].data.nope: unknown field of data (allowed: isStreaming, messageCount,`},
+		{`{type: response, data: {retryState: 1}}`, `e.yaml:2:48: expect.events[0].data.retryState: expected a string, got integer 1`},
+		{`{type: message_end, message: stop}`, `e.yaml:2:41: expect.events[0].message: expected an object (the fields role, stopReason, errorMessage), got string "stop"`},
+		{`{nope: 1}`, `e.yaml:2:13: expect.events[0].nope: no trace line has this field`},
+		{`{attempt: "x"}`, `e.yaml:2:22: expect.events[0].attempt: expected a number, got string "x"`},
+		{`{type: mark_usage_limit_reached, retryAfterMs: true}`, `expect.events[0].retryAfterMs: expected a number or null, got boolean true`},
+	}
+	for _, tt := range tests {
+		_, err := Parse("e.yaml", []byte("expect:\n  events: ["+tt.event+"]\n"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v\nwant it to contain %s", tt.event, err, tt.want)
+		}
+	}
+	// Subsets, nulls where allowed, and fields of some type without a type
+	// are fine.
+	for _, ok := range []string{`{type: response, data: {isStreaming: true}}`, `{retryAfterMs: null}`, `{attempt: 2}`,
+		`{type: message_end, message: {}}`, `{t: 5, type: auto_retry_end}`} {
+		if _, err := Parse("e.yaml", []byte("expect:\n  events: ["+ok+"]\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
 	}
 }

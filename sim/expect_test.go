@@ -114,21 +114,16 @@ func TestCheckExpect(t *testing.T) {
 		},
 		{
 			name:   "field missing",
-			events: []string{"{type: agent_run_end, kind: prompt}"},
+			events: []string{"{type: auto_retry_end, success: true, finalError: x}"},
 			f:      expectIdleFinal,
-			want:   []string{`x.yaml:5:7: expect.events[0] {"type":"agent_run_end","kind":"prompt"}: no matching line in the trace (7 lines)`},
+			want: []string{`x.yaml:5:7: expect.events[0] {"type":"auto_retry_end","success":true,"finalError":"x"}: no matching line in the trace (7 lines); ` +
+				`nearest: trace line 5 has finalError missing`},
 		},
 		{
 			name:   "nearest line shows the differences",
 			events: []string{"{type: auto_retry_start, attempt: 1, errorMessage: fetch failed}"},
 			f:      expectIdleFinal,
 			want:   []string{`nearest: trace line 3 has errorMessage="529 overloaded_error"`},
-		},
-		{
-			name:   "string is not number",
-			events: []string{`{type: prompt_resolved, prompt: "1"}`},
-			f:      expectIdleFinal,
-			want:   []string{`x.yaml:5:7: expect.events[0] {"type":"prompt_resolved","prompt":"1"}`},
 		},
 		{
 			name:   "nearest earlier line",
@@ -152,13 +147,13 @@ func TestCheckExpect(t *testing.T) {
 			name: "a failed event does not move the search on",
 			events: []string{
 				"{type: agent_run, kind: continue}",
-				"{type: no_such_line}",
+				"{type: prompt_rejected}",
 				"{type: auto_retry_end}",
 				"{type: agent_run, kind: prompt}",
 			},
 			f: expectIdleFinal,
 			want: []string{
-				`x.yaml:6:7: expect.events[1] {"type":"no_such_line"}: no matching line after trace line 4 (of 7)`,
+				`x.yaml:6:7: expect.events[1] {"type":"prompt_rejected"}: no matching line after trace line 4 (of 7)`,
 				`x.yaml:8:7: expect.events[3] {"type":"agent_run","kind":"prompt"}: no matching line after trace line 5 (of 7); out of order: it matches trace line 1`,
 			},
 		},
@@ -190,11 +185,11 @@ func TestCheckExpect(t *testing.T) {
 		},
 		{
 			name:   "events then final",
-			events: []string{"{type: nope}"},
+			events: []string{"{type: continue_rejected}"},
 			final:  "{state: cancelled}",
 			f:      expectIdleFinal,
 			want: []string{
-				`x.yaml:5:7: expect.events[0] {"type":"nope"}: no matching line in the trace (7 lines)`,
+				`x.yaml:5:7: expect.events[0] {"type":"continue_rejected"}: no matching line in the trace (7 lines)`,
 				`x.yaml:7:5: expect.final.state: got "idle", want "cancelled"`,
 			},
 		},

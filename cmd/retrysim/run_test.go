@@ -194,7 +194,7 @@ func TestRunEscapesScenarioText(t *testing.T) {
 		"b-conceal.yaml": "name: \"\\x1b[8m\"\nturns: [{stopReason: stop}]\n",
 		"c-thai.yaml":    "name: \"ทดสอบ 😀\"\nturns: [{stopReason: stop}]\n",
 		"d-fail.yaml": "name: \"bidi \\u202eLIAF\"\nturns: [{stopReason: stop}]\n" +
-			"expect: {events: [{type: \"agent_end\\u202e\\x7f\\u0085\\x1b[2J\"}]}\n",
+			"expect: {events: [{type: agent_run, kind: \"prompt\\u202e\\x7f\\u0085\\x1b[2J\"}]}\n",
 		// The default name is the file name, which may hold a newline.
 		"e\nPASS  fake.yaml": "turns: [{stopReason: stop}]\n",
 	})
@@ -213,7 +213,7 @@ func TestRunEscapesScenarioText(t *testing.T) {
 		"PASS  \\x1b[8m  (" + filepath.Join(dir, "b-conceal.yaml") + ")",
 		"PASS  ทดสอบ 😀  (" + filepath.Join(dir, "c-thai.yaml") + ")",
 		"FAIL  bidi \\u202eLIAF  (" + filepath.Join(dir, "d-fail.yaml") + ")",
-		"    " + filepath.Join(dir, "d-fail.yaml") + `:3:19: expect.events[0] {"type":"agent_end\u202e\x7f\u0085\u001b[2J"}: no matching line in the trace`,
+		"    " + filepath.Join(dir, "d-fail.yaml") + `:3:19: expect.events[0] {"type":"agent_run","kind":"prompt\u202e\x7f\u0085\u001b[2J"}: no matching line in the trace`,
 		"PASS  e\\nPASS  fake  (" + filepath.Join(dir, "e\\nPASS  fake.yaml") + ")",
 		"4 passed, 1 failed",
 	}
