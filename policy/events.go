@@ -2,7 +2,8 @@ package policy
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
 // Event is a session-level retry event, as emitted to subscribers. The two
@@ -51,9 +52,9 @@ func (e AutoRetryStart) AppendJSONFields(b []byte) []byte {
 	b = append(b, `,"maxAttempts":`...)
 	b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
 	b = append(b, `,"delayMs":`...)
-	b = AppendJSNumber(b, e.DelayMs)
+	b = jsonw.AppendNumber(b, e.DelayMs)
 	b = append(b, `,"errorMessage":`...)
-	b = AppendJSONString(b, e.ErrorMessage)
+	b = jsonw.AppendString(b, e.ErrorMessage)
 	return append(b, '}')
 }
 
@@ -65,7 +66,7 @@ func (e AutoRetryEnd) AppendJSONFields(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(e.Attempt), 10)
 	if !e.Success {
 		b = append(b, `,"finalError":`...)
-		b = AppendJSONString(b, e.FinalError)
+		b = jsonw.AppendString(b, e.FinalError)
 	}
 	return append(b, '}')
 }
@@ -78,75 +79,4 @@ func (e AutoRetryStart) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes {"type":"auto_retry_end","success","attempt","finalError"?}.
 func (e AutoRetryEnd) MarshalJSON() ([]byte, error) {
 	return e.AppendJSONFields([]byte{'{'}), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plainJSONByte marks the bytes written as they are in a JSON string:
-// printable ASCII other than '"' and '\\'.
-var plainJSONByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// AppendJSONString appends s as a JSON string the way JavaScript's
-// JSON.stringify writes it: only '"', '\\' and control characters are
-// escaped (no HTML escaping, unlike encoding/json), lone surrogates cannot
-// occur in Go strings, and invalid UTF-8 bytes become U+FFFD.
-func AppendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	// Most strings need no escape: find the first byte that might.
-	i := 0
-	for i < len(s) && plainJSONByte[s[i]] {
-		i++
-	}
-	if i == len(s) {
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	start := 0
-	for i < len(s) {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = utf8.AppendRune(b, utf8.RuneError)
-			i++
-			start = i
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

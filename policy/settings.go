@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
 // Defaults of the retry settings group, as in the original's settings schema.
@@ -93,7 +95,7 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"maxRetries":`...)
 	b = strconv.AppendInt(b, int64(s.MaxRetries), 10)
 	b = append(b, `,"baseDelayMs":`...)
-	b = AppendJSNumber(b, durationMs(s.BaseDelay))
+	b = jsonw.AppendNumber(b, durationMs(s.BaseDelay))
 	return append(b, '}'), nil
 }
 

@@ -17,7 +17,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
@@ -425,7 +425,7 @@ func parseCommand(line []byte, c *command) *cmdError {
 		if len(dup) > 40 {
 			dup = dup[:40] + "..."
 		}
-		return &cmdError{command, "Failed to parse command: duplicate key " + string(policy.AppendJSONString(nil, dup)) + " (each key may appear once)"}
+		return &cmdError{command, "Failed to parse command: duplicate key " + string(jsonw.AppendString(nil, dup)) + " (each key may appear once)"}
 	case !hasType:
 		return &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
 	case !typOK:
@@ -619,11 +619,11 @@ func (s *server) respondHead(id string, hasID bool, command string) {
 	b = append(b, '{')
 	if hasID {
 		b = append(b, `"id":`...)
-		b = policy.AppendJSONString(b, id)
+		b = jsonw.AppendString(b, id)
 		b = append(b, ',')
 	}
 	b = append(b, `"type":"response","command":`...)
-	b = policy.AppendJSONString(b, command)
+	b = jsonw.AppendString(b, command)
 	s.out.Write(b)
 }
 
@@ -641,7 +641,7 @@ func (s *server) respondErr(id string, hasID bool, command, msg string) {
 	s.respondHead(id, hasID, command)
 	b := s.out.AvailableBuffer()
 	b = append(b, `,"success":false,"error":`...)
-	b = policy.AppendJSONString(b, msg)
+	b = jsonw.AppendString(b, msg)
 	b = append(b, "}\n"...)
 	s.out.Write(b)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
 // Kind is the JSON kind of a field's value.
@@ -303,14 +303,14 @@ func (f *Field) json(r *Record) (string, bool) {
 	}
 	switch f.Kind {
 	case KindString:
-		return string(policy.AppendJSONString(nil, v.s)), true
+		return string(jsonw.AppendString(nil, v.s)), true
 	case KindNumber:
-		return string(policy.AppendJSNumber(nil, v.n)), true
+		return string(jsonw.AppendNumber(nil, v.n)), true
 	case KindNumberOrNull:
 		if v.null {
 			return "null", true
 		}
-		return string(policy.AppendJSNumber(nil, v.n)), true
+		return string(jsonw.AppendNumber(nil, v.n)), true
 	case KindBool:
 		return strconv.FormatBool(v.b), true
 	case KindNumbers:
@@ -323,7 +323,7 @@ func (f *Field) json(r *Record) (string, bool) {
 		var parts []string
 		for i := range f.Fields {
 			if s, ok := f.Fields[i].json(r); ok {
-				parts = append(parts, string(policy.AppendJSONString(nil, f.Fields[i].Name))+":"+s)
+				parts = append(parts, string(jsonw.AppendString(nil, f.Fields[i].Name))+":"+s)
 			}
 		}
 		return "{" + strings.Join(parts, ",") + "}", true

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
 // AppendJSON appends r as one trace line, {"t":N,"type":"NAME",...},
@@ -23,7 +23,7 @@ func AppendMs(b []byte, d time.Duration) []byte {
 	if d%time.Millisecond == 0 {
 		return strconv.AppendInt(b, int64(d/time.Millisecond), 10)
 	}
-	return policy.AppendJSNumber(b, float64(d)/float64(time.Millisecond))
+	return jsonw.AppendNumber(b, float64(d)/float64(time.Millisecond))
 }
 
 // AppendFields appends r's JSON object from its "type" on, closing brace
@@ -45,10 +45,10 @@ func AppendFields(b []byte, r *Record) []byte {
 		b = append(b, '"')
 	case MessageEnd:
 		b = append(b, `,"message":{"role":"assistant","stopReason":`...)
-		b = policy.AppendJSONString(b, string(r.Message.StopReason))
+		b = jsonw.AppendString(b, string(r.Message.StopReason))
 		if r.Message.ErrorMessage != "" {
 			b = append(b, `,"errorMessage":`...)
-			b = policy.AppendJSONString(b, r.Message.ErrorMessage)
+			b = jsonw.AppendString(b, r.Message.ErrorMessage)
 		}
 		b = append(b, '}')
 	case Transition:
@@ -77,7 +77,7 @@ func AppendFields(b []byte, r *Record) []byte {
 		b = str(b, `,"sessionId":`, u.SessionID)
 		b = append(b, `,"retryAfterMs":`...)
 		if u.HasRetryAfter {
-			b = policy.AppendJSNumber(b, u.RetryAfterMs)
+			b = jsonw.AppendNumber(b, u.RetryAfterMs)
 		} else {
 			b = append(b, "null"...)
 		}
@@ -139,7 +139,7 @@ func AppendState(b []byte, s *SessionState) []byte {
 // str, num and boolean append a member; k is its key with the comma
 // before and the colon after (`,"from":`).
 func str(b []byte, k, v string) []byte {
-	return policy.AppendJSONString(append(b, k...), v)
+	return jsonw.AppendString(append(b, k...), v)
 }
 
 func num(b []byte, k string, v int) []byte {

@@ -1,15 +1,15 @@
-package policy_test
+package jsonw_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
-// TestAppendJSNumber: the bytes of JavaScript's JSON.stringify for each
+// TestAppendNumber: the bytes of JavaScript's JSON.stringify for each
 // number (the expected strings were printed by Node.js).
-func TestAppendJSNumber(t *testing.T) {
+func TestAppendNumber(t *testing.T) {
 	for _, tc := range []struct {
 		v    float64
 		want string
@@ -22,8 +22,8 @@ func TestAppendJSNumber(t *testing.T) {
 		{1e20, "100000000000000000000"}, {0.0000015, "0.0000015"}, {86399999.999999, "86399999.999999"},
 		{math.NaN(), "null"}, {math.Inf(1), "null"}, {math.Inf(-1), "null"},
 	} {
-		if got := string(policy.AppendJSNumber([]byte("x"), tc.v)); got != "x"+tc.want {
-			t.Errorf("AppendJSNumber(%v) = %q, want %q", tc.v, got[1:], tc.want)
+		if got := string(jsonw.AppendNumber([]byte("x"), tc.v)); got != "x"+tc.want {
+			t.Errorf("AppendNumber(%v) = %q, want %q", tc.v, got[1:], tc.want)
 		}
 	}
 }
