@@ -1,6 +1,3 @@
-// Package sim is the deterministic simulation harness: a discrete-event
-// scheduler that implements clock.Clock, a scripted provider, a session
-// loop like the original agent's, scenario files and their traces.
 package sim
 
 import (

@@ -1,19 +1,3 @@
-// Command retrysim runs retry-policy scenarios in the deterministic
-// simulator: it checks their expectations, prints their traces, draws the
-// retry machine, explores its state space and serves the RPC protocol.
-//
-//	retrysim run [--variant NAME] [--coverage] PATH...
-//	retrysim run --watch [--variant NAME] FILE
-//	retrysim trace [--variant NAME] [--format jsonl|text] FILE
-//	retrysim graph [--variant NAME] [--format dot|mermaid]
-//	retrysim check [--variant NAME] [--max-retries N | --max-retries-upto N] [--out DIR]
-//	retrysim rpc [--scenario FILE] [--variant NAME] [--virtual]
-//	retrysim version (or retrysim --version)
-//	retrysim help [COMMAND]
-//
-// Exit codes: 0 success; 1 a scenario or invariant failed, or a simulation
-// did not finish; 2 invalid input or usage (130 after a second Ctrl-C in
-// run --watch).
 package main
 
 import (
