@@ -26,6 +26,11 @@ type AssistantMessage struct {
 	StopReason   StopReason `json:"stopReason"`
 	ErrorMessage string     `json:"errorMessage,omitempty"`
 	Usage        Usage      `json:"usage"`
+	// Status is the HTTP status of the reply's response, 0 when unknown.
+	Status int `json:"status,omitempty"`
+	// Headers are the response's headers, keyed by lower-case name (see
+	// ValidateHTTP). Only WaitHint and Classifier read them.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // IsSuccess reports whether m counts as a successful reply for the retry
