@@ -1,0 +1,253 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ClassifyMode selects how a Classifier decides whether an error reply is
+// retryable: ClassifyMessage, ClassifyStatus or ClassifyStrict.
+type ClassifyMode string
+
+// The classification modes.
+const (
+	// ClassifyMessage is the original's rule: an error is retryable when
+	// its message matches the retryable regex (IsRetryableErrorMessage).
+	// The zero ClassifyMode ("") means the same.
+	ClassifyMessage ClassifyMode = "message"
+	// ClassifyStatus decides by the HTTP status when the reply has one
+	// (IsRetryableStatus), else as ClassifyMessage.
+	ClassifyStatus ClassifyMode = "status"
+	// ClassifyStrict is ClassifyStatus, except that a quota or billing
+	// message is never retryable and that, without a status, the numbers
+	// of the retryable regex match only as whole numbers.
+	ClassifyStrict ClassifyMode = "strict"
+)
+
+// ParseClassifyMode returns the mode named s: "message", "status" or
+// "strict", or ClassifyMessage for "" (the default). Anything else is an
+// error naming the allowed values.
+func ParseClassifyMode(s string) (ClassifyMode, error) {
+	switch m := ClassifyMode(s); m {
+	case "":
+		return ClassifyMessage, nil
+	case ClassifyMessage, ClassifyStatus, ClassifyStrict:
+		return m, nil
+	}
+	return "", fmt.Errorf("classify %q: allowed values are \"message\" (the default), \"status\" and \"strict\"", s)
+}
+
+// Classifier classifies assistant replies in one of the ClassifyModes, with
+// optional lists of regexps that override the mode. The zero value, and a
+// nil *Classifier, classify exactly as Classify does. A Mode other than the
+// three constants (and "") behaves as ClassifyMessage; NewClassifier and
+// ParseClassifyMode reject it. A Classifier is not changed by Classify, so
+// it may be shared between goroutines.
+type Classifier struct {
+	// Mode is the classification mode; "" means ClassifyMessage.
+	Mode ClassifyMode
+	// Retryable are patterns that make an error retryable, whatever the
+	// mode (see Classify).
+	Retryable []*regexp.Regexp
+	// NonRetryable are patterns that make an error not retryable; they win
+	// over Retryable.
+	NonRetryable []*regexp.Regexp
+}
+
+// NewClassifier builds a Classifier from settings: mode as
+// ParseClassifyMode reads it, and the two pattern lists as CompilePatterns
+// compiles them. An error names the setting at fault ("classify",
+// "retryablePatterns[i]" or "nonRetryablePatterns[i]").
+func NewClassifier(mode string, retryable, nonRetryable []string) (*Classifier, error) {
+	m, err := ParseClassifyMode(mode)
+	if err != nil {
+		return nil, err
+	}
+	r, err := CompilePatterns(retryable)
+	if err != nil {
+		return nil, fmt.Errorf("retryablePatterns%w", err)
+	}
+	n, err := CompilePatterns(nonRetryable)
+	if err != nil {
+		return nil, fmt.Errorf("nonRetryablePatterns%w", err)
+	}
+	return &Classifier{Mode: m, Retryable: r, NonRetryable: n}, nil
+}
+
+// CompilePatterns compiles each pattern as a Go (RE2) regular expression,
+// case-insensitive (the pattern is prefixed with "(?i)"), unanchored: it
+// matches anywhere in a message. An empty pattern, which would match every
+// message, is an error, as is a pattern that does not compile; the error
+// starts with the index in brackets and quotes the pattern, for example
+// `[1] "(oops": error parsing regexp: missing closing ): ...`. A nil or empty
+// list gives nil.
+func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	out := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		if p == "" {
+			return nil, fmt.Errorf("[%d] \"\": an empty pattern matches every message", i)
+		}
+		// Compiled alone first, so that the error quotes the pattern as
+		// written and no prefix can change how it parses.
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, fmt.Errorf("[%d] %q: %w", i, p, err)
+		}
+		re, err := regexp.Compile("(?i)" + p)
+		if err != nil {
+			return nil, fmt.Errorf("[%d] %q: %w", i, p, err)
+		}
+		out[i] = re
+	}
+	return out, nil
+}
+
+// Classify classifies m with contextWindow the model's context window (0:
+// unknown). A reply whose stop reason is not "error" is ClassAborted or
+// ClassSuccess, as in Classify. For an error, the first rule that applies
+// decides, in every mode:
+//
+//  1. A context overflow (IsContextOverflow) is ClassOverflow.
+//  2. A message matching one of NonRetryable is ClassFatal.
+//  3. A message matching one of Retryable is ClassRetryable.
+//  4. The mode:
+//     - message: ClassRetryable if the message is not empty and matches the
+//     original's retryable regex (IsRetryableErrorMessage), else ClassFatal.
+//     - status: with a status (m.Status != 0), IsRetryableStatus(m.Status,
+//     m.Headers) decides, even for an empty message; without one, as message.
+//     - strict: a message containing, ASCII case-insensitively, one of
+//     "insufficient_quota", "quota exceeded", "exceeded your current quota",
+//     "billing", "insufficient balance", "credit balance is too low" or "out
+//     of budget" is ClassFatal, whatever the status and x-should-retry;
+//     otherwise as status, except that without a status the retryable
+//     regex's 429, 500, 502, 503 and 504 match only as whole numbers (not
+//     next to another ASCII digit: "65000" does not contain 500, "HTTP
+//     500:" and "500ms" do).
+//
+// The patterns are matched against the message as is, even an empty one.
+// With no patterns, message mode gives exactly Classify's result, whatever
+// m's Status and Headers.
+func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
+	switch m.StopReason {
+	case StopReasonError:
+	case StopReasonAborted:
+		return ClassAborted
+	default:
+		return ClassSuccess
+	}
+	if IsContextOverflow(m, contextWindow) {
+		return ClassOverflow
+	}
+	msg := m.ErrorMessage
+	mode := ClassifyMessage
+	if c != nil {
+		if matchesAny(c.NonRetryable, msg) {
+			return ClassFatal
+		}
+		if matchesAny(c.Retryable, msg) {
+			return ClassRetryable
+		}
+		mode = c.Mode
+	}
+	retryable := false
+	switch mode {
+	case ClassifyStrict:
+		switch {
+		case isQuotaErrorMessage(msg):
+			retryable = false
+		case m.Status != 0:
+			retryable = IsRetryableStatus(m.Status, m.Headers)
+		default:
+			retryable = msg != "" && isRetryableWholeNumbers(msg)
+		}
+	case ClassifyStatus:
+		if m.Status != 0 {
+			retryable = IsRetryableStatus(m.Status, m.Headers)
+		} else {
+			retryable = msg != "" && IsRetryableErrorMessage(msg)
+		}
+	default:
+		retryable = msg != "" && IsRetryableErrorMessage(msg)
+	}
+	if retryable {
+		return ClassRetryable
+	}
+	return ClassFatal
+}
+
+// matchesAny reports whether one of res matches s.
+func matchesAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re != nil && re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsRetryableStatus is the Stainless SDKs' rule (Anthropic, OpenAI) for a
+// response with HTTP status status: an x-should-retry header of exactly
+// "true" or "false" (spaces and tabs around it ignored) decides; any other
+// value, or none, is ignored. Otherwise 408, 409, 429 and every status >= 500
+// are retryable and other statuses are not. headers are keyed by lower-case
+// name, as in AssistantMessage.
+func IsRetryableStatus(status int, headers map[string]string) bool {
+	if v, present := headers[headerShouldRetry]; present {
+		switch strings.Trim(v, " \t") {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	return status == 408 || status == 409 || status == 429 || status >= 500
+}
+
+// quotaPhrases are the texts that make an error not retryable in strict
+// mode, in lower case (the message is ASCII-folded).
+var quotaPhrases = []string{
+	"insufficient_quota",
+	"quota exceeded",
+	"exceeded your current quota",
+	"billing",
+	"insufficient balance",
+	"credit balance is too low",
+	"out of budget",
+}
+
+// isQuotaErrorMessage reports whether s contains one of quotaPhrases, ASCII
+// case-insensitively.
+func isQuotaErrorMessage(s string) bool {
+	f := foldASCII(s)
+	for _, p := range quotaPhrases {
+		if strings.Contains(f, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryableWordsSource is the original's retryable regex without its five
+// number alternatives (TestRetryableSplit checks that the two parts make up
+// the whole).
+const retryableWordsSource = `overloaded|rate.?limit|usage.?limit|too many requests|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
+
+var (
+	// retryableWordsRe is retryableWordsSource translated like every other
+	// original pattern (compileJS), for foldASCII input.
+	retryableWordsRe = compileJS(retryableWordsSource)
+	// retryableNumberRe matches the number alternatives as whole numbers.
+	// Digits are ASCII in JavaScript's \d too, so this needs no
+	// translation; consuming the neighbouring character is harmless for a
+	// yes/no match.
+	retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
+)
+
+// isRetryableWholeNumbers is IsRetryableErrorMessage with 429, 500, 502, 503
+// and 504 matching only where no ASCII digit is next to them.
+func isRetryableWholeNumbers(s string) bool {
+	return retryableNumberRe.MatchString(s) || retryableWordsRe.MatchString(foldASCII(s))
+}
