@@ -248,6 +248,18 @@ var (
 
 // isRetryableWholeNumbers is IsRetryableErrorMessage with 429, 500, 502, 503
 // and 504 matching only where no ASCII digit is next to them.
+// The prefilters are IsRetryableErrorMessage's: the plain-literal words are
+// looked up directly, the regex runs only when one of its `.?` words can
+// match, and every number starts with 4 or 5.
 func isRetryableWholeNumbers(s string) bool {
-	return retryableNumberRe.MatchString(s) || retryableWordsRe.MatchString(foldASCII(s))
+	f := foldASCII(s)
+	for _, lit := range retryableLiterals {
+		if (lit[0] < '0' || lit[0] > '9') && strings.Contains(f, lit) {
+			return true
+		}
+	}
+	if (strings.Contains(f, "limit") || strings.Contains(f, "unavailable") || strings.Contains(f, "error")) && retryableWordsRe.MatchString(f) {
+		return true
+	}
+	return strings.ContainsAny(s, "45") && retryableNumberRe.MatchString(s)
 }

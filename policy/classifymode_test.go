@@ -409,3 +409,17 @@ func naiveRetryableWords(s string) bool {
 
 // asciiDigitRe matches one ASCII digit.
 var asciiDigitRe = regexp.MustCompile(`[0-9]`)
+
+// BenchmarkClassifierModes measures each mode on the corpus.
+func BenchmarkClassifierModes(b *testing.B) {
+	msgs := classificationCorpus()
+	for _, mode := range []ClassifyMode{ClassifyMessage, ClassifyStatus, ClassifyStrict} {
+		c := &Classifier{Mode: mode}
+		b.Run(string(mode), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.Classify(errorReply(msgs[i%len(msgs)]), 200_000)
+			}
+		})
+	}
+}

@@ -369,3 +369,13 @@ func FuzzWaitHint(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWaitHint measures WaitHint on the table's replies.
+func BenchmarkWaitHint(b *testing.B) {
+	now := time.UnixMilli(retryTestNowMs)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tc := waitHintCases[i%len(waitHintCases)]
+		WaitHint(AssistantMessage{ErrorMessage: tc.msg, Headers: tc.headers}, now)
+	}
+}
