@@ -113,19 +113,22 @@ func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 //  1. A context overflow (IsContextOverflow) is ClassOverflow.
 //  2. A message matching one of NonRetryable is ClassFatal.
 //  3. A message matching one of Retryable is ClassRetryable.
-//  4. The mode:
-//     - message: ClassRetryable if the message is not empty and matches the
-//     original's retryable regex (IsRetryableErrorMessage), else ClassFatal.
-//     - status: with a status (m.Status != 0), IsRetryableStatus(m.Status,
-//     m.Headers) decides, even for an empty message; without one, as message.
-//     - strict: a message containing, ASCII case-insensitively, one of
-//     "insufficient_quota", "quota exceeded", "exceeded your current quota",
-//     "billing", "insufficient balance", "credit balance is too low" or "out
-//     of budget" is ClassFatal, whatever the status and x-should-retry;
-//     otherwise as status, except that without a status the retryable
-//     regex's 429, 500, 502, 503 and 504 match only as whole numbers (not
-//     next to another ASCII digit: "65000" does not contain 500, "HTTP
-//     500:" and "500ms" do).
+//  4. The mode decides.
+//
+// Message mode: ClassRetryable if the message is not empty and matches the
+// original's retryable regex (IsRetryableErrorMessage), else ClassFatal.
+//
+// Status mode: with a status (m.Status != 0), IsRetryableStatus(m.Status,
+// m.Headers) decides, even for an empty message; without one, as message
+// mode.
+//
+// Strict mode: a message containing, ASCII case-insensitively, one of
+// "insufficient_quota", "quota exceeded", "exceeded your current quota",
+// "billing", "insufficient balance", "credit balance is too low" or "out of
+// budget" is ClassFatal, whatever the status and x-should-retry; otherwise
+// as status mode, except that without a status the retryable regex's 429,
+// 500, 502, 503 and 504 match only as whole numbers (not next to another
+// ASCII digit: "65000" does not contain 500, "HTTP 500:" and "500ms" do).
 //
 // The patterns are matched against the message as is, even an empty one.
 // With no patterns, message mode gives exactly Classify's result, whatever
