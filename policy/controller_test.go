@@ -397,7 +397,7 @@ func TestNewControllerRequiresAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctl.Variant() != policy.Sound || ctl.Settings() != policy.DefaultSettings() || ctl.State() != policy.StateIdle {
+	if ctl.Variant() != policy.Sound || !ctl.Settings().Equal(policy.DefaultSettings()) || ctl.State() != policy.StateIdle {
 		t.Errorf("defaults: variant %v, settings %+v, state %s", ctl.Variant().Name, ctl.Settings(), ctl.State())
 	}
 	ctl.SetAutoRetryEnabled(false)
@@ -626,7 +626,7 @@ func TestControllerChainEnds(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			set := tc.settings
-			if set == (policy.Settings{}) {
+			if set.Equal(policy.Settings{}) {
 				set = policy.DefaultSettings()
 			}
 			h := newCtlHarness(t, set, nil)

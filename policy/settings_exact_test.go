@@ -25,11 +25,11 @@ func TestSettingsJSONKeysExact(t *testing.T) {
 	} {
 		var got policy.Settings
 		err := json.Unmarshal([]byte(tc.in), &got)
-		want := `retry settings: unknown key "` + tc.key + `" (allowed: enabled, maxRetries, baseDelayMs)`
+		want := `retry settings: unknown key "` + tc.key + `" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`
 		if err == nil || err.Error() != want {
 			t.Errorf("Unmarshal(%s) = %+v, %v; want the error %q", tc.in, got, err, want)
 		}
-		if got != (policy.Settings{}) {
+		if !got.Equal(policy.Settings{}) {
 			t.Errorf("Unmarshal(%s) wrote %+v despite the error", tc.in, got)
 		}
 	}
@@ -47,9 +47,9 @@ func TestSettingsJSONTypeErrors(t *testing.T) {
 			`retry settings: baseDelayMs = [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,… is not a number (allowed: 0 to 86400000 ms)`},
 		{`{"baseDelayMs":"1.5"}`, `retry settings: baseDelayMs = "1.5" is not a number (allowed: 0 to 86400000 ms)`},
 		{`{"enabled":"ééééééééééééééééééééééééééééééééééééééééééé"}`, `retry settings: enabled = "ééééééééééééééééééééééééééééééééééééééé… is not a boolean (allowed: true or false)`},
-		{`[1]`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, got an array`},
-		{`"x"`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, got a string`},
-		{`7`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, got a number`},
+		{`[1]`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback, got an array`},
+		{`"x"`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback, got a string`},
+		{`7`, `retry settings: want a JSON object with keys enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback, got a number`},
 	} {
 		var got policy.Settings
 		if err := json.Unmarshal([]byte(tc.in), &got); err == nil || err.Error() != tc.want {
@@ -81,7 +81,7 @@ func TestSettingsJSONFractionalDelay(t *testing.T) {
 			t.Errorf("Marshal(%v) = %s, %v; want %s", tc.d, b, err, tc.json)
 		}
 		var got policy.Settings
-		if err := json.Unmarshal([]byte(tc.json), &got); err != nil || got != s {
+		if err := json.Unmarshal([]byte(tc.json), &got); err != nil || !got.Equal(s) {
 			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", tc.json, got, err, s)
 		}
 	}
@@ -175,7 +175,7 @@ func TestControllerSettingsInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Settings(); got != policy.DefaultSettings() {
+	if got := c.Settings(); !got.Equal(policy.DefaultSettings()) {
 		t.Errorf("Settings() = %+v while the source returns invalid settings; want the last valid ones %+v", got, policy.DefaultSettings())
 	}
 	if !c.AutoRetryEnabled() {
@@ -194,7 +194,7 @@ func TestControllerSettingsInUse(t *testing.T) {
 	if err := st.Set(want); err != nil {
 		t.Fatal(err)
 	}
-	if got := c2.Settings(); got != want {
+	if got := c2.Settings(); !got.Equal(want) {
 		t.Errorf("Settings() = %+v, want %+v", got, want)
 	}
 }

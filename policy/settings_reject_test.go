@@ -21,7 +21,7 @@ func TestAbsurdSettingsRejected(t *testing.T) {
 		if err := st.Set(bad); !errors.As(err, &se) {
 			t.Errorf("Set(%+v) = %v, want a *SettingsError", bad, err)
 		}
-		if got := st.RetrySettings(); got != policy.DefaultSettings() {
+		if got := st.RetrySettings(); !got.Equal(policy.DefaultSettings()) {
 			t.Errorf("after a rejected Set the store holds %+v", got)
 		}
 		_, err := policy.NewController(policy.Config{Agent: newCtlAgent(), Settings: policy.NewSettingsStore(bad)})

@@ -13,7 +13,7 @@ import (
 
 func TestSettingsDefaults(t *testing.T) {
 	d := policy.DefaultSettings()
-	if d != (policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second}) {
+	if !d.Equal(policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second}) {
 		t.Errorf("DefaultSettings() = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -129,7 +129,7 @@ func TestSettingsJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got policy.Settings
-		if err := json.Unmarshal(b, &got); err != nil || got != s {
+		if err := json.Unmarshal(b, &got); err != nil || !got.Equal(s) {
 			t.Errorf("round trip of %+v via %s = %+v, %v", s, b, got, err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestSettingsJSON(t *testing.T) {
 	}
 	for _, tc := range missing {
 		var got policy.Settings
-		if err := json.Unmarshal([]byte(tc.in), &got); err != nil || got != tc.want {
+		if err := json.Unmarshal([]byte(tc.in), &got); err != nil || !got.Equal(tc.want) {
 			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
@@ -154,7 +154,7 @@ func TestSettingsJSON(t *testing.T) {
 	var file struct {
 		Retry policy.Settings `json:"retry"`
 	}
-	if err := json.Unmarshal([]byte(`{"retry":{"maxRetries":1}}`), &file); err != nil || file.Retry != (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}) {
+	if err := json.Unmarshal([]byte(`{"retry":{"maxRetries":1}}`), &file); err != nil || !file.Retry.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}) {
 		t.Errorf("nested: %+v, %v", file.Retry, err)
 	}
 	for _, in := range []string{`{"maxRetries":"3"}`, `{"enabled":1}`, `{"baseDelayMs":"1.5"}`, `{"unknown":1}`, `[`} {
@@ -180,7 +180,7 @@ func TestSettingsStore(t *testing.T) {
 		t.Errorf("after SetRetryEnabled(false): %+v", got)
 	}
 	st.Set(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second})
-	if got := st.RetrySettings(); got != (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
+	if got := st.RetrySettings(); !got.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
 		t.Errorf("after Set: %+v", got)
 	}
 }

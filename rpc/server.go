@@ -355,21 +355,24 @@ type fastCommand struct {
 
 // handleLine handles one input line: a command, or an error response.
 func (s *server) handleLine(line []byte, tooLong bool) error {
+	// The serve loop flushes the output after the next wake-up is armed:
+	// a client that has read a command's output may move a mock clock on
+	// at once.
 	if tooLong {
 		s.respondErr("", false, "parse", fmt.Sprintf("Failed to parse command: line longer than %d bytes (discarded unread)", MaxLineSize))
-		return s.flush()
+		return nil
 	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil // blank lines are skipped
 	}
 	if ce := parseCommand(line, &s.next); ce != nil {
 		s.respondErr(s.next.id, s.next.hasID, ce.command, ce.msg)
-		return s.flush()
+		return nil
 	}
 	if err := s.run(&s.next); err != nil {
 		return s.fail(err)
 	}
-	return s.flush()
+	return nil
 }
 
 // parseCommand decodes a command line into c. c.id is set (hasID) when

@@ -47,7 +47,7 @@ func TestScenarioDefaults(t *testing.T) {
 		if !reflect.DeepEqual(sc, want) {
 			t.Errorf("Parse(%q) =\n%+v\nwant\n%+v", in, sc, want)
 		}
-		if sc.Settings != policy.DefaultSettings() {
+		if !sc.Settings.Equal(policy.DefaultSettings()) {
 			t.Errorf("settings %+v, want policy.DefaultSettings()", sc.Settings)
 		}
 	}
@@ -67,7 +67,7 @@ func TestScenarioDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}); sc.Settings != want {
+	if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}); !sc.Settings.Equal(want) {
 		t.Errorf("settings = %+v, want %+v", sc.Settings, want)
 	}
 	if want := (Compaction{Enabled: true, Succeed: false}); sc.Compaction != want {
@@ -154,7 +154,7 @@ func TestScenarioConformanceFiles(t *testing.T) {
 		}
 	}
 	if sc := byName["17-substring-500-false-positive"]; sc != nil {
-		if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}); sc.Settings != want {
+		if want := (policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}); !sc.Settings.Equal(want) {
 			t.Errorf("17: settings = %+v, want %+v", sc.Settings, want)
 		}
 	}
