@@ -3,7 +3,7 @@ package explore
 import (
 	"fmt"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // The largest maxRetries the explorer accepts per variant: the largest for
@@ -22,11 +22,11 @@ const (
 )
 
 // MaxRetriesLimit returns the largest maxRetries the explorer accepts for
-// v: SoundMaxRetriesLimit for policy.Sound (and nil, which means sound),
-// OriginalMaxRetriesLimit for policy.Original and for any other variant,
+// v: SoundMaxRetriesLimit for session.Sound (and nil, which means sound),
+// OriginalMaxRetriesLimit for session.Original and for any other variant,
 // whose cost was not measured.
-func MaxRetriesLimit(v *policy.Variant) int {
-	if v == nil || v == policy.Sound {
+func MaxRetriesLimit(v *session.Variant) int {
+	if v == nil || v == session.Sound {
 		return SoundMaxRetriesLimit
 	}
 	return OriginalMaxRetriesLimit
@@ -46,10 +46,10 @@ func (e *MaxRetriesError) Error() string {
 
 // ValidateMaxRetries returns a *MaxRetriesError unless 0 <= maxRetries <=
 // MaxRetriesLimit(v).
-func ValidateMaxRetries(v *policy.Variant, maxRetries int) error {
+func ValidateMaxRetries(v *session.Variant, maxRetries int) error {
 	if lim := MaxRetriesLimit(v); maxRetries < 0 || maxRetries > lim {
 		if v == nil {
-			v = policy.Sound
+			v = session.Sound
 		}
 		return &MaxRetriesError{Variant: v.Name, MaxRetries: maxRetries, Limit: lim}
 	}

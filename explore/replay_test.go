@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
 // replayCheck runs rp's scenario through sim and compares its observations
-// and final state with the model's.
+// and final state with the predicted ones.
 func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	t.Helper()
 	sc, err := scenario.Parse(label+".yaml", rp.YAML)
@@ -33,7 +33,7 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	}
 	if !slices.Equal(got, rp.Lines) || f.State != rp.Final.State || f.Attempt != rp.Final.Attempt ||
 		f.IsRetrying != rp.Final.IsRetrying || !slices.Equal(unresolved, rp.Final.Unresolved) {
-		t.Errorf("%s: path %v: sim and model disagree\nmodel final %+v\nsim   final %+v\n%s\n%s",
+		t.Errorf("%s: path %v: sim and explorer disagree\nexplorer final %+v\nsim   final %+v\n%s\n%s",
 			label, rp.Path, rp.Final, f, diffLines(rp.Lines, got), rp.YAML)
 		return false
 	}
@@ -44,13 +44,13 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	return true
 }
 
-func diffLines(model, sim []string) string {
+func diffLines(pred, sim []string) string {
 	var b strings.Builder
-	n := max(len(model), len(sim))
+	n := max(len(pred), len(sim))
 	for i := 0; i < n; i++ {
 		var a, c string
-		if i < len(model) {
-			a = model[i]
+		if i < len(pred) {
+			a = pred[i]
 		}
 		if i < len(sim) {
 			c = sim[i]
@@ -59,7 +59,7 @@ func diffLines(model, sim []string) string {
 		if a != c {
 			mark = "!="
 		}
-		fmt.Fprintf(&b, "%s model %-50s | sim %s\n", mark, a, c)
+		fmt.Fprintf(&b, "%s explorer %-50s | sim %s\n", mark, a, c)
 	}
 	return b.String()
 }
@@ -68,7 +68,7 @@ func diffLines(model, sim []string) string {
 // (extended to quiescence) through sim, for maxRetries 0..2 and both
 // variants, and compares observations and final states.
 func TestReplayEveryState(t *testing.T) {
-	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
 		for mr := 0; mr <= 2; mr++ {
 			r := exploreAll(Options{Variant: v, MaxRetries: mr})
 			fails := 0
