@@ -21,7 +21,7 @@ import (
 // run (peak-RSS-MB, from /proc/self/status VmHWM after resetting it).
 // MaxRetriesLimit's figures come from this benchmark on 2 cores:
 //
-//	go test ./explore -run '^$' -bench 'ExploreMaxRetries/original/upto/mr=13$' -benchtime 1x -benchmem
+//	go test ./explore -run '^$' -bench 'ExploreMaxRetries/original/upto/mr=11$' -benchtime 1x -benchmem
 //
 // Without -benchtime 1x the large sizes run for minutes; the default
 // selection stops at each variant's limit.

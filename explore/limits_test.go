@@ -29,7 +29,7 @@ func TestMaxRetriesLimits(t *testing.T) {
 			t.Errorf("MaxRetriesLimit(%v) = %d, want %d", tt.v, got, tt.want)
 		}
 	}
-	if SoundMaxRetriesLimit != 20 || OriginalMaxRetriesLimit != 13 {
+	if SoundMaxRetriesLimit != 20 || OriginalMaxRetriesLimit != 11 {
 		t.Errorf("limits sound %d, original %d: update SPEC.md §12 and the measured figures",
 			SoundMaxRetriesLimit, OriginalMaxRetriesLimit)
 	}

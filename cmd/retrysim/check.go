@@ -111,7 +111,7 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 }
 
 // maxRetriesRanges lists the range of maxRetries check accepts per
-// variant, e.g. "sound 0 to 20, original 0 to 13".
+// variant, e.g. "sound 0 to 20, original 0 to 11".
 func maxRetriesRanges() string {
 	var parts []string
 	for _, name := range session.VariantNames() {
