@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
@@ -85,5 +86,44 @@ func TestReplayEveryState(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReplayTightSchedule: a path with more inputs between a timer's
+// arming and its firing than 2 ms spacing allows (60 commands inside the
+// compaction continue's 100 ms) is replayed with closer times, and sim
+// agrees with the prediction.
+func TestReplayTightSchedule(t *testing.T) {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
+		path := []Input{ActPrompt, ReplyOverflow}
+		for range 30 {
+			path = append(path, ActDisable, ActEnable)
+		}
+		path = append(path, FireTimer)
+		rp, err := NewReplay(v, 1, path, ReplayOptions{Extend: true, Expect: true})
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		if !strings.Contains(string(rp.YAML), "{at: 2, do: set_auto_retry, enabled: false}") {
+			t.Errorf("%s: the commands are not packed after the reply:\n%s", v.Name, rp.YAML)
+		}
+		replayCheck(t, v.Name+"-tight", rp)
+	}
+}
+
+// TestReplayRefusesImpossibleOrder: a path whose events no times can
+// order is refused, not replayed wrongly.
+func TestReplayRefusesImpossibleOrder(t *testing.T) {
+	steps := []replayStep{
+		{in: ActPrompt, kind: stepAction, seq: 0},
+		{in: FireTimer, kind: stepTimer, seq: 1 << 30, from: 0, delay: 100 * time.Millisecond},
+		{in: FireTimer, kind: stepTimer, seq: 1<<30 + 1, from: 0, delay: 50 * time.Millisecond},
+	}
+	if times, ok := schedule(steps, nil, 0); ok {
+		t.Errorf("a 100 ms timer before a 50 ms one armed at the same time was scheduled at %v", times)
+	}
+	steps[2].delay = 100 * time.Millisecond
+	if times, ok := schedule(steps, nil, 0); !ok || !slices.Equal(times, []int64{0, 100, 100}) {
+		t.Errorf("two 100 ms timers in the order armed: %v, %t; want [0 100 100]", times, ok)
 	}
 }
