@@ -111,18 +111,19 @@ func (i Input) isReply() bool {
 	return i <= ReplyToolUse || i == ReplyUsageLimitSwitch || i == ReplyUsageLimitStay
 }
 
-// alphabet is what the shell gives the core: every reply classified once,
-// as sim classifies a turn (policy.ClassifyReply, at the epoch; the
-// alphabet has no date hint), and the aborted reply of the abort command.
-type alphabetT struct {
+// classifiedAlphabet is what the shell gives the core: every reply
+// classified once, as sim classifies a turn (policy.ClassifyReply, at the
+// epoch; the alphabet has no date hint), and the aborted reply of the
+// abort command.
+type classifiedAlphabet struct {
 	reply   [numInputs]policy.Outcome
 	aborted policy.Outcome
 	// outcomes lists the distinct outcomes, for the state key.
 	outcomes []policy.Outcome
 }
 
-var alphabet = func() *alphabetT {
-	a := &alphabetT{}
+var alphabet = func() *classifiedAlphabet {
+	a := &classifiedAlphabet{}
 	epoch := time.UnixMilli(0).UTC()
 	add := func(o policy.Outcome) {
 		for _, x := range a.outcomes {
@@ -218,12 +219,12 @@ type shell struct {
 	posts   []post
 
 	// Per step.
-	firing bool   // the step fires a timer: the timers it arms are not Late
-	pruned bool   // the step needed more than the timer bounds
-	fails  invSet // invariants the step violates
-	lastIn policy.Input
-	endAt  bool  // the step's last retry record is auto_retry_end
-	units  []int // (rule, from-state) units of the transitions recorded
+	firing bool         // the step fires a timer: the timers it arms are not Late
+	pruned bool         // the step needed more than the timer bounds
+	fails  invSet       // invariants the step violates
+	lastIn policy.Input // the input of the step's last transition record
+	endAt  bool         // the step's last retry record is auto_retry_end
+	units  []int        // (rule, from-state) units of the transitions recorded
 	_      [128]byte
 }
 
@@ -262,7 +263,7 @@ func (sh *shell) enabled(s *State, in Input) bool {
 // step applies in to s, which must enable it: one queue event, the core
 // stepped with its event and then with Settle, as sim's scheduler does.
 func (sh *shell) step(s *State, in Input) {
-	sh.fails, sh.pruned, sh.endAt = 0, false, false
+	sh.fails, sh.pruned, sh.endAt, sh.lastIn = 0, false, false, -1
 	sh.units = sh.units[:0]
 	sh.firing = in == FireTimer
 	ev := &sh.ev
