@@ -3,7 +3,7 @@ package explore
 import (
 	"fmt"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // Counterexample is one violated invariant with its shortest path, made into
@@ -29,9 +29,9 @@ type Summary struct {
 // invariant, the shortest counterexample (ties: the smaller maxRetries).
 // A from or to outside 0..MaxRetriesLimit(v) is refused with an error
 // wrapping a *MaxRetriesError, before exploring anything.
-func Check(v *policy.Variant, from, to int) (*Summary, error) {
+func Check(v *session.Variant, from, to int) (*Summary, error) {
 	if v == nil {
-		v = policy.Sound
+		v = session.Sound
 	}
 	for _, mr := range []int{from, to} {
 		if err := ValidateMaxRetries(v, mr); err != nil {

@@ -8,26 +8,27 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
 // TestCoverageAttribution replays every explored transition through sim and
-// checks that Coverage attributes the trace's transition lines to exactly
-// the rows the model fired.
+// checks that Coverage attributes the trace's transition records to
+// exactly the rows the explorer fired along the same paths.
 func TestCoverageAttribution(t *testing.T) {
 	for _, tc := range []struct {
-		v  *policy.Variant
+		v  *session.Variant
 		mr int
-	}{{policy.Sound, 0}, {policy.Sound, 1}, {policy.Sound, 3}, {policy.Original, 1}} {
+	}{{session.Sound, 0}, {session.Sound, 1}, {session.Sound, 3}, {session.Original, 1}} {
 		r := exploreAll(Options{Variant: tc.v, MaxRetries: tc.mr})
-		m := newModel(tc.v, tc.mr, false)
+		sh := newShell(tc.v, tc.mr, false)
 		var traces [][]trace.Record
 		want := map[Unit]int{}
 		for i := 0; i < r.States; i++ {
 			s := r.State(i)
 			for in := Input(0); in < numInputs; in++ {
-				if !m.enabled(&s, in) {
+				if !sh.enabled(&s, in) {
 					continue
 				}
 				rp, err := NewReplay(tc.v, tc.mr, append(r.PathTo(i), in), ReplayOptions{Extend: true})
@@ -43,15 +44,12 @@ func TestCoverageAttribution(t *testing.T) {
 					t.Fatal(err)
 				}
 				traces = append(traces, res.Records)
-				// The model's fired rows along the replayed path.
-				mm := newModel(tc.v, tc.mr, false)
+				// The rows the explorer fires along the replayed path.
 				st := initial()
 				for _, x := range rp.Path {
-					st = mm.step(st, x)
-					for _, o := range mm.obs {
-						if o.Kind == ObsTransition {
-							want[Unit{ruleIndex(tc.v, o.Rule), o.From}]++
-						}
+					sh.step(&st, x)
+					for _, u := range sh.units {
+						want[Unit{u / len(policy.States), policy.States[u%len(policy.States)]}]++
 					}
 				}
 			}
@@ -65,7 +63,7 @@ func TestCoverageAttribution(t *testing.T) {
 		}
 		for _, u := range rep.Units {
 			if w := want[Unit{u.Rule, u.From}]; w != u.Hits {
-				t.Errorf("%s mr=%d: %s: coverage %d hits, model fired it %d times", tc.v.Name, tc.mr, u, u.Hits, w)
+				t.Errorf("%s mr=%d: %s: coverage %d hits, the explorer fired it %d times", tc.v.Name, tc.mr, u, u.Hits, w)
 			}
 		}
 	}
@@ -89,7 +87,7 @@ func TestCoverageScenarios(t *testing.T) {
 		}
 		traces = append(traces, res.Records)
 	}
-	rep, err := Coverage(policy.Sound, traces)
+	rep, err := Coverage(session.Sound, traces)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +98,48 @@ func TestCoverageScenarios(t *testing.T) {
 	}
 	if testing.Verbose() {
 		os.Stdout.Write(b.Bytes())
+	}
+}
+
+// TestCoverageUsesTheRuleField: a transition record is attributed to the
+// rule its rule field names, in its from-state, and only when that rule
+// fits the record's input, event and target; a record without a rule, or
+// whose rule does not fit, is unattributed (nothing is inferred from the
+// lines around it).
+func TestCoverageUsesTheRuleField(t *testing.T) {
+	v := session.Sound
+	prompt, retry := -1, -1
+	for i, r := range v.Retry.Rules {
+		switch {
+		case r.Input == policy.InputPrompt && r.Event == "prompt":
+			prompt = i
+		case r.Input == policy.InputRetryable && r.Event == "retry" && retry < 0:
+			retry = i
+		}
+	}
+	edge := func(rule int, in policy.Input, from, event, to policy.State) trace.Record {
+		return trace.Record{Type: trace.Transition, Edge: trace.Edge{From: string(from), Event: string(event), To: string(to), Input: in, Rule: rule}}
+	}
+	ok := edge(prompt, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle)
+	accepted := trace.Record{Type: trace.Response, Response: trace.ResponseRecord{Command: "prompt", Success: true}}
+	rep, err := Coverage(v, [][]trace.Record{{
+		ok,
+		accepted, edge(-1, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no rule field
+		accepted, edge(retry, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // another rule's index
+		edge(len(v.Retry.Rules), policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
+		edge(prompt, policy.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),               // not from backoff
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := 0
+	for _, u := range rep.Units {
+		hits += u.Hits
+		if u.Hits != 0 && (u.Rule != prompt || u.From != policy.StateExhausted || u.Hits != 1) {
+			t.Errorf("%s: %d hits", u, u.Hits)
+		}
+	}
+	if hits != 1 || len(rep.Unattributed) != 4 {
+		t.Errorf("%d hits, unattributed %q; want 1 hit and 4 unattributed", hits, rep.Unattributed)
 	}
 }

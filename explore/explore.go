@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // Invariant is one checked property.
@@ -14,7 +15,8 @@ const (
 	// InvOverflowNotRetried: no auto_retry_start is caused by an overflow reply.
 	InvOverflowNotRetried Invariant = iota
 	// InvAttemptZero: the attempt counter is 0 whenever no chain is open
-	// (isRetrying false) and right after every auto_retry_end.
+	// (isRetrying false) and after every step whose last retry event is
+	// an auto_retry_end.
 	InvAttemptZero
 	// InvStartAttempts: every auto_retry_start has 1 <= attempt <=
 	// maxRetries, attempt 1 opens a chain and attempts are consecutive
@@ -67,11 +69,11 @@ func Invariants() []Invariant {
 
 // Options configure one exploration.
 type Options struct {
-	Variant    *policy.Variant // default policy.Sound
+	Variant    *session.Variant // default session.Sound
 	MaxRetries int
-	// Extended adds inputs no scenario file can express (ReplyEmpty).
-	// Paths that use them cannot be replayed.
-	Extended bool
+	// without removes inputs from the alphabet (bit 1<<Input), for tests
+	// that compare with an explorer whose alphabet lacked them.
+	without uint32
 }
 
 // Violation is one violated invariant with its shortest counterexample.
@@ -84,7 +86,7 @@ type Violation struct {
 // Unit is one coverage unit: a declared rule row of the table and one of its
 // from-states.
 type Unit struct {
-	Rule int // index in Variant.Rules
+	Rule int // index in the variant's table (session.Variant.Retry.Rules)
 	From policy.State
 }
 
@@ -95,11 +97,11 @@ type Result struct {
 	States      int // reachable abstract states
 	Transitions int // (state, enabled input) pairs explored
 	// Pruned counts transitions dropped because they needed more than
-	// the model's timer bound (see SPEC-explorer.md); 0 in both variants.
+	// the explorer's timer bounds (SPEC.md §12.1); 0 in sound.
 	Pruned     int
 	Violations []Violation // one per violated invariant, in Invariants order
-	// Reached lists the (rule, from-state) units some transition
-	// exercised, ignored rules included.
+	// Reached lists the (rule, from-state) units some transition fired
+	// (from the trace's transition records: ignored rules write none).
 	Reached map[Unit]bool
 
 	nodes [][]node // the states and the BFS tree (see stateSet)
@@ -147,7 +149,7 @@ func Explore(opt Options) (*Result, error) {
 func exploreAll(opt Options) *Result {
 	v := opt.Variant
 	if v == nil {
-		v = policy.Sound
+		v = session.Sound
 	}
 	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
 	b := &bfs{v: v, opt: opt, r: r}
@@ -163,62 +165,18 @@ func sortViolations(vs []Violation) {
 	}
 }
 
-func ruleIndex(v *policy.Variant, r *policy.Rule) int {
-	for i := range v.Rules {
-		if &v.Rules[i] == r {
-			return i
-		}
-	}
-	return -1
-}
-
-// checkStep checks the per-step invariants on the observations of the step
-// from s (m.obs), replaying the observed chain from s's.
-func checkStep(m *model, s *State) invSet {
-	var fails invSet
-	open, att := s.ChainOpen, int(s.ChainAttempt)
-	for _, o := range m.obs {
-		switch o.Kind {
-		case ObsStart:
-			if o.Input == policy.InputOverflow {
-				fails |= 1 << InvOverflowNotRetried
-			}
-			want := 1
-			if open {
-				want = att + 1
-			}
-			if o.Attempt != want || o.Attempt < 1 || o.Attempt > m.set.MaxRetries {
-				fails |= 1 << InvStartAttempts
-			}
-			// disabled: a start while retry is disabled.
-			if !s.Enabled {
-				fails |= 1 << InvDisabledNoStart
-			}
-			open, att = true, o.Attempt
-		case ObsEnd:
-			if !open && !(o.Attempt == 0 && !o.Success) || open && o.Attempt != att {
-				fails |= 1 << InvEndInChain
-			}
-			open, att = false, 0
-		}
-	}
-	if m.endNonZero {
-		fails |= 1 << InvAttemptZero
-	}
-	return fails
-}
-
 // checkState checks the per-state invariants of a newly reached state.
 func checkState(t *State) invSet {
 	var fails invSet
-	if !t.Snap.Open && t.Snap.Attempt != 0 {
+	r := &t.Session.Retry
+	if !r.Open && r.Attempt != 0 {
 		fails |= 1 << InvAttemptZero
 	}
 	if t.Quiescent() {
-		if t.ChainOpen || t.Snap.Open {
+		if t.ChainOpen || r.Open {
 			fails |= 1 << InvChainEnds
 		}
-		if t.Pending {
+		if t.Session.Pending != 0 {
 			fails |= 1 << InvPromptResolves
 		}
 	}

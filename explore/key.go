@@ -5,24 +5,50 @@ import (
 	"math/bits"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
-// key is a State packed into 24 bytes without pointers. It is lossless
-// (k.state() == s for k = s.key(), for every state the model can reach), so
-// the explorer stores keys instead of States: the hundreds of thousands of
-// states of a large exploration then take 24 bytes each instead of 160 and
-// give the GC nothing to scan, and the key is also the visited-set key.
+// key is a State packed into 24 bytes without pointers, normalised: two
+// states that differ only in what the session core never reads again pack
+// equal (SPEC.md §12.1). k.state() is the canonical state of its class; the
+// explorer stores keys, not States (hundreds of thousands of states then
+// take 24 bytes each and give the GC nothing to scan), and the key is also
+// the visited-set key.
+//
+// What is normalised away:
+//
+//   - ids: timer and call ids matter only by equality, so the pending
+//     timers are numbered 1..NT in queue order, the call in flight next, a
+//     Ctl or CompTimer that names no pending timer after it; LastID is the
+//     largest. Prompt numbers likewise: the pending prompt is 1, the
+//     run's prompt 1 if it is the same one, else 2; Prompts the largest.
+//   - times: the explorer gives the core At = 0, so messages' At and
+//     CompAt are 0 and the "older than the latest compaction" test never
+//     holds; CompDone is dropped.
+//   - the run's last reply (Run.Last, HasLast, Switch): every reply sets it
+//     before the run's end reads it, so between steps it is dead.
+//   - the context's stored replies: the core reads a stored message only
+//     for the compaction check (its Overflow flag), so a reply that does
+//     not overflow is kept as no message at all; Previous and BeforeLast
+//     only while the last message is an assistant one (they undo its
+//     drop, and the next assistant message overwrites them); tool results
+//     are kept as user messages (only "assistant or not" is read); Count
+//     only as none, one, or two (the last message is an assistant one).
+//
+// TestKeyIsACongruence checks that equal keys step alike.
 //
 // hdr layout (bit offsets):
 //
-//	0-2 Snap.State (index in policy.States)   3-10 Snap.Attempt
-//	11  Snap.Open   12-14 Snap.Armed   15 Snap.Controlled
-//	16  Enabled     17 Started         18-19 Run   20 RunMsg
-//	21  CtxAsst     22 Pending         23 Waiting  24 ChainOpen
-//	25-32 ChainAttempt                 33-35 NT
-//	36+4i timer i: Kind (2 bits), Ctl, Late
+//	0-2 Retry.State (index in policy.States)   3-10 Retry.Attempt
+//	11  Retry.Open  12-14 Retry.Armed  15 Retry.Controlled
+//	16  Enabled     17 ChainOpen       18-25 ChainAttempt
+//	26  Pending     27 Waiting         28-29 Run.Kind   30-31 Run.Prompt code
+//	32  Run.Call    33-34 Context.Last 35-36 Context.BeforeLast
+//	37-40 Context.Assistant code       41-44 Context.Previous code
+//	45-47 Ctl code  48-50 CompTimer code  51-53 NT  54+i timer i's Late
 //
-// rem[i] is timer i's Rem. Unused timers are zero, as State keeps them.
+// rem[i] is timer i's Rem (bits 0-29) and Kind (bits 30-31). Unused timers
+// are zero.
 type key struct {
 	hdr uint64
 	rem [maxTimers]uint32
@@ -34,13 +60,12 @@ type key struct {
 const MaxMaxRetries = 20
 
 // The field widths of key: a value outside them would alias another state,
-// so encode refuses it rather than merge two states silently. With
-// maxRetries <= MaxMaxRetries attempts stay below 2^8 and a wait's Rem
-// (at most 2 s * 2^19) below 2^32.
+// so key refuses it rather than merge two states silently. With maxRetries
+// <= MaxMaxRetries attempts stay below 2^8 and a wait's Rem (at most 2 s *
+// 2^19) below 2^30.
 const (
 	maxKeyAttempt = 1<<8 - 1
 	maxKeyArmed   = 1<<3 - 1
-	maxKeyRem     = 1<<32 - 1
 )
 
 func b2u(b bool) uint64 {
@@ -50,67 +75,181 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// key packs s; it panics on a state outside the widths above.
+// roleCode packs a role as the core reads it: none, not an assistant
+// message, an assistant message.
+func roleCode(r session.Role) uint64 {
+	switch r {
+	case session.RoleNone:
+		return 0
+	case session.RoleAssistant:
+		return 2
+	}
+	return 1
+}
+
+var codeRole = [4]session.Role{session.RoleNone, session.RoleUser, session.RoleAssistant, session.RoleUser}
+
+// replyCode packs a stored reply: 0 for none or one that does not
+// overflow, else 1 + its index in the alphabet's outcomes.
+func replyCode(o *policy.Outcome, has bool) (uint64, bool) {
+	if !has || !o.Overflow {
+		return 0, true
+	}
+	for i := range alphabet.outcomes {
+		if alphabet.outcomes[i] == *o {
+			return uint64(i) + 1, true
+		}
+	}
+	return 0, false
+}
+
+func (k *key) message(code uint64) (session.Message, bool) {
+	if code == 0 {
+		return session.Message{}, false
+	}
+	return session.Message{Reply: alphabet.outcomes[code-1]}, true
+}
+
+// key packs s normalised; it panics on a state outside the widths above
+// (a bug: the explorer bounds every field it packs).
 func (s *State) key() key {
-	si := s.Snap.State.Index()
-	if si < 0 || uint(s.Snap.Attempt) > maxKeyAttempt || uint(s.Snap.Armed) > maxKeyArmed ||
-		uint16(s.ChainAttempt) > maxKeyAttempt || s.Run > RunCompaction || s.NT > maxTimers {
+	ss := &s.Session
+	si := ss.Retry.State.Index()
+	if si < 0 || uint(ss.Retry.Attempt) > maxKeyAttempt || uint(ss.Retry.Armed) > maxKeyArmed ||
+		uint16(s.ChainAttempt) > maxKeyAttempt || ss.Run.Kind > session.CompactionRun || s.NT > maxTimers {
 		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
 	w := uint64(si)
-	w |= uint64(s.Snap.Attempt) << 3
-	w |= b2u(s.Snap.Open) << 11
-	w |= uint64(s.Snap.Armed) << 12
-	w |= b2u(s.Snap.Controlled) << 15
+	w |= uint64(ss.Retry.Attempt) << 3
+	w |= b2u(ss.Retry.Open) << 11
+	w |= uint64(ss.Retry.Armed) << 12
+	w |= b2u(ss.Retry.Controlled) << 15
 	w |= b2u(s.Enabled) << 16
-	w |= b2u(s.Started) << 17
-	w |= uint64(s.Run) << 18
-	w |= b2u(s.RunMsg) << 20
-	w |= b2u(s.CtxAsst) << 21
-	w |= b2u(s.Pending) << 22
-	w |= b2u(s.Waiting) << 23
-	w |= b2u(s.ChainOpen) << 24
-	w |= uint64(s.ChainAttempt) << 25
-	w |= uint64(s.NT) << 33
+	w |= b2u(s.ChainOpen) << 17
+	w |= uint64(s.ChainAttempt) << 18
+	w |= b2u(ss.Pending != 0) << 26
+	w |= b2u(ss.Waiting) << 27
+	w |= uint64(ss.Run.Kind) << 28
+	switch p := ss.Run.Prompt; {
+	case p == 0:
+	case p == ss.Pending:
+		w |= 1 << 30
+	default:
+		w |= 2 << 30
+	}
+	w |= b2u(ss.Run.Call != 0) << 32
+	c := &ss.Context
+	w |= roleCode(c.Last) << 33
+	a, ok := replyCode(&c.Assistant.Reply, c.HasAssistant)
+	if c.Last == session.RoleAssistant {
+		w |= roleCode(c.BeforeLast) << 35
+		p, okp := replyCode(&c.Previous.Reply, c.HasPrevious)
+		w |= p << 41
+		ok = ok && okp
+	}
+	w |= a << 37
+	// Timer ids: the pending timers are 1..NT; a Ctl or CompTimer naming
+	// none of them is "dangling" (5, 6, in that order).
+	var dangling [2]uint64
+	nd := 0
+	code := func(id uint64) uint64 {
+		if id == 0 {
+			return 0
+		}
+		for i := 0; i < int(s.NT); i++ {
+			if s.T[i].ID == id {
+				return uint64(i) + 1
+			}
+		}
+		for j := range nd {
+			if dangling[j] == id {
+				return uint64(j) + 5
+			}
+		}
+		dangling[nd] = id
+		nd++
+		return uint64(nd) + 4
+	}
+	w |= code(ss.Ctl) << 45
+	w |= code(ss.CompTimer) << 48
+	w |= uint64(s.NT) << 51
 	k := key{}
 	for i := 0; i < int(s.NT); i++ {
 		t := &s.T[i]
-		if uint64(t.Rem) > maxKeyRem || t.Kind > TimerCompaction {
-			panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
+		if uint64(t.Rem) > maxRem || t.Kind == 0 || t.Kind > session.CompactionTimer {
+			ok = false
 		}
-		w |= (uint64(t.Kind) | b2u(t.Ctl)<<2 | b2u(t.Late)<<3) << (36 + 4*uint(i))
-		k.rem[i] = uint32(t.Rem)
+		w |= b2u(t.Late) << (54 + uint(i))
+		k.rem[i] = uint32(t.Rem) | uint32(t.Kind)<<remBits
+	}
+	if !ok {
+		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
 	k.hdr = w
 	return k
 }
 
-// state unpacks k (the inverse of State.key).
+// state unpacks k: the canonical state of its class.
 func (k *key) state() State {
 	w := k.hdr
-	s := State{
-		Snap: policy.Snapshot{
-			State:      policy.States[w&7],
-			Attempt:    int(w >> 3 & 0xff),
-			Open:       w>>11&1 != 0,
-			Armed:      int(w >> 12 & 7),
-			Controlled: w>>15&1 != 0,
-		},
-		Enabled:      w>>16&1 != 0,
-		Started:      w>>17&1 != 0,
-		Run:          RunKind(w >> 18 & 3),
-		RunMsg:       w>>20&1 != 0,
-		CtxAsst:      w>>21&1 != 0,
-		Pending:      w>>22&1 != 0,
-		Waiting:      w>>23&1 != 0,
-		ChainOpen:    w>>24&1 != 0,
-		ChainAttempt: int16(w >> 25 & 0xff),
-		NT:           uint8(w >> 33 & 7),
+	var s State
+	ss := &s.Session
+	ss.Retry = policy.Snapshot{
+		State:      policy.States[w&7],
+		Attempt:    int(w >> 3 & 0xff),
+		Open:       w>>11&1 != 0,
+		Armed:      int(w >> 12 & 7),
+		Controlled: w>>15&1 != 0,
 	}
+	s.Enabled = w>>16&1 != 0
+	s.ChainOpen = w>>17&1 != 0
+	s.ChainAttempt = int16(w >> 18 & 0xff)
+	if w>>26&1 != 0 {
+		ss.Pending = 1
+	}
+	ss.Waiting = w>>27&1 != 0
+	ss.Run.Kind = session.RunKind(w >> 28 & 3)
+	switch w >> 30 & 3 {
+	case 1:
+		ss.Run.Prompt = 1
+	case 2:
+		ss.Run.Prompt = 2
+	}
+	ss.Prompts = max(ss.Pending, ss.Run.Prompt)
+	c := &ss.Context
+	c.Last = codeRole[w>>33&3]
+	switch c.Last {
+	case session.RoleNone:
+	case session.RoleAssistant:
+		c.Count = 2
+		c.BeforeLast = codeRole[w>>35&3]
+		c.Previous, c.HasPrevious = k.message(w >> 41 & 15)
+	default:
+		c.Count = 1
+	}
+	c.Assistant, c.HasAssistant = k.message(w >> 37 & 15)
+	s.NT = uint8(w >> 51 & 7)
 	for i := 0; i < int(s.NT); i++ {
-		f := w >> (36 + 4*uint(i))
-		s.T[i] = Timer{Kind: TimerKind(f & 3), Ctl: f>>2&1 != 0, Late: f>>3&1 != 0, Rem: int64(k.rem[i])}
+		r := k.rem[i]
+		s.T[i] = Timer{Kind: session.TimerKind(r >> remBits), ID: uint64(i) + 1, Rem: int64(r & maxRem), Late: w>>(54+uint(i))&1 != 0}
 	}
+	next := uint64(s.NT)
+	if w>>32&1 != 0 {
+		next++
+		ss.Run.Call = next
+	}
+	id := func(code uint64) uint64 {
+		switch {
+		case code == 0:
+			return 0
+		case code <= maxTimers:
+			return code
+		}
+		return next + code - maxTimers
+	}
+	ss.Ctl = id(w >> 45 & 7)
+	ss.CompTimer = id(w >> 48 & 7)
+	ss.LastID = max(next, ss.Ctl, ss.CompTimer)
 	return s
 }
 

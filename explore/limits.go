@@ -3,30 +3,33 @@ package explore
 import (
 	"fmt"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // The largest maxRetries the explorer accepts per variant: the largest for
 // which `retrysim check --max-retries-upto N` (maxRetries 0..N, which costs
 // more than N alone) was measured by BenchmarkExploreMaxRetries to run in
 // under 10 s and 1 GB on 2 cores, with margin. The state space of the
-// original grows about 2.2 times per step of maxRetries, sound's by 8
-// states. SPEC.md §12 lists the measured figures.
+// original grows about 2.2 times per step of maxRetries, sound's by 10
+// states. SPEC.md §12.5 lists the measured figures.
 const (
 	// SoundMaxRetriesLimit is sound's limit: MaxMaxRetries, which the
-	// state key encodes (0..20 together take about 15 ms and 10 MB).
+	// state key encodes (0..20 together take about 10 ms and 7 MB).
 	SoundMaxRetriesLimit = 20
-	// OriginalMaxRetriesLimit is the original's limit (0..13 together take
-	// about 5 s and 330 MB; 0..14, 17 s and 950 MB).
-	OriginalMaxRetriesLimit = 13
+	// OriginalMaxRetriesLimit is the original's limit (0..11 together take
+	// about 4 s and 260 MB; 0..12, 8 to 9 s and 570 MB). It was 13 until
+	// the explorer drove the session core, whose original variant keeps
+	// every compaction continue (and with the usage-limit replies): the
+	// space grew about 2.8 times.
+	OriginalMaxRetriesLimit = 11
 )
 
 // MaxRetriesLimit returns the largest maxRetries the explorer accepts for
-// v: SoundMaxRetriesLimit for policy.Sound (and nil, which means sound),
-// OriginalMaxRetriesLimit for policy.Original and for any other variant,
+// v: SoundMaxRetriesLimit for session.Sound (and nil, which means sound),
+// OriginalMaxRetriesLimit for session.Original and for any other variant,
 // whose cost was not measured.
-func MaxRetriesLimit(v *policy.Variant) int {
-	if v == nil || v == policy.Sound {
+func MaxRetriesLimit(v *session.Variant) int {
+	if v == nil || v == session.Sound {
 		return SoundMaxRetriesLimit
 	}
 	return OriginalMaxRetriesLimit
@@ -46,10 +49,10 @@ func (e *MaxRetriesError) Error() string {
 
 // ValidateMaxRetries returns a *MaxRetriesError unless 0 <= maxRetries <=
 // MaxRetriesLimit(v).
-func ValidateMaxRetries(v *policy.Variant, maxRetries int) error {
+func ValidateMaxRetries(v *session.Variant, maxRetries int) error {
 	if lim := MaxRetriesLimit(v); maxRetries < 0 || maxRetries > lim {
 		if v == nil {
-			v = policy.Sound
+			v = session.Sound
 		}
 		return &MaxRetriesError{Variant: v.Name, MaxRetries: maxRetries, Limit: lim}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // BenchmarkExploreMaxRetries measures what one `retrysim check` costs per
@@ -21,12 +21,12 @@ import (
 // run (peak-RSS-MB, from /proc/self/status VmHWM after resetting it).
 // MaxRetriesLimit's figures come from this benchmark on 2 cores:
 //
-//	go test ./explore -run '^$' -bench 'ExploreMaxRetries/original/upto/mr=13$' -benchtime 1x -benchmem
+//	go test ./explore -run '^$' -bench 'ExploreMaxRetries/original/upto/mr=11$' -benchtime 1x -benchmem
 //
 // Without -benchtime 1x the large sizes run for minutes; the default
 // selection stops at each variant's limit.
 func BenchmarkExploreMaxRetries(b *testing.B) {
-	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
 		for _, mode := range []string{"single", "upto"} {
 			for mr := 0; mr <= MaxRetriesLimit(v); mr++ {
 				from := mr
@@ -41,7 +41,7 @@ func BenchmarkExploreMaxRetries(b *testing.B) {
 	}
 }
 
-func benchCheck(b *testing.B, v *policy.Variant, from, to int) {
+func benchCheck(b *testing.B, v *session.Variant, from, to int) {
 	debug.FreeOSMemory() // what earlier runs left must not count as this one's peak
 	resetPeakRSS()
 	var sum *Summary

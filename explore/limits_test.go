@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // TestMaxRetriesLimits: the limits are the measured ones (see
@@ -17,19 +17,19 @@ import (
 // a variant that was not measured gets the smallest.
 func TestMaxRetriesLimits(t *testing.T) {
 	for _, tt := range []struct {
-		v    *policy.Variant
+		v    *session.Variant
 		want int
 	}{
-		{policy.Sound, SoundMaxRetriesLimit},
+		{session.Sound, SoundMaxRetriesLimit},
 		{nil, SoundMaxRetriesLimit},
-		{policy.Original, OriginalMaxRetriesLimit},
-		{&policy.Variant{Name: "custom"}, OriginalMaxRetriesLimit},
+		{session.Original, OriginalMaxRetriesLimit},
+		{&session.Variant{Name: "custom"}, OriginalMaxRetriesLimit},
 	} {
 		if got := MaxRetriesLimit(tt.v); got != tt.want {
 			t.Errorf("MaxRetriesLimit(%v) = %d, want %d", tt.v, got, tt.want)
 		}
 	}
-	if SoundMaxRetriesLimit != 20 || OriginalMaxRetriesLimit != 13 {
+	if SoundMaxRetriesLimit != 20 || OriginalMaxRetriesLimit != 11 {
 		t.Errorf("limits sound %d, original %d: update SPEC.md §12 and the measured figures",
 			SoundMaxRetriesLimit, OriginalMaxRetriesLimit)
 	}
@@ -41,7 +41,7 @@ func TestMaxRetriesLimits(t *testing.T) {
 // TestValidateMaxRetriesBoundary: the limit itself is accepted, one above
 // it and -1 are rejected with a *MaxRetriesError naming the range.
 func TestValidateMaxRetriesBoundary(t *testing.T) {
-	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
 		lim := MaxRetriesLimit(v)
 		for _, mr := range []int{0, lim} {
 			if err := ValidateMaxRetries(v, mr); err != nil {
@@ -66,19 +66,19 @@ func TestValidateMaxRetriesBoundary(t *testing.T) {
 // finish).
 func TestExploreRejectsAboveLimit(t *testing.T) {
 	lim := OriginalMaxRetriesLimit
-	r, err := Explore(Options{Variant: policy.Original, MaxRetries: lim + 1})
+	r, err := Explore(Options{Variant: session.Original, MaxRetries: lim + 1})
 	var me *MaxRetriesError
 	if r != nil || !errors.As(err, &me) || me.Limit != lim {
 		t.Errorf("Explore(original, %d) = %v, %v; want a *MaxRetriesError", lim+1, r, err)
 	}
 	for _, rg := range [][2]int{{0, lim + 1}, {MaxMaxRetries, MaxMaxRetries}, {-1, 2}} {
-		sum, err := Check(policy.Original, rg[0], rg[1])
+		sum, err := Check(session.Original, rg[0], rg[1])
 		if sum != nil || !errors.As(err, &me) {
 			t.Errorf("Check(original, %d, %d) = %v, %v; want a *MaxRetriesError", rg[0], rg[1], sum, err)
 		}
 	}
 	// Sound's limit is the encoding's: it runs (in milliseconds).
-	if r, err := Explore(Options{Variant: policy.Sound, MaxRetries: SoundMaxRetriesLimit}); err != nil || r.States == 0 {
+	if r, err := Explore(Options{Variant: session.Sound, MaxRetries: SoundMaxRetriesLimit}); err != nil || r.States == 0 {
 		t.Errorf("Explore(sound, %d) = %v, %v", SoundMaxRetriesLimit, r, err)
 	}
 }

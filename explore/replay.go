@@ -3,12 +3,15 @@ package explore
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
+	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Replay is an explored path made concrete: a scenario file that drives sim
-// through the same inputs, and the observations the model predicts.
+// through the same inputs, and the trace lines the session core predicts.
 type Replay struct {
 	// YAML is the scenario file (initialPrompt false; every input an action,
 	// a scripted turn or a timer at a computed time).
@@ -26,7 +29,7 @@ type Replay struct {
 	Path []Input
 }
 
-// Final is the model's final state in sim's terms.
+// Final is the predicted final state in sim's terms.
 type Final struct {
 	State      policy.State
 	Attempt    int
@@ -50,129 +53,200 @@ type ReplayOptions struct {
 type turnSpec struct {
 	stop     policy.StopReason
 	msg      string
+	switched bool
 	start    int64
 	duration int64
 	done     bool
 }
 
+// Kinds of the replay's steps: what the scenario makes of an input.
+const (
+	stepAction = iota // a scenario action, posted when the scenario loads
+	stepReply         // the reply of a call, posted when the call starts
+	stepTimer         // a timer, posted when armed
+)
+
+// replayStep is one input of a replayed path as the scheduler sees it.
+type replayStep struct {
+	in    Input
+	kind  int
+	seq   int           // the posting order of its event
+	from  int           // a reply's or timer's: the step that posted it
+	delay time.Duration // a timer's
+	key   key           // the state after it (abstract time)
+	lo    int           // its records in the abstract session's records
+	hi    int
+}
+
+// postInfo is an event posted by a step: a timer armed or a call started.
+type postInfo struct {
+	step, seq int
+	delay     time.Duration
+}
+
 // NewReplay synthesizes the scenario of path for variant v and maxRetries.
-// Inputs are 2 ms apart; a timer fires at its real due time; each LLM call
-// lasts from its start to its reply input. It fails when the path cannot be
-// replayed (ReplyEmpty, or real times that contradict the model's timer
-// order).
-func NewReplay(v *policy.Variant, maxRetries int, path []Input, opt ReplayOptions) (*Replay, error) {
-	m := newModel(v, maxRetries, false)
-	m.track = true
-	m.now = -2
-	s := initial()
-	rp := &Replay{}
-	var turns []*turnSpec
-	var cur *turnSpec
-	var actions []string
-	prompts, pending := 0, 0
-	apply := func(in Input) error {
-		if !m.enabled(&s, in) {
-			return fmt.Errorf("input %s not enabled in %v", in, s)
+//
+// The path is stepped through the session core three ways: as the
+// explorer steps it (abstract time, the state normalised after each
+// input), the same without normalising (which must give the same keys),
+// and as a real session at the times the scenario gives each input (which
+// must give the same keys and retry records, and whose records are the
+// predicted lines). The times are the earliest whole milliseconds that
+// make a real scheduler deliver the events in the path's order: a timer
+// fires at its due time; a reply comes at least 1 ms after its call
+// starts; events due at the same instant come in the order posted
+// (actions first). Inputs other than timers are kept 2 ms apart when that
+// is possible, else as close as need be. NewReplay fails when no such
+// times exist or the sessions differ (SPEC.md §12.2).
+func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptions) (*Replay, error) {
+	if v == nil {
+		v = session.Sound
+	}
+	// Pass 1: the abstract session (ab), checked against the explorer's
+	// normalised stepping (c); the events each step posts.
+	ab := newShell(v, maxRetries, false)
+	ab.keep, ab.logging = true, true
+	c := newShell(v, maxRetries, false)
+	sb, sc := initial(), initial()
+	posted := map[uint64]postInfo{}
+	var steps []replayStep
+	actions := 0
+	do := func(in Input) error {
+		if !c.enabled(&sc, in) {
+			return fmt.Errorf("input %s not enabled in %v", in, sc)
 		}
-		if in == ReplyEmpty {
-			return fmt.Errorf("input %s cannot be replayed", in)
+		st := replayStep{in: in, kind: stepAction}
+		switch {
+		case in == FireTimer:
+			p := posted[sb.T[0].ID]
+			st.kind, st.from, st.seq, st.delay = stepTimer, p.step, p.seq, p.delay
+		case in.isReply():
+			p := posted[sb.Session.Run.Call]
+			st.kind, st.from, st.seq = stepReply, p.step, p.seq
+		default:
+			st.seq = actions
+			actions++
 		}
-		if in != FireTimer {
-			m.now += 2
-			if s.NT > 0 && m.now >= m.dues[0] {
-				return fmt.Errorf("input %s at t=%d is not before the timer due at t=%d", in, m.now, m.dues[0])
-			}
-		}
-		switch in {
-		case ReplyRetryable, ReplyOverflow, ReplyFatal, ReplyAborted, ReplyStop, ReplyToolUse:
-			stops := [...]policy.StopReason{policy.StopReasonError, policy.StopReasonError, policy.StopReasonError,
-				policy.StopReasonAborted, policy.StopReasonStop, policy.StopReasonToolUse}
-			msgs := [...]string{MsgRetryable, MsgOverflow, MsgFatal, "", "", ""}
-			cur.stop, cur.msg, cur.duration, cur.done = stops[in], msgs[in], m.now-cur.start, true
-			cur = nil
-		case ActAbort:
-			if s.Run != RunNone {
-				cur.stop, cur.duration, cur.done = policy.StopReasonStop, m.now-cur.start+1, true
-				cur = nil
-			}
-			actions = append(actions, fmt.Sprintf("{at: %d, do: abort}", m.now))
-		case ActAbortRetry:
-			actions = append(actions, fmt.Sprintf("{at: %d, do: abort_retry}", m.now))
-		case ActEnable, ActDisable:
-			actions = append(actions, fmt.Sprintf("{at: %d, do: set_auto_retry, enabled: %t}", m.now, in == ActEnable))
-		case ActPrompt:
-			actions = append(actions, fmt.Sprintf("{at: %d, do: prompt}", m.now))
-		}
-		s = m.step(s, in)
-		if m.bad != "" {
-			return fmt.Errorf("after %s: %s", in, m.bad)
-		}
-		if m.overflow {
+		np := len(ab.posts)
+		st.lo = len(ab.records)
+		ab.step(&sb, in)
+		c.step(&sc, in)
+		if ab.pruned || c.pruned {
 			return fmt.Errorf("after %s: timer bound exceeded", in)
 		}
-		rp.Path = append(rp.Path, in)
-		t := m.now
-		for _, o := range m.obs {
-			switch o.Kind {
-			case ObsTransition:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d transition %s %s %s", t, o.Edge.From, o.Edge.Event, o.Edge.To))
-			case ObsStart:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d auto_retry_start attempt=%d", t, o.Attempt))
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_start, attempt: %d}", t, o.Attempt))
-			case ObsEnd:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d auto_retry_end success=%t attempt=%d", t, o.Success, o.Attempt))
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_end, success: %t, attempt: %d}", t, o.Success, o.Attempt))
-			case ObsAccepted:
-				prompts++
-				pending = prompts
-			case ObsRejected:
-				prompts++
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d prompt_rejected prompt=%d", t, prompts))
-			case ObsResolved:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d prompt_resolved prompt=%d", t, pending))
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: prompt_resolved, prompt: %d}", t, pending))
-			case ObsRun:
-				kind := "continue"
-				if o.Run == RunPrompt {
-					kind = "prompt"
-				}
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d agent_run kind=%s", t, kind))
-			case ObsCall:
-				if cur != nil {
-					return fmt.Errorf("two calls in flight")
-				}
-				cur = &turnSpec{start: t}
-				turns = append(turns, cur)
-			case ObsContinueRejected:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d continue_rejected", t))
-			case ObsCompaction:
-				rp.Lines = append(rp.Lines, fmt.Sprintf("%d auto_compaction_start", t))
-			}
+		st.hi = len(ab.records)
+		st.key = sb.key()
+		if kc := sc.key(); kc != st.key {
+			return fmt.Errorf("after %s: the normalised state steps unlike the session's:\nnormalised %v\nsession    %v", in, sc, sb)
 		}
+		sc = st.key.state()
+		for i := np; i < len(ab.posts); i++ {
+			posted[ab.posts[i].id] = postInfo{step: len(steps), seq: 1<<30 + i, delay: ab.posts[i].delay}
+		}
+		steps = append(steps, st)
 		return nil
 	}
 	for _, in := range path {
-		if err := apply(in); err != nil {
+		if err := do(in); err != nil {
 			return nil, err
 		}
 	}
 	if opt.Extend {
-		for n := 0; !s.Quiescent(); n++ {
+		for n := 0; !sc.Quiescent(); n++ {
 			if n > 1000 {
 				return nil, fmt.Errorf("no quiescence after 1000 extension steps")
 			}
 			in := FireTimer
-			if s.Run != RunNone && !(s.NT > 0 && s.T[0].Rem == 0) {
+			if sc.Session.Run.Call != 0 && !(sc.NT > 0 && sc.T[0].Rem == 0) {
 				in = ReplyStop
 			}
-			if err := apply(in); err != nil {
+			if err := do(in); err != nil {
 				return nil, err
 			}
 		}
 	}
-	rp.Final = Final{State: s.Snap.State, Attempt: s.Snap.Attempt, IsRetrying: s.Snap.Open}
-	if s.Pending {
-		rp.Final.Unresolved = []int{pending}
+	var leftover []postInfo // timers still pending after the last input
+	for i := 0; i < int(sb.NT); i++ {
+		leftover = append(leftover, posted[sb.T[i].ID])
+	}
+	times, ok := schedule(steps, leftover, 2)
+	if !ok {
+		if times, ok = schedule(steps, leftover, 0); !ok {
+			return nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
+		}
+	}
+
+	// Pass 2: the real session at those times.
+	raw := newShell(v, maxRetries, true)
+	r := initial()
+	rp := &Replay{}
+	var turns []*turnSpec
+	var cur *turnSpec
+	var acts []string
+	for k := range steps {
+		st := &steps[k]
+		in := st.in
+		now := times[k]
+		if in != FireTimer {
+			raw.now = time.Duration(now) * time.Millisecond
+		}
+		switch {
+		case in.isReply():
+			m := &replyOf[in]
+			cur.stop, cur.msg, cur.switched, cur.duration, cur.done = m.msg.StopReason, m.msg.ErrorMessage, m.switched, now-cur.start, true
+			cur = nil
+		case in == ActAbort:
+			if cur != nil {
+				// The aborted call used up its turn; its reply never comes.
+				cur.stop, cur.duration, cur.done = policy.StopReasonStop, now-cur.start+1, true
+				cur = nil
+			}
+			acts = append(acts, fmt.Sprintf("{at: %d, do: abort}", now))
+		case in == ActAbortRetry:
+			acts = append(acts, fmt.Sprintf("{at: %d, do: abort_retry}", now))
+		case in == ActEnable || in == ActDisable:
+			acts = append(acts, fmt.Sprintf("{at: %d, do: set_auto_retry, enabled: %t}", now, in == ActEnable))
+		case in == ActPrompt:
+			acts = append(acts, fmt.Sprintf("{at: %d, do: prompt}", now))
+		}
+		nr, calls := len(raw.records), raw.calls
+		raw.step(&r, in)
+		if raw.now.Milliseconds() != now {
+			return nil, fmt.Errorf("after %s: the timer fired at t=%d, not t=%d", in, raw.now.Milliseconds(), now)
+		}
+		if err := sameRetryRecords(ab.records[st.lo:st.hi], raw.records[nr:]); err != nil {
+			return nil, fmt.Errorf("after %s at t=%d: %w", in, now, err)
+		}
+		if r.key() != st.key {
+			return nil, fmt.Errorf("after %s at t=%d: the session at real times differs from the session at time 0:\nreal     %v\nabstract %v",
+				in, now, r, st.key.state())
+		}
+		if raw.calls > calls {
+			if cur != nil {
+				return nil, fmt.Errorf("two calls in flight")
+			}
+			cur = &turnSpec{start: now}
+			turns = append(turns, cur)
+		}
+		rp.Path = append(rp.Path, in)
+		for i := nr; i < len(raw.records); i++ {
+			l := &raw.records[i]
+			t := l.T.Milliseconds()
+			switch l.Type {
+			case trace.AutoRetryStart:
+				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_start, attempt: %d}", t, l.Start.Attempt))
+			case trace.AutoRetryEnd:
+				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_end, success: %t, attempt: %d}", t, l.End.Success, l.End.Attempt))
+			case trace.PromptResolved:
+				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: prompt_resolved, prompt: %d}", t, l.Prompt))
+			}
+		}
+	}
+	rp.Lines = NormalizeTrace(raw.records)
+	rs := &r.Session.Retry
+	rp.Final = Final{State: rs.State, Attempt: rs.Attempt, IsRetrying: rs.Open}
+	if p := r.Session.Pending; p != 0 {
+		rp.Final.Unresolved = []int{p}
 	}
 	var b strings.Builder
 	if opt.Name != "" {
@@ -196,18 +270,22 @@ func NewReplay(v *policy.Variant, maxRetries int, path []Input, opt ReplayOption
 		if !t.done { // cannot happen after Extend; a call left in flight
 			t.stop, t.duration = policy.StopReasonStop, 1_000_000
 		}
+		sw := ""
+		if t.switched {
+			sw = ", switchModel: true"
+		}
 		if t.msg != "" {
-			fmt.Fprintf(&b, "  - {stopReason: %s, errorMessage: %q, durationMs: %d}\n", t.stop, t.msg, t.duration)
+			fmt.Fprintf(&b, "  - {stopReason: %s, errorMessage: %q, durationMs: %d%s}\n", t.stop, t.msg, t.duration, sw)
 		} else {
-			fmt.Fprintf(&b, "  - {stopReason: %s, durationMs: %d}\n", t.stop, t.duration)
+			fmt.Fprintf(&b, "  - {stopReason: %s, durationMs: %d%s}\n", t.stop, t.duration, sw)
 		}
 	}
 	b.WriteString("actions:")
-	if len(actions) == 0 {
+	if len(acts) == 0 {
 		b.WriteString(" []")
 	}
 	b.WriteString("\n")
-	for _, a := range actions {
+	for _, a := range acts {
 		fmt.Fprintf(&b, "  - %s\n", a)
 	}
 	if opt.Expect {
@@ -247,4 +325,90 @@ func wrap(s string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// sameRetryRecords compares the records the explorer reads (abs, at
+// abstract time) with the real session's (raw, every type), but for
+// their times.
+func sameRetryRecords(abs, raw []trace.Record) error {
+	i := 0
+	for j := range raw {
+		r := &raw[j]
+		if invariantRecords&(1<<r.Type) == 0 {
+			continue
+		}
+		if i == len(abs) {
+			return fmt.Errorf("the real session writes %s, the abstract one does not", r.Type)
+		}
+		x := &abs[i]
+		i++
+		if x.Type != r.Type || x.Edge != r.Edge || x.Start != r.Start || x.End != r.End {
+			return fmt.Errorf("the abstract session writes %s %+v%+v%+v, the real one %s %+v%+v%+v",
+				x.Type, x.Edge, x.Start, x.End, r.Type, r.Edge, r.Start, r.End)
+		}
+	}
+	if i != len(abs) {
+		return fmt.Errorf("the abstract session writes %s, the real one does not", abs[i].Type)
+	}
+	return nil
+}
+
+// schedule returns the earliest times (ms) of the steps' events such that
+// a scheduler delivers them in order: a timer fires exactly at its arming
+// step's time + its delay, a reply at least 1 ms after its call started,
+// each event no earlier than the one before it and, if it was posted
+// before it, strictly later; the timers still pending (leftover) come
+// after the last. Inputs other than timers are at least gap ms after the
+// step before. ok is false when no times fit. The constraints are
+// differences of two times, solved by longest paths (Bellman-Ford): a
+// positive cycle means there is no solution.
+func schedule(steps []replayStep, leftover []postInfo, gap int64) (times []int64, ok bool) {
+	type cons struct {
+		a, b int   // t[b] - t[a] >= w
+		w    int64 //
+	}
+	var cs []cons
+	for k := range steps {
+		st := &steps[k]
+		switch st.kind {
+		case stepTimer:
+			d := st.delay.Milliseconds()
+			cs = append(cs, cons{st.from, k, d}, cons{k, st.from, -d})
+		case stepReply:
+			cs = append(cs, cons{st.from, k, 1})
+		}
+		if k == 0 {
+			continue
+		}
+		w := int64(0)
+		if steps[k-1].seq > st.seq {
+			w = 1
+		}
+		if st.kind != stepTimer {
+			w = max(w, gap)
+		}
+		cs = append(cs, cons{k - 1, k, w})
+	}
+	if last := len(steps) - 1; last >= 0 {
+		for _, p := range leftover {
+			w := -p.delay.Milliseconds()
+			if steps[last].seq > p.seq {
+				w++
+			}
+			cs = append(cs, cons{last, p.step, w})
+		}
+	}
+	times = make([]int64, len(steps))
+	for range len(steps) + 1 {
+		changed := false
+		for _, c := range cs {
+			if t := times[c.a] + c.w; t > times[c.b] {
+				times[c.b], changed = t, true
+			}
+		}
+		if !changed {
+			return times, true
+		}
+	}
+	return nil, false
 }

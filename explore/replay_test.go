@@ -5,14 +5,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 )
 
 // replayCheck runs rp's scenario through sim and compares its observations
-// and final state with the model's.
+// and final state with the predicted ones.
 func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	t.Helper()
 	sc, err := scenario.Parse(label+".yaml", rp.YAML)
@@ -33,7 +34,7 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	}
 	if !slices.Equal(got, rp.Lines) || f.State != rp.Final.State || f.Attempt != rp.Final.Attempt ||
 		f.IsRetrying != rp.Final.IsRetrying || !slices.Equal(unresolved, rp.Final.Unresolved) {
-		t.Errorf("%s: path %v: sim and model disagree\nmodel final %+v\nsim   final %+v\n%s\n%s",
+		t.Errorf("%s: path %v: sim and explorer disagree\nexplorer final %+v\nsim   final %+v\n%s\n%s",
 			label, rp.Path, rp.Final, f, diffLines(rp.Lines, got), rp.YAML)
 		return false
 	}
@@ -44,13 +45,13 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 	return true
 }
 
-func diffLines(model, sim []string) string {
+func diffLines(pred, sim []string) string {
 	var b strings.Builder
-	n := max(len(model), len(sim))
+	n := max(len(pred), len(sim))
 	for i := 0; i < n; i++ {
 		var a, c string
-		if i < len(model) {
-			a = model[i]
+		if i < len(pred) {
+			a = pred[i]
 		}
 		if i < len(sim) {
 			c = sim[i]
@@ -59,7 +60,7 @@ func diffLines(model, sim []string) string {
 		if a != c {
 			mark = "!="
 		}
-		fmt.Fprintf(&b, "%s model %-50s | sim %s\n", mark, a, c)
+		fmt.Fprintf(&b, "%s explorer %-50s | sim %s\n", mark, a, c)
 	}
 	return b.String()
 }
@@ -68,7 +69,7 @@ func diffLines(model, sim []string) string {
 // (extended to quiescence) through sim, for maxRetries 0..2 and both
 // variants, and compares observations and final states.
 func TestReplayEveryState(t *testing.T) {
-	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
 		for mr := 0; mr <= 2; mr++ {
 			r := exploreAll(Options{Variant: v, MaxRetries: mr})
 			fails := 0
@@ -85,5 +86,44 @@ func TestReplayEveryState(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReplayTightSchedule: a path with more inputs between a timer's
+// arming and its firing than 2 ms spacing allows (60 commands inside the
+// compaction continue's 100 ms) is replayed with closer times, and sim
+// agrees with the prediction.
+func TestReplayTightSchedule(t *testing.T) {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
+		path := []Input{ActPrompt, ReplyOverflow}
+		for range 30 {
+			path = append(path, ActDisable, ActEnable)
+		}
+		path = append(path, FireTimer)
+		rp, err := NewReplay(v, 1, path, ReplayOptions{Extend: true, Expect: true})
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		if !strings.Contains(string(rp.YAML), "{at: 2, do: set_auto_retry, enabled: false}") {
+			t.Errorf("%s: the commands are not packed after the reply:\n%s", v.Name, rp.YAML)
+		}
+		replayCheck(t, v.Name+"-tight", rp)
+	}
+}
+
+// TestReplayRefusesImpossibleOrder: a path whose events no times can
+// order is refused, not replayed wrongly.
+func TestReplayRefusesImpossibleOrder(t *testing.T) {
+	steps := []replayStep{
+		{in: ActPrompt, kind: stepAction, seq: 0},
+		{in: FireTimer, kind: stepTimer, seq: 1 << 30, from: 0, delay: 100 * time.Millisecond},
+		{in: FireTimer, kind: stepTimer, seq: 1<<30 + 1, from: 0, delay: 50 * time.Millisecond},
+	}
+	if times, ok := schedule(steps, nil, 0); ok {
+		t.Errorf("a 100 ms timer before a 50 ms one armed at the same time was scheduled at %v", times)
+	}
+	steps[2].delay = 100 * time.Millisecond
+	if times, ok := schedule(steps, nil, 0); !ok || !slices.Equal(times, []int64{0, 100, 100}) {
+		t.Errorf("two 100 ms timers in the order armed: %v, %t; want [0 100 100]", times, ok)
 	}
 }

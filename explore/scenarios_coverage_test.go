@@ -3,8 +3,8 @@ package explore
 import (
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -29,7 +29,7 @@ func TestScenariosCoverSoundTable(t *testing.T) {
 		}
 		traces = append(traces, res.Records)
 	}
-	rep, err := Coverage(policy.Sound, traces)
+	rep, err := Coverage(session.Sound, traces)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,15 +12,17 @@ import (
 
 	"github.com/ohmypi/retryfsm/explore"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 func init() {
 	register(&command{
 		name:  "check",
 		short: "explore every reachable state of a policy variant and check its invariants",
-		long: `Explores the abstract session model of a policy variant (default: sound)
-breadth-first, applying every enabled input in every reachable state, and
-checks the invariants of SPEC.md §12.3 at every step and at quiescence.
+		long: `Explores the session of a policy variant (default: sound) breadth-first:
+the session core is stepped by every enabled input in every reachable
+state, on an abstract timer queue, and the invariants of SPEC.md §12.3 are
+checked at every step and at quiescence.
 maxRetries is fixed per exploration, within the range measured to explore
 in under 10 s and 1 GB on 2 cores (with --max-retries-upto N, for 0..N
 together): ` + maxRetriesRanges() + `.
@@ -34,7 +36,7 @@ check-VARIANT-NAME.yaml). Each counterexample's expect block passes under
 Exit status: 0 when every invariant holds, 1 on a violation, 2 on invalid
 flags.`,
 		flags: func(fs *flag.FlagSet) {
-			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(policy.VariantNames(), ", ")+"; default sound)")
+			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(session.VariantNames(), ", ")+"; default sound)")
 			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+")")
 			fs.String("max-retries-upto", "", "explore every maxRetries from 0 to `N` (same range; not with --max-retries; default: off)")
 			fs.String("out", "", "write the counterexamples into `DIR` instead of printing them")
@@ -52,7 +54,10 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	v, _ := policy.VariantByName(name)
+	v, err := session.VariantByName(name)
+	if err != nil {
+		return usageError(c, stderr, "--variant: %v", err)
+	}
 	flagName := "max-retries"
 	if flagSet(fs, "max-retries-upto") {
 		if flagSet(fs, flagName) {
@@ -106,11 +111,11 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 }
 
 // maxRetriesRanges lists the range of maxRetries check accepts per
-// variant, e.g. "sound 0 to 20, original 0 to 13".
+// variant, e.g. "sound 0 to 20, original 0 to 11".
 func maxRetriesRanges() string {
 	var parts []string
-	for _, name := range policy.VariantNames() {
-		v, _ := policy.VariantByName(name)
+	for _, name := range session.VariantNames() {
+		v, _ := session.VariantByName(name)
 		parts = append(parts, fmt.Sprintf("%s 0 to %d", name, explore.MaxRetriesLimit(v)))
 	}
 	return strings.Join(parts, ", ")

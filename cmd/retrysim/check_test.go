@@ -13,7 +13,7 @@ import (
 
 func TestCheckSound(t *testing.T) {
 	code, out, errOut := runMain(t, "check")
-	if code != exitOK || out != "states=60 transitions=426 violations=0\n" {
+	if code != exitOK || out != "states=66 transitions=488 violations=0\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	code, out, _ = runMain(t, "check", "--max-retries-upto", "10")

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/ohmypi/retryfsm/explore"
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -15,12 +15,12 @@ import (
 // exitUsage for an unknown variant or an unreadable trace, else exitOK:
 // coverage itself never fails a run.
 func coverageMain(traces map[string][][]trace.Record, w, stderr io.Writer) int {
-	for _, name := range policy.VariantNames() {
+	for _, name := range session.VariantNames() {
 		trs, ok := traces[name]
 		if !ok {
 			continue
 		}
-		v, err := policy.VariantByName(name)
+		v, err := session.VariantByName(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim run --coverage: %v\n", err)
 			return exitUsage
@@ -33,7 +33,7 @@ func coverageMain(traces map[string][][]trace.Record, w, stderr io.Writer) int {
 		rep.Format(w)
 	}
 	for name := range traces {
-		if _, err := policy.VariantByName(name); err != nil {
+		if _, err := session.VariantByName(name); err != nil {
 			fmt.Fprintf(stderr, "retrysim run --coverage: %v\n", err)
 			return exitUsage
 		}

@@ -1,0 +1,137 @@
+package explore
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/session"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// stepAlike steps a (a state as the session reaches it, never normalised)
+// and c (the canonical state of a's key) by in with their own shells and
+// reports how they differ: whether in is enabled, the pruning, the
+// invariants of the step, the rules fired, the retry records and the keys
+// reached. It returns the two next states.
+func stepAlike(t *testing.T, label string, sa, sc *shell, a, c State, in Input) (State, State, bool) {
+	t.Helper()
+	if ea, ec := sa.enabled(&a, in), sc.enabled(&c, in); ea != ec {
+		t.Errorf("%s: %s enabled %t in the session's state %v, %t in the canonical %v", label, in, ea, a, ec, c)
+		return a, c, false
+	} else if !ea {
+		return a, c, true
+	}
+	na, nc := len(sa.records), len(sc.records)
+	sa.step(&a, in)
+	sc.step(&c, in)
+	ok := sa.pruned == sc.pruned && sa.fails == sc.fails && slices.Equal(sa.units, sc.units)
+	ra, rc := sa.records[na:], sc.records[nc:]
+	ok = ok && len(ra) == len(rc)
+	for i := 0; ok && i < len(ra); i++ {
+		ok = ra[i].Type == rc[i].Type && ra[i].Edge == rc[i].Edge && ra[i].Start == rc[i].Start && ra[i].End == rc[i].End
+	}
+	if ok && !sa.pruned {
+		ok = a.key() == c.key()
+	}
+	if !ok {
+		t.Errorf("%s: %s steps the session's state and its canonical one apart:\nsession   %v pruned %t fails %b units %v %v\ncanonical %v pruned %t fails %b units %v %v",
+			label, in, a, sa.pruned, sa.fails, sa.units, retryRecords(ra), c, sc.pruned, sc.fails, sc.units, retryRecords(rc))
+	}
+	return a, c, ok
+}
+
+func retryRecords(rs []trace.Record) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Type.String())
+	}
+	return out
+}
+
+func keepingShell(v *session.Variant, mr int) *shell {
+	sh := newShell(v, mr, false)
+	sh.keep = true
+	return sh
+}
+
+// TestKeyIsACongruence: two states with the same key step alike, so the
+// explorer may keep one state per key (SPEC.md §12.1). For every reachable
+// state and every input, the state as the session core reaches it along
+// the BFS path (ids, prompt numbers, dead fields, message counts as they
+// are) and the canonical state of its key enable the same inputs, write
+// the same retry records, violate the same invariants and reach the same
+// key. Seeded random walks then go deeper than the BFS tree, stepping the
+// session's state without ever normalising it.
+func TestKeyIsACongruence(t *testing.T) {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
+		for mr := 0; mr <= 2; mr++ {
+			r := exploreAll(Options{Variant: v, MaxRetries: mr})
+			sa, sc := keepingShell(v, mr), keepingShell(v, mr)
+			fails := 0
+			for i := 0; i < r.States && fails < 3; i++ {
+				a := initial()
+				for _, in := range r.PathTo(i) {
+					sa.step(&a, in)
+				}
+				c := r.State(i)
+				if a.key() != c.key() {
+					t.Fatalf("%s mr=%d: state %d: the path reaches %v, whose key is not the state's %v", v.Name, mr, i, a, c)
+				}
+				for in := Input(0); in < numInputs; in++ {
+					if _, _, ok := stepAlike(t, v.Name, sa, sc, a, c, in); !ok {
+						fails++
+					}
+				}
+				sa.records, sc.records = sa.records[:0], sc.records[:0]
+			}
+		}
+		rng := rand.New(rand.NewPCG(10, uint64(len(v.Name))))
+		for walk := range 300 {
+			mr := walk % 4
+			sa, sc := keepingShell(v, mr), keepingShell(v, mr)
+			a, c := initial(), initial()
+			for range 80 {
+				var ins []Input
+				for in := Input(0); in < numInputs; in++ {
+					if sa.enabled(&a, in) {
+						ins = append(ins, in)
+					}
+				}
+				in := ins[rng.IntN(len(ins))]
+				pa, pc := a, c
+				var ok bool
+				if a, c, ok = stepAlike(t, v.Name, sa, sc, a, c, in); !ok {
+					return
+				}
+				if sa.pruned { // beyond the bounds: try another input
+					a, c = pa, pc
+					continue
+				}
+				k := c.key()
+				c = k.state()
+				sa.records, sc.records = sa.records[:0], sc.records[:0]
+			}
+		}
+	}
+}
+
+// TestKeyRoundTrip: a canonical state packs to its own key, and the
+// canonical states of distinct keys differ.
+func TestKeyRoundTrip(t *testing.T) {
+	for _, v := range []*session.Variant{session.Sound, session.Original} {
+		r := exploreAll(Options{Variant: v, MaxRetries: 3})
+		seen := map[key]bool{}
+		for i := 0; i < r.States; i++ {
+			k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key
+			s := k.state()
+			if got := s.key(); got != k {
+				t.Fatalf("%s state %d %v: packs to %x, not its key %x", v.Name, i, s, got, k)
+			}
+			if seen[k] {
+				t.Fatalf("%s state %d: key %x twice", v.Name, i, k)
+			}
+			seen[k] = true
+		}
+	}
+}

@@ -1,0 +1,438 @@
+// Package explore is an exhaustive explorer of the retry policy inside its
+// session: it steps the session core (package session) breadth-first over
+// every enabled input of a fixed alphabet, on an abstract timer queue, and
+// checks the invariants of SPEC.md §12.3 at every step and at quiescence.
+//
+// It holds no session rule: prompts, runs, continues, compaction and the
+// retry machine's decisions all come from session.Core's effects. The
+// explorer is only a shell around the core, as package sim is: it turns
+// its inputs into session events, keeps the timers the core arms (with an
+// abstract notion of time, SPEC.md §12.1), reads the trace records the
+// invariants need, and packs the core's state into a small key.
+package explore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// Input is one input of the explorer's alphabet. The order is fixed: it is
+// the tie-break order of shortest counterexamples.
+type Input uint8
+
+// The alphabet. Replies complete the model call in flight; actions are
+// client commands; FireTimer fires the pending timer due first. The two
+// usage-limit replies come last so that the counterexamples of the other
+// inputs keep their tie-break order.
+const (
+	ReplyRetryable Input = iota // {stopReason: error, errorMessage: "529 overloaded_error"}
+	ReplyOverflow               // {stopReason: error, errorMessage: "prompt is too long: ..."}
+	ReplyFatal                  // {stopReason: error, errorMessage: "invalid api key"}
+	ReplyAborted                // {stopReason: aborted}
+	ReplyStop                   // {stopReason: stop}
+	ReplyToolUse                // {stopReason: toolUse}: the run calls again
+	ActAbortRetry               // abort_retry
+	ActAbort                    // abort
+	ActEnable                   // set_auto_retry true (only while disabled)
+	ActDisable                  // set_auto_retry false (only while enabled)
+	ActPrompt                   // prompt (accepted or rejected)
+	FireTimer                   // the next due timer fires
+	// ReplyUsageLimitSwitch is a usage-limit error ("usage limit reached",
+	// retryable) for which auth storage switches credentials: the retry
+	// waits 0 ms.
+	ReplyUsageLimitSwitch
+	// ReplyUsageLimitStay is the same error when auth storage does not
+	// switch: the retry waits its backoff.
+	ReplyUsageLimitStay
+	numInputs
+)
+
+var inputNames = [numInputs]string{
+	"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
+	"abort_retry", "abort", "set_auto_retry:true", "set_auto_retry:false", "prompt", "fire_timer",
+	"reply:usage_limit:switch", "reply:usage_limit:stay",
+}
+
+// String returns the input's name, e.g. "reply:retryable".
+func (i Input) String() string {
+	if i >= numInputs {
+		return fmt.Sprintf("Input(%d)", int(i))
+	}
+	return inputNames[i]
+}
+
+// Messages of the error replies of the alphabet.
+const (
+	MsgRetryable  = "529 overloaded_error"
+	MsgOverflow   = "prompt is too long: 213462 tokens > 200000 maximum"
+	MsgFatal      = "invalid api key"
+	MsgUsageLimit = "usage limit reached"
+)
+
+// The exploration's fixed settings and bounds (SPEC.md §12).
+const (
+	baseDelay     = 2000 * time.Millisecond
+	contextWindow = 200000
+	// compactionRem is the compaction continue's abstract wait: shorter
+	// than any backoff wait left, and firing it takes no abstract time.
+	compactionRem = 1
+	maxTimers     = 4
+	// maxWaits bounds the backoff waits running at once (the original can
+	// run several; SPEC.md §9 describes two). A step that would arm a
+	// third is pruned and counted in Result.Pruned.
+	maxWaits = 2
+	// remBits is the width of a timer's Rem in the state key.
+	remBits = 30
+	maxRem  = 1<<remBits - 1
+)
+
+// replyOf is the reply (and auth storage's answer) of each reply input.
+var replyOf = [numInputs]struct {
+	msg      policy.AssistantMessage
+	switched bool
+}{
+	ReplyRetryable:        {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgRetryable}},
+	ReplyOverflow:         {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgOverflow}},
+	ReplyFatal:            {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgFatal}},
+	ReplyAborted:          {msg: policy.AssistantMessage{StopReason: policy.StopReasonAborted}},
+	ReplyStop:             {msg: policy.AssistantMessage{StopReason: policy.StopReasonStop}},
+	ReplyToolUse:          {msg: policy.AssistantMessage{StopReason: policy.StopReasonToolUse}},
+	ReplyUsageLimitSwitch: {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgUsageLimit}, switched: true},
+	ReplyUsageLimitStay:   {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgUsageLimit}},
+}
+
+// isReply reports whether in is a reply input.
+func (i Input) isReply() bool {
+	return i <= ReplyToolUse || i == ReplyUsageLimitSwitch || i == ReplyUsageLimitStay
+}
+
+// classifiedAlphabet is what the shell gives the core: every reply
+// classified once, as sim classifies a turn (policy.ClassifyReply, at the
+// epoch; the alphabet has no date hint), and the aborted reply of the
+// abort command.
+type classifiedAlphabet struct {
+	reply   [numInputs]policy.Outcome
+	aborted policy.Outcome
+	// outcomes lists the distinct outcomes, for the state key.
+	outcomes []policy.Outcome
+}
+
+var alphabet = func() *classifiedAlphabet {
+	a := &classifiedAlphabet{}
+	epoch := time.UnixMilli(0).UTC()
+	add := func(o policy.Outcome) {
+		for _, x := range a.outcomes {
+			if x == o {
+				return
+			}
+		}
+		a.outcomes = append(a.outcomes, o)
+	}
+	for in := Input(0); in < numInputs; in++ {
+		if in.isReply() {
+			a.reply[in] = policy.ClassifyReply(replyOf[in].msg, contextWindow, epoch)
+			add(a.reply[in])
+		}
+	}
+	a.aborted = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage}, contextWindow, epoch)
+	add(a.aborted)
+	return a
+}()
+
+// Timer is a pending timer of the abstract queue: what the core armed
+// (Kind, ID) and Rem, its due time relative to the abstract now in ms.
+// Actions and replies take no abstract time; only firing a timer other
+// than a compaction continue advances it. The compaction continue's
+// 100 ms is an infinitesimal compactionRem: shorter than any remaining
+// backoff wait, and firing it advances no abstract time (so repeated
+// compaction cycles during one wait do not make the space infinite).
+// Timers are kept ordered by (Rem, not Late first, arming order).
+type Timer struct {
+	Kind session.TimerKind
+	ID   uint64
+	Rem  int64 // ms until due
+	// Late: armed by an action (a client command or a reply), which comes
+	// an instant after the last timer fired; a timer armed while a timer
+	// fires is due before a Late one with the same Rem.
+	Late bool
+}
+
+// State is the explorer's state: the session core's state, the settings'
+// enabled flag, the chain as the trace shows it, and the pending timers.
+type State struct {
+	Session session.State
+	Enabled bool // retry.enabled
+	// The chain as the trace records show it (auto_retry_start/end).
+	ChainOpen    bool
+	ChainAttempt int16
+	NT           uint8
+	T            [maxTimers]Timer
+}
+
+// Quiescent reports whether nothing is in flight and no timer is pending.
+func (s *State) Quiescent() bool { return s.NT == 0 && s.Session.Run.Kind == session.NoRun }
+
+// String renders the state compactly.
+func (s State) String() string {
+	var t strings.Builder
+	for i := 0; i < int(s.NT); i++ {
+		c := ""
+		if s.T[i].ID == s.Session.Ctl {
+			c = "*"
+		}
+		fmt.Fprintf(&t, " %s%s#%d@%d", s.T[i].Kind, c, s.T[i].ID, s.T[i].Rem)
+	}
+	ss := &s.Session
+	return fmt.Sprintf("{%s attempt=%d open=%t armed=%d ctl=%t enabled=%t run=%s call=%d ctx=%d/%s pending=%d waiting=%t chain=%t/%d timers=[%s]}",
+		ss.Retry.State, ss.Retry.Attempt, ss.Retry.Open, ss.Retry.Armed, ss.Retry.Controlled, s.Enabled, ss.Run.Kind,
+		ss.Run.Call, ss.Context.Count, ss.Context.Last, ss.Pending, ss.Waiting, s.ChainOpen, s.ChainAttempt, t.String())
+}
+
+// initial is the session before anything happened, retry enabled.
+func initial() State { return State{Session: session.Initial(), Enabled: true} }
+
+// shell steps explorer states through the session core. It is not safe
+// for concurrent use; each BFS worker has its own.
+type shell struct {
+	_    [128]byte // see expander
+	core session.Core
+	set  policy.Settings // Enabled comes from the State
+	buf  session.Buffer
+	ev   session.Event
+	// raw: replay mode. The core is given real times (now) and every
+	// record type, and the records are kept; due times are tracked.
+	raw bool
+	// keep: append the records written to records (raw, and the replay's
+	// abstract check).
+	keep    bool
+	records []trace.Record
+	now     time.Duration            // raw: the time of the step
+	dues    [maxTimers]time.Duration // raw: each pending timer's real due time
+	calls   int                      // model calls started so far
+	// logging: append the timers armed and calls started to posts.
+	logging bool
+	posts   []post
+
+	// Per step.
+	firing bool         // the step fires a timer: the timers it arms are not Late
+	pruned bool         // the step needed more than the timer bounds
+	fails  invSet       // invariants the step violates
+	lastIn policy.Input // the input of the step's last transition record
+	endAt  bool         // the step's last retry record is auto_retry_end
+	units  []int        // (rule, from-state) units of the transitions recorded
+	_      [128]byte
+}
+
+// invariantRecords are the records the invariants read.
+var invariantRecords = session.RecordMask(trace.Transition, trace.AutoRetryStart, trace.AutoRetryEnd)
+
+// newShell returns a shell for v and maxRetries: enabled at first, base
+// delay 2 s, compaction enabled and succeeding. raw is the replay mode.
+func newShell(v *session.Variant, maxRetries int, raw bool) *shell {
+	sh := &shell{raw: raw, keep: raw, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}}
+	sh.core = session.Core{Variant: v, Config: session.Config{CompactionEnabled: true, CompactionSucceeds: true}}
+	if !raw {
+		sh.core.Records = invariantRecords
+	}
+	return sh
+}
+
+// enabled reports whether input in can happen in s.
+func (sh *shell) enabled(s *State, in Input) bool {
+	if s.NT > 0 && s.T[0].Rem == 0 {
+		return in == FireTimer // a due timer fires before anything else
+	}
+	switch in {
+	case ActEnable:
+		return !s.Enabled
+	case ActDisable:
+		return s.Enabled
+	case FireTimer:
+		return s.NT > 0
+	case ActAbortRetry, ActAbort, ActPrompt:
+		return true
+	}
+	return in.isReply() && s.Session.Run.Call != 0
+}
+
+// step applies in to s, which must enable it: one queue event, the core
+// stepped with its event and then with Settle, as sim's scheduler does.
+func (sh *shell) step(s *State, in Input) {
+	sh.fails, sh.pruned, sh.endAt, sh.lastIn = 0, false, false, -1
+	sh.units = sh.units[:0]
+	sh.firing = in == FireTimer
+	ev := &sh.ev
+	*ev = session.Event{}
+	switch in {
+	case ActAbortRetry:
+		ev.Kind = session.AbortRetry
+	case ActAbort:
+		// A call in flight ends with the aborted reply.
+		ev.Kind, ev.Reply = session.Abort, alphabet.aborted
+	case ActEnable, ActDisable:
+		ev.Kind, ev.Enabled = session.SetAutoRetry, in == ActEnable
+	case ActPrompt:
+		ev.Kind, ev.Respond = session.Prompt, true
+	case FireTimer:
+		t := sh.pop(s)
+		ev.Kind, ev.Timer = session.TimerFired, session.Timer{Kind: t.Kind, ID: t.ID}
+	default: // a reply to the call in flight
+		ev.Kind, ev.Call, ev.Reply, ev.Switch = session.Reply, s.Session.Run.Call, alphabet.reply[in], replyOf[in].switched
+	}
+	sh.apply(s)
+	*ev = session.Event{Kind: session.Settle}
+	sh.apply(s)
+	if sh.endAt && s.Session.Retry.Attempt != 0 {
+		sh.fails |= 1 << InvAttemptZero
+	}
+}
+
+// apply steps the core with sh.ev and performs its effects.
+func (sh *shell) apply(s *State) {
+	if sh.raw {
+		sh.ev.At = sh.now
+	}
+	set := sh.set
+	set.Enabled = s.Enabled
+	sh.buf.Effects = sh.buf.Effects[:0]
+	fx := sh.core.Apply(&s.Session, set, &sh.ev, &sh.buf)
+	for i := range fx {
+		e := &fx[i]
+		switch e.Kind {
+		case session.Emit, session.Answer, session.Resolve:
+			sh.record(s, &e.Record)
+		case session.Arm:
+			sh.arm(s, e.Timer)
+			if sh.logging {
+				sh.posts = append(sh.posts, post{id: e.Timer.ID, delay: e.Timer.Delay})
+			}
+		case session.Cancel:
+			sh.cancel(s, e.Timer.ID)
+		case session.SetEnabled:
+			s.Enabled = e.Enabled
+		case session.Call:
+			// The call is in flight (State.Session.Run.Call): its reply
+			// is a later input.
+			sh.calls++
+			if sh.logging {
+				sh.posts = append(sh.posts, post{call: true, id: e.Call})
+			}
+		}
+	}
+}
+
+// record reads one trace record: the per-step invariants, the chain as
+// the trace shows it, and the units of coverage.
+func (sh *shell) record(s *State, r *trace.Record) {
+	if sh.keep {
+		sh.records = append(sh.records, r.Clean())
+	}
+	switch r.Type {
+	case trace.Transition:
+		sh.lastIn = r.Edge.Input
+		if r.Edge.Rule >= 0 {
+			sh.units = append(sh.units, r.Edge.Rule*len(policy.States)+policy.State(r.Edge.From).Index())
+		}
+	case trace.AutoRetryStart:
+		a := r.Start.Attempt
+		if sh.lastIn == policy.InputOverflow {
+			sh.fails |= 1 << InvOverflowNotRetried
+		}
+		want := 1
+		if s.ChainOpen {
+			want = int(s.ChainAttempt) + 1
+		}
+		if a != want || a < 1 || a > sh.set.MaxRetries {
+			sh.fails |= 1 << InvStartAttempts
+		}
+		if !s.Enabled {
+			sh.fails |= 1 << InvDisabledNoStart
+		}
+		s.ChainOpen, s.ChainAttempt = true, int16(a)
+		sh.endAt = false
+	case trace.AutoRetryEnd:
+		a := r.End.Attempt
+		if !s.ChainOpen && !(a == 0 && !r.End.Success) || s.ChainOpen && a != int(s.ChainAttempt) {
+			sh.fails |= 1 << InvEndInChain
+		}
+		s.ChainOpen, s.ChainAttempt = false, 0
+		sh.endAt = true
+	}
+}
+
+// arm adds a timer the core armed, after every timer due no later (FIFO
+// among equals), or prunes the step beyond the bounds.
+func (sh *shell) arm(s *State, tm session.Timer) {
+	waits := 0
+	for i := 0; i < int(s.NT); i++ {
+		if s.T[i].Kind == session.BackoffTimer {
+			waits++
+		}
+	}
+	if int(s.NT) == maxTimers || tm.Kind == session.BackoffTimer && waits >= maxWaits {
+		sh.pruned = true
+		return
+	}
+	t := Timer{Kind: tm.Kind, ID: tm.ID, Rem: tm.Delay.Milliseconds(), Late: !sh.firing}
+	if tm.Kind == session.CompactionTimer {
+		t.Rem = compactionRem
+	}
+	i := int(s.NT)
+	for i > 0 && (s.T[i-1].Rem > t.Rem || s.T[i-1].Rem == t.Rem && s.T[i-1].Late && !t.Late) {
+		i--
+	}
+	copy(s.T[i+1:s.NT+1], s.T[i:s.NT])
+	s.T[i] = t
+	if sh.raw {
+		copy(sh.dues[i+1:s.NT+1], sh.dues[i:s.NT])
+		sh.dues[i] = sh.now + tm.Delay
+	}
+	s.NT++
+}
+
+// cancel drops the timer id: a cancelled timer is never delivered.
+func (sh *shell) cancel(s *State, id uint64) {
+	for i := 0; i < int(s.NT); i++ {
+		if s.T[i].ID == id {
+			sh.remove(s, i)
+			return
+		}
+	}
+}
+
+func (sh *shell) remove(s *State, i int) {
+	copy(s.T[i:], s.T[i+1:s.NT])
+	if sh.raw {
+		copy(sh.dues[i:], sh.dues[i+1:s.NT])
+	}
+	s.NT--
+	s.T[s.NT] = Timer{}
+}
+
+// pop removes the first timer and advances the abstract time to it.
+func (sh *shell) pop(s *State) Timer {
+	t := s.T[0]
+	if sh.raw {
+		sh.now = sh.dues[0]
+	}
+	sh.remove(s, 0)
+	if t.Kind != session.CompactionTimer { // the compaction delay takes no abstract time
+		for i := 0; i < int(s.NT); i++ {
+			s.T[i].Rem -= t.Rem
+		}
+	}
+	return t
+}
+
+// post is a timer armed or a call started, as a real scheduler would
+// post its event.
+type post struct {
+	call  bool
+	id    uint64
+	delay time.Duration // a timer's
+}
