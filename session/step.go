@@ -357,15 +357,22 @@ func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration,
 	}
 }
 
+// The continue's rejections, as errors (made once).
+var (
+	errContinueWhileStreaming = errors.New(ErrContinueWhileStreaming)
+	errContinueEmpty          = errors.New(ErrContinueEmpty)
+	errContinueFromAssistant  = errors.New(ErrContinueFromAssistant)
+)
+
 // canContinue is Agent.continue()'s check.
 func (st *stepper) canContinue() error {
 	switch {
 	case st.s.Run.Kind != NoRun:
-		return errors.New(ErrContinueWhileStreaming)
+		return errContinueWhileStreaming
 	case st.s.Context.Count == 0:
-		return errors.New(ErrContinueEmpty)
+		return errContinueEmpty
 	case st.s.Context.Last == RoleAssistant:
-		return errors.New(ErrContinueFromAssistant)
+		return errContinueFromAssistant
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ type wire struct {
 		ErrorMessage string            `json:"errorMessage"`
 	} `json:"message"`
 	From, Event, To, Input string
-	Rule                   int
+	Rule                   *int
 	Attempt                int
 	MaxAttempts            int
 	DelayMs                float64
@@ -128,7 +128,10 @@ func Decode(line []byte) (Record, error) {
 			r.Message = Message{StopReason: w.Message.StopReason, ErrorMessage: w.Message.ErrorMessage}
 		}
 	case Transition:
-		r.Edge = Edge{From: w.From, Event: w.Event, To: w.To, Rule: w.Rule}
+		r.Edge = Edge{From: w.From, Event: w.Event, To: w.To, Rule: -1} // no rule: unknown
+		if w.Rule != nil {
+			r.Edge.Rule = *w.Rule
+		}
 		for _, in := range policy.Inputs() {
 			if in.String() == w.Input {
 				r.Edge.Input = in
