@@ -58,7 +58,7 @@ type expander struct {
 	_           [128]byte
 	sh          *shell
 	without     uint32 // inputs left out of the alphabet
-	reached     []bool // by rule*len(policy.States)+Index(from)
+	reached     []bool // by rule*len(policy.States())+Index(from)
 	pruned      int
 	transitions int
 	_           [128]byte
@@ -66,7 +66,7 @@ type expander struct {
 
 func newExpander(v *session.Variant, opt Options) *expander {
 	return &expander{sh: newShell(v, opt.MaxRetries, false), without: opt.without,
-		reached: make([]bool, len(v.Retry.Rules)*len(policy.States))}
+		reached: make([]bool, len(v.Retry.Rules())*len(policy.States()))}
 }
 
 // expand appends to out the transitions, in input order, of state number
@@ -203,7 +203,7 @@ func (b *bfs) run() {
 	}
 	for i, ok := range reached {
 		if ok {
-			r.Reached[Unit{i / len(policy.States), policy.States[i%len(policy.States)]}] = true
+			r.Reached[Unit{i / len(policy.States()), policy.States()[i%len(policy.States())]}] = true
 		}
 	}
 	sortViolations(r.Violations)

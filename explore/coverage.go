@@ -84,7 +84,7 @@ func Coverage(v *session.Variant, traces [][]trace.Record) (*CoverageReport, err
 	if v == nil {
 		v = session.Sound
 	}
-	rules := v.Retry.Rules
+	rules := v.Retry.Rules()
 	rep := &CoverageReport{Variant: v.Name}
 	reach := CoverageReachable(v)
 	idx := map[Unit]int{}

@@ -49,7 +49,7 @@ func TestCoverageAttribution(t *testing.T) {
 				for _, x := range rp.Path {
 					sh.step(&st, x)
 					for _, u := range sh.units {
-						want[Unit{u / len(policy.States), policy.States[u%len(policy.States)]}]++
+						want[Unit{u / len(policy.States()), policy.States()[u%len(policy.States())]}]++
 					}
 				}
 			}
@@ -109,7 +109,7 @@ func TestCoverageScenarios(t *testing.T) {
 func TestCoverageUsesTheRuleField(t *testing.T) {
 	v := session.Sound
 	prompt, retry := -1, -1
-	for i, r := range v.Retry.Rules {
+	for i, r := range v.Retry.Rules() {
 		switch {
 		case r.Input == policy.InputPrompt && r.Event == "prompt":
 			prompt = i
@@ -126,7 +126,7 @@ func TestCoverageUsesTheRuleField(t *testing.T) {
 		ok,
 		accepted, edge(-1, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no rule field
 		accepted, edge(retry, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // another rule's index
-		edge(len(v.Retry.Rules), policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
+		edge(len(v.Retry.Rules()), policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
 		edge(prompt, policy.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),               // not from backoff
 	}})
 	if err != nil {

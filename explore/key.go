@@ -39,7 +39,7 @@ import (
 //
 // hdr layout (bit offsets):
 //
-//	0-2 Retry.State (index in policy.States)   3-10 Retry.Attempt
+//	0-2 Retry.State (index in policy.States())   3-10 Retry.Attempt
 //	11  Retry.Open  12-14 Retry.Armed  15 Retry.Controlled
 //	16  Enabled     17 ChainOpen       18-25 ChainAttempt
 //	26  Pending     27 Waiting         28-29 Run.Kind   30-31 Run.Prompt code
@@ -195,7 +195,7 @@ func (k *key) state() State {
 	var s State
 	ss := &s.Session
 	ss.Retry = policy.Snapshot{
-		State:      policy.States[w&7],
+		State:      policy.States()[w&7],
 		Attempt:    int(w >> 3 & 0xff),
 		Open:       w>>11&1 != 0,
 		Armed:      int(w >> 12 & 7),

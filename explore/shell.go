@@ -336,7 +336,7 @@ func (sh *shell) record(s *State, r *trace.Record) {
 	case trace.Transition:
 		sh.lastIn = r.Edge.Input
 		if r.Edge.Rule >= 0 {
-			sh.units = append(sh.units, r.Edge.Rule*len(policy.States)+policy.State(r.Edge.From).Index())
+			sh.units = append(sh.units, r.Edge.Rule*len(policy.States())+policy.State(r.Edge.From).Index())
 		}
 	case trace.AutoRetryStart:
 		a := r.Start.Attempt

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -27,11 +26,6 @@ const (
 	// ReasonContinueFailed: Agent.Continue could not start the retried run.
 	ReasonContinueFailed Reason = "continue_failed"
 )
-
-// ErrRetryCancelled is what WaitForRetry reports for a chain that was
-// cancelled: by AbortRetry, by Abort, by an aborted reply, or (wrapped) by
-// Reset. Test for it with errors.Is.
-var ErrRetryCancelled = errors.New("policy: retry cancelled")
 
 // errReset is reported for a chain that Reset dropped.
 var errReset = fmt.Errorf("%w: the Controller was reset", ErrRetryCancelled)

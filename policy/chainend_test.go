@@ -159,7 +159,7 @@ func originalContinued(t *testing.T, h *ctlHarness) {
 func TestGiveUpRulesHaveReasons(t *testing.T) {
 	reasons := map[policy.Reason]bool{}
 	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
-		for _, r := range v.Rules {
+		for _, r := range v.Rules() {
 			if r.Reason != "" {
 				reasons[r.Reason] = true
 			}
@@ -170,22 +170,22 @@ func TestGiveUpRulesHaveReasons(t *testing.T) {
 			t.Errorf("no rule gives up with %s", want)
 		}
 	}
-	rules := append([]policy.Rule{}, policy.Sound.Rules...)
+	rules := append([]policy.Rule{}, policy.Sound.Rules()...)
 	for i := range rules {
 		if rules[i].Reason == policy.ReasonNoMessage {
 			rules[i].Reason = ""
 		}
 	}
-	if _, err := policy.NewVariant("noreason", rules, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "without a Reason") {
+	if _, err := policy.NewVariant("noreason", rules); err == nil || !strings.Contains(err.Error(), "without a Reason") {
 		t.Errorf("NewVariant without a Reason: %v", err)
 	}
-	rules = append([]policy.Rule{}, policy.Sound.Rules...)
+	rules = append([]policy.Rule{}, policy.Sound.Rules()...)
 	for i := range rules {
 		if rules[i].Success {
 			rules[i].Reason = policy.ReasonMaxRetries
 		}
 	}
-	if _, err := policy.NewVariant("badreason", rules, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "does not give up") {
+	if _, err := policy.NewVariant("badreason", rules); err == nil || !strings.Contains(err.Error(), "does not give up") {
 		t.Errorf("NewVariant with a Reason on a success: %v", err)
 	}
 }

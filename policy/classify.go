@@ -59,14 +59,14 @@ func (c Class) String() string {
 //
 // An "aborted" reply is ClassAborted and anything else ClassSuccess,
 // regardless of usage: the usage rule matters for those only in the
-// compaction hand-off, where callers ask IsContextOverflow directly.
-func Classify(m AssistantMessage, contextWindow int64) Class {
+// compaction hand-off, where callers ask isContextOverflow directly.
+func classify(m AssistantMessage, contextWindow int64) Class {
 	switch m.StopReason {
 	case StopReasonError:
-		if IsContextOverflow(m, contextWindow) {
+		if isContextOverflow(m, contextWindow) {
 			return ClassOverflow
 		}
-		if m.ErrorMessage != "" && IsRetryableErrorMessage(m.ErrorMessage) {
+		if m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage) {
 			return ClassRetryable
 		}
 		return ClassFatal
@@ -144,22 +144,22 @@ var (
 	overflowRes  = compileAllJS(overflowSources[:])
 )
 
-// OverflowPatterns returns the source text of the 21 overflow patterns in the
+// overflowPatterns returns the source text of the 21 overflow patterns in the
 // original's order: the 20 message patterns, then the anchored "4xx (no
 // body)" pattern. The text is JavaScript regex source (RegExp.prototype.source,
 // without slashes); every pattern is used with flag i. The slice is a fresh
 // copy, so callers may keep or change it.
-func OverflowPatterns() []string {
+func overflowPatterns() []string {
 	out := make([]string, len(overflowSources))
 	copy(out, overflowSources[:])
 	return out
 }
 
-// IsRetryableErrorMessage reports whether s matches the original's retryable
+// isRetryableErrorMessage reports whether s matches the original's retryable
 // regex: a case-insensitive, unanchored substring search with no word
 // boundaries, so "65000" matches through "500". That false positive is kept
 // on purpose, because the original has it.
-func IsRetryableErrorMessage(s string) bool {
+func isRetryableErrorMessage(s string) bool {
 	f := foldASCII(s)
 	// An unanchored alternation matches iff one alternative does, so the
 	// plain literals are looked up directly; the regex is run only for the
@@ -181,19 +181,19 @@ func IsRetryableErrorMessage(s string) bool {
 var retryableLiterals = []string{"overloaded", "too many requests", "429", "500", "502", "503", "504",
 	"server error", "internal error", "fetch failed", "retry delay"}
 
-// IsUsageLimitErrorMessage reports whether s matches the original's
+// isUsageLimitErrorMessage reports whether s matches the original's
 // usage-limit regex /usage.?limit|usage_limit_reached|limit_reached/i. The
 // original asks it only for replies already classified retryable.
-func IsUsageLimitErrorMessage(s string) bool {
+func isUsageLimitErrorMessage(s string) bool {
 	f := foldASCII(s)
 	// Every alternative contains "limit": a cheap, exact prefilter.
 	return strings.Contains(f, "limit") && usageLimitRe.MatchString(f)
 }
 
-// IsContextOverflow is the original's isContextOverflow (§2.3).
+// isContextOverflow is the original's isContextOverflow (§2.3).
 //
 // Case 1 applies only to stopReason "error" with a non-empty errorMessage:
-// true if any of the 21 patterns of OverflowPatterns matches. Case 2, the
+// true if any of the 21 patterns of overflowPatterns matches. Case 2, the
 // "silent overflow", applies whatever the stopReason: when contextWindow is
 // non-zero, true if usage.input + usage.cacheRead > contextWindow (strictly).
 //
@@ -201,7 +201,7 @@ func IsUsageLimitErrorMessage(s string) bool {
 // only 0 disables case 2; a (meaningless) negative window is kept truthy
 // rather than treated as "unknown". The sum is done in float64, as
 // JavaScript numbers are, so huge usages cannot wrap around.
-func IsContextOverflow(m AssistantMessage, contextWindow int64) bool {
+func isContextOverflow(m AssistantMessage, contextWindow int64) bool {
 	if m.StopReason == StopReasonError && m.ErrorMessage != "" {
 		folded := foldASCII(m.ErrorMessage)
 		for i, re := range overflowRes {

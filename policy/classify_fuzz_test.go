@@ -61,16 +61,16 @@ func FuzzClassify(f *testing.F) {
 			ErrorMessage: msg,
 			Usage:        Usage{Input: input, CacheRead: cacheRead},
 		}
-		c := Classify(m, window)
-		overflow := IsContextOverflow(m, window)
-		retryable := IsRetryableErrorMessage(msg)
-		usageLimit := IsUsageLimitErrorMessage(msg)
+		c := classify(m, window)
+		overflow := isContextOverflow(m, window)
+		retryable := isRetryableErrorMessage(msg)
+		usageLimit := isUsageLimitErrorMessage(msg)
 
 		if want := naiveRetryable(msg); retryable != want {
-			t.Errorf("IsRetryableErrorMessage(%q) = %v, naive matcher says %v", msg, retryable, want)
+			t.Errorf("isRetryableErrorMessage(%q) = %v, naive matcher says %v", msg, retryable, want)
 		}
 		if want := naiveUsageLimit(msg); usageLimit != want {
-			t.Errorf("IsUsageLimitErrorMessage(%q) = %v, naive matcher says %v", msg, usageLimit, want)
+			t.Errorf("isUsageLimitErrorMessage(%q) = %v, naive matcher says %v", msg, usageLimit, want)
 		}
 
 		switch c {
@@ -84,7 +84,7 @@ func FuzzClassify(f *testing.F) {
 			}
 		case ClassOverflow:
 			if m.StopReason != StopReasonError || !overflow {
-				t.Errorf("overflow with stopReason %q, IsContextOverflow %v", m.StopReason, overflow)
+				t.Errorf("overflow with stopReason %q, isContextOverflow %v", m.StopReason, overflow)
 			}
 		case ClassRetryable:
 			if m.StopReason != StopReasonError || msg == "" || !retryable || overflow {
@@ -106,15 +106,15 @@ func FuzzClassify(f *testing.F) {
 		usageOver := window != 0 && float64(input)+float64(cacheRead) > float64(window)
 		if m.StopReason != StopReasonError || msg == "" {
 			if overflow != usageOver {
-				t.Errorf("IsContextOverflow = %v, usage rule says %v", overflow, usageOver)
+				t.Errorf("isContextOverflow = %v, usage rule says %v", overflow, usageOver)
 			}
 		} else if usageOver && !overflow {
-			t.Errorf("usage over the window but IsContextOverflow false")
+			t.Errorf("usage over the window but isContextOverflow false")
 		}
 	})
 }
 
-// FuzzParseRetryAfter checks that ParseRetryAfterMs never panics, that a
+// FuzzParseRetryAfter checks that parseRetryAfterMs never panics, that a
 // hint is never negative or NaN, and that no hint means ms == 0.
 func FuzzParseRetryAfter(f *testing.F) {
 	for _, msg := range fuzzMessages {
@@ -129,12 +129,12 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if len(msg) > maxFuzzInput {
 			t.Skip()
 		}
-		ms, ok := ParseRetryAfterMs(msg, time.UnixMilli(nowMs))
+		ms, ok := parseRetryAfterMs(msg, time.UnixMilli(nowMs))
 		if ok && (math.IsNaN(ms) || ms < 0 || math.Signbit(ms)) {
-			t.Errorf("ParseRetryAfterMs(%q) = %v, true", msg, ms)
+			t.Errorf("parseRetryAfterMs(%q) = %v, true", msg, ms)
 		}
 		if !ok && ms != 0 {
-			t.Errorf("ParseRetryAfterMs(%q) = %v, false; want 0", msg, ms)
+			t.Errorf("parseRetryAfterMs(%q) = %v, false; want 0", msg, ms)
 		}
 		// The date and number parsers must also hold up on their own,
 		// since the fuzzer rarely builds a whole "retry-after:" prefix.
@@ -144,9 +144,9 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if n, isNum := jsNumber(msg); isNum && math.IsNaN(n) {
 			t.Errorf("jsNumber(%q) = NaN, true", msg)
 		}
-		ms2, ok2 := ParseRetryAfterMs("retry-after: "+msg, time.UnixMilli(nowMs))
+		ms2, ok2 := parseRetryAfterMs("retry-after: "+msg, time.UnixMilli(nowMs))
 		if ok2 && (math.IsNaN(ms2) || ms2 < 0) {
-			t.Errorf("ParseRetryAfterMs(retry-after: %q) = %v, true", msg, ms2)
+			t.Errorf("parseRetryAfterMs(retry-after: %q) = %v, true", msg, ms2)
 		}
 	})
 }

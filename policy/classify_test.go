@@ -103,8 +103,8 @@ func TestIsRetryableErrorMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IsRetryableErrorMessage(tc.msg); got != tc.want {
-				t.Errorf("IsRetryableErrorMessage(%q) = %v, want %v", tc.msg, got, tc.want)
+			if got := isRetryableErrorMessage(tc.msg); got != tc.want {
+				t.Errorf("isRetryableErrorMessage(%q) = %v, want %v", tc.msg, got, tc.want)
 			}
 		})
 	}
@@ -136,8 +136,8 @@ func TestIsUsageLimitErrorMessage(t *testing.T) {
 		{"uſage_limit_reached", true},
 	}
 	for _, tc := range cases {
-		if got := IsUsageLimitErrorMessage(tc.msg); got != tc.want {
-			t.Errorf("IsUsageLimitErrorMessage(%q) = %v, want %v", tc.msg, got, tc.want)
+		if got := isUsageLimitErrorMessage(tc.msg); got != tc.want {
+			t.Errorf("isUsageLimitErrorMessage(%q) = %v, want %v", tc.msg, got, tc.want)
 		}
 	}
 }
@@ -171,9 +171,9 @@ var overflowCases = []struct {
 }
 
 func TestOverflowPatterns(t *testing.T) {
-	pats := OverflowPatterns()
+	pats := overflowPatterns()
 	if len(pats) != 21 {
-		t.Fatalf("OverflowPatterns() has %d patterns, want 21", len(pats))
+		t.Fatalf("overflowPatterns() has %d patterns, want 21", len(pats))
 	}
 	if len(overflowCases) != len(pats) {
 		t.Fatalf("test table has %d cases for %d patterns", len(overflowCases), len(pats))
@@ -182,18 +182,18 @@ func TestOverflowPatterns(t *testing.T) {
 		t.Errorf("unexpected first/last pattern: %q, %q", pats[0], pats[20])
 	}
 	pats[0] = "changed"
-	if OverflowPatterns()[0] != "prompt is too long" {
-		t.Error("OverflowPatterns returns shared storage")
+	if overflowPatterns()[0] != "prompt is too long" {
+		t.Error("overflowPatterns returns shared storage")
 	}
 	for i, tc := range overflowCases {
 		if !overflowRes[i].MatchString(foldASCII(tc.match)) {
 			t.Errorf("pattern %d %q does not match %q", i+1, overflowSources[i], tc.match)
 		}
-		if !IsContextOverflow(errorReply(tc.match), 0) {
-			t.Errorf("IsContextOverflow(error %q) = false, want true", tc.match)
+		if !isContextOverflow(errorReply(tc.match), 0) {
+			t.Errorf("isContextOverflow(error %q) = false, want true", tc.match)
 		}
-		if IsContextOverflow(errorReply(tc.noMatch), 0) {
-			t.Errorf("IsContextOverflow(error %q) = true, want false (pattern %d)", tc.noMatch, i+1)
+		if isContextOverflow(errorReply(tc.noMatch), 0) {
+			t.Errorf("isContextOverflow(error %q) = true, want false (pattern %d)", tc.noMatch, i+1)
 		}
 	}
 }
@@ -229,8 +229,8 @@ func TestOverflowPatternDetails(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IsContextOverflow(errorReply(tc.msg), 0); got != tc.want {
-				t.Errorf("IsContextOverflow(error %q) = %v, want %v", tc.msg, got, tc.want)
+			if got := isContextOverflow(errorReply(tc.msg), 0); got != tc.want {
+				t.Errorf("isContextOverflow(error %q) = %v, want %v", tc.msg, got, tc.want)
 			}
 		})
 	}
@@ -263,8 +263,8 @@ func TestIsContextOverflowCases(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IsContextOverflow(tc.m, tc.window); got != tc.want {
-				t.Errorf("IsContextOverflow(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
+			if got := isContextOverflow(tc.m, tc.window); got != tc.want {
+				t.Errorf("isContextOverflow(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
 			}
 		})
 	}
@@ -284,7 +284,7 @@ func TestClassify(t *testing.T) {
 		{"unknown stop reason", AssistantMessage{StopReason: "weird"}, 0, ClassSuccess},
 		{"empty stop reason", AssistantMessage{}, 0, ClassSuccess},
 		{"stop with retryable-looking message", AssistantMessage{StopReason: StopReasonStop, ErrorMessage: "overloaded"}, 0, ClassSuccess},
-		// The usage rule makes IsContextOverflow true for a success, but
+		// The usage rule makes isContextOverflow true for a success, but
 		// Classify leaves that to the compaction hand-off.
 		{"stop over window is success", AssistantMessage{StopReason: StopReasonStop, Usage: big}, 200_000, ClassSuccess},
 		{"aborted", AssistantMessage{StopReason: StopReasonAborted}, 0, ClassAborted},
@@ -304,21 +304,21 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Classify(tc.m, tc.window); got != tc.want {
-				t.Errorf("Classify(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
+			if got := classify(tc.m, tc.window); got != tc.want {
+				t.Errorf("classify(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
 			}
 		})
 	}
 	// The message that is both overflow and retryable-looking.
 	m := errorReply("prompt is too long: 265000 tokens > 200000 maximum")
-	if !IsRetryableErrorMessage(m.ErrorMessage) {
+	if !isRetryableErrorMessage(m.ErrorMessage) {
 		t.Errorf("%q should match the retryable regex (265000 contains 500)", m.ErrorMessage)
 	}
 	// A success over the window: the predicate says overflow, Classify success.
 	s := AssistantMessage{StopReason: StopReasonStop, Usage: big}
-	if !IsContextOverflow(s, 200_000) || Classify(s, 200_000) != ClassSuccess {
-		t.Errorf("stop reply over window: IsContextOverflow=%v Classify=%v, want true, success",
-			IsContextOverflow(s, 200_000), Classify(s, 200_000))
+	if !isContextOverflow(s, 200_000) || classify(s, 200_000) != ClassSuccess {
+		t.Errorf("stop reply over window: isContextOverflow=%v Classify=%v, want true, success",
+			isContextOverflow(s, 200_000), classify(s, 200_000))
 	}
 }
 
@@ -349,7 +349,7 @@ func TestOverflowJSWhitespace(t *testing.T) {
 	// characters that RE2 or Unicode call spaces but JS does not, do not.
 	for _, r := range []rune{'\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2000, 0x2005, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF} {
 		msg := "400" + string(r) + "(no body)"
-		if !IsContextOverflow(errorReply(msg), 0) {
+		if !isContextOverflow(errorReply(msg), 0) {
 			t.Errorf("U+%04X should count as JS whitespace", r)
 		}
 		if !isJSSpace(r) {
@@ -358,7 +358,7 @@ func TestOverflowJSWhitespace(t *testing.T) {
 	}
 	for _, r := range []rune{0x85, 0x180E, 0x200B, 0x2060, 'x'} {
 		msg := "400" + string(r) + "(no body)"
-		if IsContextOverflow(errorReply(msg), 0) {
+		if isContextOverflow(errorReply(msg), 0) {
 			t.Errorf("U+%04X should not count as JS whitespace", r)
 		}
 		if isJSSpace(r) {
@@ -386,7 +386,7 @@ func TestClassifyFoldASCII(t *testing.T) {
 func TestRetryableLongMessage(t *testing.T) {
 	// A long body with the match at the end still matches.
 	msg := strings.Repeat("x", 100_000) + " Overloaded"
-	if !IsRetryableErrorMessage(msg) {
+	if !isRetryableErrorMessage(msg) {
 		t.Error("match at the end of a long message not found")
 	}
 }

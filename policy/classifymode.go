@@ -6,30 +6,14 @@ import (
 	"strings"
 )
 
-// ClassifyMode selects how a Classifier decides whether an error reply is
+// string selects how a Classifier decides whether an error reply is
 // retryable: ClassifyMessage, ClassifyStatus or ClassifyStrict.
-type ClassifyMode string
 
-// The classification modes.
-const (
-	// ClassifyMessage is the original's rule: an error is retryable when
-	// its message matches the retryable regex (IsRetryableErrorMessage).
-	// The zero ClassifyMode ("") means the same.
-	ClassifyMessage ClassifyMode = "message"
-	// ClassifyStatus decides by the HTTP status when the reply has one
-	// (IsRetryableStatus), else as ClassifyMessage.
-	ClassifyStatus ClassifyMode = "status"
-	// ClassifyStrict is ClassifyStatus, except that a quota or billing
-	// message is never retryable and that, without a status, the numbers
-	// of the retryable regex match only as whole numbers.
-	ClassifyStrict ClassifyMode = "strict"
-)
-
-// ParseClassifyMode returns the mode named s: "message", "status" or
+// parseClassifyMode returns the mode named s: "message", "status" or
 // "strict", or ClassifyMessage for "" (the default). Anything else is an
 // error naming the allowed values.
-func ParseClassifyMode(s string) (ClassifyMode, error) {
-	switch m := ClassifyMode(s); m {
+func parseClassifyMode(s string) (string, error) {
+	switch m := string(s); m {
 	case "":
 		return ClassifyMessage, nil
 	case ClassifyMessage, ClassifyStatus, ClassifyStrict:
@@ -42,11 +26,11 @@ func ParseClassifyMode(s string) (ClassifyMode, error) {
 // optional lists of regexps that override the mode. The zero value, and a
 // nil *Classifier, classify exactly as Classify does. A Mode other than the
 // three constants (and "") behaves as ClassifyMessage; NewClassifier and
-// ParseClassifyMode reject it. A Classifier is not changed by Classify, so
+// parseClassifyMode reject it. A Classifier is not changed by Classify, so
 // it may be shared between goroutines.
 type Classifier struct {
 	// Mode is the classification mode; "" means ClassifyMessage.
-	Mode ClassifyMode
+	Mode string
 	// Retryable are patterns that make an error retryable, whatever the
 	// mode (see Classify).
 	Retryable []*regexp.Regexp
@@ -56,33 +40,33 @@ type Classifier struct {
 }
 
 // NewClassifier builds a Classifier from settings: mode as
-// ParseClassifyMode reads it, and the two pattern lists as CompilePatterns
+// parseClassifyMode reads it, and the two pattern lists as compilePatterns
 // compiles them. An error names the setting at fault ("classify",
 // "retryablePatterns[i]" or "nonRetryablePatterns[i]").
 func NewClassifier(mode string, retryable, nonRetryable []string) (*Classifier, error) {
-	m, err := ParseClassifyMode(mode)
+	m, err := parseClassifyMode(mode)
 	if err != nil {
 		return nil, err
 	}
-	r, err := CompilePatterns(retryable)
+	r, err := compilePatterns(retryable)
 	if err != nil {
 		return nil, fmt.Errorf("retryablePatterns%w", err)
 	}
-	n, err := CompilePatterns(nonRetryable)
+	n, err := compilePatterns(nonRetryable)
 	if err != nil {
 		return nil, fmt.Errorf("nonRetryablePatterns%w", err)
 	}
 	return &Classifier{Mode: m, Retryable: r, NonRetryable: n}, nil
 }
 
-// CompilePatterns compiles each pattern as a Go (RE2) regular expression,
+// compilePatterns compiles each pattern as a Go (RE2) regular expression,
 // case-insensitive (the pattern is prefixed with "(?i)"), unanchored: it
 // matches anywhere in a message. An empty pattern, which would match every
 // message, is an error, as is a pattern that does not compile; the error
 // starts with the index in brackets and quotes the pattern, for example
 // `[1] "(oops": error parsing regexp: missing closing ): ...`. A nil or empty
 // list gives nil.
-func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
+func compilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
@@ -110,15 +94,15 @@ func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 // ClassSuccess, as in Classify. For an error, the first rule that applies
 // decides, in every mode:
 //
-//  1. A context overflow (IsContextOverflow) is ClassOverflow.
+//  1. A context overflow (isContextOverflow) is ClassOverflow.
 //  2. A message matching one of NonRetryable is ClassFatal.
 //  3. A message matching one of Retryable is ClassRetryable.
 //  4. The mode decides.
 //
 // Message mode: ClassRetryable if the message is not empty and matches the
-// original's retryable regex (IsRetryableErrorMessage), else ClassFatal.
+// original's retryable regex (isRetryableErrorMessage), else ClassFatal.
 //
-// Status mode: with a status (m.Status != 0), IsRetryableStatus(m.Status,
+// Status mode: with a status (m.Status != 0), isRetryableStatus(m.Status,
 // m.Headers) decides, even for an empty message; without one, as message
 // mode.
 //
@@ -141,7 +125,7 @@ func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
 	default:
 		return ClassSuccess
 	}
-	if IsContextOverflow(m, contextWindow) {
+	if isContextOverflow(m, contextWindow) {
 		return ClassOverflow
 	}
 	msg := m.ErrorMessage
@@ -162,18 +146,18 @@ func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
 		case isQuotaErrorMessage(msg):
 			retryable = false
 		case m.Status != 0:
-			retryable = IsRetryableStatus(m.Status, m.Headers)
+			retryable = isRetryableStatus(m.Status, m.Headers)
 		default:
 			retryable = msg != "" && isRetryableWholeNumbers(msg)
 		}
 	case ClassifyStatus:
 		if m.Status != 0 {
-			retryable = IsRetryableStatus(m.Status, m.Headers)
+			retryable = isRetryableStatus(m.Status, m.Headers)
 		} else {
-			retryable = msg != "" && IsRetryableErrorMessage(msg)
+			retryable = msg != "" && isRetryableErrorMessage(msg)
 		}
 	default:
-		retryable = msg != "" && IsRetryableErrorMessage(msg)
+		retryable = msg != "" && isRetryableErrorMessage(msg)
 	}
 	if retryable {
 		return ClassRetryable
@@ -191,13 +175,13 @@ func matchesAny(res []*regexp.Regexp, s string) bool {
 	return false
 }
 
-// IsRetryableStatus is the Stainless SDKs' rule (Anthropic, OpenAI) for a
+// isRetryableStatus is the Stainless SDKs' rule (Anthropic, OpenAI) for a
 // response with HTTP status status: an x-should-retry header of exactly
 // "true" or "false" (spaces and tabs around it ignored) decides; any other
 // value, or none, is ignored. Otherwise 408, 409, 429 and every status >= 500
 // are retryable and other statuses are not. headers are keyed by lower-case
 // name, as in AssistantMessage.
-func IsRetryableStatus(status int, headers map[string]string) bool {
+func isRetryableStatus(status int, headers map[string]string) bool {
 	if v, present := headers[headerShouldRetry]; present {
 		switch strings.Trim(v, " \t") {
 		case "true":
@@ -249,9 +233,9 @@ var (
 	retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
 )
 
-// isRetryableWholeNumbers is IsRetryableErrorMessage with 429, 500, 502, 503
+// isRetryableWholeNumbers is isRetryableErrorMessage with 429, 500, 502, 503
 // and 504 matching only where no ASCII digit is next to them.
-// The prefilters are IsRetryableErrorMessage's: the plain-literal words are
+// The prefilters are isRetryableErrorMessage's: the plain-literal words are
 // looked up directly, the regex runs only when one of its `.?` words can
 // match, and every number starts with 4 or 5.
 func isRetryableWholeNumbers(s string) bool {

@@ -81,10 +81,10 @@ func TestClassifierMessageModeIsClassify(t *testing.T) {
 				for _, w := range []int64{0, 200_000} {
 					for _, v := range httpVariants {
 						m := AssistantMessage{StopReason: r, ErrorMessage: msg, Usage: u, Status: v.status, Headers: v.headers}
-						want := Classify(m, w)
+						want := classify(m, w)
 						for name, c := range classifiers {
 							if got := c.Classify(m, w); got != want {
-								t.Errorf("%s: Classify(%+v, %d) = %v, want %v", name, m, w, got, want)
+								t.Errorf("%s: classify(%+v, %d) = %v, want %v", name, m, w, got, want)
 							}
 						}
 						n++
@@ -145,7 +145,7 @@ func TestClassifierStatusMode(t *testing.T) {
 		c := mustClassifier(t, mode, nil, nil)
 		for _, tc := range cases {
 			if got := c.Classify(tc.m, 200_000); got != tc.want {
-				t.Errorf("%s: %s: Classify(%+v) = %v, want %v", mode, tc.name, tc.m, got, tc.want)
+				t.Errorf("%s: %s: classify(%+v) = %v, want %v", mode, tc.name, tc.m, got, tc.want)
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func TestClassifierStrictMode(t *testing.T) {
 			want Class
 		}{{"strict", strict, tc.strict}, {"status", status, tc.status}, {"message", nil, tc.messag}} {
 			if got := x.c.Classify(tc.m, 0); got != x.want {
-				t.Errorf("%s: %s mode: Classify(%q, status %d) = %v, want %v", tc.name, x.name, tc.m.ErrorMessage, tc.m.Status, got, x.want)
+				t.Errorf("%s: %s mode: classify(%q, status %d) = %v, want %v", tc.name, x.name, tc.m.ErrorMessage, tc.m.Status, got, x.want)
 			}
 		}
 	}
@@ -245,36 +245,36 @@ func TestClassifierPatterns(t *testing.T) {
 	for _, tc := range cases {
 		c := mustClassifier(t, tc.mode, tc.retry, tc.no)
 		if got := c.Classify(tc.m, 200_000); got != tc.want {
-			t.Errorf("%s: Classify(%q) = %v, want %v", tc.name, tc.m.ErrorMessage, got, tc.want)
+			t.Errorf("%s: classify(%q) = %v, want %v", tc.name, tc.m.ErrorMessage, got, tc.want)
 		}
 	}
 }
 
 func TestParseClassifyMode(t *testing.T) {
-	for in, want := range map[string]ClassifyMode{"": ClassifyMessage, "message": ClassifyMessage, "status": ClassifyStatus, "strict": ClassifyStrict} {
-		if got, err := ParseClassifyMode(in); err != nil || got != want {
-			t.Errorf("ParseClassifyMode(%q) = %q, %v; want %q", in, got, err, want)
+	for in, want := range map[string]string{"": ClassifyMessage, "message": ClassifyMessage, "status": ClassifyStatus, "strict": ClassifyStrict} {
+		if got, err := parseClassifyMode(in); err != nil || got != want {
+			t.Errorf("parseClassifyMode(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"Message", "STRICT", "regex", " status"} {
-		_, err := ParseClassifyMode(in)
+		_, err := parseClassifyMode(in)
 		want := `classify "` + in + `": allowed values are "message" (the default), "status" and "strict"`
 		if err == nil || err.Error() != want {
-			t.Errorf("ParseClassifyMode(%q) error = %v, want %q", in, err, want)
+			t.Errorf("parseClassifyMode(%q) error = %v, want %q", in, err, want)
 		}
 	}
 }
 
 func TestCompilePatterns(t *testing.T) {
-	res, err := CompilePatterns([]string{"rate.?limit", "Quota"})
+	res, err := compilePatterns([]string{"rate.?limit", "Quota"})
 	if err != nil || len(res) != 2 {
-		t.Fatalf("CompilePatterns = %v, %v", res, err)
+		t.Fatalf("compilePatterns = %v, %v", res, err)
 	}
 	if !res[0].MatchString("RATE LIMIT") || !res[1].MatchString("quota!") || res[1].MatchString("quo ta") {
 		t.Errorf("patterns do not match case-insensitively: %v", res)
 	}
-	if res, err := CompilePatterns(nil); res != nil || err != nil {
-		t.Errorf("CompilePatterns(nil) = %v, %v", res, err)
+	if res, err := compilePatterns(nil); res != nil || err != nil {
+		t.Errorf("compilePatterns(nil) = %v, %v", res, err)
 	}
 	bad := []struct {
 		in   []string
@@ -288,12 +288,12 @@ func TestCompilePatterns(t *testing.T) {
 		{[]string{`\p{Greek`}, "[0] \"\\\\p{Greek\": error parsing regexp: invalid character class range: `\\p{Greek`"},
 	}
 	for _, tc := range bad {
-		_, err := CompilePatterns(tc.in)
+		_, err := compilePatterns(tc.in)
 		switch {
 		case tc.want == "" && err != nil:
-			t.Errorf("CompilePatterns(%q) = %v, want no error", tc.in, err)
+			t.Errorf("compilePatterns(%q) = %v, want no error", tc.in, err)
 		case tc.want != "" && (err == nil || err.Error() != tc.want):
-			t.Errorf("CompilePatterns(%q) error = %v, want %s", tc.in, err, tc.want)
+			t.Errorf("compilePatterns(%q) error = %v, want %s", tc.in, err, tc.want)
 		}
 	}
 	// NewClassifier names the setting.
@@ -353,7 +353,7 @@ func TestIsRetryableWholeNumbers(t *testing.T) {
 
 // FuzzClassifierModes checks that the modes never panic and relate as
 // specified: message mode (the zero Classifier) is Classify; with a
-// status, status mode is IsRetryableStatus unless overflow; strict
+// status, status mode is isRetryableStatus unless overflow; strict
 // retryable implies status retryable; without a status, strict is the
 // whole-number regex unless a quota phrase.
 func FuzzClassifierModes(f *testing.F) {
@@ -372,7 +372,7 @@ func FuzzClassifierModes(f *testing.F) {
 		m := AssistantMessage{StopReason: reasons[int(reason)%len(reasons)], ErrorMessage: msg,
 			Usage: Usage{Input: input}, Status: status, Headers: map[string]string{"x-should-retry": shouldRetry}}
 		const window = 200_000
-		base := Classify(m, window)
+		base := classify(m, window)
 		if got := (&Classifier{}).Classify(m, window); got != base {
 			t.Errorf("message mode %v, Classify %v", got, base)
 		}
@@ -387,8 +387,8 @@ func FuzzClassifierModes(f *testing.F) {
 			t.Errorf("strict retryable but status mode %v", st)
 		}
 		if status != 0 {
-			if want := IsRetryableStatus(status, m.Headers); (st == ClassRetryable) != want {
-				t.Errorf("status %d, x-should-retry %q: %v, IsRetryableStatus %v", status, shouldRetry, st, want)
+			if want := isRetryableStatus(status, m.Headers); (st == ClassRetryable) != want {
+				t.Errorf("status %d, x-should-retry %q: %v, isRetryableStatus %v", status, shouldRetry, st, want)
 			}
 		} else {
 			if st != base {
@@ -413,7 +413,7 @@ var asciiDigitRe = regexp.MustCompile(`[0-9]`)
 // BenchmarkClassifierModes measures each mode on the corpus.
 func BenchmarkClassifierModes(b *testing.B) {
 	msgs := classificationCorpus()
-	for _, mode := range []ClassifyMode{ClassifyMessage, ClassifyStatus, ClassifyStrict} {
+	for _, mode := range []string{ClassifyMessage, ClassifyStatus, ClassifyStrict} {
 		c := &Classifier{Mode: mode}
 		b.Run(string(mode), func(b *testing.B) {
 			b.ReportAllocs()

@@ -115,8 +115,8 @@ type Config struct {
 	ContextWindow int64
 }
 
-// ErrNoAgent is returned by NewController without an Agent.
-var ErrNoAgent = errors.New("policy: Config.Agent is required")
+// errNoAgent is returned by NewController without an Agent.
+var errNoAgent = errors.New("policy: Config.Agent is required")
 
 // Controller is the retry engine a Go agent embeds. Feed it the agent's
 // events (OnMessageEnd, OnAgentEnd) and the user's commands (AbortRetry,
@@ -245,7 +245,7 @@ type item struct {
 // Agent and when the settings source's current settings are invalid.
 func NewController(cfg Config) (*Controller, error) {
 	if cfg.Agent == nil {
-		return nil, ErrNoAgent
+		return nil, errNoAgent
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
@@ -303,26 +303,6 @@ func (c *Controller) OnMessageEnd(m AssistantMessage) {
 	if m.IsSuccess() {
 		c.step(InputSuccess, nil, 0)
 	}
-}
-
-// AgentEndInput classifies the last assistant reply of a run for the retry
-// machine; ok is false for a successful reply (nothing to decide at
-// agent_end).
-func AgentEndInput(last *AssistantMessage, contextWindow int64) (in Input, ok bool) {
-	if last == nil {
-		return InputNoMessage, true
-	}
-	switch Classify(*last, contextWindow) {
-	case ClassRetryable:
-		return InputRetryable, true
-	case ClassOverflow:
-		return InputOverflow, true
-	case ClassFatal:
-		return InputFatal, true
-	case ClassAborted:
-		return InputAborted, true
-	}
-	return 0, false
 }
 
 // OnAgentEnd feeds agent_end with the run's last assistant reply (nil when
@@ -715,7 +695,7 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 	switch it.kind {
 	case itemEdge:
 		for _, o := range obs {
-			o.f(fsm.Edge{From: string(States[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
+			o.f(fsm.Edge{From: string(allStates[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
 		}
 	case itemAsk:
 		c.switched = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -390,8 +391,8 @@ func checkOutcome(t *testing.T, what string, err, want error) {
 }
 
 func TestNewControllerRequiresAgent(t *testing.T) {
-	if _, err := policy.NewController(policy.Config{}); !errors.Is(err, policy.ErrNoAgent) {
-		t.Fatalf("NewController without Agent: err = %v, want ErrNoAgent", err)
+	if _, err := policy.NewController(policy.Config{}); err == nil || !strings.Contains(err.Error(), "Config.Agent is required") {
+		t.Fatalf("NewController without Agent: err = %v, want Config.Agent is required", err)
 	}
 	ctl, err := policy.NewController(policy.Config{Agent: newCtlAgent()})
 	if err != nil {

@@ -33,7 +33,7 @@ func (a *agent) callModel(context.Context) iter.Seq[policy.AssistantMessage] {
 // compactIfOverflow is where a real agent hands a context overflow to
 // compaction (when no retry was scheduled).
 func (a *agent) compactIfOverflow(last *policy.AssistantMessage) {
-	if last != nil && policy.IsContextOverflow(*last, 200000) {
+	if last != nil && policy.ClassifyReply(*last, 200000, time.Now()).Overflow {
 		fmt.Println("compacting")
 	}
 }

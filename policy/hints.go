@@ -12,13 +12,13 @@ import (
 	"time"
 )
 
-// MaxWaitHintMs is the largest hint WaitHint returns: the largest whole
+// maxWaitHintMs is the largest hint waitHint returns: the largest whole
 // number of milliseconds a time.Duration holds (about 292 years). Larger
 // hints, +Inf included, are clamped to it, so a hint always converts to a
 // time.Duration without overflow and still exceeds any sensible ceiling.
-const MaxWaitHintMs = float64(math.MaxInt64 / int64(time.Millisecond))
+const maxWaitHintMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-// The headers WaitHint reads, in the order it reads them.
+// The headers waitHint reads, in the order it reads them.
 const (
 	headerRetryAfterMs    = "retry-after-ms"
 	headerRetryAfter      = "retry-after"
@@ -27,7 +27,7 @@ const (
 	headerShouldRetry     = "x-should-retry"
 )
 
-// The three text patterns WaitHint knows beyond the original's parser, in
+// The three text patterns waitHint knows beyond the original's parser, in
 // the order they are tried. They run on foldASCII(text), so their letters
 // are lower case and match either case; <n> is a decimal number without
 // sign or exponent.
@@ -46,20 +46,20 @@ var hintUnitMs = map[string]float64{
 	"h": 3_600_000, "hours": 3_600_000,
 }
 
-// WaitHint returns the wait in milliseconds that the reply m asks for, for
+// waitHint returns the wait in milliseconds that the reply m asks for, for
 // the retryAfter.use modes floor and replace, with now the reply's (virtual)
 // time. The first of these sources that yields a value wins; a header that
 // is missing or whose value does not parse is skipped:
 //
 //  1. Header retry-after-ms: a decimal number of milliseconds
-//     (ParseHeaderRetryAfterMs).
+//     (parseHeaderRetryAfterMs).
 //  2. Header retry-after: a decimal number of seconds, or an HTTP date, which
-//     is relative to now (ParseHeaderRetryAfter).
+//     is relative to now (parseHeaderRetryAfter).
 //  3. Header x-ratelimit-reset-ms: a decimal number N, an epoch in ms if
 //     N > 1e12 (N - now), else a duration in ms (N).
 //  4. Header x-ratelimit-reset: a decimal number S, an epoch in s if
 //     S > 1e9 (S*1000 - now), else a duration in s (S*1000).
-//  5. The message text, by the original's five-rule ParseRetryAfterMs.
+//  5. The message text, by the original's five-rule parseRetryAfterMs.
 //  6. The text "please retry in <n>(ms|s)", no space before the unit.
 //  7. The text "try again in <n> ?(ms|milliseconds|s|sec|seconds|m|min|
 //     minutes|h|hours)": at most one space before the unit; m, min and
@@ -76,15 +76,15 @@ var hintUnitMs = map[string]float64{
 // case-insensitively and only the first match of each pattern counts.
 // Arithmetic is float64 as in JavaScript (n times the unit's length).
 //
-// A hint is clamped to [0, MaxWaitHintMs]: a negative value or a time in the
+// A hint is clamped to [0, maxWaitHintMs]: a negative value or a time in the
 // past is 0, as in the original's parser, and a huge or infinite one is
-// MaxWaitHintMs. So when ok is true, ms is neither negative nor NaN. WaitHint
+// maxWaitHintMs. So when ok is true, ms is neither negative nor NaN. waitHint
 // reads m.Headers and m.ErrorMessage whatever m's stop reason.
-func WaitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
+func waitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
 	if ms, ok := headerWaitHint(m.Headers, now); ok {
 		return clampHint(ms)
 	}
-	if ms, ok := ParseRetryAfterMs(m.ErrorMessage, now); ok {
+	if ms, ok := parseRetryAfterMs(m.ErrorMessage, now); ok {
 		return clampHint(ms)
 	}
 	if ms, ok := textWaitHint(m.ErrorMessage); ok {
@@ -93,24 +93,24 @@ func WaitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
 	return 0, false
 }
 
-// clampHint clamps a hint to [0, MaxWaitHintMs]. A NaN, which no rule
+// clampHint clamps a hint to [0, maxWaitHintMs]. A NaN, which no rule
 // produces, would count as no hint.
 func clampHint(ms float64) (float64, bool) {
 	if math.IsNaN(ms) {
 		return 0, false
 	}
-	return math.Min(math.Max(0, ms), MaxWaitHintMs), true
+	return math.Min(math.Max(0, ms), maxWaitHintMs), true
 }
 
-// headerWaitHint applies WaitHint's header rules 1 to 4, unclamped.
+// headerWaitHint applies waitHint's header rules 1 to 4, unclamped.
 func headerWaitHint(h map[string]string, now time.Time) (float64, bool) {
 	if v, present := h[headerRetryAfterMs]; present {
-		if ms, ok := ParseHeaderRetryAfterMs(v); ok {
+		if ms, ok := parseHeaderRetryAfterMs(v); ok {
 			return ms, true
 		}
 	}
 	if v, present := h[headerRetryAfter]; present {
-		if ms, ok := ParseHeaderRetryAfter(v, now); ok {
+		if ms, ok := parseHeaderRetryAfter(v, now); ok {
 			return ms, true
 		}
 	}
@@ -134,7 +134,7 @@ func headerWaitHint(h map[string]string, now time.Time) (float64, bool) {
 	return 0, false
 }
 
-// textWaitHint applies WaitHint's text rules 6 to 8, unclamped.
+// textWaitHint applies waitHint's text rules 6 to 8, unclamped.
 func textWaitHint(text string) (float64, bool) {
 	folded := foldASCII(text)
 	if m := pleaseRetryRe.FindStringSubmatch(folded); m != nil {
@@ -156,7 +156,7 @@ func decimalNumber(s string) float64 {
 	return f
 }
 
-// headerNumber parses a header value as a decimal number (see WaitHint),
+// headerNumber parses a header value as a decimal number (see waitHint),
 // after trimming spaces and tabs. Out-of-range values are ±Inf or ±0, as
 // strconv.ParseFloat gives them; the result is never NaN.
 func headerNumber(v string) (float64, bool) {
@@ -171,29 +171,29 @@ func headerNumber(v string) (float64, bool) {
 	return f, true
 }
 
-// ParseHeaderRetryAfterMs parses the value of a retry-after-ms header: a
+// parseHeaderRetryAfterMs parses the value of a retry-after-ms header: a
 // decimal number of milliseconds ([+-]? (digits [. digits?] | . digits)
 // ([eE] [+-]? digits)?) with optional spaces or tabs around it. The value is
 // returned as is, unclamped, so that a caller can apply its own window (the
 // OpenAI SDK takes only 0 <= t <= 60000): it may be negative, or ±Inf for a
 // number out of float64's range, but never NaN. ok is false for anything
 // else, the empty string included.
-func ParseHeaderRetryAfterMs(value string) (ms float64, ok bool) {
+func parseHeaderRetryAfterMs(value string) (ms float64, ok bool) {
 	return headerNumber(value)
 }
 
-// ParseHeaderRetryAfter parses the value of a retry-after header at time
-// now: a decimal number of seconds (as in ParseHeaderRetryAfterMs; the
+// parseHeaderRetryAfter parses the value of a retry-after header at time
+// now: a decimal number of seconds (as in parseHeaderRetryAfterMs; the
 // result is seconds*1000 in float64), or else an HTTP date in one of the
 // three forms net/http.ParseTime reads (RFC 1123 "Fri, 29 Sep 2023 16:26:57
 // GMT", RFC 850, asctime), whose result is date - now in ms, with now taken
-// as float64(now.UnixMilli()) as ParseRetryAfterMs does. Spaces and tabs
+// as float64(now.UnixMilli()) as parseRetryAfterMs does. Spaces and tabs
 // around the value are ignored.
 //
 // The value is unclamped: negative for a negative number or a past date,
 // ±Inf for a number out of range, never NaN. ok is false when the value is
 // neither a number nor an HTTP date (an ISO 8601 date is not one).
-func ParseHeaderRetryAfter(value string, now time.Time) (ms float64, ok bool) {
+func parseHeaderRetryAfter(value string, now time.Time) (ms float64, ok bool) {
 	if s, ok := headerNumber(value); ok {
 		return s * 1000, true
 	}
@@ -207,7 +207,7 @@ func ParseHeaderRetryAfter(value string, now time.Time) (ms float64, ok bool) {
 // ValidateHTTP reports what is wrong with m's HTTP fields, or nil: Status
 // must be 0 (unknown) or 100-599, and each header name a non-empty HTTP
 // token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~) without upper-case
-// letters, since WaitHint and Classifier look headers up by lower-case name.
+// letters, since waitHint and Classifier look headers up by lower-case name.
 // Header values are not checked. Of several bad names, the first in byte
 // order is reported.
 func (m AssistantMessage) ValidateHTTP() error {

@@ -11,7 +11,7 @@ import (
 // test_parse_retry_after_header mocks: Fri, 29 Sep 2023 16:26:37 GMT.
 const pythonNowMs = 1696004797000
 
-// waitHintCases pin WaitHint. The origin of each upstream vector is given
+// waitHintCases pin waitHint. The origin of each upstream vector is given
 // as the section of /work/shared/reference/profiles.md; where the upstream
 // value differs from ours, the comment says why. now 0 is retryTestNowMs
 // (Mon, 16 Feb 2026 00:00:00 GMT); want NaN is no hint.
@@ -35,7 +35,7 @@ var waitHintCases = []struct {
 	{"§5.1 response.failed 11.054s", "Rate limit reached for gpt-5.1. Please try again in 11.054s. Visit https://platform.openai.com/account/rate-limits to learn more.", nil, 0, 11054},
 
 	// §7.1 gemini-cli classifyGoogleError (googleQuotaErrors.test.ts).
-	// WaitHint reports the hint only; gemini's terminal thresholds (over
+	// waitHint reports the hint only; gemini's terminal thresholds (over
 	// 300 s) are not its business.
 	{"§7.1 Please retry in 44.097740004s", "You have exhausted your capacity on this model. Please retry in 44.097740004s", nil, 0, 44097.740004},
 	{"§7.1 Please retry in 900.2ms", "Quota exceeded. Please retry in 900.2ms", nil, 0, 900.2},
@@ -55,7 +55,7 @@ var waitHintCases = []struct {
 	{"§6.1 http-date now+20s", "", map[string]string{"retry-after": "Mon, 16 Feb 2026 00:00:20 GMT"}, 0, 20000},
 	{"§6.1 not-a-number", "", map[string]string{"retry-after": "not-a-number"}, 0, math.NaN()},
 	{"§6.1 Invalid Date String", "", map[string]string{"retry-after": "Invalid Date String"}, 0, math.NaN()},
-	// opencode ignores a past date (backoff); WaitHint clamps it to 0,
+	// opencode ignores a past date (backoff); waitHint clamps it to 0,
 	// as the original's parser does.
 	{"§6.1 past date is 0", "", map[string]string{"retry-after": "Sun, 15 Feb 2026 23:59:55 GMT"}, 0, 0},
 	{"§6.1 retry-after 50", "", map[string]string{"retry-after": "50"}, 0, 50000},
@@ -66,7 +66,7 @@ var waitHintCases = []struct {
 	{"§10 retry-after-ms 0 wins over retry-after", "", map[string]string{"retry-after-ms": "0", "retry-after": "Mon, 16 Feb 2026 00:00:05 GMT"}, 0, 0},
 	{"§11 both headers", "", map[string]string{"retry-after-ms": "3000", "retry-after": "10"}, 0, 3000},
 	{"§11 retry-after 5", "", map[string]string{"retry-after": "5"}, 0, 5000},
-	// The AI SDK ignores a negative hint; WaitHint clamps it to 0.
+	// The AI SDK ignores a negative hint; waitHint clamps it to 0.
 	{"§11 negative ms is 0", "", map[string]string{"retry-after-ms": "-1000"}, 0, 0},
 
 	// §9.2 Anthropic Python dates, at its mocked time.
@@ -76,7 +76,7 @@ var waitHintCases = []struct {
 	{"§9.2 bad weekday", "", map[string]string{"retry-after": "Zun, 29 Sep 2023 16:26:27 GMT"}, pythonNowMs, math.NaN()},
 
 	// §4.3 pi google-gemini-cli-retry-delay.test.ts; pi adds 1000 ms of
-	// padding, WaitHint does not.
+	// padding, waitHint does not.
 	{"§4.3 header beats body", "Please retry in 1s", map[string]string{"retry-after": "5"}, 0, 5000},
 	{"§4.3 http-date now+12s", "", map[string]string{"retry-after": "Mon, 16 Feb 2026 00:00:12 GMT"}, 0, 12000},
 	{"§4.3 x-ratelimit-reset epoch now+20s", "", map[string]string{"x-ratelimit-reset": "1771200020"}, 0, 20000},
@@ -97,8 +97,8 @@ var waitHintCases = []struct {
 	{"Infinity is not a number", "", map[string]string{"retry-after-ms": "Infinity"}, 0, math.NaN()},
 	{"NaN is not a number", "", map[string]string{"retry-after-ms": "NaN"}, 0, math.NaN()},
 	{"hex is not a number", "", map[string]string{"retry-after-ms": "0x10"}, 0, math.NaN()},
-	{"huge is clamped", "", map[string]string{"retry-after-ms": "1e400"}, 0, MaxWaitHintMs},
-	{"huge seconds clamped", "", map[string]string{"retry-after": "99999999999999999999999999999999999"}, 0, MaxWaitHintMs},
+	{"huge is clamped", "", map[string]string{"retry-after-ms": "1e400"}, 0, maxWaitHintMs},
+	{"huge seconds clamped", "", map[string]string{"retry-after": "99999999999999999999999999999999999"}, 0, maxWaitHintMs},
 	{"negative seconds is 0", "", map[string]string{"retry-after": "-10"}, 0, 0},
 	{"negative zero is 0", "", map[string]string{"retry-after": "-0"}, 0, 0},
 	{"RFC 850 date", "", map[string]string{"retry-after": "Monday, 16-Feb-26 00:00:30 GMT"}, 0, 30000},
@@ -117,7 +117,7 @@ var waitHintCases = []struct {
 	{"original rule 2 before please retry", "retry-after: 2; Please retry in 5s", nil, 0, 2000},
 	{"original rule 4 before try again", "Try again in 5s. x-ratelimit-reset: 60", nil, 0, 60000},
 	{"original rule 2 falls through", "retry-after: soon, please retry in 2s", nil, 0, 2000},
-	{"original Infinity clamped", "retry-after: Infinity", nil, 0, MaxWaitHintMs},
+	{"original Infinity clamped", "retry-after: Infinity", nil, 0, maxWaitHintMs},
 	{"please retry before try again", "try again in 1s; Please retry in 5s", nil, 0, 5000},
 	{"try again before retryDelay", `"retryDelay": "9s", try again in 3s`, nil, 0, 3000},
 	{"please retry before retryDelay", `Please retry in 44.097740004s. {"retryDelay": "44s"}`, nil, 0, 44097.740004},
@@ -141,7 +141,7 @@ var waitHintCases = []struct {
 	{"try again tilde", "Try again in ~120 min.", nil, 0, math.NaN()},
 	{"try again no unit", "try again in 5", nil, 0, math.NaN()},
 	{"try again later", "Please try again later.", nil, 0, math.NaN()},
-	{"try again huge", "try again in " + strings.Repeat("9", 400) + " hours", nil, 0, MaxWaitHintMs},
+	{"try again huge", "try again in " + strings.Repeat("9", 400) + " hours", nil, 0, maxWaitHintMs},
 	{"retryDelay compact JSON", `{"retryDelay":"45s"}`, nil, 0, 45000},
 	{"retryDelay whitespace", "\"retryDelay\" \n:\t \"2.5s\"", nil, 0, 2500},
 	{"retryDelay case", `"RetryDelay": "5s"`, nil, 0, 5000},
@@ -163,22 +163,22 @@ func TestWaitHint(t *testing.T) {
 				now = retryTestNowMs
 			}
 			m := AssistantMessage{StopReason: StopReasonError, ErrorMessage: tc.msg, Headers: tc.headers}
-			got, ok := WaitHint(m, time.UnixMilli(now))
+			got, ok := waitHint(m, time.UnixMilli(now))
 			if math.IsNaN(tc.want) {
 				if ok || got != 0 {
-					t.Errorf("WaitHint(%q, %v) = %v, %v; want no hint", tc.msg, tc.headers, got, ok)
+					t.Errorf("waitHint(%q, %v) = %v, %v; want no hint", tc.msg, tc.headers, got, ok)
 				}
 				return
 			}
 			if !ok || got != tc.want || math.Signbit(got) {
-				t.Errorf("WaitHint(%q, %v) = %v, %v; want %v, true", tc.msg, tc.headers, got, ok, tc.want)
+				t.Errorf("waitHint(%q, %v) = %v, %v; want %v, true", tc.msg, tc.headers, got, ok, tc.want)
 			}
 		})
 	}
 }
 
-// TestWaitHintKeepsOriginalParser: for a message alone, WaitHint agrees
-// with ParseRetryAfterMs wherever the original's parser finds a hint (up to
+// TestWaitHintKeepsOriginalParser: for a message alone, waitHint agrees
+// with parseRetryAfterMs wherever the original's parser finds a hint (up to
 // the clamp of +Inf), so the credential-switch path and the wait hint read
 // the same text the same way.
 func TestWaitHintKeepsOriginalParser(t *testing.T) {
@@ -187,23 +187,23 @@ func TestWaitHintKeepsOriginalParser(t *testing.T) {
 		if now == 0 {
 			now = retryTestNowMs
 		}
-		want, wantOK := ParseRetryAfterMs(tc.msg, time.UnixMilli(now))
+		want, wantOK := parseRetryAfterMs(tc.msg, time.UnixMilli(now))
 		if !wantOK {
 			continue
 		}
-		got, ok := WaitHint(AssistantMessage{ErrorMessage: tc.msg}, time.UnixMilli(now))
-		if !ok || got != math.Min(want, MaxWaitHintMs) {
-			t.Errorf("%s: WaitHint(%q) = %v, %v; ParseRetryAfterMs gives %v", tc.name, tc.msg, got, ok, want)
+		got, ok := waitHint(AssistantMessage{ErrorMessage: tc.msg}, time.UnixMilli(now))
+		if !ok || got != math.Min(want, maxWaitHintMs) {
+			t.Errorf("%s: waitHint(%q) = %v, %v; parseRetryAfterMs gives %v", tc.name, tc.msg, got, ok, want)
 		}
 	}
 }
 
-// TestWaitHintStopReason: WaitHint reads a reply whatever its stop reason.
+// TestWaitHintStopReason: waitHint reads a reply whatever its stop reason.
 func TestWaitHintStopReason(t *testing.T) {
 	for _, r := range []StopReason{StopReasonStop, StopReasonError, StopReasonAborted, ""} {
 		m := AssistantMessage{StopReason: r, Headers: map[string]string{"retry-after": "3"}}
-		if got, ok := WaitHint(m, time.UnixMilli(retryTestNowMs)); !ok || got != 3000 {
-			t.Errorf("stopReason %q: WaitHint = %v, %v; want 3000, true", r, got, ok)
+		if got, ok := waitHint(m, time.UnixMilli(retryTestNowMs)); !ok || got != 3000 {
+			t.Errorf("stopReason %q: waitHint = %v, %v; want 3000, true", r, got, ok)
 		}
 	}
 }
@@ -211,16 +211,16 @@ func TestWaitHintStopReason(t *testing.T) {
 // TestMaxWaitHintMs: the clamp converts to a time.Duration without
 // overflow, and one more millisecond would not.
 func TestMaxWaitHintMs(t *testing.T) {
-	d := time.Duration(MaxWaitHintMs) * time.Millisecond
-	if d <= 0 || d > math.MaxInt64 || d/time.Millisecond != time.Duration(MaxWaitHintMs) {
-		t.Errorf("MaxWaitHintMs = %v overflows a Duration (%v)", MaxWaitHintMs, d)
+	d := time.Duration(maxWaitHintMs) * time.Millisecond
+	if d <= 0 || d > math.MaxInt64 || d/time.Millisecond != time.Duration(maxWaitHintMs) {
+		t.Errorf("maxWaitHintMs = %v overflows a Duration (%v)", maxWaitHintMs, d)
 	}
-	if float64(math.MaxInt64)/1e6-MaxWaitHintMs >= 1 {
-		t.Errorf("MaxWaitHintMs = %v is not the largest whole ms in a Duration", MaxWaitHintMs)
+	if float64(math.MaxInt64)/1e6-maxWaitHintMs >= 1 {
+		t.Errorf("maxWaitHintMs = %v is not the largest whole ms in a Duration", maxWaitHintMs)
 	}
 }
 
-// TestParseHeaderRetryAfterPython pins ParseHeaderRetryAfter on the
+// TestParseHeaderRetryAfterPython pins parseHeaderRetryAfter on the
 // Anthropic Python SDK's test_parse_retry_after_header (§9.2): the raw
 // values, then the SDK's window (a hint is used only if 0 < t <= 60 s,
 // else the 0.5 s backoff) applied to them, which gives the SDK's expected
@@ -248,13 +248,13 @@ func TestParseHeaderRetryAfterPython(t *testing.T) {
 	}
 	now := time.UnixMilli(pythonNowMs)
 	for _, tc := range cases {
-		raw, ok := ParseHeaderRetryAfter(tc.value, now)
+		raw, ok := parseHeaderRetryAfter(tc.value, now)
 		if math.IsNaN(tc.raw) {
 			if ok || raw != 0 {
-				t.Errorf("ParseHeaderRetryAfter(%q) = %v, %v; want not ok", tc.value, raw, ok)
+				t.Errorf("parseHeaderRetryAfter(%q) = %v, %v; want not ok", tc.value, raw, ok)
 			}
 		} else if !ok || raw != tc.raw {
-			t.Errorf("ParseHeaderRetryAfter(%q) = %v, %v; want %v, true", tc.value, raw, ok, tc.raw)
+			t.Errorf("parseHeaderRetryAfter(%q) = %v, %v; want %v, true", tc.value, raw, ok, tc.raw)
 		}
 		delay := 0.5
 		if ok && raw > 0 && raw <= 60000 {
@@ -279,15 +279,15 @@ func TestParseHeaderRetryAfterMs(t *testing.T) {
 		{"1_000", nan}, {"10ms", nan}, {"1 0", nan}, {".", nan}, {"1e", nan}, {"\u00a010", nan},
 	}
 	for _, tc := range cases {
-		got, ok := ParseHeaderRetryAfterMs(tc.value)
+		got, ok := parseHeaderRetryAfterMs(tc.value)
 		if math.IsNaN(tc.want) {
 			if ok || got != 0 {
-				t.Errorf("ParseHeaderRetryAfterMs(%q) = %v, %v; want not ok", tc.value, got, ok)
+				t.Errorf("parseHeaderRetryAfterMs(%q) = %v, %v; want not ok", tc.value, got, ok)
 			}
 			continue
 		}
 		if !ok || got != tc.want {
-			t.Errorf("ParseHeaderRetryAfterMs(%q) = %v, %v; want %v, true", tc.value, got, ok, tc.want)
+			t.Errorf("parseHeaderRetryAfterMs(%q) = %v, %v; want %v, true", tc.value, got, ok, tc.want)
 		}
 	}
 }
@@ -320,8 +320,8 @@ func TestValidateHTTP(t *testing.T) {
 	}
 }
 
-// FuzzWaitHint checks that WaitHint and the header parsers never panic,
-// that a hint is never negative, NaN or above MaxWaitHintMs, and that no
+// FuzzWaitHint checks that waitHint and the header parsers never panic,
+// that a hint is never negative, NaN or above maxWaitHintMs, and that no
 // hint means ms == 0.
 func FuzzWaitHint(f *testing.F) {
 	for _, tc := range waitHintCases {
@@ -344,38 +344,38 @@ func FuzzWaitHint(f *testing.F) {
 			}
 		}
 		now := time.UnixMilli(nowMs)
-		ms, ok := WaitHint(AssistantMessage{ErrorMessage: msg, Headers: h}, now)
-		if ok && (math.IsNaN(ms) || ms < 0 || math.Signbit(ms) || ms > MaxWaitHintMs) {
-			t.Errorf("WaitHint(%q, %v) = %v, true", msg, h, ms)
+		ms, ok := waitHint(AssistantMessage{ErrorMessage: msg, Headers: h}, now)
+		if ok && (math.IsNaN(ms) || ms < 0 || math.Signbit(ms) || ms > maxWaitHintMs) {
+			t.Errorf("waitHint(%q, %v) = %v, true", msg, h, ms)
 		}
 		if !ok && ms != 0 {
-			t.Errorf("WaitHint(%q, %v) = %v, false; want 0", msg, h, ms)
+			t.Errorf("waitHint(%q, %v) = %v, false; want 0", msg, h, ms)
 		}
 		for _, v := range []string{ram, ra, rrm, rr, msg} {
-			if x, ok := ParseHeaderRetryAfter(v, now); math.IsNaN(x) || (!ok && x != 0) {
-				t.Errorf("ParseHeaderRetryAfter(%q) = %v, %v", v, x, ok)
+			if x, ok := parseHeaderRetryAfter(v, now); math.IsNaN(x) || (!ok && x != 0) {
+				t.Errorf("parseHeaderRetryAfter(%q) = %v, %v", v, x, ok)
 			}
-			if x, ok := ParseHeaderRetryAfterMs(v); math.IsNaN(x) || (!ok && x != 0) {
-				t.Errorf("ParseHeaderRetryAfterMs(%q) = %v, %v", v, x, ok)
+			if x, ok := parseHeaderRetryAfterMs(v); math.IsNaN(x) || (!ok && x != 0) {
+				t.Errorf("parseHeaderRetryAfterMs(%q) = %v, %v", v, x, ok)
 			}
 		}
 		// The text patterns alone, since the fuzzer rarely builds a whole
 		// prefix: append the message to each.
 		for _, p := range []string{"please retry in ", "try again in ", `"retryDelay": "`} {
-			x, ok := WaitHint(AssistantMessage{ErrorMessage: p + msg}, now)
-			if ok && (math.IsNaN(x) || x < 0 || x > MaxWaitHintMs) {
-				t.Errorf("WaitHint(%q) = %v, true", p+msg, x)
+			x, ok := waitHint(AssistantMessage{ErrorMessage: p + msg}, now)
+			if ok && (math.IsNaN(x) || x < 0 || x > maxWaitHintMs) {
+				t.Errorf("waitHint(%q) = %v, true", p+msg, x)
 			}
 		}
 	})
 }
 
-// BenchmarkWaitHint measures WaitHint on the table's replies.
+// BenchmarkWaitHint measures waitHint on the table's replies.
 func BenchmarkWaitHint(b *testing.B) {
 	now := time.UnixMilli(retryTestNowMs)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		tc := waitHintCases[i%len(waitHintCases)]
-		WaitHint(AssistantMessage{ErrorMessage: tc.msg, Headers: tc.headers}, now)
+		waitHint(AssistantMessage{ErrorMessage: tc.msg, Headers: tc.headers}, now)
 	}
 }

@@ -27,7 +27,7 @@ func TestControllerAgreesWithLooplab(t *testing.T) {
 			}
 		}
 		// Every transition a rule can take is a declared edge.
-		for _, r := range v.Rules {
+		for _, r := range v.rules {
 			if r.Ignored() {
 				continue
 			}

@@ -23,8 +23,11 @@ const (
 	StateCancelled  State = "cancelled"
 )
 
-// States lists every state in display order.
-var States = []State{StateIdle, StateBackoff, StateContinuing, StateExhausted, StateCancelled}
+// allStates lists every state in display order (States returns a copy).
+var allStates = [...]State{StateIdle, StateBackoff, StateContinuing, StateExhausted, StateCancelled}
+
+// States lists the five states in display order (a fresh slice).
+func States() []State { return slices.Clone(allStates[:]) }
 
 // AtRest reports whether s is a rest state (idle, exhausted, cancelled).
 func (s State) AtRest() bool {
@@ -109,12 +112,12 @@ type Guard struct {
 
 // The guards the tables use.
 var (
-	Always        = Guard{"", func(Snapshot, Settings) bool { return true }}
-	GuardDisabled = Guard{"!enabled", func(_ Snapshot, set Settings) bool { return !set.Enabled }}
-	GuardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set Settings) bool {
+	always        = Guard{"", func(Snapshot, Settings) bool { return true }}
+	guardDisabled = Guard{"!enabled", func(_ Snapshot, set Settings) bool { return !set.Enabled }}
+	guardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set Settings) bool {
 		return set.Enabled && s.Attempt < set.MaxRetries
 	}}
-	GuardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set Settings) bool {
+	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set Settings) bool {
 		return set.Enabled && s.Attempt >= set.MaxRetries
 	}}
 )
@@ -162,15 +165,6 @@ const (
 	FinalMessageOrUnknown
 )
 
-// Fixed finalError texts.
-const (
-	RetryCancelled     = "Retry cancelled"
-	NoAssistantMessage = "Agent run ended without an assistant message"
-	// UnknownError is the finalError of an error without text (and the
-	// loader's text for one: "Retry failed after N attempts: Unknown error").
-	UnknownError = "Unknown error"
-)
-
 // Rule is one row of a transition table: in any state of From, on Input,
 // when Guard holds, fire Event (moving to To) and perform Steps. A rule with
 // an empty Event is an explicitly ignored pair: nothing changes.
@@ -203,11 +197,14 @@ func (r *Rule) Ignored() bool { return r.Event == "" }
 // that differ between variants. Build one with NewVariant.
 type Variant struct {
 	Name    string
-	Rules   []Rule
-	Session SessionRules
+	rules   []Rule
 	machine *fsm.Machine
 	byPair  [numInputs][numStates][]int // rule indexes per (input, state)
 }
+
+// Rules returns the table's rules, in order (a copy: the table cannot be
+// changed once built).
+func (v *Variant) Rules() []Rule { return slices.Clone(v.rules) }
 
 const numStates = 5
 
@@ -233,34 +230,13 @@ func (s State) Index() int {
 	return -1
 }
 
-// SessionRules are the rules of the session around the retry machine that
-// differ between variants (read by sim, never scattered booleans).
-type SessionRules struct {
-	// RejectPromptDuringChain: a prompt is rejected while a chain is open
-	// (sound), not only while a run is in flight or a prompt is unresolved
-	// (original).
-	RejectPromptDuringChain bool
-	// CancelCompactionContinue: a new prompt or abort cancels a pending
-	// compaction continue (sound) instead of letting it fire (original).
-	CancelCompactionContinue bool
-	// PromptWaitsForRun: a prompt resolves only when no run it started is
-	// in flight and the machine is at rest (sound), instead of checking the
-	// retry promise once when its own run ends (original).
-	PromptWaitsForRun bool
-	// DoubleRejectResponse: a rejected prompt gets two responses (original).
-	DoubleRejectResponse bool
-	// PrePromptCompactionCheck: the compaction check runs on the last
-	// assistant message in context before each prompt (original).
-	PrePromptCompactionCheck bool
-}
-
 // NewVariant validates a table and builds its machine: every rule names
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
-func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, error) {
-	v := &Variant{Name: name, Rules: rules, Session: session}
+func NewVariant(name string, rules []Rule) (*Variant, error) {
+	v := &Variant{Name: name, rules: slices.Clone(rules)}
 	known := map[State]bool{}
-	for _, s := range States {
+	for _, s := range allStates {
 		known[s] = true
 	}
 	type tr struct {
@@ -276,7 +252,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 		}
 		for _, s := range r.From {
 			if !known[s] {
-				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, States)
+				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
 			}
 			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
@@ -318,7 +294,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 			t.srcs = append(t.srcs, string(s))
 		}
 	}
-	for _, s := range States {
+	for _, s := range allStates {
 		for in := Input(0); in < numInputs; in++ {
 			if len(v.byPair[in][s.Index()]) == 0 {
 				return nil, fmt.Errorf("variant %s: (%s, %s) has no rule: declare it as a transition or as ignored", name, s, in)
@@ -326,7 +302,7 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 		}
 	}
 	def := fsm.Definition{Name: "retry_" + name, Initial: string(StateIdle)}
-	for _, s := range States {
+	for _, s := range allStates {
 		def.States = append(def.States, string(s))
 	}
 	for _, t := range trs {
@@ -356,18 +332,14 @@ func NewVariant(name string, rules []Rule, session SessionRules) (*Variant, erro
 // Machine returns the fsm declaration derived from the table.
 func (v *Variant) Machine() *fsm.Machine { return v.machine }
 
-// RulesFor returns the rules for (state, input) in the order they are tried.
-func (v *Variant) RulesFor(s State, in Input) []*Rule {
+// RulesFor returns the indexes (in Rules) of the rules for (state, input),
+// in the order they are tried.
+func (v *Variant) RulesFor(s State, in Input) []int {
 	si := s.Index()
 	if si < 0 || in < 0 || in >= numInputs {
 		return nil
 	}
-	idx := v.byPair[in][si]
-	out := make([]*Rule, len(idx))
-	for i, j := range idx {
-		out[i] = &v.Rules[j]
-	}
-	return out
+	return slices.Clone(v.byPair[in][si])
 }
 
 // Effect is one effect a decision asks its shell to perform, in order.
@@ -491,7 +463,7 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Sett
 		rules = v.byPair[in][si]
 	}
 	for _, j := range rules {
-		if r := &v.Rules[j]; r.Guard.Holds(s, set) {
+		if r := &v.rules[j]; r.Guard.Holds(s, set) {
 			d.Rule, d.RuleIndex = r, j
 			break
 		}
@@ -563,7 +535,7 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Sett
 func (v *Variant) TableMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| from | input | guard | event | to | effects |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range v.Rules {
+	for _, r := range v.rules {
 		from := make([]string, len(r.From))
 		for i, s := range r.From {
 			from[i] = string(s)

@@ -29,7 +29,7 @@ type AssistantMessage struct {
 	// Status is the HTTP status of the reply's response, 0 when unknown.
 	Status int `json:"status,omitempty"`
 	// Headers are the response's headers, keyed by lower-case name (see
-	// ValidateHTTP). Only WaitHint and Classifier read them.
+	// ValidateHTTP). Only waitHint and Classifier read them.
 	Headers map[string]string `json:"headers,omitempty"`
 }
 

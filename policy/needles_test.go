@@ -8,7 +8,7 @@ import (
 // TestOverflowNeedles: each prefilter needle is a literal part of its
 // pattern's source, so a message without it cannot match the pattern.
 func TestOverflowNeedles(t *testing.T) {
-	srcs := OverflowPatterns()
+	srcs := overflowPatterns()
 	if len(srcs) != len(overflowNeedles) {
 		t.Fatalf("%d patterns, %d needles", len(srcs), len(overflowNeedles))
 	}
@@ -26,7 +26,7 @@ func TestOverflowNeedles(t *testing.T) {
 		}
 	}
 	for _, m := range []string{"context_length_exceeded", "context length exceeded", "requested tokens exceed context window", "context size exceeded", "requested token count greater than n_ctx"} {
-		if !IsContextOverflow(AssistantMessage{StopReason: StopReasonError, ErrorMessage: m}, 0) {
+		if !isContextOverflow(AssistantMessage{StopReason: StopReasonError, ErrorMessage: m}, 0) {
 			t.Errorf("%q should be an overflow", m)
 		}
 	}
@@ -41,10 +41,10 @@ func TestRetryablePrefilter(t *testing.T) {
 		"Too Many Requests", "unavailable service", "rate\rlimit", "usageſlimit", "connectionKerror"}
 	for _, m := range msgs {
 		f := foldASCII(m)
-		if got, want := IsRetryableErrorMessage(m), retryableRe.MatchString(f); got != want {
+		if got, want := isRetryableErrorMessage(m), retryableRe.MatchString(f); got != want {
 			t.Errorf("retryable %q: prefiltered %v, regex %v", m, got, want)
 		}
-		if got, want := IsUsageLimitErrorMessage(m), usageLimitRe.MatchString(f); got != want {
+		if got, want := isUsageLimitErrorMessage(m), usageLimitRe.MatchString(f); got != want {
 			t.Errorf("usage limit %q: prefiltered %v, regex %v", m, got, want)
 		}
 	}

@@ -41,7 +41,7 @@ var ovfSamples = []string{
 // TestOverflowSamples checks the samples themselves: one per pattern, each
 // matching exactly its own pattern, each retryable by its text alone.
 func TestOverflowSamples(t *testing.T) {
-	pats := policy.OverflowPatterns()
+	pats := policy.OverflowPatternsForTest()
 	if len(pats) != 21 || len(ovfSamples) != len(pats) {
 		t.Fatalf("%d patterns, %d samples; want 21 of each", len(pats), len(ovfSamples))
 	}
@@ -66,10 +66,10 @@ func TestOverflowSamples(t *testing.T) {
 		if !slices.Equal(matched, want) {
 			t.Errorf("sample %d %q matches patterns %v, want %v", i+1, msg, matched, want)
 		}
-		if !policy.IsRetryableErrorMessage(msg) {
+		if !policy.IsRetryableErrorMessageForTest(msg) {
 			t.Errorf("sample %d %q does not match the retryable regex", i+1, msg)
 		}
-		if c := policy.Classify(*ctlErrReply(msg), 0); c != policy.ClassOverflow {
+		if c := policy.ClassifyForTest(*ctlErrReply(msg), 0); c != policy.ClassOverflow {
 			t.Errorf("Classify(sample %d) = %v, want overflow", i+1, c)
 		}
 	}

@@ -15,13 +15,13 @@ type Outcome struct {
 	Usage   Usage
 	// Class is Classify's result.
 	Class Class
-	// Overflow: IsContextOverflow, whatever the stop reason (the
+	// Overflow: isContextOverflow, whatever the stop reason (the
 	// compaction hand-off reads it for successful replies too).
 	Overflow bool
 	// UsageLimit: the usage-limit regex matches Message; retrying it asks
 	// auth storage to switch credentials first.
 	UsageLimit bool
-	// RetryAfterMs is the hint of a usage-limit message (ParseRetryAfterMs
+	// RetryAfterMs is the hint of a usage-limit message (parseRetryAfterMs
 	// at the reply's time); HasRetryAfter is false when there is none.
 	RetryAfterMs  float64
 	HasRetryAfter bool
@@ -32,20 +32,20 @@ type Outcome struct {
 // (for HTTP-date hints).
 func ClassifyReply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
 	o := Outcome{StopReason: m.StopReason, Message: m.ErrorMessage, Usage: m.Usage}
-	o.Overflow = IsContextOverflow(m, contextWindow)
+	o.Overflow = isContextOverflow(m, contextWindow)
 	switch {
 	case m.StopReason == StopReasonError && o.Overflow:
 		o.Class = ClassOverflow
-	case m.StopReason == StopReasonError && m.ErrorMessage != "" && IsRetryableErrorMessage(m.ErrorMessage):
+	case m.StopReason == StopReasonError && m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage):
 		o.Class = ClassRetryable
 	case m.StopReason == StopReasonError:
 		o.Class = ClassFatal
 	case m.StopReason == StopReasonAborted:
 		o.Class = ClassAborted
 	}
-	if m.ErrorMessage != "" && IsUsageLimitErrorMessage(m.ErrorMessage) {
+	if m.ErrorMessage != "" && isUsageLimitErrorMessage(m.ErrorMessage) {
 		o.UsageLimit = true
-		o.RetryAfterMs, o.HasRetryAfter = ParseRetryAfterMs(m.ErrorMessage, now)
+		o.RetryAfterMs, o.HasRetryAfter = parseRetryAfterMs(m.ErrorMessage, now)
 	}
 	return o
 }

@@ -18,7 +18,7 @@ var (
 	resetRe        = compileJS(`x-ratelimit-reset\s*[:=]\s*(\d+)`)
 )
 
-// ParseRetryAfterMs is the original's #parseRetryAfterMsFromError (§2.5):
+// parseRetryAfterMs is the original's #parseRetryAfterMsFromError (§2.5):
 // it reads a retry hint out of an error message and returns it in
 // milliseconds. now stands for the original's Date.now(), taken once, so
 // results are reproducible; it is used as float64(now.UnixMilli()).
@@ -43,7 +43,7 @@ var (
 // fraction ("retry-after: 0.0015" gives 1.5, "retry-after: 1.005" gives
 // 1004.9999999999999) and may be +Inf (a huge digit string or "Infinity").
 // When ok is true, ms is never negative and never NaN.
-func ParseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool) {
+func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool) {
 	nowMs := float64(now.UnixMilli())
 	// The regexes run on the ASCII-folded message (see compileJS); the
 	// folding keeps byte offsets, so captures are cut from the original,

@@ -10,7 +10,7 @@ import (
 // retryTestNowMs is 2026-02-16T00:00:00Z.
 const retryTestNowMs = 1771200000000
 
-// noRetryHint marks a case where ParseRetryAfterMs must report no hint.
+// noRetryHint marks a case where parseRetryAfterMs must report no hint.
 var noRetryHint = math.NaN()
 
 // retryAfterCases are checked against the original's parser run under
@@ -182,15 +182,15 @@ func TestParseRetryAfterMs(t *testing.T) {
 			if now == 0 {
 				now = retryTestNowMs
 			}
-			got, ok := ParseRetryAfterMs(tc.msg, time.UnixMilli(now))
+			got, ok := parseRetryAfterMs(tc.msg, time.UnixMilli(now))
 			if math.IsNaN(tc.want) {
 				if ok || got != 0 {
-					t.Errorf("ParseRetryAfterMs(%q) = %v, %v; want no hint", tc.msg, got, ok)
+					t.Errorf("parseRetryAfterMs(%q) = %v, %v; want no hint", tc.msg, got, ok)
 				}
 				return
 			}
 			if !ok || got != tc.want || math.Signbit(got) {
-				t.Errorf("ParseRetryAfterMs(%q) = %v, %v; want %v, true", tc.msg, got, ok, tc.want)
+				t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, true", tc.msg, got, ok, tc.want)
 			}
 		})
 	}

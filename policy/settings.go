@@ -14,18 +14,6 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
-// Defaults of the retry settings group, as in the original's settings schema.
-const (
-	DefaultMaxRetries = 3
-	DefaultBaseDelay  = 2000 * time.Millisecond
-	// MaxRetriesLimit is the largest maxRetries Validate accepts. The original
-	// accepts any number; a bound keeps absurd settings from producing
-	// chains that never end in practice.
-	MaxRetriesLimit = 1000
-	// MaxBaseDelay is the largest baseDelayMs Validate accepts (24 h).
-	MaxBaseDelay = 24 * time.Hour
-)
-
 // Settings is the "retry" settings group. The zero value is not the default:
 // use DefaultSettings. Every field after BaseDelay is opt-in, and its zero
 // value is its default (a factor of 0 counts as 2, an empty mode as the
@@ -54,7 +42,7 @@ type Settings struct {
 	RetryAfter RetryAfter
 	// Classify is how an error is found retryable (JSON "classify":
 	// "message", "status" or "strict"; default "message").
-	Classify ClassifyMode
+	Classify string
 	// RetryablePatterns and NonRetryablePatterns are Go regexps, matched
 	// case-insensitively, that override Classify (non-retryable wins; JSON
 	// "retryablePatterns", "nonRetryablePatterns").
@@ -69,38 +57,20 @@ type Settings struct {
 	Fallback []string
 }
 
-// JitterMode is how Jitter spreads a backoff b with one uniform draw u in
+// string is how Jitter spreads a backoff b with one uniform draw u in
 // [0,1).
-type JitterMode string
-
-// Jitter modes.
-const (
-	JitterNone   JitterMode = "none"   // b (the default)
-	JitterDown   JitterMode = "down"   // b*(1-ratio*u)
-	JitterUpDown JitterMode = "updown" // b*(1+ratio*(2u-1))
-	JitterFull   JitterMode = "full"   // b*u
-	JitterEqual  JitterMode = "equal"  // b/2 + (b/2)*u
-)
 
 // Jitter is the jitter setting.
 type Jitter struct {
-	Mode  JitterMode // JSON "mode"
-	Ratio float64    // JSON "ratio", in [0,1] (down and updown)
+	Mode  string  // JSON "mode"
+	Ratio float64 // JSON "ratio", in [0,1] (down and updown)
 }
 
-// HintUse is how a provider's retry hint sets the wait.
-type HintUse string
-
-// Hint uses.
-const (
-	HintIgnore  HintUse = "ignore"  // hints only feed the credential switch (the default)
-	HintFloor   HintUse = "floor"   // wait = max(jittered backoff, hint)
-	HintReplace HintUse = "replace" // wait = the hint when there is one
-)
+// string is how a provider's retry hint sets the wait.
 
 // RetryAfter is the hint and ceiling setting.
 type RetryAfter struct {
-	Use HintUse // JSON "use"
+	Use string // JSON "use"
 	// MaxHint > 0: a hint above it is not used (the backoff stands; JSON
 	// "maxHintMs").
 	MaxHint time.Duration
@@ -108,15 +78,6 @@ type RetryAfter struct {
 	// the next model, or ends at once (fail-fast; JSON "maxWaitMs").
 	MaxWait time.Duration
 }
-
-// DefaultBackoffFactor is the default growth of the backoff.
-const DefaultBackoffFactor = 2
-
-// MaxBackoffFactor and MaxFallbacks bound their settings.
-const (
-	MaxBackoffFactor = 100
-	MaxFallbacks     = 16
-)
 
 // DefaultSettings returns {Enabled: true, MaxRetries: 3, BaseDelay: 2 s}:
 // factor 2, no cap, no jitter, hints ignored, message classification, no
@@ -224,14 +185,14 @@ func (s Settings) Validate() error {
 	if d := s.RetryAfter.MaxWait; d < 0 || d > MaxBaseDelay {
 		return &SettingsError{Field: "retryAfter.maxWaitMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
 	}
-	if _, err := ParseClassifyMode(string(s.Classify)); err != nil {
+	if _, err := parseClassifyMode(string(s.Classify)); err != nil {
 		return &SettingsError{Field: "classify", Value: strconv.Quote(string(s.Classify)), Allowed: "message, status or strict"}
 	}
 	for _, l := range []struct {
 		name string
 		ps   []string
 	}{{"retryablePatterns", s.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns}} {
-		if _, err := CompilePatterns(l.ps); err != nil {
+		if _, err := compilePatterns(l.ps); err != nil {
 			return &SettingsError{Field: l.name, Value: err.Error(), Allowed: "Go regular expressions (RE2), not empty"}
 		}
 	}

@@ -14,7 +14,7 @@ var updateSpec = flag.Bool("update", false, "rewrite the generated blocks of ../
 // specBlocks are the parts of SPEC.md generated from the code.
 func specBlocks() map[string]string {
 	var pats strings.Builder
-	for i, p := range OverflowPatterns() {
+	for i, p := range overflowPatterns() {
 		pats.WriteString(itoa(i+1) + ". `" + p + "`\n")
 	}
 	return map[string]string{

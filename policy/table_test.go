@@ -185,15 +185,16 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 	panic("unknown state " + string(s.State))
 }
 
-// tblFirstRule returns the rule whose guard holds first for (state, input),
-// as the table's order defines it.
-func tblFirstRule(c tblCase, in policy.Input) *policy.Rule {
-	for _, r := range policy.Sound.RulesFor(c.snap.State, in) {
-		if r.Guard.Holds(c.snap, c.set) {
-			return r
+// tblFirstRule returns the index of the rule whose guard holds first for
+// (state, input), as the table's order defines it (-1: none).
+func tblFirstRule(c tblCase, in policy.Input) int {
+	rules := policy.Sound.Rules()
+	for _, i := range policy.Sound.RulesFor(c.snap.State, in) {
+		if rules[i].Guard.Holds(c.snap, c.set) {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // tblEffect is an effect with the event it emits spelled out.
@@ -269,22 +270,22 @@ func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 // change, open flag and effects (kinds and payloads) must be the oracle's.
 // A rule that no case reaches (shadowed by an earlier guard) fails.
 func TestSoundEveryRule(t *testing.T) {
-	if len(policy.Sound.Rules) == 0 {
+	if len(policy.Sound.Rules()) == 0 {
 		t.Fatal("empty table")
 	}
-	for i := range policy.Sound.Rules {
-		r := &policy.Sound.Rules[i]
+	for i := range policy.Sound.Rules() {
+		r := &policy.Sound.Rules()[i]
 		for _, st := range r.From {
 			name := fmt.Sprintf("%02d/%s/%s/%s", i, st, r.Input, r.Guard.Name)
 			t.Run(name, func(t *testing.T) {
 				applied := 0
 				for _, c := range tblCases(st, r.Input) {
-					if !r.Guard.Holds(c.snap, c.set) || tblFirstRule(c, r.Input) != r {
+					if !r.Guard.Holds(c.snap, c.set) || tblFirstRule(c, r.Input) != i {
 						continue
 					}
 					applied++
 					d := tblCheck(t, c, r.Input)
-					if d.Rule != r {
+					if d.RuleIndex != i {
 						t.Fatalf("Decide applied rule %+v, want rule %d", *d.Rule, i)
 					}
 					if r.Ignored() {
@@ -348,10 +349,10 @@ func TestSoundKeyDecisions(t *testing.T) {
 // some rule's guard holds; Decide then agrees with the oracle (which also
 // covers attempts the sound variant never reaches).
 func TestSoundTotal(t *testing.T) {
-	if len(policy.States) != 5 {
-		t.Fatalf("States = %v, want 5 states", policy.States)
+	if len(policy.States()) != 5 {
+		t.Fatalf("States = %v, want 5 states", policy.States())
 	}
-	for _, st := range policy.States {
+	for _, st := range policy.States() {
 		for _, in := range policy.Inputs() {
 			rules := policy.Sound.RulesFor(st, in)
 			if len(rules) == 0 {
@@ -368,8 +369,8 @@ func TestSoundTotal(t *testing.T) {
 								msg:  tblMessages(in)[0],
 							}
 							holds := 0
-							for _, r := range rules {
-								if r.Guard.Holds(c.snap, c.set) {
+							for _, ri := range rules {
+								if policy.Sound.Rules()[ri].Guard.Holds(c.snap, c.set) {
 									holds++
 								}
 							}
@@ -400,7 +401,7 @@ func TestSoundTotal(t *testing.T) {
 func TestSoundStatesAndDiagrams(t *testing.T) {
 	out := map[policy.State]int{}
 	in := map[policy.State]int{}
-	for _, r := range policy.Sound.Rules {
+	for _, r := range policy.Sound.Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -409,7 +410,7 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 		}
 		in[r.To]++
 	}
-	for _, s := range policy.States {
+	for _, s := range policy.States() {
 		if out[s] == 0 || in[s] == 0 {
 			t.Errorf("state %s: %d outgoing and %d incoming transitions, want both > 0", s, out[s], in[s])
 		}
@@ -439,7 +440,7 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 	if !strings.Contains(mer, "[*] --> idle") || !strings.Contains(dot, `"idle" [style=bold]`) {
 		t.Error("diagrams do not mark idle initial")
 	}
-	for _, r := range policy.Sound.Rules {
+	for _, r := range policy.Sound.Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -452,8 +453,8 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 			}
 		}
 	}
-	if md := policy.Sound.TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound.Rules)+2 {
-		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound.Rules))
+	if md := policy.Sound.TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound.Rules())+2 {
+		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound.Rules()))
 	}
 	if v, err := policy.VariantByName(""); err != nil || v != policy.Sound {
 		t.Errorf(`VariantByName("") = %v, %v`, v, err)
@@ -466,22 +467,25 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 // TestNewVariantRejectsPartialTables: a table missing a pair, naming an
 // unknown state, or sending one event to two states is refused.
 func TestNewVariantRejectsPartialTables(t *testing.T) {
-	partial := slices.Clone(policy.Sound.Rules)
+	partial := slices.Clone(policy.Sound.Rules())
 	partial = slices.DeleteFunc(partial, func(r policy.Rule) bool {
 		return r.Input == policy.InputPrompt && slices.Contains(r.From, policy.StateBackoff)
 	})
-	if _, err := policy.NewVariant("partial", partial, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
+	if _, err := policy.NewVariant("partial", partial); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
 		t.Errorf("missing pair: err = %v", err)
 	}
-	bad := append(slices.Clone(policy.Sound.Rules), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: policy.Always})
-	if _, err := policy.NewVariant("bad", bad, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), "nowhere") {
+	bad := append(slices.Clone(policy.Sound.Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: tblAlways})
+	if _, err := policy.NewVariant("bad", bad); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Errorf("unknown state: err = %v", err)
 	}
-	twoDst := append(slices.Clone(policy.Sound.Rules), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: policy.Always, Event: "retry", To: policy.StateIdle})
-	if _, err := policy.NewVariant("two", twoDst, policy.SessionRules{}); err == nil || !strings.Contains(err.Error(), `"retry"`) {
+	twoDst := append(slices.Clone(policy.Sound.Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: tblAlways, Event: "retry", To: policy.StateIdle})
+	if _, err := policy.NewVariant("two", twoDst); err == nil || !strings.Contains(err.Error(), `"retry"`) {
 		t.Errorf("nondeterministic event: err = %v", err)
 	}
-	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound.Rules), policy.SessionRules{}); err != nil || v.Machine().DOT() == "" {
+	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound.Rules())); err != nil || v.Machine().DOT() == "" {
 		t.Errorf("a copy of the sound table: %v", err)
 	}
 }
+
+// tblAlways is a guard that always holds (the package's own are unexported).
+var tblAlways = policy.Guard{Holds: func(policy.Snapshot, policy.Settings) bool { return true }}

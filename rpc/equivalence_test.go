@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -32,7 +31,7 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 		if strings.HasSuffix(file, "manifest.json") {
 			continue
 		}
-		for _, variant := range policy.VariantNames() {
+		for _, variant := range session.VariantNames() {
 			t.Run(filepath.Base(file)+"/"+variant, func(t *testing.T) {
 				sc, err := scenario.Load(file)
 				if err != nil {

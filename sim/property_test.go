@@ -719,41 +719,42 @@ func TestPropertiesSound(t *testing.T) {
 // pbCheckTables checks that the drawn messages are of the class the tests
 // believe (a sanity check of the test data against the classifier).
 func pbCheckTables(t *testing.T) {
-	cls := func(msg string, u policy.Usage) policy.Class {
-		return policy.Classify(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, Usage: u}, pbWindow)
+	now := time.UnixMilli(1771200000000)
+	out := func(msg string, u policy.Usage) policy.Outcome {
+		return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, Usage: u}, pbWindow, now)
 	}
 	for _, m := range pbRetryableMsgs {
-		if c := cls(m, policy.Usage{}); c != policy.ClassRetryable || policy.IsUsageLimitErrorMessage(m) {
-			t.Errorf("%q: class %v, usage limit %v; want retryable, not a usage limit", m, c, policy.IsUsageLimitErrorMessage(m))
+		if o := out(m, policy.Usage{}); o.Class != policy.ClassRetryable || o.UsageLimit {
+			t.Errorf("%q: class %v, usage limit %v; want retryable, not a usage limit", m, o.Class, o.UsageLimit)
 		}
-		if c := cls(m, pbOverUsage); c != policy.ClassOverflow {
-			t.Errorf("%q over the window: class %v, want overflow", m, c)
+		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
+			t.Errorf("%q over the window: class %v, want overflow", m, o.Class)
 		}
 	}
 	for _, u := range pbUsageMsgs {
-		if c := cls(u.msg, policy.Usage{}); c != policy.ClassRetryable || !policy.IsUsageLimitErrorMessage(u.msg) {
-			t.Errorf("%q: class %v, want a retryable usage limit", u.msg, c)
+		o := out(u.msg, policy.Usage{})
+		if o.Class != policy.ClassRetryable || !o.UsageLimit {
+			t.Errorf("%q: class %v, want a retryable usage limit", u.msg, o.Class)
 		}
-		after, has := policy.ParseRetryAfterMs(u.msg, time.UnixMilli(1771200000000))
-		if has != u.has || (has && after != u.after) {
-			t.Errorf("%q: retryAfterMs %v %v, want %v %v", u.msg, after, has, u.after, u.has)
+		if o.HasRetryAfter != u.has || (o.HasRetryAfter && o.RetryAfterMs != u.after) {
+			t.Errorf("%q: retryAfterMs %v %v, want %v %v", u.msg, o.RetryAfterMs, o.HasRetryAfter, u.after, u.has)
 		}
 	}
 	for _, m := range pbOverflowMsgs {
-		if c := cls(m, policy.Usage{}); c != policy.ClassOverflow {
-			t.Errorf("%q: class %v, want overflow", m, c)
+		if o := out(m, policy.Usage{}); o.Class != policy.ClassOverflow {
+			t.Errorf("%q: class %v, want overflow", m, o.Class)
 		}
 	}
 	for _, m := range pbFatalMsgs {
-		if c := cls(m, policy.Usage{}); c != policy.ClassFatal {
-			t.Errorf("%q: class %v, want fatal", m, c)
+		if o := out(m, policy.Usage{}); o.Class != policy.ClassFatal {
+			t.Errorf("%q: class %v, want fatal", m, o.Class)
 		}
-		if c := cls(m, pbOverUsage); c != policy.ClassOverflow {
-			t.Errorf("%q over the window: class %v, want overflow", m, c)
+		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
+			t.Errorf("%q over the window: class %v, want overflow", m, o.Class)
 		}
 	}
-	over := policy.AssistantMessage{StopReason: policy.StopReasonStop, Usage: pbOverUsage}
-	if !policy.IsContextOverflow(over, pbWindow) {
+	over := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop, Usage: pbOverUsage}, pbWindow, now)
+	if !over.Overflow {
 		t.Errorf("a stop reply over the window is not an overflow")
 	}
 }

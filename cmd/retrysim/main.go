@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // Exit codes.
@@ -248,7 +249,7 @@ func isBoolFlag(f *flag.Flag) bool {
 // variantFlag defines --variant on fs; what says what it does with the
 // variant, e.g. "run the policy variant `NAME` instead of the scenario's".
 func variantFlag(fs *flag.FlagSet, what string) {
-	fs.String("variant", "", what+" (one of: "+strings.Join(policy.VariantNames(), ", ")+")")
+	fs.String("variant", "", what+" (one of: "+strings.Join(session.VariantNames(), ", ")+")")
 }
 
 // flagString returns the value of string flag name of fs.

@@ -1,0 +1,57 @@
+package policy
+
+import "time"
+
+// The package's constants: texts, defaults, bounds and the names of the
+// settings' modes.
+const (
+	// The classification modes (Settings.Classify).
+
+	// ClassifyMessage is the original's rule: an error is retryable when
+	// its message matches the retryable regex (isRetryableErrorMessage).
+	// The zero string ("") means the same.
+	ClassifyMessage string = "message"
+	// ClassifyStatus decides by the HTTP status when the reply has one
+	// (isRetryableStatus), else as ClassifyMessage.
+	ClassifyStatus string = "status"
+	// ClassifyStrict is ClassifyStatus, except that a quota or billing
+	// message is never retryable and that, without a status, the numbers
+	// of the retryable regex match only as whole numbers.
+	ClassifyStrict string = "strict"
+
+	// Fixed finalError texts.
+	RetryCancelled     = "Retry cancelled"
+	NoAssistantMessage = "Agent run ended without an assistant message"
+	// UnknownError is the finalError of an error without text (and the
+	// loader's text for one: "Retry failed after N attempts: Unknown error").
+	UnknownError = "Unknown error"
+
+	// Defaults of the retry settings group, as in the original's settings schema.
+	DefaultMaxRetries = 3
+	DefaultBaseDelay  = 2000 * time.Millisecond
+	// MaxRetriesLimit is the largest maxRetries Validate accepts. The original
+	// accepts any number; a bound keeps absurd settings from producing
+	// chains that never end in practice.
+	MaxRetriesLimit = 1000
+	// MaxBaseDelay is the largest baseDelayMs Validate accepts (24 h).
+	MaxBaseDelay = 24 * time.Hour
+
+	// Jitter modes (Jitter.Mode), for a capped backoff b and a draw u.
+	JitterNone   string = "none"   // b (the default)
+	JitterDown   string = "down"   // b*(1-ratio*u)
+	JitterUpDown string = "updown" // b*(1+ratio*(2u-1))
+	JitterFull   string = "full"   // b*u
+	JitterEqual  string = "equal"  // b/2 + (b/2)*u
+
+	// Hint uses (RetryAfter.Use).
+	HintIgnore  string = "ignore"  // hints only feed the credential switch (the default)
+	HintFloor   string = "floor"   // wait = max(jittered backoff, hint)
+	HintReplace string = "replace" // wait = the hint when there is one
+
+	// MaxBackoffFactor and MaxFallbacks bound their settings.
+	MaxBackoffFactor = 100
+	MaxFallbacks     = 16
+
+	// DefaultBackoffFactor is the default growth of the backoff.
+	DefaultBackoffFactor = 2
+)
