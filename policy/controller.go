@@ -100,6 +100,13 @@ func (st *SettingsStore) Set(s Settings) error {
 	return nil
 }
 
+// timers is all the Controller uses of its clock.Clock: the time of a
+// reply (for date hints) and timers for the backoff waits.
+type timers interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) *clock.Timer
+}
+
 // Config configures a Controller. Agent is required; everything else has a
 // default.
 type Config struct {
@@ -151,7 +158,7 @@ var errNoAgent = errors.New("policy: Config.Agent is required")
 type Controller struct {
 	mu     sync.Mutex
 	cfg    Config
-	clk    clock.Clock
+	clk    timers
 	snap   Snapshot
 	dec    Decision    // the decision being made (under the lock)
 	gen    uint64      // last backoff timer id
