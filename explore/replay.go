@@ -2,10 +2,10 @@ package explore
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -180,9 +180,10 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 	raw := newShell(v, maxRetries, true)
 	r := initial()
 	rp := &Replay{}
+	var events []scenario.ExpectEvent
 	var turns []*turnSpec
 	var cur *turnSpec
-	var acts []string
+	var acts []scenario.Action
 	for k := range steps {
 		st := &steps[k]
 		in := st.in
@@ -201,13 +202,14 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 				cur.stop, cur.duration, cur.done = policy.StopReasonStop, now-cur.start+1, true
 				cur = nil
 			}
-			acts = append(acts, fmt.Sprintf("{at: %d, do: abort}", now))
+			acts = append(acts, scenario.Action{At: ms(now), Do: "abort"})
 		case in == ActAbortRetry:
-			acts = append(acts, fmt.Sprintf("{at: %d, do: abort_retry}", now))
+			acts = append(acts, scenario.Action{At: ms(now), Do: "abort_retry"})
 		case in == ActEnable || in == ActDisable:
-			acts = append(acts, fmt.Sprintf("{at: %d, do: set_auto_retry, enabled: %t}", now, in == ActEnable))
+			enabled := in == ActEnable
+			acts = append(acts, scenario.Action{At: ms(now), Do: "set_auto_retry", Enabled: &enabled})
 		case in == ActPrompt:
-			acts = append(acts, fmt.Sprintf("{at: %d, do: prompt}", now))
+			acts = append(acts, scenario.Action{At: ms(now), Do: "prompt"})
 		}
 		nr, calls := len(raw.records), raw.calls
 		raw.step(&r, in)
@@ -232,14 +234,19 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 		for i := nr; i < len(raw.records); i++ {
 			l := &raw.records[i]
 			t := l.T.Milliseconds()
+			var ev scenario.ExpectEvent
 			switch l.Type {
 			case trace.AutoRetryStart:
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_start, attempt: %d}", t, l.Start.Attempt))
+				ev = expectEvent("t", t, "type", l.Type.String(), "attempt", l.Start.Attempt)
 			case trace.AutoRetryEnd:
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: auto_retry_end, success: %t, attempt: %d}", t, l.End.Success, l.End.Attempt))
+				ev = expectEvent("t", t, "type", l.Type.String(), "success", l.End.Success, "attempt", l.End.Attempt)
 			case trace.PromptResolved:
-				rp.Events = append(rp.Events, fmt.Sprintf("{t: %d, type: prompt_resolved, prompt: %d}", t, l.Prompt))
+				ev = expectEvent("t", t, "type", l.Type.String(), "prompt", l.Prompt)
+			default:
+				continue
 			}
+			events = append(events, ev)
+			rp.Events = append(rp.Events, string(scenario.FormatEvent(&ev)))
 		}
 	}
 	rp.Lines = NormalizeTrace(raw.records)
@@ -248,83 +255,45 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 	if p := r.Session.Pending; p != 0 {
 		rp.Final.Unresolved = []int{p}
 	}
-	var b strings.Builder
-	if opt.Name != "" {
-		fmt.Fprintf(&b, "name: %s\n", opt.Name)
-	}
-	if opt.Description != "" {
-		b.WriteString("description: >\n")
-		for _, l := range wrap(opt.Description, 76) {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-	}
-	fmt.Fprintf(&b, "variant: %s\n", v.Name)
-	fmt.Fprintf(&b, "settings: {enabled: true, maxRetries: %d, baseDelayMs: %d}\n", maxRetries, baseDelay.Milliseconds())
-	b.WriteString("initialPrompt: false\n")
-	b.WriteString("turns:")
-	if len(turns) == 0 {
-		b.WriteString(" []")
-	}
-	b.WriteString("\n")
+	file := &scenario.Scenario{Name: opt.Name, Description: opt.Description, Variant: v.Name,
+		Settings:      policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay},
+		ContextWindow: 200000, Compaction: scenario.Compaction{Enabled: true, Succeed: true},
+		Actions: acts}
 	for _, t := range turns {
 		if !t.done { // cannot happen after Extend; a call left in flight
 			t.stop, t.duration = policy.StopReasonStop, 1_000_000
 		}
-		sw := ""
-		if t.switched {
-			sw = ", switchModel: true"
-		}
-		if t.msg != "" {
-			fmt.Fprintf(&b, "  - {stopReason: %s, errorMessage: %q, durationMs: %d%s}\n", t.stop, t.msg, t.duration, sw)
-		} else {
-			fmt.Fprintf(&b, "  - {stopReason: %s, durationMs: %d%s}\n", t.stop, t.duration, sw)
-		}
-	}
-	b.WriteString("actions:")
-	if len(acts) == 0 {
-		b.WriteString(" []")
-	}
-	b.WriteString("\n")
-	for _, a := range acts {
-		fmt.Fprintf(&b, "  - %s\n", a)
+		file.Turns = append(file.Turns, scenario.Turn{StopReason: t.stop, ErrorMessage: t.msg, SwitchModel: t.switched, Duration: ms(t.duration)})
 	}
 	if opt.Expect {
-		b.WriteString("expect:\n")
-		if len(rp.Events) > 0 {
-			b.WriteString("  events:\n")
-			for _, e := range rp.Events {
-				fmt.Fprintf(&b, "    - %s\n", e)
-			}
-		}
 		f := rp.Final
-		un := make([]string, len(f.Unresolved))
-		for i, p := range f.Unresolved {
-			un[i] = fmt.Sprint(p)
-		}
-		fmt.Fprintf(&b, "  final: {state: %s, attempt: %d, isRetrying: %t, unresolvedPrompts: [%s]}\n",
-			f.State, f.Attempt, f.IsRetrying, strings.Join(un, ", "))
+		state := string(f.State)
+		file.Expect = &scenario.Expect{Events: events, Final: &scenario.ExpectFinal{State: &state, Attempt: &f.Attempt,
+			IsRetrying: &f.IsRetrying, UnresolvedPrompts: append([]int{}, f.Unresolved...), HasUnresolved: true}}
 	}
-	rp.YAML = []byte(b.String())
+	rp.YAML = scenario.Format(file)
 	return rp, nil
 }
 
-func wrap(s string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(w) > width {
-			lines = append(lines, line)
-			line = ""
+// ms is n milliseconds.
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// expectEvent builds an expected event from key, value pairs.
+func expectEvent(kv ...any) scenario.ExpectEvent {
+	ev := scenario.ExpectEvent{Fields: map[string]any{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := kv[i].(string)
+		ev.Keys = append(ev.Keys, k)
+		switch v := kv[i+1].(type) {
+		case int:
+			ev.Fields[k] = float64(v)
+		case int64:
+			ev.Fields[k] = float64(v)
+		default:
+			ev.Fields[k] = v
 		}
-		if line != "" {
-			line += " "
-		}
-		line += w
 	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+	return ev
 }
 
 // sameRetryRecords compares the records the explorer reads (abs, at

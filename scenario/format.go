@@ -1,0 +1,268 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// Format writes sc as a scenario file that Parse reads back to the same
+// scenario (positions aside): top-level keys in block style, each turn,
+// action and expectation as one flow mapping, strings quoted as JSON does
+// (which YAML reads alike) unless they are plain words, objects and lists
+// as JSON (which is YAML too). Keys at their
+// default are left out, except variant, settings, turns and actions.
+func Format(sc *Scenario) []byte {
+	var b strings.Builder
+	if sc.Name != "" {
+		fmt.Fprintf(&b, "name: %s\n", yamlString(sc.Name))
+	}
+	if d := sc.Description; d != "" {
+		body, nl := strings.CutSuffix(d, "\n")
+		switch {
+		case strings.Contains(body, "\n") || strings.Contains(body, "  ") || strings.TrimSpace(body) != body:
+			// Folding would change it: quote it.
+			fmt.Fprintf(&b, "description: %s\n", jsonw.AppendString(nil, d))
+		default:
+			b.WriteString("description: >")
+			if !nl {
+				b.WriteByte('-')
+			}
+			b.WriteByte('\n')
+			for _, l := range wrap(body, 76) {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	}
+	variant := sc.Variant
+	if variant == "" {
+		variant = scnDefaultVariant
+	}
+	fmt.Fprintf(&b, "variant: %s\n", variant)
+	fmt.Fprintf(&b, "settings: %s\n", settingsFlow(sc.Settings))
+	if sc.ContextWindow != scnDefaultContextWindow {
+		fmt.Fprintf(&b, "contextWindow: %d\n", sc.ContextWindow)
+	}
+	if !sc.Compaction.Enabled || !sc.Compaction.Succeed {
+		fmt.Fprintf(&b, "compaction: {enabled: %t, succeed: %t}\n", sc.Compaction.Enabled, sc.Compaction.Succeed)
+	}
+	if !sc.InitialPrompt {
+		b.WriteString("initialPrompt: false\n")
+	}
+	for _, f := range []struct{ key, v, def string }{
+		{"prompt", sc.Prompt, scnDefaultPrompt}, {"provider", sc.Provider, scnDefaultProvider},
+		{"modelId", sc.ModelID, scnDefaultModelID}, {"baseUrl", sc.BaseURL, scnDefaultBaseURL}, {"sessionId", sc.SessionID, scnDefaultSessionID},
+	} {
+		if f.v != f.def && f.v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", f.key, yamlString(f.v))
+		}
+	}
+	if sc.EpochMs != scnDefaultEpochMs && sc.EpochMs != 0 {
+		fmt.Fprintf(&b, "epochMs: %d\n", sc.EpochMs)
+	}
+	b.WriteString("turns:")
+	if len(sc.Turns) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteByte('\n')
+	for i := range sc.Turns {
+		fmt.Fprintf(&b, "  - %s\n", turnFlow(&sc.Turns[i]))
+	}
+	b.WriteString("actions:")
+	if len(sc.Actions) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteByte('\n')
+	for i := range sc.Actions {
+		fmt.Fprintf(&b, "  - %s\n", actionFlow(&sc.Actions[i]))
+	}
+	if x := sc.Expect; x != nil {
+		b.WriteString("expect:\n")
+		if len(x.Events) > 0 {
+			b.WriteString("  events:\n")
+			for i := range x.Events {
+				fmt.Fprintf(&b, "    - %s\n", eventFlow(&x.Events[i]))
+			}
+		}
+		if f := x.Final; f != nil {
+			fmt.Fprintf(&b, "  final: %s\n", finalFlow(f))
+		}
+	}
+	return []byte(b.String())
+}
+
+// plainWord is a string YAML reads back as itself without quotes.
+var plainWord = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_./-]*$`)
+
+func yamlString(s string) string {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "null", "y", "n", "~":
+		return string(jsonw.AppendString(nil, s))
+	}
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return string(jsonw.AppendString(nil, s))
+}
+
+func msString(d time.Duration) string { return string(jsonw.AppendNumber(nil, float64(d)/float64(time.Millisecond))) }
+
+// settingsFlow writes the settings as one flow mapping: the original's
+// three keys, then those not at their default.
+func settingsFlow(set policy.Settings) string {
+	s := set.Normalized()
+	parts := []string{"enabled: " + strconv.FormatBool(s.Enabled), "maxRetries: " + strconv.Itoa(s.MaxRetries), "baseDelayMs: " + msString(s.BaseDelay)}
+	if s.BackoffFactor != policy.DefaultBackoffFactor {
+		parts = append(parts, "backoffFactor: "+flowValue(s.BackoffFactor))
+	}
+	if s.MaxBackoff != 0 {
+		parts = append(parts, "maxBackoffMs: "+msString(s.MaxBackoff))
+	}
+	if s.Jitter.Mode != policy.JitterNone {
+		parts = append(parts, fmt.Sprintf("jitter: {mode: %s, ratio: %s}", s.Jitter.Mode, flowValue(s.Jitter.Ratio)))
+	}
+	if ra := s.RetryAfter; ra != (policy.RetryAfter{Use: policy.HintIgnore}) {
+		parts = append(parts, fmt.Sprintf("retryAfter: {use: %s, maxHintMs: %s, maxWaitMs: %s}", ra.Use, msString(ra.MaxHint), msString(ra.MaxWait)))
+	}
+	if s.Classify != policy.ClassifyMessage {
+		parts = append(parts, "classify: "+s.Classify)
+	}
+	for _, l := range []struct {
+		k  string
+		vs []string
+	}{{"retryablePatterns", s.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns}, {"fallback", s.Fallback}} {
+		if len(l.vs) > 0 {
+			parts = append(parts, l.k+": "+flowValue(l.vs))
+		}
+	}
+	if s.Persistent {
+		parts = append(parts, "persistent: true")
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func turnFlow(t *Turn) string {
+	parts := []string{"stopReason: " + string(t.StopReason)}
+	if t.ErrorMessage != "" {
+		parts = append(parts, "errorMessage: "+string(jsonw.AppendString(nil, t.ErrorMessage)))
+	}
+	if t.Usage != (policy.Usage{}) {
+		parts = append(parts, fmt.Sprintf("usage: {input: %d, cacheRead: %d}", t.Usage.Input, t.Usage.CacheRead))
+	}
+	if t.SwitchModel {
+		parts = append(parts, "switchModel: true")
+	}
+	if t.Duration != 0 {
+		parts = append(parts, "durationMs: "+msString(t.Duration))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func actionFlow(a *Action) string {
+	parts := []string{"at: " + msString(a.At), "do: " + a.Do}
+	if a.ID != "" {
+		parts = append(parts, "id: "+yamlString(a.ID))
+	}
+	if a.Enabled != nil {
+		parts = append(parts, "enabled: "+strconv.FormatBool(*a.Enabled))
+	}
+	if a.Message != "" {
+		parts = append(parts, "message: "+string(jsonw.AppendString(nil, a.Message)))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// FormatEvent writes one expected event as a flow mapping, its keys in
+// file order.
+func FormatEvent(ev *ExpectEvent) []byte { return []byte(eventFlow(ev)) }
+
+func eventFlow(ev *ExpectEvent) string {
+	keys := slices.Clone(ev.Keys)
+	for k := range ev.Fields {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > len(ev.Keys) {
+		slices.Sort(keys[len(ev.Keys):])
+	}
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+": "+flowValue(ev.Fields[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func flowValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return yamlString(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return strconv.FormatInt(int64(v), 10)
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	raw, err := json.Marshal(v) // objects and lists: JSON is YAML
+	if err != nil {
+		return "null"
+	}
+	return string(raw)
+}
+
+func finalFlow(f *ExpectFinal) string {
+	var parts []string
+	if f.State != nil {
+		parts = append(parts, "state: "+*f.State)
+	}
+	if f.Attempt != nil {
+		parts = append(parts, "attempt: "+strconv.Itoa(*f.Attempt))
+	}
+	if f.IsRetrying != nil {
+		parts = append(parts, "isRetrying: "+strconv.FormatBool(*f.IsRetrying))
+	}
+	if f.HasUnresolved || f.UnresolvedPrompts != nil {
+		ps := make([]string, len(f.UnresolvedPrompts))
+		for i, p := range f.UnresolvedPrompts {
+			ps[i] = strconv.Itoa(p)
+		}
+		parts = append(parts, "unresolvedPrompts: ["+strings.Join(ps, ", ")+"]")
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// wrap breaks s into lines of at most width characters, at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
