@@ -127,7 +127,7 @@ func TestCoverageUsesTheRuleField(t *testing.T) {
 		accepted, edge(-1, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no rule field
 		accepted, edge(retry, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // another rule's index
 		edge(len(v.Retry.Rules()), policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
-		edge(prompt, policy.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),               // not from backoff
+		edge(prompt, policy.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),                 // not from backoff
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -113,7 +113,9 @@ func yamlString(s string) string {
 	return string(jsonw.AppendString(nil, s))
 }
 
-func msString(d time.Duration) string { return string(jsonw.AppendNumber(nil, float64(d)/float64(time.Millisecond))) }
+func msString(d time.Duration) string {
+	return string(jsonw.AppendNumber(nil, float64(d)/float64(time.Millisecond)))
+}
 
 // settingsFlow writes the settings as one flow mapping: the original's
 // three keys, then those not at their default.
