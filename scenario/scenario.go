@@ -183,11 +183,37 @@ func Load(path string) (*Scenario, error) {
 		return nil, &Error{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, scnMaxSize+1))
+	// Read in one go when the size is known (it is for a regular file),
+	// never more than the limit plus one byte.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), scnMaxSize)) + 1
+	}
+	data, err := readAtMost(f, size, scnMaxSize+1)
 	if err != nil {
 		return nil, &Error{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
 	}
 	return Parse(path, data)
+}
+
+// readAtMost reads r to its end or to limit bytes, whichever is first,
+// into a buffer first sized hint.
+func readAtMost(r io.Reader, hint, limit int) ([]byte, error) {
+	b := make([]byte, 0, hint)
+	for len(b) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // Parse reads and validates one scenario from data; name is the
@@ -374,8 +400,22 @@ func (p *scnParser) pos(n *yaml.Node) Pos {
 
 // decode parses exactly one YAML document and returns its root node.
 func (p *scnParser) decode(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
+	// A stream holds a second document only after a "---" or "..."
+	// marker at the start of a line; without one, yaml.Unmarshal (which
+	// reads the first document from memory) is enough. Anything unusual
+	// (a marker, an error, no document) takes the Decoder's path, whose
+	// errors are the ones reported.
+	if !scnHasDocMarker(data) {
+		if err := yaml.Unmarshal(data, &doc); err == nil && doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0] != nil {
+			root := doc.Content[0]
+			p.rejectAliases(root)
+			p.checkRoot(root)
+			return root
+		}
+		doc = yaml.Node{}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			p.failPos(Pos{File: p.file}, "", "empty file: expected a mapping with the scenario keys")
@@ -399,6 +439,17 @@ func (p *scnParser) decode(data []byte) *yaml.Node {
 	p.rejectAliases(root)
 	p.checkRoot(root)
 	return root
+}
+
+// scnHasDocMarker reports whether a line of data starts with a document
+// marker ("---" or "...").
+func scnHasDocMarker(data []byte) bool {
+	for line := range bytes.Lines(data) {
+		if bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("...")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *scnParser) checkRoot(root *yaml.Node) {
@@ -568,7 +619,7 @@ func scnJoin(path, key string) string {
 	return path + "." + key
 }
 
-func scnIndex(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+func scnIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // entry is one key/value pair of a mapping.
 type scnEntry struct {

@@ -632,3 +632,23 @@ func TestScenarioExpectSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDocumentMarkers: a single document with "---" before it or
+// "..." after it (read by the Decoder, not the one-document fast path)
+// loads as the bare document does.
+func TestParseDocumentMarkers(t *testing.T) {
+	const body = "name: marked\nturns:\n  - {stopReason: error, errorMessage: overloaded}\n"
+	want, err := Parse("t.yaml", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"---\n" + body, body + "...\n", "--- # c\n" + body + "...\n"} {
+		got, err := Parse("t.yaml", []byte(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if got.Name != want.Name || len(got.Turns) != 1 || got.Turns[0].ErrorMessage != "overloaded" {
+			t.Errorf("%q: got %+v", in, got)
+		}
+	}
+}

@@ -47,7 +47,9 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 		}
 		return nil, &scenario.Error{Pos: scenario.Pos{File: sc.Path}, Field: "variant", Msg: err.Error(), Err: err}
 	}
-	var records []trace.Record
+	// About six records per turn or action; sized up front, not grown by
+	// doubling (a record is a few hundred bytes).
+	records := make([]trace.Record, 0, min(8+6*(len(sc.Turns)+len(sc.Actions)), 256))
 	user := opt.Sink
 	opt.Sink = trace.SinkFunc(func(r *trace.Record) {
 		records = append(records, r.Clean())

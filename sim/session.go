@@ -97,6 +97,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 		s.json = &trace.Writer{}
 	}
 	s.set = sc.Settings
+	s.buf.Effects = make([]session.Effect, 0, 8) // a step makes a few effects
 	s.sched.AfterEach = s.settle
 	s.replies = make([]policy.Outcome, len(sc.Turns))
 	for i, t := range sc.Turns {

@@ -70,12 +70,12 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			invalid++
 			continue
 		}
-		for i, o := range runFiles(files, variant) {
+		runFiles(files, variant, func(i int, o fileRun) {
 			path, sc, res := files[i], o.sc, o.res
 			if o.err != nil {
 				fmt.Fprintln(stderr, termsafe.Text(o.err.Error()))
 				invalid++
-				continue
+				return
 			}
 			if cover {
 				traces[res.Variant] = append(traces[res.Variant], res.Records)
@@ -85,7 +85,7 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			} else {
 				failed++
 			}
-		}
+		})
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
 	if cover {
@@ -115,34 +115,45 @@ type fileRun struct {
 }
 
 // runFiles loads and runs every file, on as many goroutines as there are
-// processors (GOMAXPROCS); the results come back in the files' order, so
-// the output is the same whatever the parallelism.
-func runFiles(files []string, variant string) []fileRun {
+// processors (GOMAXPROCS), and calls emit with each outcome in the files'
+// order, so the output is the same whatever the parallelism. Files are
+// taken runBatch at a time, so that at most runBatch outcomes are held at
+// once however many files there are.
+func runFiles(files []string, variant string, emit func(i int, o fileRun)) {
 	// Loading scenario files allocates much and keeps little: with the
 	// default GC target the collector runs so often that the workers wait
 	// on it, and a second core gains nothing.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	out := make([]fileRun, len(files))
-	workers := min(runtime.GOMAXPROCS(0), len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
+	out := make([]fileRun, min(len(files), runBatch))
+	for lo := 0; lo < len(files); lo += runBatch {
+		batch := files[lo:min(lo+runBatch, len(files))]
+		workers := min(runtime.GOMAXPROCS(0), len(batch))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(batch) {
+						return
+					}
+					o := &out[i]
+					if o.sc, o.err = scenario.Load(batch[i]); o.err == nil {
+						o.res, o.err = sim.RunScenario(o.sc, sim.Options{Variant: variant, NoJSON: true})
+					}
 				}
-				o := &out[i]
-				if o.sc, o.err = scenario.Load(files[i]); o.err == nil {
-					o.res, o.err = sim.RunScenario(o.sc, sim.Options{Variant: variant, NoJSON: true})
-				}
-			}
-		})
+			})
+		}
+		wg.Wait()
+		for i := range batch {
+			emit(lo+i, out[i])
+			out[i] = fileRun{}
+		}
 	}
-	wg.Wait()
-	return out
 }
+
+// runBatch is how many files runFiles runs before it emits their outcomes.
+const runBatch = 256
 
 // printResult prints the verdict on scenario sc, loaded from path:
 // "PASS  name  (path)", or "FAIL  name  (path)" and the failures indented,

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -295,4 +297,58 @@ func TestWatchEscapesName(t *testing.T) {
 	if want := "PASS  x\\nPASS  forged\\x1b[8m  (" + path + ")\n1 passed, 0 failed\n"; !strings.HasSuffix(out, want) || strings.Contains(out, "\x1b") {
 		t.Errorf("stdout:\n%q\nwant suffix %q", out, want)
 	}
+}
+
+// TestRunManyFilesInOrder runs more files than one batch of runFiles,
+// passing, failing and invalid mixed: every file's verdict is printed once,
+// in the files' order, and the totals count them all.
+func TestRunManyFilesInOrder(t *testing.T) {
+	n := runBatch + runBatch/2 + 3
+	files := map[string]string{}
+	var want []string
+	for i := range n {
+		name := fmt.Sprintf("s%04d.yaml", i)
+		switch i % 7 {
+		case 3:
+			files[name] = failScenario
+			want = append(want, "FAIL  failing")
+		case 5:
+			files[name] = badScenario
+		default:
+			files[name] = strings.Replace(passScenario, "name: passing", fmt.Sprintf("name: pass-%d", i), 1)
+			want = append(want, fmt.Sprintf("PASS  pass-%d", i))
+		}
+	}
+	dir := writeFiles(t, files)
+	var stdout, stderr strings.Builder
+	if code := realMain([]string{"run", dir}, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("exit %d, want %d (invalid files)", code, exitUsage)
+	}
+	var got []string
+	for line := range strings.Lines(stdout.String()) {
+		if strings.HasPrefix(line, "PASS  ") || strings.HasPrefix(line, "FAIL  ") {
+			got = append(got, line[:strings.Index(line, "  (")])
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("verdicts out of order or missing: got %d lines, want %d\nfirst got: %q", len(got), len(want), got[:min(5, len(got))])
+	}
+	fails := n/7 + btoi(n%7 > 3)
+	bad := n/7 + btoi(n%7 > 5)
+	if wantLast := fmt.Sprintf("%d passed, %d failed", n-fails-bad, fails); lastLine(stdout.String()) != wantLast {
+		t.Errorf("last line %q, want %q", lastLine(stdout.String()), wantLast)
+	}
+	if got := strings.Count(stderr.String(), "stopReason"); got != bad {
+		t.Errorf("%d invalid files reported, want %d:\n%s", got, bad, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("%d invalid scenario files", bad)) {
+		t.Errorf("stderr lacks the invalid count %d:\n%s", bad, lastLine(stderr.String()))
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
