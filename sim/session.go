@@ -95,6 +95,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	}}
 	if !opt.NoJSON {
 		s.json = &trace.Writer{}
+		s.json.Grow(4096) // a chain's trace, without growing it line by line
 	}
 	s.set = sc.Settings
 	s.buf.Effects = make([]session.Effect, 0, 8) // a step makes a few effects

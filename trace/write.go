@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -162,6 +163,10 @@ func (w *Writer) Record(r *Record) {
 	w.buf = append(w.buf, '\n')
 	w.lines++
 }
+
+// Grow makes room for at least n more bytes, so that the next n bytes
+// of records are written without allocating.
+func (w *Writer) Grow(n int) { w.buf = slices.Grow(w.buf, n) }
 
 // Bytes returns the trace written so far (each line ends in '\n').
 func (w *Writer) Bytes() []byte { return w.buf }
