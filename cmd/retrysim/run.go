@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 
@@ -120,10 +121,9 @@ type fileRun struct {
 // taken runBatch at a time, so that at most runBatch outcomes are held at
 // once however many files there are.
 func runFiles(files []string, variant string, emit func(i int, o fileRun)) {
-	// Loading scenario files allocates much and keeps little: with the
-	// default GC target the collector runs so often that the workers wait
-	// on it, and a second core gains nothing.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	var gc gcTune
+	gc.start()
+	defer gc.stop()
 	out := make([]fileRun, min(len(files), runBatch))
 	for lo := 0; lo < len(files); lo += runBatch {
 		batch := files[lo:min(lo+runBatch, len(files))]
@@ -145,11 +145,63 @@ func runFiles(files []string, variant string, emit func(i int, o fileRun)) {
 			})
 		}
 		wg.Wait()
+		gc.check(liveHeap())
 		for i := range batch {
 			emit(lo+i, out[i])
 			out[i] = fileRun{}
 		}
 	}
+}
+
+// gcTune tunes the collector while runFiles runs. Loading scenario files
+// allocates much and keeps little, so the collector is off until the
+// heap reaches runMemoryLimit (a soft limit: then it collects as usual).
+// Should the live heap pass half the limit (run --coverage keeps every
+// trace), the usual proportional target comes back and the limit goes,
+// so that the collector never runs back to back. A GOGC or GOMEMLIMIT
+// set by the user is left as it is.
+type gcTune struct {
+	on      bool
+	percent int
+	limit   int64
+}
+
+// runMemoryLimit is the heap size at which runFiles's collector runs.
+const runMemoryLimit = 128 << 20
+
+func (g *gcTune) start() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	g.on = true
+	g.percent = debug.SetGCPercent(-1)
+	g.limit = debug.SetMemoryLimit(runMemoryLimit)
+}
+
+// check returns to the proportional target once live (bytes) passes half
+// the limit.
+func (g *gcTune) check(live uint64) {
+	if g.on && live > runMemoryLimit/2 {
+		g.stop()
+	}
+}
+
+func (g *gcTune) stop() {
+	if g.on {
+		g.on = false
+		debug.SetGCPercent(g.percent)
+		debug.SetMemoryLimit(g.limit)
+	}
+}
+
+// liveHeap is the heap the last collection found live, in bytes.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // runBatch is how many files runFiles runs before it emits their outcomes.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -351,4 +353,52 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestGCTune: runFiles's collector settings are off-with-a-limit while it
+// runs, back to proportional once the live heap passes half the limit,
+// and restored after.
+func TestGCTune(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOGC")
+	os.Unsetenv("GOMEMLIMIT")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	limit := debug.SetMemoryLimit(-1)
+
+	var g gcTune
+	g.start()
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GC percent %d while running, want -1 (off)", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != runMemoryLimit {
+		t.Errorf("memory limit %d while running, want %d", l, runMemoryLimit)
+	}
+	g.check(runMemoryLimit / 4)
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("a small live heap turned the collector back on (percent %d)", p)
+	}
+	g.check(runMemoryLimit/2 + 1)
+	if p := debug.SetGCPercent(-1); p != 100 {
+		t.Errorf("GC percent %d after the live heap passed half the limit, want 100", p)
+	}
+	debug.SetGCPercent(100)
+	if l := debug.SetMemoryLimit(-1); l != limit {
+		t.Errorf("memory limit %d after the switch, want %d", l, limit)
+	}
+	g.stop()
+	if p := debug.SetGCPercent(-1); p != 100 {
+		t.Errorf("stop after the switch changed the percent to %d", p)
+	}
+	debug.SetGCPercent(100)
+
+	t.Setenv("GOGC", "50")
+	var u gcTune
+	u.start()
+	if p := debug.SetGCPercent(-1); p != 100 {
+		t.Errorf("with GOGC set, start changed the percent to %d", p)
+	}
+	debug.SetGCPercent(100)
+	u.stop()
 }
