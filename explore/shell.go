@@ -289,7 +289,7 @@ func (sh *shell) apply(s *State) {
 	set := sh.set
 	set.Enabled = s.Enabled
 	sh.buf.Effects = sh.buf.Effects[:0]
-	fx := sh.core.Apply(&s.Session, set, &sh.ev, &sh.buf)
+	fx := sh.core.Apply(&s.Session, &set, &sh.ev, &sh.buf)
 	for i := range fx {
 		e := &fx[i]
 		switch e.Kind {

@@ -552,7 +552,7 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 		c.last = chainEnd{}
 	}
 	d := &c.dec
-	c.cfg.Variant.Decide(d, c.snap, in, o, set)
+	c.cfg.Variant.Decide(d, c.snap, in, o, &set)
 	if d.Fired() {
 		// The table compiled from the looplab declaration decides (a
 		// lookup by integer index, where a looplab Event costs about

@@ -107,17 +107,17 @@ type Snapshot struct {
 // Guard is a named condition on a rule. Holds must be pure.
 type Guard struct {
 	Name  string
-	Holds func(s Snapshot, set Settings) bool
+	Holds func(s Snapshot, set *Settings) bool
 }
 
 // The guards the tables use.
 var (
-	always        = Guard{"", func(Snapshot, Settings) bool { return true }}
-	guardDisabled = Guard{"!enabled", func(_ Snapshot, set Settings) bool { return !set.Enabled }}
-	guardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set Settings) bool {
+	always        = Guard{"", func(Snapshot, *Settings) bool { return true }}
+	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings) bool { return !set.Enabled }}
+	guardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set *Settings) bool {
 		return set.Enabled && s.Attempt < set.MaxRetries
 	}}
-	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set Settings) bool {
+	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set *Settings) bool {
 		return set.Enabled && s.Attempt >= set.MaxRetries
 	}}
 )
@@ -456,7 +456,7 @@ func (d *Decision) Resume(switched bool) {
 // allocation) and never fails: every (state, input) pair has a rule, and
 // the guards of a pair cover every case. Rules are found by integer index
 // in the table compiled from the declaration; no text is examined.
-func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set Settings) {
+func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
 	d.Rule, d.RuleIndex, d.From, d.n = nil, -1, s.State, 0
 	var rules []int
 	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {

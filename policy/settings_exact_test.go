@@ -150,7 +150,7 @@ func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
 	var d policy.Decision
 	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
-		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, set)
+		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, &set)
 	var start policy.AutoRetryStart
 	fx := d.Effects()
 	for i := range fx {

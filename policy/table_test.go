@@ -190,7 +190,7 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 func tblFirstRule(c tblCase, in policy.Input) int {
 	rules := policy.Sound.Rules()
 	for _, i := range policy.Sound.RulesFor(c.snap.State, in) {
-		if rules[i].Guard.Holds(c.snap, c.set) {
+		if rules[i].Guard.Holds(c.snap, &c.set) {
 			return i
 		}
 	}
@@ -235,7 +235,7 @@ func tblView(d *policy.Decision) []tblEffect {
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
 	var d policy.Decision
 	o := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
-	policy.Sound.Decide(&d, s, in, &o, set)
+	policy.Sound.Decide(&d, s, in, &o, &set)
 	return d
 }
 
@@ -280,7 +280,7 @@ func TestSoundEveryRule(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				applied := 0
 				for _, c := range tblCases(st, r.Input) {
-					if !r.Guard.Holds(c.snap, c.set) || tblFirstRule(c, r.Input) != i {
+					if !r.Guard.Holds(c.snap, &c.set) || tblFirstRule(c, r.Input) != i {
 						continue
 					}
 					applied++
@@ -370,7 +370,7 @@ func TestSoundTotal(t *testing.T) {
 							}
 							holds := 0
 							for _, ri := range rules {
-								if policy.Sound.Rules()[ri].Guard.Holds(c.snap, c.set) {
+								if policy.Sound.Rules()[ri].Guard.Holds(c.snap, &c.set) {
 									holds++
 								}
 							}
@@ -488,4 +488,4 @@ func TestNewVariantRejectsPartialTables(t *testing.T) {
 }
 
 // tblAlways is a guard that always holds (the package's own are unexported).
-var tblAlways = policy.Guard{Holds: func(policy.Snapshot, policy.Settings) bool { return true }}
+var tblAlways = policy.Guard{Holds: func(policy.Snapshot, *policy.Settings) bool { return true }}

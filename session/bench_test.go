@@ -19,7 +19,7 @@ func BenchmarkStepNothing(b *testing.B) {
 		ev := session.Event{Kind: session.Settle}
 		for b.Loop() {
 			buf.Effects = buf.Effects[:0]
-			if fx := core.Apply(&s, set, &ev, &buf); len(fx) != 0 {
+			if fx := core.Apply(&s, &set, &ev, &buf); len(fx) != 0 {
 				b.Fatal(fx)
 			}
 		}

@@ -33,7 +33,7 @@ func RecordMask(types ...trace.Type) uint32 {
 // appended, in order.
 func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
 	b := Buffer{Effects: fx}
-	c.Apply(&s, set, ev, &b)
+	c.Apply(&s, &set, ev, &b)
 	return s, b.Effects
 }
 
@@ -47,8 +47,8 @@ type Buffer struct {
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
-// b.Effects, which it also returns.
-func (c *Core) Apply(s *State, set policy.Settings, ev *Event, b *Buffer) []Effect {
+// b.Effects, which it also returns. It reads *set and never changes it.
+func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
 	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
 	switch ev.Kind {
 	case Prompt:
@@ -61,7 +61,9 @@ func (c *Core) Apply(s *State, set policy.Settings, ev *Event, b *Buffer) []Effe
 		st.respond(ev.ID, "abort_retry", true, "", false)
 		st.decide(policy.InputAbortRetry, nil)
 	case SetAutoRetry:
-		st.set.Enabled = ev.Enabled
+		changed := *set // the rest of the step sees the new value
+		changed.Enabled = ev.Enabled
+		st.set = &changed
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(ev.ID, "set_auto_retry", true, "", false)
 	case GetState:
@@ -83,7 +85,7 @@ func (c *Core) Apply(s *State, set policy.Settings, ev *Event, b *Buffer) []Effe
 type stepper struct {
 	c   *Core
 	r   *Rules
-	set policy.Settings
+	set *policy.Settings
 	s   *State
 	b   *Buffer
 	at  *Event

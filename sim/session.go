@@ -310,7 +310,7 @@ func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
 func (s *Session) step() {
 	s.ev.At = s.sched.now
 	s.buf.Effects = s.buf.Effects[:0]
-	fx := s.core.Apply(&s.st, s.set, &s.ev, &s.buf)
+	fx := s.core.Apply(&s.st, &s.set, &s.ev, &s.buf)
 	var call uint64
 	for i := range fx {
 		e := &fx[i]

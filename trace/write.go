@@ -45,19 +45,18 @@ func AppendFields(b []byte, r *Record) []byte {
 		b = append(b, r.Run.String()...)
 		b = append(b, '"')
 	case MessageEnd:
-		b = append(b, `,"message":{"role":"assistant","stopReason":`...)
-		b = jsonw.AppendString(b, string(r.Message.StopReason))
+		b = name(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
 		if r.Message.ErrorMessage != "" {
 			b = append(b, `,"errorMessage":`...)
 			b = jsonw.AppendString(b, r.Message.ErrorMessage)
 		}
 		b = append(b, '}')
 	case Transition:
-		b = str(b, `,"from":`, r.Edge.From)
+		b = name(b, `,"from":`, r.Edge.From)
 		b = str(b, `,"event":`, r.Edge.Event)
-		b = str(b, `,"to":`, r.Edge.To)
+		b = name(b, `,"to":`, r.Edge.To)
 		if r.Edge.Rule >= 0 {
-			b = str(b, `,"input":`, r.Edge.Input.String())
+			b = name(b, `,"input":`, r.Edge.Input.String())
 			b = num(b, `,"rule":`, r.Edge.Rule)
 		}
 	case AutoCompactionStart:
@@ -141,6 +140,28 @@ func AppendState(b []byte, s *SessionState) []byte {
 // before and the colon after (`,"from":`).
 func str(b []byte, k, v string) []byte {
 	return jsonw.AppendString(append(b, k...), v)
+}
+
+// name appends a member whose value is one of the package's own names
+// (a state, an input), which need no escape; anything else is escaped.
+func name(b []byte, k, v string) []byte {
+	if !isName(v) {
+		return str(b, k, v)
+	}
+	b = append(b, k...)
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
+}
+
+// isName reports whether s is made of lower-case letters, '_' and ':'.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && c != '_' && c != ':' {
+			return false
+		}
+	}
+	return true
 }
 
 func num(b []byte, k string, v int) []byte {
