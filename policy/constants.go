@@ -54,4 +54,8 @@ const (
 
 	// DefaultBackoffFactor is the default growth of the backoff.
 	DefaultBackoffFactor = 2
+
+	// DefaultProfile is the profile of a scenario or a command that names
+	// none: the original's policy of February 2026, exactly.
+	DefaultProfile = "omp-2026-02"
 )

@@ -57,16 +57,11 @@ type Settings struct {
 	Fallback []string
 }
 
-// string is how Jitter spreads a backoff b with one uniform draw u in
-// [0,1).
-
 // Jitter is the jitter setting.
 type Jitter struct {
 	Mode  string  // JSON "mode"
 	Ratio float64 // JSON "ratio", in [0,1] (down and updown)
 }
-
-// string is how a provider's retry hint sets the wait.
 
 // RetryAfter is the hint and ceiling setting.
 type RetryAfter struct {
