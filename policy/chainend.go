@@ -25,6 +25,9 @@ const (
 	ReasonNoMessage Reason = "no_message"
 	// ReasonContinueFailed: Agent.Continue could not start the retried run.
 	ReasonContinueFailed Reason = "continue_failed"
+	// ReasonMaxWait: the wait a retry needed exceeded
+	// RetryAfter.MaxWait and no fallback model was left (fail-fast).
+	ReasonMaxWait Reason = "max_wait"
 )
 
 // errReset is reported for a chain that Reset dropped.

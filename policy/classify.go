@@ -211,7 +211,7 @@ func isContextOverflow(m AssistantMessage, contextWindow int64) bool {
 		}
 	}
 	if contextWindow != 0 {
-		if float64(m.Usage.Input)+float64(m.Usage.CacheRead) > float64(contextWindow) {
+		if float64(m.InputTokens)+float64(m.CacheReadTokens) > float64(contextWindow) {
 			return true
 		}
 	}

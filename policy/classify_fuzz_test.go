@@ -59,7 +59,7 @@ func FuzzClassify(f *testing.F) {
 		m := AssistantMessage{
 			StopReason:   reasons[int(reason)%len(reasons)],
 			ErrorMessage: msg,
-			Usage:        Usage{Input: input, CacheRead: cacheRead},
+			InputTokens:  input, CacheReadTokens: cacheRead,
 		}
 		c := classify(m, window)
 		overflow := isContextOverflow(m, window)

@@ -237,7 +237,6 @@ func TestOverflowPatternDetails(t *testing.T) {
 }
 
 func TestIsContextOverflowCases(t *testing.T) {
-	big := Usage{Input: 150_000, CacheRead: 60_000}
 	cases := []struct {
 		name   string
 		m      AssistantMessage
@@ -247,19 +246,19 @@ func TestIsContextOverflowCases(t *testing.T) {
 		{"case 1 needs stopReason error", AssistantMessage{StopReason: StopReasonStop, ErrorMessage: "prompt is too long"}, 0, false},
 		{"case 1 ignores aborted", AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: "prompt is too long"}, 0, false},
 		{"case 1 needs a message", AssistantMessage{StopReason: StopReasonError}, 0, false},
-		{"usage strictly greater", AssistantMessage{StopReason: StopReasonError, Usage: Usage{Input: 100, CacheRead: 1}}, 100, true},
-		{"usage equal is not overflow", AssistantMessage{StopReason: StopReasonError, Usage: Usage{Input: 60, CacheRead: 40}}, 100, false},
-		{"window 0 disables usage rule", AssistantMessage{StopReason: StopReasonError, Usage: big}, 0, false},
-		{"usage rule ignores stopReason stop", AssistantMessage{StopReason: StopReasonStop, Usage: big}, 200_000, true},
-		{"usage rule ignores stopReason aborted", AssistantMessage{StopReason: StopReasonAborted, Usage: big}, 200_000, true},
-		{"usage rule ignores stopReason toolUse", AssistantMessage{StopReason: StopReasonToolUse, Usage: big}, 200_000, true},
-		{"usage under window", AssistantMessage{StopReason: StopReasonStop, Usage: big}, 210_000, false},
-		{"cacheRead counts", AssistantMessage{StopReason: StopReasonStop, Usage: Usage{CacheRead: 201}}, 200, true},
-		{"529 over window", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "529 overloaded_error", Usage: big}, 200_000, true},
+		{"usage strictly greater", AssistantMessage{StopReason: StopReasonError, InputTokens: 100, CacheReadTokens: 1}, 100, true},
+		{"usage equal is not overflow", AssistantMessage{StopReason: StopReasonError, InputTokens: 60, CacheReadTokens: 40}, 100, false},
+		{"window 0 disables usage rule", AssistantMessage{StopReason: StopReasonError, InputTokens: 150_000, CacheReadTokens: 60_000}, 0, false},
+		{"usage rule ignores stopReason stop", AssistantMessage{StopReason: StopReasonStop, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, true},
+		{"usage rule ignores stopReason aborted", AssistantMessage{StopReason: StopReasonAborted, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, true},
+		{"usage rule ignores stopReason toolUse", AssistantMessage{StopReason: StopReasonToolUse, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, true},
+		{"usage under window", AssistantMessage{StopReason: StopReasonStop, InputTokens: 150_000, CacheReadTokens: 60_000}, 210_000, false},
+		{"cacheRead counts", AssistantMessage{StopReason: StopReasonStop, CacheReadTokens: 201}, 200, true},
+		{"529 over window", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "529 overloaded_error", InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, true},
 		// JS `if (contextWindow)` is truthy for a negative number.
 		{"negative window is truthy", AssistantMessage{StopReason: StopReasonStop}, -1, true},
 		// The sum is float64 as in JS, so it cannot wrap around.
-		{"huge usage does not wrap", AssistantMessage{StopReason: StopReasonStop, Usage: Usage{Input: math.MaxInt64, CacheRead: math.MaxInt64}}, 1, true},
+		{"huge usage does not wrap", AssistantMessage{StopReason: StopReasonStop, InputTokens: math.MaxInt64, CacheReadTokens: math.MaxInt64}, 1, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,7 +270,6 @@ func TestIsContextOverflowCases(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	big := Usage{Input: 190_000, CacheRead: 20_000}
 	cases := []struct {
 		name   string
 		m      AssistantMessage
@@ -286,21 +284,21 @@ func TestClassify(t *testing.T) {
 		{"stop with retryable-looking message", AssistantMessage{StopReason: StopReasonStop, ErrorMessage: "overloaded"}, 0, ClassSuccess},
 		// The usage rule makes isContextOverflow true for a success, but
 		// Classify leaves that to the compaction hand-off.
-		{"stop over window is success", AssistantMessage{StopReason: StopReasonStop, Usage: big}, 200_000, ClassSuccess},
+		{"stop over window is success", AssistantMessage{StopReason: StopReasonStop, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, ClassSuccess},
 		{"aborted", AssistantMessage{StopReason: StopReasonAborted}, 0, ClassAborted},
-		{"aborted over window", AssistantMessage{StopReason: StopReasonAborted, Usage: big}, 200_000, ClassAborted},
+		{"aborted over window", AssistantMessage{StopReason: StopReasonAborted, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, ClassAborted},
 		{"aborted with retryable message", AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: "429"}, 0, ClassAborted},
 		{"retryable 529", errorReply(`529 {"type":"error","error":{"type":"overloaded_error"}}`), 200_000, ClassRetryable},
 		{"retryable rate limit", errorReply("Rate limit reached"), 0, ClassRetryable},
 		{"retryable false positive 65000", errorReply("invalid tool input at offset 65000"), 0, ClassRetryable},
-		{"529 over window is overflow", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "529 overloaded", Usage: big}, 200_000, ClassOverflow},
+		{"529 over window is overflow", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "529 overloaded", InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, ClassOverflow},
 		{"prompt too long is overflow", errorReply("prompt is too long: 213462 tokens > 200000 maximum"), 200_000, ClassOverflow},
 		{"overflow wins over 500", errorReply("prompt is too long: 265000 tokens > 200000 maximum"), 200_000, ClassOverflow},
 		{"413 no body", errorReply("413 status code (no body)"), 0, ClassOverflow},
 		{"fatal", errorReply("401 invalid x-api-key"), 200_000, ClassFatal},
 		{"empty message fatal", AssistantMessage{StopReason: StopReasonError}, 200_000, ClassFatal},
-		{"empty message over window is overflow", AssistantMessage{StopReason: StopReasonError, Usage: big}, 200_000, ClassOverflow},
-		{"empty message, window unknown", AssistantMessage{StopReason: StopReasonError, Usage: big}, 0, ClassFatal},
+		{"empty message over window is overflow", AssistantMessage{StopReason: StopReasonError, InputTokens: 150_000, CacheReadTokens: 60_000}, 200_000, ClassOverflow},
+		{"empty message, window unknown", AssistantMessage{StopReason: StopReasonError, InputTokens: 150_000, CacheReadTokens: 60_000}, 0, ClassFatal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,7 +313,7 @@ func TestClassify(t *testing.T) {
 		t.Errorf("%q should match the retryable regex (265000 contains 500)", m.ErrorMessage)
 	}
 	// A success over the window: the predicate says overflow, Classify success.
-	s := AssistantMessage{StopReason: StopReasonStop, Usage: big}
+	s := AssistantMessage{StopReason: StopReasonStop, InputTokens: 150_000, CacheReadTokens: 60_000}
 	if !isContextOverflow(s, 200_000) || classify(s, 200_000) != ClassSuccess {
 		t.Errorf("stop reply over window: isContextOverflow=%v Classify=%v, want true, success",
 			isContextOverflow(s, 200_000), classify(s, 200_000))

@@ -73,14 +73,14 @@ func TestClassifierMessageModeIsClassify(t *testing.T) {
 		"unknown": {Mode: "bogus"},
 	}
 	reasons := []StopReason{StopReasonStop, StopReasonLength, StopReasonToolUse, StopReasonError, StopReasonAborted, ""}
-	usages := []Usage{{}, {Input: 150_000, CacheRead: 60_000}}
+	usages := [][2]int64{{}, {150_000, 60_000}}
 	n := 0
 	for _, msg := range classificationCorpus() {
 		for _, r := range reasons {
 			for _, u := range usages {
 				for _, w := range []int64{0, 200_000} {
 					for _, v := range httpVariants {
-						m := AssistantMessage{StopReason: r, ErrorMessage: msg, Usage: u, Status: v.status, Headers: v.headers}
+						m := AssistantMessage{StopReason: r, ErrorMessage: msg, InputTokens: u[0], CacheReadTokens: u[1], Status: v.status, Headers: v.headers}
 						want := classify(m, w)
 						for name, c := range classifiers {
 							if got := c.Classify(m, w); got != want {
@@ -136,7 +136,7 @@ func TestClassifierStatusMode(t *testing.T) {
 		{"no status, empty message", httpReply("", 0, nil), ClassFatal},
 		// Overflow first, whatever the status.
 		{"overflow with 500", httpReply("prompt is too long: 213462 tokens > 200000 maximum", 500, nil), ClassOverflow},
-		{"overflow by usage with 503", AssistantMessage{StopReason: StopReasonError, Status: 503, Usage: Usage{Input: 300_000}}, ClassOverflow},
+		{"overflow by usage with 503", AssistantMessage{StopReason: StopReasonError, Status: 503, InputTokens: 300_000}, ClassOverflow},
 		// Other stop reasons are not errors.
 		{"stop with 500", AssistantMessage{StopReason: StopReasonStop, Status: 500}, ClassSuccess},
 		{"aborted with 429", AssistantMessage{StopReason: StopReasonAborted, Status: 429}, ClassAborted},
@@ -370,7 +370,7 @@ func FuzzClassifierModes(f *testing.F) {
 			t.Skip()
 		}
 		m := AssistantMessage{StopReason: reasons[int(reason)%len(reasons)], ErrorMessage: msg,
-			Usage: Usage{Input: input}, Status: status, Headers: map[string]string{"x-should-retry": shouldRetry}}
+			InputTokens: input, Status: status, Headers: map[string]string{"x-should-retry": shouldRetry}}
 		const window = 200_000
 		base := classify(m, window)
 		if got := (&Classifier{}).Classify(m, window); got != base {

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -120,6 +122,15 @@ type Config struct {
 	// ContextWindow is the model's context window in tokens, for the
 	// overflow usage rule; 0 turns the rule off.
 	ContextWindow int64
+	// Model is the id of the model the agent uses, retry_fallback's first
+	// "from". With retry.fallback set, an Agent that also has a method
+	// SetModel(modelID string) is told the model to use next when a chain
+	// falls back (before the retried run's Continue).
+	Model string
+	// Rand draws the uniform number in [0,1) that jitters a retry's wait
+	// (one per retryable failure while retry.jitter is on); default
+	// math/rand/v2's Float64. Give a seeded source for reproducible waits.
+	Rand func() float64
 }
 
 // errNoAgent is returned by NewController without an Agent.
@@ -189,6 +200,14 @@ type Controller struct {
 	// switched is auth storage's answer for the decision being delivered
 	// (used only by the token holder).
 	switched bool
+	// decided counts decisions, so that a step that let go of the lock to
+	// ask auth storage sees whether another decision came in between.
+	decided uint64
+
+	// cls classifies replies for the settings it was built for.
+	clsMu  sync.Mutex
+	cls    *Classifier
+	clsSet Settings
 }
 
 // chainWait is what WaitForRetry callers blocked on one chain wait for.
@@ -216,13 +235,14 @@ type transObs struct {
 type itemKind uint8
 
 const (
-	itemEdge    itemKind = iota // transition observers
-	itemAsk                     // AuthStorage.MarkUsageLimitReached
-	itemStart                   // auto_retry_start to subscribers
-	itemDrop                    // Agent.DropLastAssistant
-	itemArm                     // start a backoff wait on the clock
-	itemEnd                     // auto_retry_end to subscribers
-	itemRelease                 // release a chain's waiters; OnRelease callbacks
+	itemEdge     itemKind = iota // transition observers
+	itemAsk                      // AuthStorage.MarkUsageLimitReached
+	itemFallback                 // retry_fallback to subscribers; Agent.SetModel
+	itemStart                    // auto_retry_start to subscribers
+	itemDrop                     // Agent.DropLastAssistant
+	itemArm                      // start a backoff wait on the clock
+	itemEnd                      // auto_retry_end to subscribers
+	itemRelease                  // release a chain's waiters; OnRelease callbacks
 )
 
 // maxItems bounds the deliveries of one decision (edge, question, start,
@@ -243,7 +263,8 @@ type item struct {
 	ms           float64       // itemStart: delayMs; itemAsk: the retry-after hint
 	delay        time.Duration // itemArm: the wait
 	id           uint64        // itemArm: the wait's id
-	text         string        // itemStart: errorMessage; itemEnd: finalError
+	text         string        // itemStart: errorMessage; itemEnd: finalError; itemFallback: the next model
+	from2        string        // itemFallback: the model left
 	rule         *Rule         // itemEdge: the rule fired
 	wait         *chainWait    // itemRelease: the chain's waiters, or nil
 }
@@ -256,6 +277,9 @@ func NewController(cfg Config) (*Controller, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
 	}
 	if cfg.Settings == nil {
 		cfg.Settings = NewSettingsStore(DefaultSettings())
@@ -319,13 +343,38 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	if last == nil {
 		return c.step(InputNoMessage, nil, 0)
 	}
-	// The reply is classified once, here: the decision reads the flags.
-	o := ClassifyReply(*last, c.cfg.ContextWindow, c.clk.Now())
+	// The reply is classified once, here, in the settings' mode: the
+	// decision reads the flags. User code (the settings source) is called
+	// before locking.
+	set := c.cfg.Settings.RetrySettings()
+	o := c.classifier(&set).Reply(*last, c.cfg.ContextWindow, c.clk.Now())
 	in, ok := o.EndInput()
 	if !ok {
 		return false
 	}
-	return c.step(in, &o, 0)
+	if in == InputRetryable && set.Jittered() {
+		o.Draw = c.cfg.Rand()
+	}
+	return c.stepWith(in, &o, 0, &set)
+}
+
+// classifier returns the Classifier of set's classification settings
+// (nil, the original's, for the default), built once per change.
+func (c *Controller) classifier(set *Settings) *Classifier {
+	if (set.Classify == "" || set.Classify == ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
+		return nil
+	}
+	c.clsMu.Lock()
+	defer c.clsMu.Unlock()
+	if c.cls == nil || c.clsSet.Classify != set.Classify || !slices.Equal(c.clsSet.RetryablePatterns, set.RetryablePatterns) ||
+		!slices.Equal(c.clsSet.NonRetryablePatterns, set.NonRetryablePatterns) {
+		cls, err := NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
+		if err != nil {
+			return nil // invalid settings: the decision uses the last valid ones; classify as the original
+		}
+		c.cls, c.clsSet = cls, set.Clone()
+	}
+	return c.cls
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
@@ -538,6 +587,12 @@ func stopTimer(t *clock.Timer) {
 func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 	// User code (the settings source) is called before locking.
 	set := c.cfg.Settings.RetrySettings()
+	return c.stepWith(in, o, timer, &set)
+}
+
+// stepWith is step with the settings already read.
+func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings) (retried bool) {
+	set := *setp
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
 	c.mu.Lock()
@@ -553,6 +608,13 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 	}
 	d := &c.dec
 	c.cfg.Variant.Decide(d, c.snap, in, o, &set)
+	asked := false
+	if d.AsksAuth() && d.TooLong {
+		// The answer decides the rule (a switch makes the wait 0, so not
+		// too long): auth storage is asked now, the decision taken again.
+		d, asked = c.askAuth(d, in, o, &set), true
+	}
+	c.decided++
 	if d.Fired() {
 		// The table compiled from the looplab declaration decides (a
 		// lookup by integer index, where a looplab Event costs about
@@ -575,11 +637,14 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 		e := &fx[i]
 		switch e.Kind {
 		case StepAskAuth:
-			if c.cfg.Auth != nil {
+			if c.cfg.Auth != nil && !asked {
 				ask = true
 				ms, has := d.RetryAfter()
 				its = append(its, item{kind: itemAsk, ms: ms, flag: has})
 			}
+		case StepFallback:
+			fb := d.Fallback(e, c.cfg.Model)
+			its = append(its, item{kind: itemFallback, from2: fb.From, text: fb.To})
 		case StepEmitStart:
 			st := d.Start(e)
 			its = append(its, item{kind: itemStart, ask: ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
@@ -654,6 +719,34 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 	return retried
 }
 
+// askAuth completes a decision whose rule depends on auth storage's answer
+// (a usage limit whose wait would be too long): the lock is let go while
+// auth storage answers, then the decision is taken again with the answer,
+// from the snapshot of that moment should another decision have come in
+// between (auth storage is asked once). Called and returns with the lock
+// held. (Other usage limits are asked in delivery order: the answer only
+// sets the wait.)
+func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *Decision {
+	switched := false
+	if c.cfg.Auth != nil {
+		// Another step may use c.dec while the lock is let go.
+		own := new(Decision)
+		*own = *d
+		d = own
+		before := c.decided
+		ms, has := d.RetryAfter()
+		c.mu.Unlock()
+		switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
+			UsageLimitOptions{RetryAfterMs: ms, HasRetryAfter: has, BaseURL: c.cfg.BaseURL})
+		c.mu.Lock()
+		if c.decided != before {
+			c.cfg.Variant.Decide(d, c.snap, in, o, set)
+		}
+	}
+	d.Resume(switched)
+	return d
+}
+
 // deliver makes the deliveries first (with the subscribers and observers
 // of the moment they were taken), then those queued meanwhile, batch by
 // batch, with the delivering token held (the caller took it) and the lock
@@ -713,6 +806,14 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 		// the delay 0).
 		e := Effect{Kind: StepEmitStart, Pending: it.ask, Delay: it.delay}.Answer(c.switched)
 		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: durationMs(e.Delay), ErrorMessage: it.text}
+		for _, s := range subs {
+			s.f(ev)
+		}
+	case itemFallback:
+		if m, ok := c.cfg.Agent.(interface{ SetModel(modelID string) }); ok {
+			m.SetModel(it.text)
+		}
+		ev := RetryFallback{From: it.from2, To: it.text}
 		for _, s := range subs {
 			s.f(ev)
 		}

@@ -6,14 +6,16 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
-// Event is a session-level retry event, as emitted to subscribers. The two
-// concrete types are AutoRetryStart and AutoRetryEnd; their MarshalJSON and
+// Event is a session-level retry event, as emitted to subscribers. The
+// concrete types are AutoRetryStart, AutoRetryEnd and RetryFallback (only
+// with retry.fallback set); their MarshalJSON and
 // AppendJSONFields write the original's exact JSON (key order included).
 // Note that json.Marshal and a default json.Encoder HTML-escape what
 // MarshalJSON returns ("<" becomes \u003c); write with AppendJSONFields or an
 // Encoder with SetEscapeHTML(false) to keep the original's bytes.
 type Event interface {
-	// Type is the event's "type" field: "auto_retry_start" or "auto_retry_end".
+	// Type is the event's "type" field: "auto_retry_start",
+	// "auto_retry_end" or "retry_fallback".
 	Type() string
 	// AppendJSONFields appends the event's JSON object without the leading "{", so
 	// a caller can prefix fields of its own (the trace puts "t" first).
@@ -37,6 +39,24 @@ type AutoRetryEnd struct {
 	Success    bool
 	Attempt    int
 	FinalError string // absent from the JSON when Success is true
+}
+
+// RetryFallback is emitted when a chain falls back to the next model of
+// retry.fallback (opt-in): the chain stays open and goes on as attempt 1.
+type RetryFallback struct {
+	From, To string // model ids
+}
+
+// Type implements Event.
+func (RetryFallback) Type() string { return "retry_fallback" }
+
+// AppendJSONFields implements Event.
+func (e RetryFallback) AppendJSONFields(b []byte) []byte {
+	b = append(b, `"type":"retry_fallback","from":`...)
+	b = jsonw.AppendString(b, e.From)
+	b = append(b, `,"to":`...)
+	b = jsonw.AppendString(b, e.To)
+	return append(b, '}')
 }
 
 // Type implements Event.
@@ -73,6 +93,11 @@ func (e AutoRetryEnd) AppendJSONFields(b []byte) []byte {
 
 // MarshalJSON writes {"type":"auto_retry_start","attempt","maxAttempts","delayMs","errorMessage"}.
 func (e AutoRetryStart) MarshalJSON() ([]byte, error) {
+	return e.AppendJSONFields([]byte{'{'}), nil
+}
+
+// MarshalJSON writes {"type":"retry_fallback","from","to"}.
+func (e RetryFallback) MarshalJSON() ([]byte, error) {
 	return e.AppendJSONFields([]byte{'{'}), nil
 }
 

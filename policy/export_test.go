@@ -6,3 +6,14 @@ var (
 	IsRetryableErrorMessageForTest = isRetryableErrorMessage
 	ClassifyForTest                = classify
 )
+
+// DecisionForTest is a Decision with what Decide works out about a
+// retryable failure before auth storage answers (zero for other inputs):
+// what a guard reads.
+func DecisionForTest(s Snapshot, in Input, o *Outcome, set *Settings) *Decision {
+	d := &Decision{}
+	if in == InputRetryable {
+		d.cause = causeOf(s, o, set, false)
+	}
+	return d
+}

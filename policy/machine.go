@@ -2,11 +2,13 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 )
 
 // State is a state of the retry machine.
@@ -102,23 +104,61 @@ type Snapshot struct {
 	// Controlled reports whether the newest running wait can be cancelled
 	// (the original's abort controller is set).
 	Controlled bool
+	// Model is the model in use: 0 the session's own, i the i-th of
+	// Settings.Fallback (a chain that falls back moves it on; it stays).
+	Model int
 }
 
-// Guard is a named condition on a rule. Holds must be pure.
+// cause is what Decide works out about a retryable failure before it picks
+// a rule, in the order of SPEC §1's operations; the guards read it (its
+// fields are the Decision's). For other inputs it is zero.
+type cause struct {
+	// Attempt is the attempt a retry would be: the snapshot's attempt + 1.
+	Attempt int
+	// Allowed: Attempt <= MaxRetries, or persistent mode and not a usage
+	// limit.
+	Allowed bool
+	// Wait is the wait before that retry: the backoff (factor, cap,
+	// jitter with the reply's draw), then the provider's hint as
+	// RetryAfter.Use says; 0 after a credential switch. Only when Allowed.
+	Wait time.Duration
+	// Switched: auth storage switched credentials (answered yes).
+	Switched bool
+	// TooLong: RetryAfter.MaxWait > 0 and Wait exceeds it (never after a
+	// switch).
+	TooLong bool
+	// FallbackLeft: a model of Settings.Fallback is left to fall back to.
+	FallbackLeft bool
+}
+
+// Guard is a named condition on a rule. Holds must be pure; d is the
+// decision being taken, whose fields from Attempt to FallbackLeft (what
+// Decide worked out about a retryable failure; zero for other inputs) are
+// set.
 type Guard struct {
 	Name  string
-	Holds func(s Snapshot, set *Settings) bool
+	Holds func(s Snapshot, set *Settings, d *Decision) bool
 }
 
-// The guards the tables use.
+// The guards the tables use. A retryable failure goes one of five ways
+// (SPEC §1): retry is off; the chain is exhausted (no model left to fall
+// back to); the retry is made; the chain falls back to the next model
+// (exhausted, or the wait too long); it ends at once because the wait is
+// too long (fail-fast).
 var (
-	always        = Guard{"", func(Snapshot, *Settings) bool { return true }}
-	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings) bool { return !set.Enabled }}
-	guardRetry    = Guard{"enabled && attempt < maxRetries", func(s Snapshot, set *Settings) bool {
-		return set.Enabled && s.Attempt < set.MaxRetries
+	always        = Guard{"", func(Snapshot, *Settings, *Decision) bool { return true }}
+	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings, _ *Decision) bool { return !set.Enabled }}
+	guardRetry    = Guard{"enabled && attempt < maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
+		return set.Enabled && c.Allowed && !c.TooLong
 	}}
-	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(s Snapshot, set *Settings) bool {
-		return set.Enabled && s.Attempt >= set.MaxRetries
+	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
+		return set.Enabled && !c.Allowed && !c.FallbackLeft
+	}}
+	guardFallback = Guard{"enabled && (attempt >= maxRetries || wait > maxWaitMs) && fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
+		return set.Enabled && c.FallbackLeft && (!c.Allowed || c.TooLong)
+	}}
+	guardFailFast = Guard{"enabled && wait > maxWaitMs && no fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
+		return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
 	}}
 )
 
@@ -141,12 +181,13 @@ const (
 	StepWake                      // a backoff timer fired: one wait fewer, none cancellable
 	StepUncontrol                 // the running wait can no longer be cancelled (original)
 	StepContinueLater             // continue the agent from a 0 ms timer (original's setTimeout 0)
+	StepFallback                  // emit retry_fallback, move to the next model, attempt = 0 (the retry then waits 0)
 )
 
 var stepNames = []string{"attempt++", "open chain", "ask auth storage (usage limit)", "emit auto_retry_start",
 	"drop error from context", "arm backoff timer", "disarm backoff timer", "continue agent",
 	"emit auto_retry_end", "attempt = 0", "release waiters", "wait over", "forget abort controller",
-	"continue agent after a 0 ms timer"}
+	"continue agent after a 0 ms timer", "fall back to the next model"}
 
 // String describes the step, as SPEC.md's table does.
 func (s Step) String() string { return stepNames[s] }
@@ -163,6 +204,10 @@ const (
 	// FinalMessageOrUnknown is the error, or "Unknown error" when it has
 	// no text (sound: a chain never ends with an empty finalError).
 	FinalMessageOrUnknown
+	// FinalWaitTooLong is the fail-fast text: "Provider requested <wait>ms
+	// wait, exceeds retry.maxDelayMs (<maxWaitMs>ms). Original error:
+	// <error>".
+	FinalWaitTooLong
 )
 
 // Rule is one row of a transition table: in any state of From, on Input,
@@ -343,21 +388,25 @@ func (v *Variant) RulesFor(s State, in Input) []int {
 }
 
 // Effect is one effect a decision asks its shell to perform, in order.
-// The events' other fields are the decision's (Decision.Start, End).
+// The events' other fields are the decision's (Decision.Start, End,
+// Fallback).
 type Effect struct {
 	Kind Step
 	// Pending marks an effect that depends on auth storage's answer (an
-	// auto_retry_start or a wait after StepAskAuth): perform it only once
-	// answered (Decision.Resume, or Answer).
+	// auto_retry_start or a wait after StepAskAuth): the decision is not
+	// final until Resume gives the answer.
 	Pending bool
 	// Attempt is the attempt of StepEmitStart's and StepEmitEnd's event.
 	Attempt int
 	// Delay is StepArmTimer's wait and StepEmitStart's delayMs.
 	Delay time.Duration
+	// Model is the model StepFallback moves to (an index of Snapshot.Model).
+	Model int
 }
 
-// Answer completes an effect that waits for auth storage's answer (a
-// credential switch makes the wait 0); other effects are returned as
+// Answer completes an effect that waits for auth storage's answer when
+// the answer changes no more than the wait (a credential switch makes it
+// 0; AsksAuth with TooLong false); other effects are returned as
 // they are.
 func (e Effect) Answer(switched bool) Effect {
 	if !e.Pending {
@@ -372,25 +421,41 @@ func (e Effect) Answer(switched bool) Effect {
 
 // Decision is the pure result of one input: the rule that applied (and
 // its index in the table), the next snapshot and the effects to perform in
-// order. A decision that asks auth storage (StepAskAuth) is completed by
-// Resume with the answer before its later effects are performed.
+// order. A decision that asks auth storage (AsksAuth) is not final: Resume
+// takes it again with the answer, which may pick another rule (a switch
+// makes the wait 0, so a wait that was too long no longer is), before any
+// of its effects is performed.
 type Decision struct {
 	Rule      *Rule // nil only if the guards of a pair are not exhaustive
 	RuleIndex int
 	From      State
 	Next      Snapshot
-	effects   [maxEffects]Effect
-	n         int
-	// What the events and the auth question carry.
-	msg           string
-	maxRetries    int
-	retryAfterMs  float64
-	hasRetryAfter bool
+	// What the decision worked out about a retryable failure (zero for
+	// other inputs): Attempt, Allowed, Wait, Switched, TooLong,
+	// FallbackLeft.
+	cause
+	effects [maxEffects]Effect
+	n       int
+	asks    bool
+	// What Resume needs to take the decision again, and what the events
+	// and the auth question carry.
+	v        *Variant
+	snap     Snapshot
+	in       Input
+	out      Outcome
+	set      *Settings
+	maxWait  time.Duration
+	persists bool
 }
 
-// Start is the auto_retry_start of an StepEmitStart effect.
+// Start is the auto_retry_start of an StepEmitStart effect (maxAttempts 0
+// in persistent mode).
 func (d *Decision) Start(e *Effect) AutoRetryStart {
-	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: d.maxRetries, DelayMs: durationMs(e.Delay), ErrorMessage: d.msg}
+	max := d.set.MaxRetries
+	if d.persists {
+		max = 0
+	}
+	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: max, DelayMs: durationMs(e.Delay), ErrorMessage: d.out.Message}
 }
 
 // End is the auto_retry_end of an StepEmitEnd effect.
@@ -398,9 +463,9 @@ func (d *Decision) End(e *Effect) AutoRetryEnd {
 	end := AutoRetryEnd{Success: d.Rule.Success, Attempt: e.Attempt}
 	switch d.Rule.Final {
 	case FinalMessage:
-		end.FinalError = d.msg
+		end.FinalError = d.out.Message
 	case FinalMessageOrUnknown:
-		end.FinalError = d.msg
+		end.FinalError = d.out.Message
 		if end.FinalError == "" {
 			end.FinalError = UnknownError
 		}
@@ -408,13 +473,33 @@ func (d *Decision) End(e *Effect) AutoRetryEnd {
 		end.FinalError = RetryCancelled
 	case FinalNoMessage:
 		end.FinalError = NoAssistantMessage
+	case FinalWaitTooLong:
+		end.FinalError = waitTooLongText(d.Wait, d.maxWait, d.out.Message)
 	}
 	return end
 }
 
+// waitTooLongText is the newer original's fail-fast finalError.
+func waitTooLongText(wait, max time.Duration, msg string) string {
+	b := make([]byte, 0, 96+len(msg))
+	b = append(b, "Provider requested "...)
+	b = jsonw.AppendNumber(b, durationMs(wait))
+	b = append(b, "ms wait, exceeds retry.maxDelayMs ("...)
+	b = jsonw.AppendNumber(b, durationMs(max))
+	b = append(b, "ms). Original error: "...)
+	b = append(b, msg...)
+	return string(b)
+}
+
+// Fallback is the retry_fallback of a StepFallback effect: from the model
+// in use to the next one. primary is the session's own model's name.
+func (d *Decision) Fallback(e *Effect, primary string) RetryFallback {
+	return RetryFallback{From: d.set.ModelName(primary, e.Model-1), To: d.set.ModelName(primary, e.Model)}
+}
+
 // RetryAfter is the hint StepAskAuth passes to auth storage (ok false:
 // none, null).
-func (d *Decision) RetryAfter() (ms float64, ok bool) { return d.retryAfterMs, d.hasRetryAfter }
+func (d *Decision) RetryAfter() (ms float64, ok bool) { return d.out.RetryAfterMs, d.out.HasRetryAfter }
 
 // Effects returns the effects to perform, in order.
 func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
@@ -431,22 +516,19 @@ func (d *Decision) Edge() fsm.Edge {
 	return fsm.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To)}
 }
 
-// AsksAuth reports whether the decision waits for auth storage's answer.
-func (d *Decision) AsksAuth() bool {
-	for i := range d.n {
-		if d.effects[i].Pending {
-			return true
-		}
-	}
-	return false
-}
+// AsksAuth reports whether the decision waits for auth storage's answer:
+// perform none of its effects before Resume.
+func (d *Decision) AsksAuth() bool { return d.asks }
 
-// Resume completes a decision that asked auth storage with its answer: on
-// a credential switch, auto_retry_start's delayMs and the wait are 0.
+// Resume takes a decision that asked auth storage again, with its answer,
+// from the same snapshot, input, reply and settings (which must not have
+// changed since Decide): on a switch the retry waits 0 (SPEC §1, step 4).
+// It does nothing to a decision that did not ask.
 func (d *Decision) Resume(switched bool) {
-	for i := range d.n {
-		d.effects[i] = d.effects[i].Answer(switched)
+	if !d.asks {
+		return
 	}
+	d.v.decide(d, d.snap, d.in, d.set, true, switched)
 }
 
 // Decide is the retry policy: a pure function of the snapshot, the input,
@@ -455,15 +537,58 @@ func (d *Decision) Resume(switched bool) {
 // and the settings of this moment. It writes the result into d (no
 // allocation) and never fails: every (state, input) pair has a rule, and
 // the guards of a pair cover every case. Rules are found by integer index
-// in the table compiled from the declaration; no text is examined.
+// in the table compiled from the declaration; no text is examined. For a
+// retryable failure it first works out its wait and ways out (SPEC §1's order of
+// operations), which the guards read. set must stay unchanged until the
+// decision is performed (Resume reads it).
 func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
-	d.Rule, d.RuleIndex, d.From, d.n = nil, -1, s.State, 0
+	if o != nil {
+		d.out = *o
+	} else {
+		d.out = Outcome{}
+	}
+	v.decide(d, s, in, set, false, false)
+}
+
+// causeOf works out a retryable failure's cause: SPEC §1 steps 1 to 6
+// (the count, the backoff with its cap and jitter, the credential switch,
+// the hint, the ceiling).
+func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
+	c := cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
+	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)
+	if !c.Allowed || switched {
+		return c
+	}
+	w := set.backoff(c.Attempt, o.Draw)
+	if ra := &set.RetryAfter; o.HasWaitHint && ra.Use != "" && ra.Use != HintIgnore {
+		h := floatMs(o.WaitHintMs)
+		if ra.MaxHint <= 0 || h <= ra.MaxHint {
+			if ra.Use == HintReplace || h > w {
+				w = h
+			}
+		}
+	}
+	c.Wait = w
+	c.TooLong = set.RetryAfter.MaxWait > 0 && w > set.RetryAfter.MaxWait
+	return c
+}
+
+// decide is Decide and Resume: answered says whether auth storage has
+// answered (switched).
+func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
+	d.Rule, d.RuleIndex, d.From, d.n, d.asks = nil, -1, s.State, 0, false
+	d.v, d.snap, d.in, d.set = v, s, in, set
+	d.maxWait, d.persists = set.RetryAfter.MaxWait, set.Persistent
+	d.cause = cause{}
+	if in == InputRetryable {
+		d.cause = causeOf(s, &d.out, set, answered && switched)
+	}
 	var rules []int
 	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
 		rules = v.byPair[in][si]
 	}
 	for _, j := range rules {
-		if r := &v.rules[j]; r.Guard.Holds(s, set) {
+		if r := &v.rules[j]; r.Guard.Holds(s, set, d) {
 			d.Rule, d.RuleIndex = r, j
 			break
 		}
@@ -476,21 +601,15 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Set
 	if !r.Ignored() {
 		d.Next.State = r.To
 	}
-	usageLimit := false
-	d.msg, d.maxRetries, d.retryAfterMs, d.hasRetryAfter = "", set.MaxRetries, 0, false
-	if o != nil {
-		d.msg, usageLimit, d.retryAfterMs, d.hasRetryAfter = o.Message, o.UsageLimit, o.RetryAfterMs, o.HasRetryAfter
-	}
 	next := &d.Next
-	delay := time.Duration(0)
+	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
 		e := &d.effects[d.n]
-		e.Kind, e.Pending, e.Attempt, e.Delay = st, false, 0, 0
+		e.Kind, e.Pending, e.Attempt, e.Delay, e.Model = st, false, 0, 0, 0
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
-			delay = set.Delay(next.Attempt)
 			continue
 		case StepResetAttempt:
 			next.Attempt = 0
@@ -498,6 +617,11 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Set
 		case StepOpen:
 			next.Open = true
 			continue
+		case StepFallback:
+			next.Model++
+			next.Attempt = 0
+			delay = 0
+			e.Model = next.Model
 		case StepRelease:
 			next.Open = false
 		case StepWake:
@@ -512,10 +636,15 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Set
 			next.Armed--
 			next.Controlled = false
 		case StepAskAuth:
-			if !usageLimit {
+			// Only a usage limit is asked, and only once the count allows
+			// a retry (steps 1 and 4).
+			if !d.out.UsageLimit || !d.Allowed {
 				continue
 			}
-			pending = true
+			if !answered {
+				pending = true
+				d.asks = true
+			}
 		case StepEmitStart:
 			e.Attempt, e.Delay, e.Pending = next.Attempt, delay, pending
 		case StepArmTimer:
@@ -528,6 +657,28 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Set
 		}
 		d.n++
 	}
+}
+
+// ModelName is the name of model i (Snapshot.Model): primary for 0, else
+// the i-th of s.Fallback.
+func (s *Settings) ModelName(primary string, i int) string {
+	if i <= 0 || i > len(s.Fallback) {
+		return primary
+	}
+	return s.Fallback[i-1]
+}
+
+// floatMs converts a number of milliseconds to a Duration, to the
+// nearest nanosecond, saturating.
+func floatMs(ms float64) time.Duration {
+	ns := math.Round(ms * float64(time.Millisecond))
+	switch {
+	case !(ns < math.MaxInt64):
+		return math.MaxInt64
+	case ns < 0:
+		return 0
+	}
+	return time.Duration(ns)
 }
 
 // TableMarkdown renders the table as Markdown for SPEC.md: one row per

@@ -16,16 +16,16 @@ const (
 
 // Usage is the token usage reported with an assistant message. Only the two
 // fields that the overflow usage rule reads are modelled.
-type Usage struct {
-	Input     int64 `json:"input"`
-	CacheRead int64 `json:"cacheRead"`
-}
 
 // AssistantMessage is the part of an assistant reply the retry policy reads.
 type AssistantMessage struct {
 	StopReason   StopReason `json:"stopReason"`
 	ErrorMessage string     `json:"errorMessage,omitempty"`
-	Usage        Usage      `json:"usage"`
+	// InputTokens and CacheReadTokens are the reply's usage (the
+	// provider reports input usage when the stream starts), which the
+	// overflow usage rule reads.
+	InputTokens     int64 `json:"inputTokens,omitempty"`
+	CacheReadTokens int64 `json:"cacheReadTokens,omitempty"`
 	// Status is the HTTP status of the reply's response, 0 when unknown.
 	Status int `json:"status,omitempty"`
 	// Headers are the response's headers, keyed by lower-case name (see

@@ -2,18 +2,18 @@ package policy
 
 // Guards of the original's table.
 var (
-	guardCounting  = Guard{"attempt > 0", func(s Snapshot, _ *Settings) bool { return s.Attempt > 0 }}
-	guardZero      = Guard{"attempt == 0", func(s Snapshot, _ *Settings) bool { return s.Attempt == 0 }}
-	guardOpen      = Guard{"chain open", func(s Snapshot, _ *Settings) bool { return s.Open }}
-	guardNotOpen   = Guard{"no chain open", func(s Snapshot, _ *Settings) bool { return !s.Open }}
-	guardRetryCtl  = Guard{"enabled && attempt < maxRetries && wait cancellable", func(s Snapshot, set *Settings) bool { return guardRetry.Holds(s, set) && s.Controlled }}
-	guardRetryLost = Guard{"enabled && attempt < maxRetries && wait not cancellable", func(s Snapshot, set *Settings) bool { return guardRetry.Holds(s, set) && !s.Controlled }}
-	guardLastWait  = Guard{"one wait running", func(s Snapshot, _ *Settings) bool { return s.Armed <= 1 }}
-	guardMoreWaits = Guard{"two or more waits running", func(s Snapshot, _ *Settings) bool { return s.Armed > 1 }}
-	guardCtlLast   = Guard{"wait cancellable && one wait running", func(s Snapshot, _ *Settings) bool { return s.Controlled && s.Armed <= 1 }}
-	guardCtlMore   = Guard{"wait cancellable && two or more waits", func(s Snapshot, _ *Settings) bool { return s.Controlled && s.Armed > 1 }}
-	guardLostOpen  = Guard{"wait not cancellable && chain open", func(s Snapshot, _ *Settings) bool { return !s.Controlled && s.Open }}
-	guardLostShut  = Guard{"wait not cancellable && no chain open", func(s Snapshot, _ *Settings) bool { return !s.Controlled && !s.Open }}
+	guardCounting  = Guard{"attempt > 0", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Attempt > 0 }}
+	guardZero      = Guard{"attempt == 0", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Attempt == 0 }}
+	guardOpen      = Guard{"chain open", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Open }}
+	guardNotOpen   = Guard{"no chain open", func(s Snapshot, _ *Settings, _ *Decision) bool { return !s.Open }}
+	guardRetryCtl  = Guard{"enabled && attempt < maxRetries && wait cancellable", func(s Snapshot, set *Settings, c *Decision) bool { return guardRetry.Holds(s, set, c) && s.Controlled }}
+	guardRetryLost = Guard{"enabled && attempt < maxRetries && wait not cancellable", func(s Snapshot, set *Settings, c *Decision) bool { return guardRetry.Holds(s, set, c) && !s.Controlled }}
+	guardLastWait  = Guard{"one wait running", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Armed <= 1 }}
+	guardMoreWaits = Guard{"two or more waits running", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Armed > 1 }}
+	guardCtlLast   = Guard{"wait cancellable && one wait running", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Controlled && s.Armed <= 1 }}
+	guardCtlMore   = Guard{"wait cancellable && two or more waits", func(s Snapshot, _ *Settings, _ *Decision) bool { return s.Controlled && s.Armed > 1 }}
+	guardLostOpen  = Guard{"wait not cancellable && chain open", func(s Snapshot, _ *Settings, _ *Decision) bool { return !s.Controlled && s.Open }}
+	guardLostShut  = Guard{"wait not cancellable && no chain open", func(s Snapshot, _ *Settings, _ *Decision) bool { return !s.Controlled && !s.Open }}
 )
 
 var (

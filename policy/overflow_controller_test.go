@@ -91,9 +91,9 @@ func TestControllerOverflowNeverRetried(t *testing.T) {
 	}
 	samples = append(samples,
 		sample{"usage over the window", policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error",
-			Usage: policy.Usage{Input: 150_000, CacheRead: 50_001}}},
+			InputTokens: 150_000, CacheReadTokens: 50_001}},
 		sample{"usage over the window, empty message", policy.AssistantMessage{StopReason: policy.StopReasonError,
-			Usage: policy.Usage{Input: window + 1}}},
+			InputTokens: window + 1}},
 	)
 	withWindow := func(c *policy.Config) { c.ContextWindow = window }
 
@@ -150,14 +150,14 @@ func TestControllerOverflowNeverRetried(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		window int64
-		usage  policy.Usage
+		usage  tokens
 	}{
-		{"usage equal to the window", window, policy.Usage{Input: 150_000, CacheRead: 50_000}},
-		{"no window", 0, policy.Usage{Input: 10 * window}},
+		{"usage equal to the window", window, tokens{150_000, 50_000}},
+		{"no window", 0, tokens{10 * window, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newCtlHarness(t, policy.DefaultSettings(), func(cfg *policy.Config) { cfg.ContextWindow = c.window })
-			msg := policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error", Usage: c.usage}
+			msg := policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error", InputTokens: c.usage.input, CacheReadTokens: c.usage.cacheRead}
 			if !h.ctl.OnAgentEnd(&msg) {
 				t.Error("OnAgentEnd = false, want a retry")
 			}
@@ -165,3 +165,6 @@ func TestControllerOverflowNeverRetried(t *testing.T) {
 		})
 	}
 }
+
+// tokens is a reply's usage.
+type tokens struct{ input, cacheRead int64 }

@@ -12,7 +12,8 @@ type Outcome struct {
 	// the continue's error): the text of auto_retry_start's errorMessage
 	// and auto_retry_end's finalError.
 	Message string
-	Usage   Usage
+	// InputTokens and CacheReadTokens are the reply's usage.
+	InputTokens, CacheReadTokens int64
 	// Class is Classify's result.
 	Class Class
 	// Overflow: isContextOverflow, whatever the stop reason (the
@@ -25,27 +26,54 @@ type Outcome struct {
 	// at the reply's time); HasRetryAfter is false when there is none.
 	RetryAfterMs  float64
 	HasRetryAfter bool
+	// WaitHintMs is the provider's requested wait for an error reply
+	// (headers retry-after-ms, retry-after, x-ratelimit-reset-ms,
+	// x-ratelimit-reset, then the text), which RetryAfter.Use floor and
+	// replace read; HasWaitHint is false when there is none.
+	WaitHintMs  float64
+	HasWaitHint bool
+	// Draw is the uniform draw in [0,1) that jitters this reply's retry
+	// wait, given by the shell from its random source (one per retryable
+	// failure while a jitter mode is on; unused otherwise).
+	Draw float64
 }
 
-// ClassifyReply classifies m once: contextWindow is the model's context
-// window (0: unknown, no usage rule), now the wall-clock time of the reply
-// (for HTTP-date hints).
+// ClassifyReply classifies m once, as the original does (message
+// classification): contextWindow is the model's context window (0:
+// unknown, no usage rule), now the wall-clock time of the reply (for
+// HTTP-date hints). It is Reply of a nil Classifier.
 func ClassifyReply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
-	o := Outcome{StopReason: m.StopReason, Message: m.ErrorMessage, Usage: m.Usage}
+	return (*Classifier)(nil).Reply(m, contextWindow, now)
+}
+
+// Reply classifies m once, in c's mode and with c's patterns (a nil c
+// classifies as the original does): its class, its overflow and usage-limit
+// flags, the usage-limit hint for auth storage (the original's parser) and
+// the wait hint (headers first) that RetryAfter.Use floor and replace read.
+// now is the wall-clock time of the reply, for HTTP-date hints.
+func (c *Classifier) Reply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
+	o := Outcome{StopReason: m.StopReason, Message: m.ErrorMessage, InputTokens: m.InputTokens, CacheReadTokens: m.CacheReadTokens}
 	o.Overflow = isContextOverflow(m, contextWindow)
-	switch {
-	case m.StopReason == StopReasonError && o.Overflow:
-		o.Class = ClassOverflow
-	case m.StopReason == StopReasonError && m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage):
-		o.Class = ClassRetryable
-	case m.StopReason == StopReasonError:
-		o.Class = ClassFatal
-	case m.StopReason == StopReasonAborted:
-		o.Class = ClassAborted
+	if c == nil { // the original's classification, the overflow check made once
+		switch {
+		case m.StopReason == StopReasonError && o.Overflow:
+			o.Class = ClassOverflow
+		case m.StopReason == StopReasonError && m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage):
+			o.Class = ClassRetryable
+		case m.StopReason == StopReasonError:
+			o.Class = ClassFatal
+		case m.StopReason == StopReasonAborted:
+			o.Class = ClassAborted
+		}
+	} else {
+		o.Class = c.Classify(m, contextWindow)
 	}
 	if m.ErrorMessage != "" && isUsageLimitErrorMessage(m.ErrorMessage) {
 		o.UsageLimit = true
 		o.RetryAfterMs, o.HasRetryAfter = parseRetryAfterMs(m.ErrorMessage, now)
+	}
+	if m.StopReason == StopReasonError {
+		o.WaitHintMs, o.HasWaitHint = waitHint(m, now)
 	}
 	return o
 }
@@ -72,5 +100,5 @@ func (o *Outcome) EndInput() (in Input, ok bool) {
 
 // Reply returns the assistant message o was classified from.
 func (o *Outcome) Reply() AssistantMessage {
-	return AssistantMessage{StopReason: o.StopReason, ErrorMessage: o.Message, Usage: o.Usage}
+	return AssistantMessage{StopReason: o.StopReason, ErrorMessage: o.Message, InputTokens: o.InputTokens, CacheReadTokens: o.CacheReadTokens}
 }

@@ -209,7 +209,10 @@ func (s Settings) Validate() error {
 // cap and jitter: BaseDelay * BackoffFactor^(attempt-1) (a factor of 0
 // counts as 2). It saturates at the largest time.Duration instead of
 // wrapping, and is 0 for attempt < 1 or a non-positive BaseDelay.
-func (s Settings) Delay(attempt int) time.Duration {
+func (s Settings) Delay(attempt int) time.Duration { return s.delay(attempt) }
+
+// delay is Delay without copying the settings.
+func (s *Settings) delay(attempt int) time.Duration {
 	if attempt < 1 || s.BaseDelay <= 0 {
 		return 0
 	}
@@ -229,9 +232,12 @@ func (s Settings) Delay(attempt int) time.Duration {
 
 // Backoff is the wait before retry number attempt before any hint: Delay,
 // capped at MaxBackoff, then jittered with the draw u in [0,1).
-func (s Settings) Backoff(attempt int, u float64) time.Duration {
+func (s Settings) Backoff(attempt int, u float64) time.Duration { return s.backoff(attempt, u) }
+
+// backoff is Backoff without copying the settings.
+func (s *Settings) backoff(attempt int, u float64) time.Duration {
 	// (an empty jitter mode is none)
-	b := s.Delay(attempt)
+	b := s.delay(attempt)
 	if s.MaxBackoff > 0 && b > s.MaxBackoff {
 		b = s.MaxBackoff
 	}

@@ -9,6 +9,11 @@ var (
 	rest     = []State{StateIdle, StateExhausted, StateCancelled}
 	startRun = []Step{StepIncAttempt, StepOpen, StepAskAuth, StepEmitStart, StepDropError, StepArmTimer}
 	endChain = []Step{StepEmitEnd, StepResetAttempt, StepRelease}
+	// fallBack goes on with the next model: the chain stays open (or
+	// opens), the counter restarts and the retry waits 0. A usage limit
+	// is put to auth storage first when the wait, not the count, is what
+	// fails.
+	fallBack = []Step{StepOpen, StepAskAuth, StepFallback, StepIncAttempt, StepEmitStart, StepDropError, StepArmTimer}
 )
 
 // soundRules is the default table: the seed's rules made total, so that
@@ -74,6 +79,17 @@ var soundRules = []Rule{
 		Steps: endChain, Final: FinalCancelled, Note: "the aborted reply that follows changes nothing"},
 	{Input: InputElapsed, From: []State{StateContinuing}, Guard: always, Note: "a disarmed timer is inert"},
 	{Input: InputPrompt, From: []State{StateContinuing}, Guard: always, Note: "the session rejects a prompt while a chain is open"},
+
+	// The opt-in settings' ways out (SPEC §1): model fallback and
+	// fail-fast. Listed last, so that the rows above keep their indexes.
+	{Input: InputRetryable, From: rest, Guard: guardFallback, Event: "fallback", To: StateBackoff, Steps: fallBack,
+		Note: "retry_fallback, then auto_retry_start{attempt: 1, delayMs: 0}"},
+	{Input: InputRetryable, From: rest, Guard: guardFailFast, Event: "fail_fast", To: StateExhausted,
+		Steps: []Step{StepAskAuth, StepIncAttempt, StepEmitEnd, StepResetAttempt}, Final: FinalWaitTooLong, Reason: ReasonMaxWait,
+		Note: "ends at its first error with no auto_retry_start, like maxRetries 0"},
+	{Input: InputRetryable, From: []State{StateContinuing}, Guard: guardFallback, Event: "fallback", To: StateBackoff, Steps: fallBack},
+	{Input: InputRetryable, From: []State{StateContinuing}, Guard: guardFailFast, Event: "fail_fast", To: StateExhausted,
+		Steps: append([]Step{StepAskAuth, StepIncAttempt}, endChain...), Final: FinalWaitTooLong, Reason: ReasonMaxWait},
 }
 
 // The two variants (the session rules around them are package session's).

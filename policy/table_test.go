@@ -48,10 +48,32 @@ func (c tblCase) String() string {
 	return fmt.Sprintf("snapshot %+v, settings %+v, message %q", c.snap, c.set, c.msg)
 }
 
+// holds reports whether g holds for c (with the Cause Decide works out).
+func (c tblCase) holds(g policy.Guard, in policy.Input) bool {
+	o := tblOutcome(c.msg)
+	return g.Holds(c.snap, &c.set, policy.DecisionForTest(c.snap, in, &o, &c.set))
+}
+
+// tblOutcome is msg as the error reply it is, classified as the
+// Controller classifies it.
+func tblOutcome(msg string) policy.Outcome {
+	return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
+}
+
+// tblExtras are the opt-in settings the enumeration adds to each base:
+// none, a fallback model, a 1 s ceiling on the wait, both.
+var tblExtras = []func(*policy.Settings){
+	func(*policy.Settings) {},
+	func(s *policy.Settings) { s.Fallback = []string{"model-b"} },
+	func(s *policy.Settings) { s.RetryAfter.MaxWait = time.Second },
+	func(s *policy.Settings) { s.Fallback = []string{"model-b"}; s.RetryAfter.MaxWait = time.Second },
+}
+
 // tblCases enumerates snapshots of state st (attempt 0 in the rest states,
 // where the sound variant keeps it; 1..5 with an open chain in backoff and
-// continuing) and settings (enabled or not, maxRetries 0..4, two base
-// delays), with every message of in.
+// continuing; the session's model or the fallback model) and settings
+// (enabled or not, maxRetries 0..4, two base delays, each of tblExtras),
+// with every message of in.
 func tblCases(st policy.State, in policy.Input) []tblCase {
 	attempts := []int{0}
 	if !st.AtRest() {
@@ -61,13 +83,20 @@ func tblCases(st policy.State, in policy.Input) []tblCase {
 	for _, enabled := range []bool{true, false} {
 		for maxRetries := 0; maxRetries <= 4; maxRetries++ {
 			for _, base := range []time.Duration{2 * time.Second, 750 * time.Millisecond} {
-				for _, a := range attempts {
-					for _, msg := range tblMessages(in) {
-						out = append(out, tblCase{
-							snap: tblSnap(st, a, !st.AtRest()),
-							set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: base},
-							msg:  msg,
-						})
+				for _, extra := range tblExtras {
+					for _, model := range []int{0, 1} {
+						for _, a := range attempts {
+							for _, msg := range tblMessages(in) {
+								c := tblCase{
+									snap: tblSnap(st, a, !st.AtRest()),
+									set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: base},
+									msg:  msg,
+								}
+								c.snap.Model = model
+								extra(&c.set)
+								out = append(out, c)
+							}
+						}
 					}
 				}
 			}
@@ -110,10 +139,10 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		}
 		return w
 	}
+	ask := msg == tblUsageMsg // the start and the wait wait for auth storage's answer
 	retry := func(attempt int) tblWant {
 		delay := set.BaseDelay << (attempt - 1)
-		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true}}
-		ask := msg == tblUsageMsg // the start and the wait wait for auth storage's answer
+		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model}}
 		if ask {
 			w.effects = append(w.effects, tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
@@ -124,10 +153,56 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		)
 		return w
 	}
+	// The opt-in ways out: the next model (retry_fallback, then attempt 1
+	// with no wait), or the end at once when the wait is too long.
+	fallback := func(askFirst bool) tblWant {
+		w := tblWant{event: "fallback", next: policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model + 1}}
+		pending := askFirst && ask
+		if pending {
+			w.effects = append(w.effects, tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
+		}
+		w.effects = append(w.effects,
+			tblEffect{Kind: policy.StepFallback, Model: s.Model + 1},
+			tblEffect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: set.MaxRetries, ErrorMessage: msg}, Pending: pending},
+			tblEffect{Kind: policy.StepDropError},
+			tblEffect{Kind: policy.StepArmTimer, Pending: pending},
+		)
+		return w
+	}
+	failFast := func(wait time.Duration, release bool) tblWant {
+		text := fmt.Sprintf("Provider requested %dms wait, exceeds retry.maxDelayMs (%dms). Original error: %s", wait.Milliseconds(), set.RetryAfter.MaxWait.Milliseconds(), msg)
+		w := end("fail_fast", policy.StateExhausted, false, k+1, text, release)
+		if ask {
+			w.effects = append([]tblEffect{{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}}, w.effects...)
+		}
+		return w
+	}
+	// optIn decides a retryable failure the opt-in settings change, ok
+	// false when they do not apply.
+	optIn := func(release bool) (tblWant, bool) {
+		left := s.Model < len(set.Fallback)
+		allowed := k < set.MaxRetries
+		wait := set.BaseDelay << k
+		tooLong := set.RetryAfter.MaxWait > 0 && wait > set.RetryAfter.MaxWait
+		switch {
+		case !set.Enabled:
+			return tblWant{}, false
+		case !allowed && left:
+			return fallback(false), true
+		case allowed && tooLong && left:
+			return fallback(true), true
+		case allowed && tooLong:
+			return failFast(wait, release), true
+		}
+		return tblWant{}, false
+	}
 	switch s.State {
 	case policy.StateIdle, policy.StateExhausted, policy.StateCancelled:
 		switch in {
 		case policy.InputRetryable:
+			if w, ok := optIn(false); ok {
+				return w
+			}
 			switch {
 			case !set.Enabled:
 				return ignored
@@ -165,6 +240,9 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		case policy.InputSuccess:
 			return end("succeed", policy.StateIdle, true, k, "", true)
 		case policy.InputRetryable:
+			if w, ok := optIn(true); ok {
+				return w
+			}
 			switch {
 			case !set.Enabled:
 				return end("fail", policy.StateExhausted, false, k, msg, true)
@@ -190,7 +268,7 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 func tblFirstRule(c tblCase, in policy.Input) int {
 	rules := policy.Sound.Rules()
 	for _, i := range policy.Sound.RulesFor(c.snap.State, in) {
-		if rules[i].Guard.Holds(c.snap, &c.set) {
+		if c.holds(rules[i].Guard, in) {
 			return i
 		}
 	}
@@ -206,6 +284,7 @@ type tblEffect struct {
 	RetryAfterMs  float64
 	HasRetryAfter bool
 	Pending       bool
+	Model         int
 }
 
 // tblView spells out d's effects.
@@ -224,6 +303,8 @@ func tblView(d *policy.Decision) []tblEffect {
 			v.End = d.End(e)
 		case policy.StepArmTimer:
 			v.Delay = e.Delay
+		case policy.StepFallback:
+			v.Model = e.Model
 		}
 		out = append(out, v)
 	}
@@ -234,7 +315,7 @@ func tblView(d *policy.Decision) []tblEffect {
 // Controller classifies it.
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
 	var d policy.Decision
-	o := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
+	o := tblOutcome(msg)
 	policy.Sound.Decide(&d, s, in, &o, &set)
 	return d
 }
@@ -280,7 +361,7 @@ func TestSoundEveryRule(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				applied := 0
 				for _, c := range tblCases(st, r.Input) {
-					if !r.Guard.Holds(c.snap, &c.set) || tblFirstRule(c, r.Input) != i {
+					if !c.holds(r.Guard, r.Input) || tblFirstRule(c, r.Input) != i {
 						continue
 					}
 					applied++
@@ -370,7 +451,7 @@ func TestSoundTotal(t *testing.T) {
 							}
 							holds := 0
 							for _, ri := range rules {
-								if policy.Sound.Rules()[ri].Guard.Holds(c.snap, &c.set) {
+								if c.holds(policy.Sound.Rules()[ri].Guard, in) {
 									holds++
 								}
 							}
@@ -488,4 +569,4 @@ func TestNewVariantRejectsPartialTables(t *testing.T) {
 }
 
 // tblAlways is a guard that always holds (the package's own are unexported).
-var tblAlways = policy.Guard{Holds: func(policy.Snapshot, *policy.Settings) bool { return true }}
+var tblAlways = policy.Guard{Holds: func(policy.Snapshot, *policy.Settings, *policy.Decision) bool { return true }}

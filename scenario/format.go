@@ -156,7 +156,7 @@ func turnFlow(t *Turn) string {
 	if t.ErrorMessage != "" {
 		parts = append(parts, "errorMessage: "+string(jsonw.AppendString(nil, t.ErrorMessage)))
 	}
-	if t.Usage != (policy.Usage{}) {
+	if t.Usage != (Usage{}) {
 		parts = append(parts, fmt.Sprintf("usage: {input: %d, cacheRead: %d}", t.Usage.Input, t.Usage.CacheRead))
 	}
 	if t.SwitchModel {

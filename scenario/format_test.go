@@ -31,7 +31,7 @@ func TestFormatRoundTrip(t *testing.T) {
 		Settings:      policy.Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond},
 		ContextWindow: 1000, Compaction: Compaction{Enabled: true, Succeed: false}, Prompt: "yes", EpochMs: 5,
 		Provider: "p", ModelID: "m", BaseURL: "https://x/y", SessionID: "null",
-		Turns:   []Turn{{StopReason: policy.StopReasonError, ErrorMessage: "a\\nb \"q\"", Usage: policy.Usage{Input: 1, CacheRead: 2}, SwitchModel: true, Duration: 1500 * time.Millisecond}},
+		Turns:   []Turn{{StopReason: policy.StopReasonError, ErrorMessage: "a\\nb \"q\"", Usage: Usage{Input: 1, CacheRead: 2}, SwitchModel: true, Duration: 1500 * time.Millisecond}},
 		Actions: []Action{{At: time.Second, Do: "set_auto_retry", ID: "1", Enabled: &yes}, {At: 2 * time.Second, Do: "prompt", Message: "hi: there"}},
 	})
 	for _, sc := range scs {

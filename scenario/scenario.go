@@ -71,11 +71,17 @@ type Scenario struct {
 // Compaction configures the overflow-compaction stub.
 type Compaction struct{ Enabled, Succeed bool }
 
+// Usage is a turn's scripted usage (the "usage" key).
+type Usage struct {
+	Input     int64 // "input"
+	CacheRead int64 // "cacheRead"
+}
+
 // Turn is one scripted model reply.
 type Turn struct {
 	StopReason   policy.StopReason // "stopReason", required: stop|length|toolUse|error|aborted
 	ErrorMessage string            // "errorMessage"
-	Usage        policy.Usage      // "usage": {input, cacheRead}, non-negative integers
+	Usage        Usage             // "usage": {input, cacheRead}, non-negative integers
 	SwitchModel  bool              // "switchModel", default false
 	Duration     time.Duration     // "durationMs", default 0, non-negative integer ms
 	Pos          Pos
@@ -83,7 +89,7 @@ type Turn struct {
 
 // Reply is the assistant message the turn scripts.
 func (t *Turn) Reply() policy.AssistantMessage {
-	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage}
+	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, InputTokens: t.Usage.Input, CacheReadTokens: t.Usage.CacheRead}
 }
 
 // Action is one scripted client command at a virtual time.

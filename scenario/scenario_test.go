@@ -129,7 +129,7 @@ func TestScenarioConformanceFiles(t *testing.T) {
 		t.Error("08: settings.enabled = true, want false")
 	}
 	if sc := byName["09b-silent-overflow-usage"]; sc != nil {
-		if want := (policy.Usage{Input: 190000, CacheRead: 20000}); sc.Turns[0].Usage != want {
+		if want := (Usage{Input: 190000, CacheRead: 20000}); sc.Turns[0].Usage != want {
 			t.Errorf("09b: usage = %+v, want %+v", sc.Turns[0].Usage, want)
 		}
 	}
@@ -184,7 +184,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		SessionID:     "session-42",
 		Turns: []Turn{
 			{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error",
-				Usage: policy.Usage{Input: 190000, CacheRead: 20000}, SwitchModel: true,
+				Usage: Usage{Input: 190000, CacheRead: 20000}, SwitchModel: true,
 				Duration: 250 * time.Millisecond, Pos: p(22, 5)},
 			{StopReason: policy.StopReasonStop, Pos: p(27, 5)},
 		},

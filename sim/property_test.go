@@ -195,7 +195,7 @@ var pbFatalMsgs = []string{
 	"model not found",
 }
 
-var pbOverUsage = policy.Usage{Input: 190_000, CacheRead: 20_000} // 210 000 > pbWindow
+var pbOverUsage = scenario.Usage{Input: 190_000, CacheRead: 20_000} // 210 000 > pbWindow
 
 // pbTurn is one scripted reply and what the tests know about it.
 type pbTurn struct {
@@ -720,11 +720,11 @@ func TestPropertiesSound(t *testing.T) {
 // believe (a sanity check of the test data against the classifier).
 func pbCheckTables(t *testing.T) {
 	now := time.UnixMilli(1771200000000)
-	out := func(msg string, u policy.Usage) policy.Outcome {
-		return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, Usage: u}, pbWindow, now)
+	out := func(msg string, u scenario.Usage) policy.Outcome {
+		return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, InputTokens: u.Input, CacheReadTokens: u.CacheRead}, pbWindow, now)
 	}
 	for _, m := range pbRetryableMsgs {
-		if o := out(m, policy.Usage{}); o.Class != policy.ClassRetryable || o.UsageLimit {
+		if o := out(m, scenario.Usage{}); o.Class != policy.ClassRetryable || o.UsageLimit {
 			t.Errorf("%q: class %v, usage limit %v; want retryable, not a usage limit", m, o.Class, o.UsageLimit)
 		}
 		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
@@ -732,7 +732,7 @@ func pbCheckTables(t *testing.T) {
 		}
 	}
 	for _, u := range pbUsageMsgs {
-		o := out(u.msg, policy.Usage{})
+		o := out(u.msg, scenario.Usage{})
 		if o.Class != policy.ClassRetryable || !o.UsageLimit {
 			t.Errorf("%q: class %v, want a retryable usage limit", u.msg, o.Class)
 		}
@@ -741,19 +741,19 @@ func pbCheckTables(t *testing.T) {
 		}
 	}
 	for _, m := range pbOverflowMsgs {
-		if o := out(m, policy.Usage{}); o.Class != policy.ClassOverflow {
+		if o := out(m, scenario.Usage{}); o.Class != policy.ClassOverflow {
 			t.Errorf("%q: class %v, want overflow", m, o.Class)
 		}
 	}
 	for _, m := range pbFatalMsgs {
-		if o := out(m, policy.Usage{}); o.Class != policy.ClassFatal {
+		if o := out(m, scenario.Usage{}); o.Class != policy.ClassFatal {
 			t.Errorf("%q: class %v, want fatal", m, o.Class)
 		}
 		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
 			t.Errorf("%q over the window: class %v, want overflow", m, o.Class)
 		}
 	}
-	over := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop, Usage: pbOverUsage}, pbWindow, now)
+	over := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: pbOverUsage.Input, CacheReadTokens: pbOverUsage.CacheRead}, pbWindow, now)
 	if !over.Overflow {
 		t.Errorf("a stop reply over the window is not an overflow")
 	}

@@ -227,7 +227,7 @@ func (s *Session) Do(a scenario.Action) {
 			// turn, and carries the turn's usage (the provider reports the
 			// input usage when the stream starts).
 			s.ev.Reply = s.classify(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage,
-				Usage: s.sc.Turns[s.inFlight].Usage})
+				InputTokens: s.sc.Turns[s.inFlight].Usage.Input, CacheReadTokens: s.sc.Turns[s.inFlight].Usage.CacheRead})
 			s.inFlight = -1
 		}
 		s.step()
