@@ -92,7 +92,7 @@ func restEvents(t *testing.T, c *rpc.Client) []string {
 }
 
 const chainStart = `{"t":0,"type":"agent_start"}
-{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
 {"t":0,"type":"agent_end"}
 {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`
 
@@ -158,22 +158,22 @@ turns:
 	got := restEvents(t, c) // runs to quiescence
 	want := []string{
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}`,
 		`{"t":1000,"type":"agent_start"}`,
 		// A toolUse reply ends the chain in the middle of the run.
-		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"toolUse"}}`,
+		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"toolUse"},"model":"claude-sonnet-4-5"}`,
 		`{"t":1100,"type":"auto_retry_end","success":true,"attempt":1}`,
-		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"}}`,
+		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"},"model":"claude-sonnet-4-5"}`,
 		`{"t":1100,"type":"agent_end"}`,
 		`{"t":1100,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"503 service unavailable"}`,
 		`{"t":2100,"type":"agent_start"}`,
-		`{"t":2100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"500 internal error"}}`,
+		`{"t":2100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"500 internal error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":2100,"type":"agent_end"}`,
 		`{"t":2100,"type":"auto_retry_start","attempt":2,"maxAttempts":2,"delayMs":2000,"errorMessage":"500 internal error"}`,
 		`{"t":4100,"type":"agent_start"}`,
-		`{"t":4100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"502 bad gateway"}}`,
+		`{"t":4100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"502 bad gateway"},"model":"claude-sonnet-4-5"}`,
 		`{"t":4100,"type":"agent_end"}`,
 		`{"t":4100,"type":"auto_retry_end","success":false,"attempt":2,"finalError":"502 bad gateway"}`,
 		`{"t":4100,"type":"prompt_resolved","prompt":1}`,
@@ -202,7 +202,7 @@ turns:
 	// Disabled: the error is not retried.
 	expectEvents(t, c,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"prompt_resolved","prompt":1}`)
 	if err := c.SetAutoRetry(ctx, true); err != nil {
@@ -216,7 +216,7 @@ turns:
 	}
 	expectEvents(t, c,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`)
 	// Busy: a prompt is rejected with a Go error carrying the original's text.
@@ -234,7 +234,7 @@ turns:
 	}
 	expectEvents(t, c,
 		`{"t":2000,"type":"agent_start"}`,
-		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
+		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
 		`{"t":2000,"type":"auto_retry_end","success":true,"attempt":1}`,
 		`{"t":2000,"type":"agent_end"}`,
 		`{"t":2000,"type":"prompt_resolved","prompt":2}`)

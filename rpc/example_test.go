@@ -51,7 +51,7 @@ turns:
 	// Output:
 	// prompt 1
 	// {"t":0,"type":"agent_start"}
-	// {"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}
+	// {"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
 	// {"t":0,"type":"agent_end"}
 	// {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}
 	// advanced to 500ms

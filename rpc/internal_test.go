@@ -91,11 +91,11 @@ func TestAppendEvent(t *testing.T) {
 		line       string
 		want, nowT string // "" = dropped
 	}{
-		{`{"t":5,"type":"agent_run","kind":"prompt"}`, `{"type":"agent_start"}`, `{"t":5,"type":"agent_start"}`},
+		{`{"t":5,"type":"agent_run","kind":"prompt","model":"claude-sonnet-4-5"}`, `{"type":"agent_start"}`, `{"t":5,"type":"agent_start"}`},
 		{`{"t":5,"type":"agent_run_end"}`, `{"type":"agent_end"}`, `{"t":5,"type":"agent_end"}`},
-		{`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
-			`{"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
-			`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`},
+		{`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+			`{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+			`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`},
 		{`{"t":1,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529"}`,
 			`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529"}`,
 			`{"t":1,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529"}`},

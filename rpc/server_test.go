@@ -91,16 +91,16 @@ func TestServeVirtualAbortRetryDuringBackoff(t *testing.T) {
 	want := []string{
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		`{"id":"a","type":"response","command":"advance","success":true,"data":{"t":500}}`,
-		`{"id":"s1","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff"}}`,
+		`{"id":"s1","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02"}}`,
 		// The response to abort_retry comes before the auto_retry_end it causes.
 		`{"id":"r","type":"response","command":"abort_retry","success":true}`,
 		`{"t":500,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
 		`{"t":500,"type":"prompt_resolved","prompt":1}`,
-		`{"id":"s2","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"cancelled"}}`,
+		`{"id":"s2","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"cancelled","nextRetryAt":null,"profile":"omp-2026-02"}}`,
 		`{"type":"response","command":"advance","success":true,"data":{"t":5500}}`,
 	}
 	diffLines(t, serveVirtual(t, oneError, input), want)
@@ -114,7 +114,7 @@ func TestServeVirtualAbortDuringBackoff(t *testing.T) {
 	want := []string{
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		`{"type":"response","command":"advance","success":true,"data":{"t":1000}}`,
@@ -140,15 +140,15 @@ turns:
 	want := []string{
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":1000,"errorMessage":"529 overloaded_error"}`,
 		`{"t":1000,"type":"agent_start"}`,
-		`{"t":1000,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"}}`,
+		`{"t":1000,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"},"model":"claude-sonnet-4-5"}`,
 		`{"t":1000,"type":"agent_end"}`,
 		`{"t":1000,"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 service unavailable"}`,
 		`{"t":3000,"type":"agent_start"}`,
-		`{"t":3250,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
+		`{"t":3250,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
 		`{"t":3250,"type":"auto_retry_end","success":true,"attempt":2}`,
 		`{"t":3250,"type":"agent_end"}`,
 		`{"t":3250,"type":"prompt_resolved","prompt":1}`,
@@ -172,23 +172,23 @@ turns:
 `
 	want := []string{
 		`{"id":"off","type":"response","command":"set_auto_retry","success":true}`,
-		`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":false,"isRetrying":false,"retryAttempt":0,"retryState":"idle"}}`,
+		`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":false,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`,
 		`{"id":"p1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"prompt_resolved","prompt":1}`,
 		`{"id":"on","type":"response","command":"set_auto_retry","success":true}`,
 		`{"id":"p2","type":"response","command":"prompt","success":true,"data":{"prompt":2}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"t":0,"type":"agent_end"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		// Busy during the backoff: one error response (the original sends a
 		// second, successful one).
 		`{"id":"p3","type":"response","command":"prompt","success":false,"error":"Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."}`,
 		`{"t":2000,"type":"agent_start"}`,
-		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
+		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
 		`{"t":2000,"type":"auto_retry_end","success":true,"attempt":1}`,
 		`{"t":2000,"type":"agent_end"}`,
 		`{"t":2000,"type":"prompt_resolved","prompt":2}`,
@@ -228,7 +228,7 @@ func TestServeBadInput(t *testing.T) {
 		{"duplicate type, escaped", `{"type":"get_state","t\u0079pe":"abort"}`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: duplicate key \"type\" (each key may appear once)"}`},
 		{"duplicate field", `{"id":"a","type":"set_auto_retry","enabled":true,"enabled":false}`, `{"id":"a","type":"response","command":"set_auto_retry","success":false,"error":"Failed to parse command: duplicate key \"enabled\" (each key may appear once)"}`},
 		{"duplicate id", `{"id":"a","id":"b","type":"abort"}`, `{"id":"a","type":"response","command":"abort","success":false,"error":"Failed to parse command: duplicate key \"id\" (each key may appear once)"}`},
-		{"keys differ in case", `{"id":"a","type":"get_state","TYPE":"abort","Id":"b"}`, `{"id":"a","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle"}}`},
+		{"keys differ in case", `{"id":"a","type":"get_state","TYPE":"abort","Id":"b"}`, `{"id":"a","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`},
 		{"escapes kept in the id", `{"id":"a\"b<>\u00e9","type":"nope"}`, `{"id":"a\"b<>é","type":"response","command":"nope","success":false,"error":"Unknown command: nope (commands: ` + commands + `)"}`},
 	}
 	for _, tt := range tests {
@@ -261,7 +261,7 @@ func TestServeLongLines(t *testing.T) {
 		t.Fatal("bad padding")
 	}
 	tooLong := fmt.Sprintf(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command: line longer than %d bytes (discarded unread)"}`, rpc.MaxLineSize)
-	state := `"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle"}}`
+	state := `"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`
 	input := exact + "\n" + exact + "\r\n" + over + "\n" + over + "\r\n" +
 		strings.Repeat("y", 5*rpc.MaxLineSize) + "\n" + `{"id":"after","type":"abort_retry"}` + "\n" + over // the last without a newline
 	want := []string{
@@ -360,17 +360,17 @@ func TestServeRealClock(t *testing.T) {
 	s.expect(
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"type":"agent_end"}`,
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
 	s.clk.Add(1999 * time.Millisecond)
 	s.send(`{"id":"s","type":"get_state"}`)
-	s.expect(`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff"}}`)
+	s.expect(`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02"}}`)
 	s.clk.Add(time.Millisecond) // the backoff ends: the retried run, on its own
 	s.expect(
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
 		`{"type":"auto_retry_end","success":true,"attempt":1}`,
 		`{"type":"agent_end"}`,
 		`{"type":"prompt_resolved","prompt":1}`,
@@ -389,7 +389,7 @@ turns:
 	s.expect(
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"type":"agent_end"}`,
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
@@ -406,7 +406,7 @@ turns:
 	s.expect(
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":2}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}`,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
 		`{"type":"agent_end"}`,
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
@@ -415,7 +415,7 @@ turns:
 	s.inW.Close()
 	s.expect(
 		`{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"aborted","errorMessage":"Request was aborted"}}`,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"aborted","errorMessage":"Request was aborted"},"model":"claude-sonnet-4-5"}`,
 		`{"type":"agent_end"}`,
 		`{"type":"prompt_resolved","prompt":2}`,
 	)

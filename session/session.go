@@ -169,6 +169,10 @@ type State struct {
 	// CompAt is the time of the latest compaction (when CompDone).
 	CompAt   time.Duration
 	CompDone bool
+	// RetryAt is when the backoff wait running ends (when HasRetryAt:
+	// get_state's nextRetryAt).
+	RetryAt    time.Duration
+	HasRetryAt bool
 }
 
 // Initial is a session before anything happened: idle, nothing pending.
@@ -190,6 +194,12 @@ type Config struct {
 	// CompactionSucceeds: the compaction succeeds and a continue follows.
 	CompactionEnabled, CompactionSucceeds bool
 	Provider, SessionID, BaseURL          string
+	// Model is the id of the session's own model (the trace's "model";
+	// retry.fallback's models follow it).
+	Model string
+	// Profile is the name of the retry settings' profile (get_state's
+	// "profile").
+	Profile string
 }
 
 // EventKind is what happened.
@@ -205,6 +215,7 @@ const (
 	Reply                             // a model call's reply (Call, Reply, Switch)
 	TimerFired                        // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
 	Settle                            // the end of a queue event: the sound variant resolves settled prompts
+	SetRetrySettings                  // set_retry_settings (Settings, or Error when the shell refused them)
 )
 
 // Event is one input of the core. At is the virtual time now.
@@ -222,6 +233,10 @@ type Event struct {
 	Switch bool
 	Call   uint64 // Reply: the call it answers
 	Timer  Timer  // TimerFired
+	// Settings are set_retry_settings' settings, merged over those in force
+	// and validated by the shell; Error is why the shell refused them.
+	Settings *policy.Settings
+	Error    string
 }
 
 // EffectKind is what the shell must do.
@@ -236,6 +251,7 @@ const (
 	Arm                              // arm Timer
 	Cancel                           // cancel Timer.ID: it must never fire
 	SetEnabled                       // retry.enabled becomes Enabled
+	SetSettings                      // the retry settings become *Settings
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last
@@ -244,8 +260,9 @@ type Effect struct {
 	Kind    EffectKind
 	Record  trace.Record
 	Timer   Timer
-	Call    uint64
-	Enabled bool
+	Call     uint64
+	Enabled  bool
+	Settings *policy.Settings // SetSettings: the event's
 }
 
 // AdmissionRule says when a prompt is rejected.

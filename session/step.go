@@ -66,6 +66,14 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		st.set = &changed
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(ev.ID, "set_auto_retry", true, "", false)
+	case SetRetrySettings:
+		if ev.Error != "" || ev.Settings == nil {
+			st.respond(ev.ID, "set_retry_settings", false, ev.Error, false)
+			break
+		}
+		st.set = ev.Settings // the rest of the step sees them
+		st.effect(SetSettings).Settings = ev.Settings
+		st.respond(ev.ID, "set_retry_settings", true, "", false)
 	case GetState:
 		st.respond(ev.ID, "get_state", true, "", true)
 	case Reply:
@@ -162,8 +170,12 @@ func (st *stepper) sessionState() trace.SessionState {
 	s := st.s
 	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
 		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
-		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State}
+		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
+		NextRetryAt: float64(s.RetryAt) / float64(time.Millisecond), HasNextRetryAt: s.HasRetryAt, Profile: st.c.Config.Profile}
 }
+
+// model is the id of the model in use.
+func (st *stepper) model() string { return st.set.ModelName(st.c.Config.Model, st.s.Retry.Model) }
 
 // prompt issues a prompt: numbered, then accepted (its run starts) or
 // rejected.
@@ -225,7 +237,7 @@ func (st *stepper) cancelCompactionContinue() {
 // startRun starts a run and its first model call: the step's last effect.
 func (st *stepper) startRun(kind RunKind, prompt int) {
 	if r := st.emit(trace.AgentRun); r != nil {
-		r.Run = trace.RunPrompt
+		r.Run, r.Model = trace.RunPrompt, st.model()
 		if kind != PromptRun {
 			r.Run = trace.RunContinue
 		}
@@ -246,7 +258,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	s := st.s
 	s.Context.add(RoleAssistant, Message{Reply: *o, At: st.at.At})
 	if r := st.emit(trace.MessageEnd); r != nil {
-		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message}
+		r.Message, r.Model = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message}, st.model()
 	}
 	s.Run.Last, s.Run.HasLast, s.Run.Switch = *o, true, switched
 	toolUse := o.StopReason == policy.StopReasonToolUse
@@ -451,10 +463,15 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 			if r := st.emit(trace.AutoRetryStart); r != nil {
 				r.Start = d.Start(e)
 			}
+		case policy.StepFallback:
+			if r := st.emit(trace.RetryFallback); r != nil {
+				r.Fallback = d.Fallback(e, st.c.Config.Model)
+			}
 		case policy.StepDropError:
 			s.Context.dropLastAssistant()
 		case policy.StepArmTimer:
 			s.Ctl = st.arm(BackoffTimer, e.Delay)
+			s.RetryAt, s.HasRetryAt = st.at.At+e.Delay, true
 		case policy.StepCancelTimer:
 			if s.Ctl != 0 {
 				st.cancel(BackoffTimer, s.Ctl)
@@ -473,6 +490,9 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 		case policy.StepContinueLater:
 			later = true
 		}
+	}
+	if s.Retry.State != policy.StateBackoff {
+		s.HasRetryAt = false
 	}
 	if later {
 		st.arm(ContinueTimer, 0)

@@ -92,6 +92,8 @@ type mdlEvent struct {
 // mdl is the reference model: one retry machine and one session.
 type mdl struct {
 	now   int64
+	// retryAt is when the last backoff wait ends.
+	retryAt int64
 	seq   int64
 	queue []mdlEvent
 	out   []string
@@ -202,6 +204,7 @@ func (m *mdl) retry(msg string) {
 	m.dropAssistant()
 	m.timers++
 	m.timer = m.timers
+	m.retryAt = m.now + delay
 	m.schedule(delay, mdlEvent{kind: 1, gen: m.timer})
 }
 
@@ -380,7 +383,16 @@ func (m *mdl) getState() map[string]any {
 		"isStreaming": m.inFlight || len(m.pending) > 0, "messageCount": len(m.ctx),
 		"autoCompactionEnabled": m.compEnabled, "sessionId": "session-1", "autoRetryEnabled": m.enabled,
 		"isRetrying": m.open(), "retryAttempt": m.attempt, "retryState": m.state,
+		"nextRetryAt": m.nextRetryAt(), "profile": policy.DefaultProfile,
 	}
+}
+
+// nextRetryAt is when the running backoff wait ends, nil outside one.
+func (m *mdl) nextRetryAt() any {
+	if m.state != mBackoff {
+		return nil
+	}
+	return m.retryAt
 }
 
 // checkPrompts resolves the prompts when no run is in flight and no chain

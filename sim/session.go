@@ -2,6 +2,8 @@ package sim
 
 import (
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -46,6 +48,12 @@ type Session struct {
 	replies  []policy.Outcome // each turn classified once (a usage limit again at its time)
 	stop     policy.Outcome   // the reply when the turns have run out
 	inFlight int              // the turn of the call in flight with a duration (-1: none)
+	// cls classifies replies in the settings' mode (nil: the original's);
+	// replies were classified with it when clsFresh is true.
+	cls      *policy.Classifier
+	clsFresh bool
+	// draw is the random source of jitter draws (the scenario's seed).
+	draw func() float64
 	// cancelled lists the timers cancelled that have not fired yet: the
 	// scheduler cannot take an event back, so their firing is dropped here
 	// (it still moves virtual time, as the original's abandoned timers do).
@@ -91,7 +99,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	s := &Session{sc: sc, variant: v, st: session.Initial(), sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), sink: opt.Sink, inFlight: -1}
 	s.core = session.Core{Variant: v, Config: session.Config{
 		CompactionEnabled: sc.Compaction.Enabled, CompactionSucceeds: sc.Compaction.Succeed,
-		Provider: sc.Provider, SessionID: sc.SessionID, BaseURL: sc.BaseURL,
+		Provider: sc.Provider, SessionID: sc.SessionID, BaseURL: sc.BaseURL, Model: sc.ModelID, Profile: scenarioProfile(sc),
 	}}
 	if !opt.NoJSON {
 		s.json = &trace.Writer{}
@@ -100,12 +108,37 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	s.set = sc.Settings
 	s.buf.Effects = make([]session.Effect, 0, 8) // a step makes a few effects
 	s.sched.AfterEach = s.settle
+	s.draw = randomSource(sc)
+	if s.cls, err = classifierOf(&s.set); err != nil {
+		return nil, err
+	}
+	s.clsFresh = true
 	s.replies = make([]policy.Outcome, len(sc.Turns))
 	for i, t := range sc.Turns {
-		s.replies[i] = policy.ClassifyReply(t.Reply(), sc.ContextWindow, s.sched.Now())
+		s.replies[i] = s.cls.Reply(t.Reply(), sc.ContextWindow, s.sched.Now())
 	}
 	s.stop = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, sc.ContextWindow, s.sched.Now())
 	return s, nil
+}
+
+// classifierOf is the Classifier of set's classification settings (nil:
+// the original's message classification).
+func classifierOf(set *policy.Settings) (*policy.Classifier, error) {
+	if (set.Classify == "" || set.Classify == policy.ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
+		return nil, nil
+	}
+	return policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
+}
+
+// setSettings puts set in force, with its classifier.
+func (s *Session) setSettings(set policy.Settings) {
+	old := s.set
+	s.set = set
+	if old.Classify != set.Classify || !slices.Equal(old.RetryablePatterns, set.RetryablePatterns) ||
+		!slices.Equal(old.NonRetryablePatterns, set.NonRetryablePatterns) {
+		s.cls, _ = classifierOf(&s.set) // valid: checked before
+		s.clsFresh = false
+	}
 }
 
 // Reset returns the session to its state before Start, keeping its memory
@@ -114,6 +147,9 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
 	s.set = s.sc.Settings
+	s.cls, _ = classifierOf(&s.set)
+	s.clsFresh = true
+	s.draw = randomSource(s.sc)
 	if s.json != nil {
 		s.json.Reset()
 	}
@@ -135,7 +171,7 @@ func (s *Session) SetSettings(set policy.Settings) error {
 	if err := set.Validate(); err != nil {
 		return err
 	}
-	s.set = set
+	s.setSettings(set)
 	return nil
 }
 
@@ -290,8 +326,11 @@ func (s *Session) reply(id uint64, n int) {
 	if n < len(s.sc.Turns) {
 		t := &s.sc.Turns[n]
 		s.ev.Reply, s.ev.Switch = s.replies[n], t.SwitchModel
-		if s.ev.Reply.UsageLimit {
-			s.ev.Reply = s.classify(t.Reply()) // a date hint is relative to now
+		if !s.clsFresh || s.ev.Reply.UsageLimit || s.ev.Reply.HasWaitHint {
+			s.ev.Reply = s.classify(t.Reply()) // in the settings' mode now; a date hint is relative to now
+		}
+		if s.ev.Reply.Class == policy.ClassRetryable && s.set.Jittered() {
+			s.ev.Reply.Draw = s.draw()
 		}
 	} else {
 		s.ev.Reply = s.stop
@@ -301,7 +340,7 @@ func (s *Session) reply(id uint64, n int) {
 
 // classify classifies a reply now.
 func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
-	return policy.ClassifyReply(m, s.sc.ContextWindow, s.sched.Now())
+	return s.cls.Reply(m, s.sc.ContextWindow, s.sched.Now())
 }
 
 // step steps the core with s.ev at the current time and performs the
@@ -323,6 +362,8 @@ func (s *Session) step() {
 			s.cancelled = append(s.cancelled, e.Timer.ID)
 		case session.SetEnabled:
 			s.set.Enabled = e.Enabled
+		case session.SetSettings:
+			s.setSettings(*e.Settings)
 		case session.Call:
 			call = e.Call
 		}
@@ -353,3 +394,12 @@ func (s *Session) write(r *trace.Record) {
 		s.sink.Record(r)
 	}
 }
+
+// randomSource is the scenario's source of jitter draws: math/rand/v2's
+// PCG seeded with the scenario's seed.
+func randomSource(sc *scenario.Scenario) func() float64 {
+	return rand.New(rand.NewPCG(1, 0)).Float64
+}
+
+// scenarioProfile is the name of the scenario's profile.
+func scenarioProfile(sc *scenario.Scenario) string { return policy.DefaultProfile }

@@ -63,6 +63,7 @@ type wire struct {
 	T       *float64 `json:"t"`
 	Type    string   `json:"type"`
 	Kind    string   `json:"kind"`
+	Model   string   `json:"model"`
 	Message *struct {
 		StopReason   policy.StopReason `json:"stopReason"`
 		ErrorMessage string            `json:"errorMessage"`
@@ -96,6 +97,8 @@ type wire struct {
 		IsRetrying            bool         `json:"isRetrying"`
 		RetryAttempt          int          `json:"retryAttempt"`
 		RetryState            policy.State `json:"retryState"`
+		NextRetryAt           *float64     `json:"nextRetryAt"`
+		Profile               string       `json:"profile"`
 	} `json:"data"`
 	State             policy.State
 	IsRetrying        bool
@@ -119,7 +122,7 @@ func Decode(line []byte) (Record, error) {
 	r := Record{T: time.Duration(math.Round(*w.T * float64(time.Millisecond))), Type: typ}
 	switch typ {
 	case AgentRun:
-		r.Run = RunPrompt
+		r.Run, r.Model = RunPrompt, w.Model
 		if w.Kind != "prompt" {
 			r.Run = RunContinue
 		}
@@ -127,6 +130,7 @@ func Decode(line []byte) (Record, error) {
 		if w.Message != nil {
 			r.Message = Message{StopReason: w.Message.StopReason, ErrorMessage: w.Message.ErrorMessage}
 		}
+		r.Model = w.Model
 	case Transition:
 		r.Edge = Edge{From: w.From, Event: w.Event, To: w.To, Rule: -1} // no rule: unknown
 		if w.Rule != nil {
@@ -162,7 +166,10 @@ func Decode(line []byte) (Record, error) {
 			r.Response.HasState = true
 			r.Response.State = SessionState{IsStreaming: d.IsStreaming, MessageCount: d.MessageCount,
 				AutoCompactionEnabled: d.AutoCompactionEnabled, SessionID: d.SessionID, AutoRetryEnabled: d.AutoRetryEnabled,
-				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState}
+				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState, Profile: d.Profile}
+			if d.NextRetryAt != nil {
+				r.Response.State.NextRetryAt, r.Response.State.HasNextRetryAt = *d.NextRetryAt, true
+			}
 		}
 	case Final:
 		r.Final = FinalRecord{State: w.State, Attempt: w.Attempt, IsRetrying: w.IsRetrying,
@@ -170,6 +177,8 @@ func Decode(line []byte) (Record, error) {
 		if r.Final.UnresolvedPrompts == nil {
 			r.Final.UnresolvedPrompts = []int{}
 		}
+	case RetryFallback:
+		r.Fallback = policy.RetryFallback{From: w.From, To: w.To}
 	}
 	return r, nil
 }

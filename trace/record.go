@@ -26,6 +26,7 @@ const (
 	ContinueRejected
 	Response
 	Final
+	RetryFallback
 	numTypes
 )
 
@@ -46,6 +47,7 @@ var typeNames = [numTypes]string{
 	ContinueRejected:      "continue_rejected",
 	Response:              "response",
 	Final:                 "final",
+	RetryFallback:         policy.RetryFallback{}.Type(),
 }
 
 // String returns the type's JSON name, e.g. "auto_retry_start".
@@ -135,6 +137,11 @@ type SessionState struct {
 	IsRetrying            bool
 	RetryAttempt          int
 	RetryState            policy.State
+	// NextRetryAt is when the current backoff wait ends (virtual ms);
+	// HasNextRetryAt is false outside a wait (null).
+	NextRetryAt    float64
+	HasNextRetryAt bool
+	Profile        string // the retry settings' profile
 }
 
 // ResponseRecord is a response line: a command's answer.
@@ -163,6 +170,7 @@ type Record struct {
 	Type Type
 
 	Run           RunKind               // AgentRun
+	Model         string                // AgentRun, MessageEnd: the model of the call (omitted when empty)
 	Message       Message               // MessageEnd
 	Edge          Edge                  // Transition
 	Start         policy.AutoRetryStart // AutoRetryStart
@@ -174,6 +182,7 @@ type Record struct {
 	Error         string                // PromptRejected, ContinueRejected
 	Response      ResponseRecord        // Response
 	Final         FinalRecord           // Final
+	Fallback      policy.RetryFallback  // RetryFallback
 }
 
 // Sink receives records as a session writes them. The record is only
@@ -189,9 +198,9 @@ func (r *Record) Clean() Record {
 	c := Record{T: r.T, Type: r.Type}
 	switch r.Type {
 	case AgentRun:
-		c.Run = r.Run
+		c.Run, c.Model = r.Run, r.Model
 	case MessageEnd:
-		c.Message = r.Message
+		c.Message, c.Model = r.Message, r.Model
 	case Transition:
 		c.Edge = r.Edge
 	case AutoRetryStart:
@@ -215,6 +224,8 @@ func (r *Record) Clean() Record {
 	case Final:
 		c.Final = r.Final
 		c.Final.UnresolvedPrompts = append([]int{}, r.Final.UnresolvedPrompts...)
+	case RetryFallback:
+		c.Fallback = r.Fallback
 	}
 	return c
 }

@@ -76,6 +76,7 @@ var common = []Field{
 var schema = [numTypes][]Field{
 	AgentRun: {
 		{Name: "kind", Kind: KindString, get: func(r *Record) (value, bool) { return sv(r.Run.String()) }},
+		{Name: "model", Kind: KindString, get: func(r *Record) (value, bool) { return opt(r.Model) }},
 	},
 	MessageEnd: {
 		{Name: "message", Kind: KindObject, get: present, Fields: []Field{
@@ -83,6 +84,7 @@ var schema = [numTypes][]Field{
 			{Name: "stopReason", Kind: KindString, get: func(r *Record) (value, bool) { return sv(string(r.Message.StopReason)) }},
 			{Name: "errorMessage", Kind: KindString, get: func(r *Record) (value, bool) { return opt(r.Message.ErrorMessage) }},
 		}},
+		{Name: "model", Kind: KindString, get: func(r *Record) (value, bool) { return opt(r.Model) }},
 	},
 	AgentRunEnd: {},
 	Transition: {
@@ -147,6 +149,10 @@ var schema = [numTypes][]Field{
 		{Name: "unresolvedPrompts", Kind: KindNumbers, get: func(r *Record) (value, bool) { return value{ints: r.Final.UnresolvedPrompts}, true }},
 		{Name: "turnsConsumed", Kind: KindNumber, get: func(r *Record) (value, bool) { return iv(r.Final.TurnsConsumed) }},
 	},
+	RetryFallback: {
+		{Name: "from", Kind: KindString, get: func(r *Record) (value, bool) { return sv(r.Fallback.From) }},
+		{Name: "to", Kind: KindString, get: func(r *Record) (value, bool) { return sv(r.Fallback.To) }},
+	},
 }
 
 // stateFields are get_state's data fields.
@@ -169,6 +175,10 @@ var stateFields = []Field{
 	{Name: "retryState", Kind: KindString, get: func(r *Record) (value, bool) {
 		return value{s: string(r.Response.State.RetryState)}, r.Response.HasState
 	}},
+	{Name: "nextRetryAt", Kind: KindNumberOrNull, get: func(r *Record) (value, bool) {
+		return value{n: r.Response.State.NextRetryAt, null: !r.Response.State.HasNextRetryAt}, r.Response.HasState
+	}},
+	{Name: "profile", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Profile}, r.Response.HasState }},
 }
 
 // Fields returns the fields of a line of type t, t and type first, in

@@ -24,9 +24,9 @@ func samples() []trace.Record {
 	ms := time.Millisecond
 	return []trace.Record{
 		{T: 0, Type: trace.AgentRun},
-		{T: 2000 * ms, Type: trace.AgentRun, Run: trace.RunContinue},
+		{T: 2000 * ms, Type: trace.AgentRun, Run: trace.RunContinue, Model: "m-1"},
 		{T: 5 * ms, Type: trace.MessageEnd, Message: trace.Message{StopReason: policy.StopReasonStop}},
-		{T: 5 * ms, Type: trace.MessageEnd, Message: trace.Message{StopReason: policy.StopReasonError, ErrorMessage: "529 \"overloaded\" <é>\n"}},
+		{T: 5 * ms, Type: trace.MessageEnd, Message: trace.Message{StopReason: policy.StopReasonError, ErrorMessage: "529 \"overloaded\" <é>\n"}, Model: "m-1"},
 		{T: 5 * ms, Type: trace.AgentRunEnd},
 		{T: 5 * ms, Type: trace.Transition, Edge: trace.Edge{From: "idle", Event: "retry", To: "backoff", Input: policy.InputRetryable, Rule: 2}},
 		{T: 5 * ms, Type: trace.Transition, Edge: trace.Edge{From: "idle", Event: "retry", To: "backoff", Rule: -1}},
@@ -46,8 +46,11 @@ func samples() []trace.Record {
 		{T: 11 * ms, Type: trace.Response, Response: trace.ResponseRecord{ID: "s", Command: "get_state", Success: true, HasState: true,
 			State: trace.SessionState{IsStreaming: true, MessageCount: 2, AutoCompactionEnabled: true, SessionID: "session-1",
 				AutoRetryEnabled: true, IsRetrying: true, RetryAttempt: 1, RetryState: policy.StateBackoff}}},
+		{T: 11 * ms, Type: trace.Response, Response: trace.ResponseRecord{ID: "s", Command: "get_state", Success: true, HasState: true,
+			State: trace.SessionState{RetryState: policy.StateBackoff, NextRetryAt: 2011.5, HasNextRetryAt: true, Profile: "codex"}}},
 		{T: 12 * ms, Type: trace.Final, Final: trace.FinalRecord{State: policy.StateIdle, UnresolvedPrompts: []int{}, TurnsConsumed: 4}},
 		{T: 12 * ms, Type: trace.Final, Final: trace.FinalRecord{State: policy.StateBackoff, Attempt: 2, IsRetrying: true, UnresolvedPrompts: []int{1, 2}, TurnsConsumed: 4}},
+		{T: 13 * ms, Type: trace.RetryFallback, Fallback: policy.RetryFallback{From: "m-1", To: "m-\"2\""}},
 	}
 }
 
@@ -143,9 +146,9 @@ func TestDecodeRoundTrip(t *testing.T) {
 func TestWriterBytes(t *testing.T) {
 	want := []string{
 		`{"t":0,"type":"agent_run","kind":"prompt"}`,
-		`{"t":2000,"type":"agent_run","kind":"continue"}`,
+		`{"t":2000,"type":"agent_run","kind":"continue","model":"m-1"}`,
 		`{"t":5,"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}`,
-		`{"t":5,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 \"overloaded\" <é>\n"}}`,
+		`{"t":5,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 \"overloaded\" <é>\n"},"model":"m-1"}`,
 		`{"t":5,"type":"agent_run_end"}`,
 		`{"t":5,"type":"transition","from":"idle","event":"retry","to":"backoff","input":"agent_end:retryable","rule":2}`,
 		`{"t":5,"type":"transition","from":"idle","event":"retry","to":"backoff"}`,
@@ -162,9 +165,11 @@ func TestWriterBytes(t *testing.T) {
 		`{"t":10,"type":"continue_rejected","error":"no"}`,
 		`{"t":11,"type":"response","id":"a","command":"abort","success":true}`,
 		`{"t":11,"type":"response","command":"prompt","success":false,"error":"busy"}`,
-		`{"t":11,"type":"response","id":"s","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":2,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff"}}`,
+		`{"t":11,"type":"response","id":"s","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":2,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":null,"profile":""}}`,
+		`{"t":11,"type":"response","id":"s","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":false,"sessionId":"","autoRetryEnabled":false,"isRetrying":false,"retryAttempt":0,"retryState":"backoff","nextRetryAt":2011.5,"profile":"codex"}}`,
 		`{"t":12,"type":"final","state":"idle","attempt":0,"isRetrying":false,"unresolvedPrompts":[],"turnsConsumed":4}`,
 		`{"t":12,"type":"final","state":"backoff","attempt":2,"isRetrying":true,"unresolvedPrompts":[1,2],"turnsConsumed":4}`,
+		`{"t":13,"type":"retry_fallback","from":"m-1","to":"m-\"2\""}`,
 	}
 	for i, r := range samples() {
 		if got := string(trace.AppendJSON(nil, &r)); got != want[i] {
@@ -175,7 +180,7 @@ func TestWriterBytes(t *testing.T) {
 
 func TestMatch(t *testing.T) {
 	rs := samples()
-	getState, msg, final := &rs[20], &rs[3], &rs[22]
+	getState, msg, final := &rs[20], &rs[3], &rs[23]
 	tests := []struct {
 		r    *trace.Record
 		want string
@@ -197,6 +202,12 @@ func TestMatch(t *testing.T) {
 		{&rs[13], `{"retryAfterMs":1500.5}`, true},
 		{&rs[6], `{"input":"agent_end:retryable"}`, false}, // unknown: absent
 		{&rs[5], `{"input":"agent_end:retryable","rule":2}`, true},
+		{getState, `{"data":{"nextRetryAt":null}}`, true},
+		{&rs[21], `{"data":{"nextRetryAt":2011.5,"profile":"codex"}}`, true},
+		{&rs[21], `{"data":{"nextRetryAt":null}}`, false},
+		{&rs[1], `{"model":"m-1"}`, true},
+		{&rs[0], `{"model":"m-1"}`, false}, // absent
+		{&rs[24], `{"type":"retry_fallback","from":"m-1"}`, true},
 	}
 	for _, tt := range tests {
 		var want map[string]any

@@ -35,6 +35,8 @@ func AppendFields(b []byte, r *Record) []byte {
 		return r.Start.AppendJSONFields(b)
 	case AutoRetryEnd:
 		return r.End.AppendJSONFields(b)
+	case RetryFallback:
+		return r.Fallback.AppendJSONFields(b)
 	}
 	b = append(b, `"type":"`...)
 	b = append(b, r.Type.String()...)
@@ -44,6 +46,9 @@ func AppendFields(b []byte, r *Record) []byte {
 		b = append(b, `,"kind":"`...)
 		b = append(b, r.Run.String()...)
 		b = append(b, '"')
+		if r.Model != "" {
+			b = str(b, `,"model":`, r.Model)
+		}
 	case MessageEnd:
 		b = name(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
 		if r.Message.ErrorMessage != "" {
@@ -51,6 +56,9 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = jsonw.AppendString(b, r.Message.ErrorMessage)
 		}
 		b = append(b, '}')
+		if r.Model != "" {
+			b = str(b, `,"model":`, r.Model)
+		}
 	case Transition:
 		b = name(b, `,"from":`, r.Edge.From)
 		b = str(b, `,"event":`, r.Edge.Event)
@@ -133,6 +141,13 @@ func AppendState(b []byte, s *SessionState) []byte {
 	b = boolean(b, `,"isRetrying":`, s.IsRetrying)
 	b = num(b, `,"retryAttempt":`, s.RetryAttempt)
 	b = str(b, `,"retryState":`, string(s.RetryState))
+	b = append(b, `,"nextRetryAt":`...)
+	if s.HasNextRetryAt {
+		b = jsonw.AppendNumber(b, s.NextRetryAt)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = str(b, `,"profile":`, s.Profile)
 	return append(b, '}')
 }
 

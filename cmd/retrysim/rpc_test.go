@@ -49,7 +49,7 @@ oops
 	}
 	want := `{"id":"1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"t":0,"type":"agent_start"}
-{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"}}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
 {"t":0,"type":"agent_end"}
 {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}
 {"id":"2","type":"response","command":"advance","success":true,"data":{"t":400}}
@@ -72,7 +72,7 @@ func TestRPCWithoutScenario(t *testing.T) {
 	}
 	want := `{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"type":"agent_start"}
-{"type":"message_end","message":{"role":"assistant","stopReason":"stop"}}
+{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}
 {"type":"agent_end"}
 {"type":"prompt_resolved","prompt":1}
 `

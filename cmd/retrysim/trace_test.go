@@ -27,7 +27,7 @@ func TestTrace(t *testing.T) {
 			args: []string{"trace", threeErrors},
 			code: exitOK,
 			stdout: []string{
-				`{"t":0,"type":"agent_run","kind":"prompt"}` + "\n",
+				`{"t":0,"type":"agent_run","kind":"prompt","model":"claude-sonnet-4-5"}` + "\n",
 				`{"t":6000,"type":"auto_retry_start","attempt":3,"maxAttempts":3,"delayMs":8000,"errorMessage":"fetch failed"}` + "\n",
 				`{"t":14000,"type":"auto_retry_end","success":true,"attempt":3}` + "\n",
 				`{"t":14000,"type":"final","state":"idle"`,
@@ -45,7 +45,7 @@ func TestTrace(t *testing.T) {
 			code: exitOK,
 			stdout: []string{
 				"  0.000s  agent_run ",
-				"kind=prompt\n",
+				"kind=prompt model=claude-sonnet-4-5\n",
 				"   2000   2.000s  ",
 				`attempt=2 maxAttempts=3 delayMs=4000 errorMessage="503 service unavailable"` + "\n",
 				"  14000  14.000s  auto_retry_end ",
