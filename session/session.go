@@ -207,15 +207,15 @@ type EventKind uint8
 
 // Events.
 const (
-	Prompt       EventKind = iota + 1 // a prompt (ID; Respond: answer it)
-	Abort                             // the abort command (Reply: the aborted reply of a call in flight)
-	AbortRetry                        // the abort_retry command
-	SetAutoRetry                      // set_auto_retry (Enabled)
-	GetState                          // get_state
-	Reply                             // a model call's reply (Call, Reply, Switch)
-	TimerFired                        // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
-	Settle                            // the end of a queue event: the sound variant resolves settled prompts
-	SetRetrySettings                  // set_retry_settings (Settings, or Error when the shell refused them)
+	Prompt           EventKind = iota + 1 // a prompt (ID; Respond: answer it)
+	Abort                                 // the abort command (Reply: the aborted reply of a call in flight)
+	AbortRetry                            // the abort_retry command
+	SetAutoRetry                          // set_auto_retry (Enabled)
+	GetState                              // get_state
+	Reply                                 // a model call's reply (Call, Reply, Switch)
+	TimerFired                            // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
+	Settle                                // the end of a queue event: the sound variant resolves settled prompts
+	SetRetrySettings                      // set_retry_settings (Settings, or Error when the shell refused them)
 )
 
 // Event is one input of the core. At is the virtual time now.
@@ -244,22 +244,22 @@ type EffectKind uint8
 
 // Effects, performed in order.
 const (
-	Emit       EffectKind = iota + 1 // write Record to the trace
-	Answer                           // Record is a command's response
-	Resolve                          // Record is prompt_resolved
-	Call                             // start a model call (Call): deliver its reply as a Reply event
-	Arm                              // arm Timer
-	Cancel                           // cancel Timer.ID: it must never fire
-	SetEnabled                       // retry.enabled becomes Enabled
-	SetSettings                      // the retry settings become *Settings
+	Emit        EffectKind = iota + 1 // write Record to the trace
+	Answer                            // Record is a command's response
+	Resolve                           // Record is prompt_resolved
+	Call                              // start a model call (Call): deliver its reply as a Reply event
+	Arm                               // arm Timer
+	Cancel                            // cancel Timer.ID: it must never fire
+	SetEnabled                        // retry.enabled becomes Enabled
+	SetSettings                       // the retry settings become *Settings
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last
 // effect, so a shell may deliver an instant reply at once.
 type Effect struct {
-	Kind    EffectKind
-	Record  trace.Record
-	Timer   Timer
+	Kind     EffectKind
+	Record   trace.Record
+	Timer    Timer
 	Call     uint64
 	Enabled  bool
 	Settings *policy.Settings // SetSettings: the event's

@@ -91,12 +91,12 @@ type mdlEvent struct {
 
 // mdl is the reference model: one retry machine and one session.
 type mdl struct {
-	now   int64
+	now int64
 	// retryAt is when the last backoff wait ends.
 	retryAt int64
-	seq   int64
-	queue []mdlEvent
-	out   []string
+	seq     int64
+	queue   []mdlEvent
+	out     []string
 
 	turns                    []pbTurn
 	turnIdx                  int
