@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -23,8 +24,15 @@ func CheckSoundTrace(records []trace.Record) error {
 				return fmt.Errorf("line %d: auto_retry_start attempt %d, want %d", n, r.Start.Attempt, attempt+1)
 			}
 			open, attempt = true, r.Start.Attempt
+		case trace.RetryFallback:
+			if !open && (i+1 >= len(records) || records[i+1].Type != trace.AutoRetryStart) {
+				return fmt.Errorf("line %d: retry_fallback not followed by its auto_retry_start", n)
+			}
+			attempt = 0 // the counter restarts: the next start is attempt 1
 		case trace.AutoRetryEnd:
-			if !open && !(r.End.Attempt == 0 && !r.End.Success) {
+			// Outside a chain only an end at once: maxRetries 0 (attempt 0),
+			// or fail-fast at a first error (attempt 1, a failure).
+			if !open && (r.End.Success || r.End.Attempt > 1 || (r.End.Attempt == 1 && !strings.HasPrefix(r.End.FinalError, "Provider requested "))) {
 				return fmt.Errorf("line %d: auto_retry_end outside a chain", n)
 			}
 			if open && r.End.Attempt != attempt {
