@@ -88,6 +88,10 @@ type State struct {
 	IsRetrying            bool   `json:"isRetrying"`
 	RetryAttempt          int    `json:"retryAttempt"`
 	RetryState            string `json:"retryState"`
+	// NextRetryAt is when the backoff wait running ends (virtual ms), nil
+	// outside a wait.
+	NextRetryAt *float64 `json:"nextRetryAt"`
+	Profile     string   `json:"profile"` // the retry settings' profile
 }
 
 // Client speaks the JSON lines protocol to one server. Its methods are
@@ -214,6 +218,15 @@ func (c *Client) Events() <-chan Event { return c.events }
 // SetAutoRetry sends set_auto_retry.
 func (c *Client) SetAutoRetry(ctx context.Context, enabled bool) error {
 	_, err := c.Call(ctx, "set_auto_retry", map[string]any{"enabled": enabled})
+	return err
+}
+
+// SetRetrySettings sends set_retry_settings: settings (a value that
+// marshals to a JSON object of retry settings, such as a map or
+// json.RawMessage) are merged key by key over those in force. An invalid
+// setting is refused with an error naming it.
+func (c *Client) SetRetrySettings(ctx context.Context, settings any) error {
+	_, err := c.Call(ctx, "set_retry_settings", map[string]any{"settings": settings})
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -112,9 +113,10 @@ func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	at := 2000.0
 	want := rpc.State{IsStreaming: true, MessageCount: 1, AutoCompactionEnabled: true, SessionID: "session-1",
-		AutoRetryEnabled: true, IsRetrying: true, RetryAttempt: 1, RetryState: "backoff"}
-	if st != want {
+		AutoRetryEnabled: true, IsRetrying: true, RetryAttempt: 1, RetryState: "backoff", NextRetryAt: &at, Profile: "omp-2026-02"}
+	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("state in the backoff = %+v, want %+v", st, want)
 	}
 	if err := c.AbortRetry(ctx); err != nil {
@@ -317,8 +319,8 @@ func TestClientBadInput(t *testing.T) {
 		{`["get_state"]`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got an array"}`},
 		{`true`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got boolean true"}`},
 		{long, fmt.Sprintf(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command: line longer than %d bytes (discarded unread)"}`, rpc.MaxLineSize)},
-		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of prompt, abort, abort_retry, set_auto_retry, get_state, advance)"}`},
-		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: prompt, abort, abort_retry, set_auto_retry, get_state, advance)"}`},
+		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)"}`},
+		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)"}`},
 		{`{"id":"x3","type":"set_auto_retry","enabled":"yes"}`, `{"id":"x3","type":"response","command":"set_auto_retry","success":false,"error":"set_auto_retry: \"enabled\" must be true or false, got string \"yes\""}`},
 		{`{"id":7,"type":"abort"}`, `{"type":"response","command":"abort","success":false,"error":"\"id\" must be a string, got number 7"}`},
 		{"{\"id\":\"x4\",\"type\":\"abort_retry\"}\r", `{"id":"x4","type":"response","command":"abort_retry","success":true}`},
@@ -346,7 +348,7 @@ func TestClientBadInput(t *testing.T) {
 		{"set_auto_retry", map[string]any{"enabled": "yes"}, `rpc: set_auto_retry (id req_10) failed: set_auto_retry: "enabled" must be true or false, got string "yes"`},
 		{"set_auto_retry", nil, `rpc: set_auto_retry (id req_11) failed: set_auto_retry: missing "enabled" (true or false)`},
 		{"prompt", map[string]any{"message": 3}, `rpc: prompt (id req_12) failed: prompt: "message" must be a string, got number 3`},
-		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: prompt, abort, abort_retry, set_auto_retry, get_state, advance)`},
+		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)`},
 	}
 	for _, tt := range tests {
 		_, err := c.Call(ctx, tt.typ, tt.fields)
@@ -566,4 +568,30 @@ func NewTestClient(t *testing.T, r io.Reader, w io.Writer) *rpc.Client {
 	c := rpc.NewClient(r, w)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// TestClientSetRetrySettings: SetRetrySettings merges settings in (the
+// next chain falls back), refuses invalid ones with the server's error, and
+// GetState reads nextRetryAt and the profile.
+func TestClientSetRetrySettings(t *testing.T) {
+	scenario := `
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: stop}
+`
+	c := startServer(t, scenario, "--virtual")
+	ctx := ctxT(t)
+	if err := c.SetRetrySettings(ctx, map[string]any{"jitter": map[string]any{"mode": "sideways"}}); err == nil || !strings.Contains(err.Error(), "jitter.mode") {
+		t.Fatalf("invalid mode: %v", err)
+	}
+	if err := c.SetRetrySettings(ctx, map[string]any{"baseDelayMs": 500}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GetState(ctx)
+	if err != nil || st.NextRetryAt == nil || *st.NextRetryAt != 500 || st.Profile != "omp-2026-02" {
+		t.Fatalf("in the wait: %+v, %v", st, err)
+	}
 }

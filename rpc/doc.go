@@ -9,11 +9,14 @@
 //
 // and the session's events are written as they happen, one object per
 // line without an envelope: agent_start, message_end, agent_end,
-// auto_retry_start, auto_retry_end, auto_compaction_start,
-// auto_compaction_end and prompt_resolved (with "t", the virtual time in
-// ms, first when the server runs with virtual time).
+// auto_retry_start, auto_retry_end, retry_fallback (with
+// retry.fallback), auto_compaction_start, auto_compaction_end and
+// prompt_resolved (with "t", the virtual time in ms, first when the server
+// runs with virtual time).
 //
 // Commands: prompt {message}, abort, abort_retry, set_auto_retry
-// {enabled}, get_state, and advance {ms} (virtual time only). Every
-// command may carry a string "id", echoed in its response.
+// {enabled}, set_retry_settings {settings} (retry settings merged key by
+// key over those in force, nested objects too; SPEC §1), get_state, and
+// advance {ms} (virtual time only). Every command may carry a string "id",
+// echoed in its response.
 package rpc

@@ -18,13 +18,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Commands the server understands (the "type" of a command line).
-var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "get_state", "advance"}
+var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "set_retry_settings", "get_state", "advance"}
 
 // MaxAdvanceMs is the largest "ms" an advance command accepts.
 const MaxAdvanceMs = 1_000_000_000_000
@@ -113,8 +114,10 @@ type server struct {
 	next    command
 	message string
 	enabled bool
-	runCmd  func() // runCommand, bound once
-	scratch []byte
+	// newSettings are set_retry_settings' settings, merged and validated.
+	newSettings policy.Settings
+	runCmd      func() // runCommand, bound once
+	scratch     []byte
 }
 
 // running is a command being run by the session.
@@ -303,7 +306,7 @@ func (s *server) response(r *trace.ResponseRecord) {
 func appendEvent(b []byte, r *trace.Record, withT bool) []byte {
 	switch r.Type {
 	case trace.AgentRun, trace.AgentRunEnd, trace.MessageEnd, trace.AutoRetryStart, trace.AutoRetryEnd,
-		trace.AutoCompactionStart, trace.AutoCompactionEnd, trace.PromptResolved:
+		trace.AutoCompactionStart, trace.AutoCompactionEnd, trace.PromptResolved, trace.RetryFallback:
 	default:
 		return b
 	}
@@ -339,6 +342,7 @@ type command struct {
 	hasID                bool
 	typ                  string
 	message, enabled, ms json.RawMessage // nil when absent
+	settings             json.RawMessage
 }
 
 // fastCommand is a well-formed command line, read in one pass by
@@ -346,11 +350,12 @@ type command struct {
 // matches names exactly). Anything it refuses takes the slow path, which
 // says precisely what is wrong.
 type fastCommand struct {
-	ID      jsontext.Value `json:"id"`
-	Type    *string        `json:"type"`
-	Message jsontext.Value `json:"message"`
-	Enabled jsontext.Value `json:"enabled"`
-	Ms      jsontext.Value `json:"ms"`
+	ID       jsontext.Value `json:"id"`
+	Type     *string        `json:"type"`
+	Message  jsontext.Value `json:"message"`
+	Enabled  jsontext.Value `json:"enabled"`
+	Ms       jsontext.Value `json:"ms"`
+	Settings jsontext.Value `json:"settings"`
 }
 
 // handleLine handles one input line: a command, or an error response.
@@ -387,6 +392,7 @@ func parseCommand(line []byte, c *command) *cmdError {
 		}
 		c.typ = *fc.Type
 		c.message, c.enabled, c.ms = json.RawMessage(fc.Message), json.RawMessage(fc.Enabled), json.RawMessage(fc.Ms)
+		c.settings = json.RawMessage(fc.Settings)
 		return nil
 	}
 	if !json.Valid(line) {
@@ -436,6 +442,7 @@ func parseCommand(line []byte, c *command) *cmdError {
 	}
 	c.typ = typ
 	c.message, c.enabled, c.ms = fields["message"], fields["enabled"], fields["ms"]
+	c.settings = fields["settings"]
 	return nil
 }
 
@@ -524,6 +531,22 @@ func (s *server) run(c *command) error {
 			return nil
 		}
 		return s.session(c, 0)
+	case "set_retry_settings":
+		raw := bytes.TrimSpace(c.settings)
+		if len(raw) == 0 || raw[0] != '{' {
+			s.respondErr(id, hasID, typ, fieldError("set_retry_settings", "settings", "an object of retry settings (SPEC §1), merged key by key over those in force", raw, raw != nil))
+			return nil
+		}
+		merged, err := s.sess.Settings().Apply(raw)
+		if err == nil {
+			err = merged.Validate()
+		}
+		if err != nil {
+			s.respondErr(id, hasID, typ, "set_retry_settings: settings: "+err.Error())
+			return nil
+		}
+		s.newSettings = merged
+		return s.session(c, 0)
 	case "advance":
 		if !s.virtual {
 			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")
@@ -579,6 +602,8 @@ func (s *server) runCommand() {
 	case "set_auto_retry":
 		enabled := s.enabled
 		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id, Enabled: &enabled})
+	case "set_retry_settings":
+		s.sess.SetRetrySettings(c.id, s.newSettings)
 	case "abort":
 		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
 	default:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -197,7 +198,7 @@ turns:
 }
 
 func TestServeBadInput(t *testing.T) {
-	commands := "prompt, abort, abort_retry, set_auto_retry, get_state, advance"
+	commands := "prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance"
 	tests := []struct {
 		name, line, want string
 	}{
@@ -489,4 +490,71 @@ func TestServeAdvancePastTheLargestVirtualTime(t *testing.T) {
 		`{"id":"last","type":"response","command":"advance","success":true,"data":{"t":9223372036854}}`,
 	)
 	diffLines(t, got, want)
+}
+
+// TestServeSetRetrySettings: set_retry_settings merges key by key over the
+// settings in force (nested objects too), takes effect for the next
+// decision and refuses what is invalid, naming it; a fallback is an event.
+func TestServeSetRetrySettings(t *testing.T) {
+	scenario := `
+turns:
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: error, errorMessage: "529 overloaded_error"}
+  - {stopReason: stop}
+`
+	input := `{"id":"bad1","type":"set_retry_settings","settings":{"jitter":{"ratio":2}}}
+{"id":"bad2","type":"set_retry_settings","settings":{"maxRetrys":1}}
+{"id":"bad3","type":"set_retry_settings","settings":[1]}
+{"id":"bad4","type":"set_retry_settings"}
+{"id":"ok","type":"set_retry_settings","settings":{"maxRetries":0,"fallback":["model-b"],"retryAfter":{"use":"floor"}}}
+{"id":"ok2","type":"set_retry_settings","settings":{"retryAfter":{"maxWaitMs":60000}}}
+{"id":"p","type":"prompt","message":"one"}
+`
+	out := serveVirtual(t, scenario, input)
+	want := []string{
+		`{"id":"ok","type":"response","command":"set_retry_settings","success":true}`,
+		`{"id":"ok2","type":"response","command":"set_retry_settings","success":true}`,
+		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
+		`{"t":0,"type":"agent_start"}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
+		`{"t":0,"type":"agent_end"}`,
+		`{"t":0,"type":"retry_fallback","from":"claude-sonnet-4-5","to":"model-b"}`,
+		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":0,"delayMs":0,"errorMessage":"529 overloaded_error"}`,
+		`{"t":0,"type":"agent_start"}`,
+		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"model-b"}`,
+		`{"t":0,"type":"agent_end"}`,
+		`{"t":0,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"529 overloaded_error"}`,
+		`{"t":0,"type":"prompt_resolved","prompt":1}`,
+	}
+	var lines []string
+	errs := map[string]string{}
+	for _, l := range out {
+		var r struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Success *bool  `json:"success"`
+			Error   string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type == "response" && r.Success != nil && !*r.Success {
+			errs[r.ID] = r.Error
+			continue
+		}
+		lines = append(lines, l)
+	}
+	diffLines(t, lines, want)
+	for id, sub := range map[string][]string{
+		"bad1": {"jitter.ratio", "from 0 to 1"},
+		"bad2": {"maxRetrys"},
+		"bad3": {`"settings" must be an object`},
+		"bad4": {`missing "settings"`},
+	} {
+		for _, s := range sub {
+			if !strings.Contains(errs[id], s) {
+				t.Errorf("%s: error %q lacks %q", id, errs[id], s)
+			}
+		}
+	}
 }

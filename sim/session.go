@@ -403,3 +403,11 @@ func randomSource(sc *scenario.Scenario) func() float64 {
 
 // scenarioProfile is the name of the scenario's profile.
 func scenarioProfile(sc *scenario.Scenario) string { return policy.DefaultProfile }
+
+// SetRetrySettings is the set_retry_settings command now: set (merged over
+// the settings in force and validated by the caller) is put in force and
+// the command answered with id.
+func (s *Session) SetRetrySettings(id string, set policy.Settings) {
+	s.ev = session.Event{Kind: session.SetRetrySettings, ID: id, Settings: &set}
+	s.step()
+}
