@@ -622,7 +622,7 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 		// the two in step).
 		its = append(its, item{kind: itemEdge, from: uint8(c.snap.State.Index()), rule: d.Rule})
 	}
-	retried = d.Fired() && d.Rule.Event == "retry"
+	retried = d.Retries()
 	c.snap = d.Next
 	var (
 		runCtx      context.Context

@@ -516,6 +516,20 @@ func (d *Decision) Edge() fsm.Edge {
 	return fsm.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To)}
 }
 
+// Retries reports whether the decision schedules a retry: its rule arms a
+// backoff wait (retry, or fallback).
+func (d *Decision) Retries() bool {
+	if !d.Fired() {
+		return false
+	}
+	for i := range d.n {
+		if d.effects[i].Kind == StepArmTimer {
+			return true
+		}
+	}
+	return false
+}
+
 // AsksAuth reports whether the decision waits for auth storage's answer:
 // perform none of its effects before Resume.
 func (d *Decision) AsksAuth() bool { return d.asks }

@@ -446,7 +446,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 		}
 	}
 	s.Retry = d.Next
-	retried := d.Fired() && d.Rule.Event == "retry"
+	retried := d.Retries()
 	cont, later := false, false
 	fx := d.Effects()
 	for i := range fx {

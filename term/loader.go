@@ -19,10 +19,15 @@ func DelaySeconds(delayMs int64) int64 {
 
 // RetryingText is the loader text the original shows during a backoff:
 // "Retrying (attempt/maxAttempts) in Ns… (esc to cancel)" with N =
-// DelaySeconds(delayMs) and the ellipsis U+2026.
+// DelaySeconds(delayMs) and the ellipsis U+2026. In persistent mode
+// (maxAttempts 0: no count limit) it is "Retrying (attempt N) in Ns… (esc
+// to cancel)".
 func RetryingText(attempt, maxAttempts int, delayMs int64) string {
-	return "Retrying (" + strconv.Itoa(attempt) + "/" + strconv.Itoa(maxAttempts) + ") in " +
-		strconv.FormatInt(DelaySeconds(delayMs), 10) + "s\u2026 (esc to cancel)"
+	count := strconv.Itoa(attempt) + "/" + strconv.Itoa(maxAttempts)
+	if maxAttempts == 0 {
+		count = "attempt " + strconv.Itoa(attempt)
+	}
+	return "Retrying (" + count + ") in " + strconv.FormatInt(DelaySeconds(delayMs), 10) + "s\u2026 (esc to cancel)"
 }
 
 // RetryFailedText is the error the original shows when a chain ends

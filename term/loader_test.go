@@ -32,6 +32,7 @@ func TestRetryingText(t *testing.T) {
 		{2, 3, 4000, "Retrying (2/3) in 4s… (esc to cancel)"},
 		{1, 3, 0, "Retrying (1/3) in 0s… (esc to cancel)"},
 		{1, 3, 1500, "Retrying (1/3) in 2s… (esc to cancel)"},
+		{7, 0, 5000, "Retrying (attempt 7) in 5s… (esc to cancel)"}, // persistent mode
 		{1, 3, 1499, "Retrying (1/3) in 1s… (esc to cancel)"},
 		{1, 3, 499, "Retrying (1/3) in 0s… (esc to cancel)"},
 		{10, 10, 1024000, "Retrying (10/10) in 1024s… (esc to cancel)"},
