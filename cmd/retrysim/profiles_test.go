@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"gopkg.in/yaml.v3"
 )
 
 // profileNames are the nine profiles in the order the command lists them.
@@ -139,4 +144,72 @@ func TestProfilesUsage(t *testing.T) {
 			t.Errorf("profiles --help: exit %d, lacks %q:\n%s", code, want, out)
 		}
 	}
+}
+
+// TestProfileScenarioFiles checks the layout of scenarios/profiles (the
+// profiles' upstream vectors as scenario files, SPEC.md §14): one directory
+// per profile, every profile has one, and each file names its profile and
+// scenario after its place, describes its upstream test with its
+// repository@commit and has an expect block with events and a final state.
+// (Running them is the engine's and the loader's: run scenarios/.)
+func TestProfileScenarioFiles(t *testing.T) {
+	const root = "../../scenarios/profiles"
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	total := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			t.Errorf("%s: not a directory (want one directory per profile)", d.Name())
+			continue
+		}
+		got = append(got, d.Name())
+		if _, err := policy.ProfileByName(d.Name()); err != nil {
+			t.Errorf("directory %s: %v", d.Name(), err)
+		}
+		files, err := filepath.Glob(filepath.Join(root, d.Name(), "*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("directory %s has no scenario files (%v)", d.Name(), err)
+		}
+		for _, f := range files {
+			total++
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc struct {
+				Name, Description, Profile string
+				Expect                     struct {
+					Events []map[string]any
+					Final  map[string]any
+				}
+			}
+			if err := yaml.Unmarshal(b, &sc); err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			stem := strings.TrimSuffix(filepath.Base(f), ".yaml")
+			if sc.Profile != d.Name() || sc.Name != d.Name()+"/"+stem {
+				t.Errorf("%s: profile %q, name %q; want %q, %q", f, sc.Profile, sc.Name, d.Name(), d.Name()+"/"+stem)
+			}
+			if !regexp.MustCompile(`[\w.-]+/[\w.-]+@[0-9a-f]{7,}`).MatchString(sc.Description) {
+				t.Errorf("%s: the description names no upstream repository@commit", f)
+			}
+			if len(sc.Expect.Events) == 0 || len(sc.Expect.Final) == 0 {
+				t.Errorf("%s: no expect.events or expect.final", f)
+			}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(sortedCopy(profileNames), " ") {
+		t.Errorf("profile directories %v, want one per profile %v", got, sortedCopy(profileNames))
+	}
+	t.Logf("%d scenario files", total)
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
 }
