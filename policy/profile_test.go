@@ -3,6 +3,7 @@ package policy_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
@@ -39,5 +40,83 @@ func TestProfiles(t *testing.T) {
 	ps[1].Settings.Fallback = append(ps[1].Settings.Fallback, "x")
 	if q, _ := policy.ProfileByName(ps[1].Name); len(q.Settings.Fallback) != 0 {
 		t.Error("Profiles shares its settings with the table")
+	}
+}
+
+// TestProfileParameters pins each profile's parameters to the reference
+// (/work/shared/reference/profiles.md; SPEC.md §14 gives each value's
+// origin and the choices made where upstream is uncertain or cannot be
+// expressed). Pattern lists are pinned by their vectors
+// (profile_vectors_test.go); here only whether a profile has them.
+func TestProfileParameters(t *testing.T) {
+	type params struct {
+		maxRetries           int
+		base, cap            time.Duration
+		jitter               policy.Jitter
+		retryAfter           policy.RetryAfter
+		classify             string
+		retryable, nonRetry  bool
+		persistent, fallback bool
+	}
+	none := policy.Jitter{Mode: policy.JitterNone}
+	ignore := policy.RetryAfter{Use: policy.HintIgnore}
+	want := map[string]params{
+		// §3.1: retry.maxRetries 3, retry.baseDelayMs 2000; no cap, no
+		// jitter, hints only for the credential switch.
+		"omp-2026-02": {3, 2 * time.Second, 0, none, ignore, policy.ClassifyMessage, false, false, false, false},
+		// §3.2: maxRetries 10, baseDelayMs 500, RETRY_BACKOFF_MAX_DELAY_MS
+		// 8000, RETRY_BACKOFF_JITTER_RATIO 0.25 (downward), hints a floor,
+		// maxDelayMs 300000 (fail-fast); fallbackChains {} (no fallback).
+		"omp-2026-06": {10, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
+			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyMessage, false, false, false, false},
+		// §4.1-4.2: maxRetries 3, baseDelayMs 2000, no agent cap (the
+		// later maxAgentDelayMs is uncertain), no jitter, no hint; the
+		// classifier of retry.ts@0cfc73e4.
+		"pi": {3, 2 * time.Second, 0, none, ignore, policy.ClassifyMessage, true, true, false, false},
+		// §5 (c): stream_max_retries 5, 200*2^(retries-1)*U(0.9,1.1), no
+		// cap, the in-stream hint replaces the backoff without a cap.
+		"codex": {5, 200 * time.Millisecond, 0, policy.Jitter{Mode: policy.JitterUpDown, Ratio: 0.1},
+			policy.RetryAfter{Use: policy.HintReplace}, policy.ClassifyMessage, true, true, false, false},
+		// §7: DEFAULT_MAX_ATTEMPTS 10 (9 retries), initialDelayMs 5000,
+		// maxDelayMs 30000, ±30 %, hint a floor, over
+		// MAX_RETRYABLE_DELAY_SECONDS 300 terminal; 429/5xx by status.
+		"gemini-cli": {9, 5 * time.Second, 30 * time.Second, policy.Jitter{Mode: policy.JitterUpDown, Ratio: 0.3},
+			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyStatus, true, true, false, false},
+		// §6: RETRY_INITIAL_DELAY 2000, factor 2, RETRY_MAX_DELAY_NO_HEADERS
+		// 30000, hints replace (bounded only by 2^31-1 ms), no jitter,
+		// RETRY_MAX_RETRIES 5 (v1.18.x); APIError.isRetryable by status.
+		"opencode": {5, 2 * time.Second, 30 * time.Second, none, policy.RetryAfter{Use: policy.HintReplace},
+			policy.ClassifyStatus, true, false, false, false},
+		// §8: retry_delay 0.125 s doubled before each sleep, stop above
+		// RETRY_TIMEOUT 60 s: 0.25 ... 32 s, 8 retries; Retry-After ignored.
+		"aider": {8, 250 * time.Millisecond, 0, none, ignore, policy.ClassifyMessage, true, true, false, false},
+		// §9.1: maxRetries 2, min(0.5*2^n, 8) s*(1-0.25u), hints used
+		// whenever present (no bound since v0.79.0), x-should-retry or
+		// 408/409/429/>=500.
+		"anthropic-sdk": {2, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
+			policy.RetryAfter{Use: policy.HintReplace}, policy.ClassifyStatus, true, false, false, false},
+		// §10: as anthropic-sdk, hints only if 0 <= t <= 60000.
+		"openai-sdk": {2, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
+			policy.RetryAfter{Use: policy.HintReplace, MaxHint: 60 * time.Second}, policy.ClassifyStatus, true, false, false, false},
+	}
+	ps := policy.Profiles()
+	if len(ps) != len(want) {
+		t.Fatalf("%d profiles, want %d", len(ps), len(want))
+	}
+	for _, p := range ps {
+		w, ok := want[p.Name]
+		if !ok {
+			t.Errorf("unexpected profile %q", p.Name)
+			continue
+		}
+		s := p.Settings.Normalized()
+		got := params{s.MaxRetries, s.BaseDelay, s.MaxBackoff, s.Jitter, s.RetryAfter, s.Classify,
+			len(s.RetryablePatterns) > 0, len(s.NonRetryablePatterns) > 0, s.Persistent, len(s.Fallback) > 0}
+		if got != w {
+			t.Errorf("profile %s:\n got %+v\nwant %+v", p.Name, got, w)
+		}
+		if !s.Enabled || s.BackoffFactor != 2 {
+			t.Errorf("profile %s: enabled %v, factor %v; want true, 2", p.Name, s.Enabled, s.BackoffFactor)
+		}
 	}
 }
