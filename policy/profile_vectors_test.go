@@ -67,22 +67,17 @@ func pvProfile(t *testing.T, name string, with func(*Settings)) Settings {
 // pvWait is the wait in ms before retry number attempt under s, for the
 // reply m received at now and the jitter draw u, and whether the wait
 // exceeds retryAfter.maxWaitMs (the chain then ends without a start:
-// fail-fast). It is issue 11's order of operations, steps 2, 3, 5 and 6
-// (backoff, cap, jitter, hint, ceiling), without the usage-limit step (no
-// vector here is a usage limit), written from the issue's text as the
-// oracle of these vectors: Settings.Backoff, then waitHint.
+// fail-fast): SPEC §1's order of operations, steps 2, 3, 5 and 6
+// (backoff, cap, jitter, hint, ceiling), as the engine computes them for
+// a decision (no vector here is a usage limit).
 func pvWait(s Settings, attempt int, u float64, m AssistantMessage, now time.Time) (ms float64, failFast bool) {
-	ms = durationMs(s.Backoff(attempt, u))
-	if use := s.Normalized().RetryAfter.Use; use != HintIgnore {
-		if h, ok := waitHint(m, now); ok && (s.RetryAfter.MaxHint <= 0 || h <= durationMs(s.RetryAfter.MaxHint)) {
-			if use == HintReplace {
-				ms = h
-			} else {
-				ms = math.Max(ms, h)
-			}
-		}
-	}
-	return ms, s.RetryAfter.MaxWait > 0 && ms > durationMs(s.RetryAfter.MaxWait)
+	// The engine's own computation: what Decide works out for retry
+	// number attempt of reply m (classified now) with the draw u.
+	o := (*Classifier)(nil).Reply(m, 0, now)
+	o.Draw = u
+	s.MaxRetries = max(s.MaxRetries, attempt)
+	c := causeOf(Snapshot{State: StateContinuing, Attempt: attempt - 1, Open: true}, &o, &s, false)
+	return durationMs(c.Wait), c.TooLong
 }
 
 // TestProfileBackoffVectors: each profile's backoff, attempt 1, 2, ... with
