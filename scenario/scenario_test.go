@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -516,6 +517,7 @@ func TestScenarioFiles(t *testing.T) {
 		filepath.Join(dir, "a.json"),
 		filepath.Join(dir, "b.yaml"),
 		filepath.Join(dir, "c.yml"),
+		filepath.Join(dir, "sub.yaml", "inner.yaml"), // subdirectories are read too
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Files = %q\nwant %q", got, want)
@@ -530,6 +532,81 @@ func TestScenarioFiles(t *testing.T) {
 	}
 	if _, err := Files(filepath.Join(dir, "nope")); err == nil {
 		t.Error("Files(missing path): no error")
+	}
+}
+
+// TestFindRecursive: a directory stands for its scenario files and those
+// of its subdirectories, sorted by path; the skip rules hold in every
+// directory, and directories named with '.' or '_' are not read.
+func TestFindRecursive(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		"b.yaml", "a-b.yaml",
+		"a/x.yaml", "a/manifest.json", "a/y.out.jsonl", "a/_draft.yaml", "a/.h.yaml", "a/notes.txt",
+		"a/deep/z.json",
+		"_drafts/w.yaml", ".git/v.yaml",
+		"profiles/codex/01-first.yaml", "profiles/codex/manifest.json", "profiles/pi/01-first.yml",
+	} {
+		full := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped, err := Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, name := range []string{"a-b.yaml", "a/deep/z.json", "a/x.yaml", "b.yaml", "profiles/codex/01-first.yaml", "profiles/pi/01-first.yml"} {
+		want = append(want, filepath.Join(dir, filepath.FromSlash(name)))
+	}
+	if !reflect.DeepEqual(files, want) || len(skipped) != 0 {
+		t.Errorf("Find = %q, skipped %q\nwant %q", files, skipped, want)
+	}
+	// The same tree twice gives the same list: the order does not depend
+	// on the file system.
+	again, _, _ := Find(dir)
+	if !reflect.DeepEqual(again, files) {
+		t.Errorf("second Find = %q", again)
+	}
+}
+
+// TestFindDepthBound: directories more than scnMaxDepth levels below the
+// directory given are not read, and are reported.
+func TestFindDepthBound(t *testing.T) {
+	dir := t.TempDir()
+	level := dir
+	var want []string
+	for i := 1; i <= scnMaxDepth+1; i++ {
+		level = filepath.Join(level, "d")
+		if err := os.Mkdir(level, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(level, "s.yaml")
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i <= scnMaxDepth {
+			want = append(want, f)
+		}
+	}
+	slices.Sort(want) // by path: ".../d/d/s.yaml" before ".../d/s.yaml"
+	files, skipped, err := Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(files, want) {
+		t.Errorf("Find = %q\nwant %q", files, want)
+	}
+	wantSkipped := []SkippedFile{{Path: level, What: "a directory more than 16 levels deep"}}
+	if !reflect.DeepEqual(skipped, wantSkipped) {
+		t.Errorf("skipped = %q, want %q", skipped, wantSkipped)
+	}
+	if got, want := skipped[0].String(), level+": skipped: a directory more than 16 levels deep, not read"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
 

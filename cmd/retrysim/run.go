@@ -23,13 +23,15 @@ func init() {
 		args:  "PATH...",
 		short: "run scenario files or directories and check their expectations",
 		long: `Runs each scenario (a file, or every *.yaml, *.yml and *.json file of a
-directory) to quiescence and checks its expect block. Prints one line per
+directory and of its subdirectories, sorted by path) to quiescence and
+checks its expect block. Prints one line per
 scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
 expectations, then "N passed, M failed"; control characters in names, paths
 and values are printed escaped (\n, \x1b, \u202e). An invalid file is
-reported on stderr and the other files still run. In a directory, entries
-that are not regular files (a named pipe, a socket) are skipped with a
-warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
+reported on stderr and the other files still run. In a directory, names
+starting with '.' or '_' are left out, and entries that are not regular
+files (a named pipe, a socket, a symbolic link to a directory) are skipped
+with a warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
 which declared transitions of the table (rule row x from-state) the
 scenarios exercised, which they missed, which no scenario file can reach,
 and the ignored pairs apart.
