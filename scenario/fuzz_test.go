@@ -30,8 +30,13 @@ func FuzzLoadScenario(f *testing.F) {
  "actions":[{"at":500,"do":"get_state","id":"s1"},{"at":1000,"do":"abort_retry","id":"r1"}]}`,
 		`{"prompt":"a\/b \u00e9 \ud83d\ude00","expect":{"events":[{"type":"agent_run","t":0,"x":[1,{"y":null}]}],"final":{"state":"idle","unresolvedPrompts":[]}}}`,
 		"expect:\n  events:\n    - {type: auto_retry_start, attempt: 1, delayMs: 2000}\n  final: {state: exhausted, attempt: 3, isRetrying: false}\n",
+		"profile: codex\nsettings: {maxRetries: 1, jitter: {ratio: 0.5}, retryAfter: {use: floor}, fallback: [a]}\n",
+		`{"profile":"omp-2026-06","settings":{"persistent":true,"retryablePatterns":["x+"],"classify":"strict"}}`,
 		// Broken.
 		"",
+		"variant: original\nprofile: pi\n",
+		"settings: {jitter: {mode: down, ratio: 2}, retryAfter: [1]}\n",
+		"profile: omp-2026-06\nsettings: {baseDelayMs: 1e9, retryablePatterns: [\"(\"]}\n",
 		"---\n",
 		"- a\n- b\n",
 		"a: 1\n---\nb: 2\n",
@@ -161,6 +166,16 @@ func checkFuzzScenario(t *testing.T, sc *Scenario) {
 	}
 	if err := sc.Settings.Validate(); err != nil {
 		t.Fatalf("accepted invalid settings: %v", err)
+	}
+	prof, err := policy.ProfileByName(sc.Profile)
+	if err != nil || prof.Name != sc.Profile {
+		t.Fatalf("profile %q: %v", sc.Profile, err)
+	}
+	if sc.Variant == "original" && sc.Profile != policy.DefaultProfile {
+		t.Fatalf("variant original with profile %s", sc.Profile)
+	}
+	if want, err := prof.Settings.Apply(sc.SettingsPatch); len(sc.SettingsPatch) > 0 && (err != nil || !want.Equal(sc.Settings)) {
+		t.Fatalf("settings %+v are not profile %s with patch %s (%+v, %v)", sc.Settings, sc.Profile, sc.SettingsPatch, want, err)
 	}
 	if sc.Variant != "sound" && sc.Variant != "original" {
 		t.Fatalf("variant %q", sc.Variant)

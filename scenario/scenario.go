@@ -50,23 +50,37 @@ const (
 
 // Scenario is one scenario file, defaults applied.
 type Scenario struct {
-	Path          string          // file it was loaded from ("" for Parse without a name)
-	Name          string          // "name" (default: file base name without extension)
-	Description   string          // "description"
-	Variant       string          // "variant": "sound" | "original"; default "sound"
-	Settings      policy.Settings // "settings": {enabled, maxRetries, baseDelayMs}; defaults true/3/2000
-	ContextWindow int64           // "contextWindow", default 200000; 0 turns the usage rule off
-	Compaction    Compaction      // "compaction": {enabled, succeed}, defaults true/true
-	InitialPrompt bool            // "initialPrompt", default true
-	Prompt        string          // "prompt", default "hello"
-	EpochMs       int64           // "epochMs", default 1771200000000
-	Provider      string          // "provider", default "anthropic"
-	ModelID       string          // "modelId", default "claude-sonnet-4-5"
-	BaseURL       string          // "baseUrl", default "https://api.anthropic.com"
-	SessionID     string          // "sessionId", default "session-1"
-	Turns         []Turn          // "turns"
-	Actions       []Action        // "actions"
-	Expect        *Expect         // "expect"; nil when absent
+	Path        string // file it was loaded from ("" for Parse without a name)
+	Name        string // "name" (default: file base name without extension)
+	Description string // "description"
+	Variant     string // "variant": "sound" | "original"; default "sound" (SetVariant changes it)
+	// Profile is "profile": the policy profile (policy.Profiles) whose
+	// settings the file's "settings" are merged over; default
+	// policy.DefaultProfile, the only one variant "original" allows.
+	// SetProfile changes it.
+	Profile string
+	// Settings are the effective retry settings: Profile's settings with
+	// SettingsPatch merged over them key by key, nested objects too
+	// (policy.Settings.Apply), validated.
+	Settings policy.Settings
+	// SettingsPatch is the file's "settings" mapping as a JSON object, its
+	// keys in file order, as the file wrote them; nil when the file has none
+	// (or null). SetProfile merges it over another profile's settings.
+	SettingsPatch json.RawMessage
+	ContextWindow int64      // "contextWindow", default 200000; 0 turns the usage rule off
+	Compaction    Compaction // "compaction": {enabled, succeed}, defaults true/true
+	InitialPrompt bool       // "initialPrompt", default true
+	Prompt        string     // "prompt", default "hello"
+	EpochMs       int64      // "epochMs", default 1771200000000
+	Provider      string     // "provider", default "anthropic"
+	ModelID       string     // "modelId", default "claude-sonnet-4-5"
+	BaseURL       string     // "baseUrl", default "https://api.anthropic.com"
+	SessionID     string     // "sessionId", default "session-1"
+	Turns         []Turn     // "turns"
+	Actions       []Action   // "actions"
+	Expect        *Expect    // "expect"; nil when absent
+
+	src *scnSource // where profile, variant and settings are in the file; nil when none is
 }
 
 // Compaction configures the overflow-compaction stub.
@@ -805,10 +819,9 @@ func (p *scnParser) seq(n *yaml.Node, path, what string, limit int) []*yaml.Node
 }
 
 var (
-	scnTopKeys = []string{"name", "description", "variant", "settings", "contextWindow", "compaction",
+	scnTopKeys = []string{"name", "description", "variant", "profile", "settings", "contextWindow", "compaction",
 		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
 		"turns", "actions", "expect"}
-	scnSettingsKeys   = []string{"enabled", "maxRetries", "baseDelayMs"}
 	scnCompactionKeys = []string{"enabled", "succeed"}
 	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs"}
 	scnUsageKeys      = []string{"input", "cacheRead"}
@@ -833,7 +846,7 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 	sc := &Scenario{
 		Path:          p.file,
 		Variant:       scnDefaultVariant,
-		Settings:      policy.DefaultSettings(),
+		Profile:       policy.DefaultProfile,
 		ContextWindow: scnDefaultContextWindow,
 		Compaction:    Compaction{Enabled: true, Succeed: true},
 		InitialPrompt: true,
@@ -848,6 +861,8 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 		base := filepath.Base(p.file)
 		sc.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
+	src := &scnSource{}
+	prof, _ := policy.ProfileByName(policy.DefaultProfile)
 	p.mapping(root, "", scnTopKeys, func(e scnEntry) {
 		path, v := e.key, e.v
 		switch e.key {
@@ -857,8 +872,18 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.Description = p.str(v, path)
 		case "variant":
 			sc.Variant = p.enum(v, path, scnVariants)
+			src.variant = p.pos(v)
+		case "profile":
+			name := p.str(v, path)
+			var err error
+			if prof, err = policy.ProfileByName(name); err != nil || name == "" {
+				p.fail(v, path, "unknown profile %q (allowed: %s)", scnClip(name), strings.Join(scnProfileNames(), ", "))
+			}
+			sc.Profile = prof.Name
+			src.profile = p.pos(v)
 		case "settings":
-			sc.Settings = p.settings(v, path)
+			sc.SettingsPatch = p.settingsPatch(v, path, src)
+			src.settings = p.pos(v)
 		case "contextWindow":
 			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
 		case "compaction":
@@ -900,37 +925,29 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.Expect = p.expect(v, path)
 		}
 	})
+	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
+		sc.src = src
+	}
+	if sc.Variant == "original" && sc.Profile != policy.DefaultProfile {
+		p.failPos(src.profile, "profile", fmt.Sprintf("variant original allows only profile %s, not %s (the original has no other policy)",
+			policy.DefaultProfile, sc.Profile))
+	}
+	set, err := scnMergeSettings(p.file, prof, sc.SettingsPatch, sc.src)
+	if err != nil {
+		panic(scnBailout{err})
+	}
+	sc.Settings = set
 	return sc
 }
 
-func (p *scnParser) settings(n *yaml.Node, path string) policy.Settings {
-	s := policy.DefaultSettings()
-	fields := p.mapping(n, path, scnSettingsKeys, func(e scnEntry) {
-		fp := scnJoin(path, e.key)
-		switch e.key {
-		case "enabled":
-			s.Enabled = p.boolean(e.v, fp)
-		case "maxRetries":
-			s.MaxRetries = int(p.integer(e.v, fp, math.MinInt, math.MaxInt,
-				fmt.Sprintf("an integer from 0 to %d", policy.MaxRetriesLimit)))
-		case "baseDelayMs":
-			s.BaseDelay = time.Duration(p.integer(e.v, fp, -scnMaxMs, scnMaxMs,
-				fmt.Sprintf("0 to %d ms", policy.MaxBaseDelay.Milliseconds()))) * time.Millisecond
-		}
-	})
-	if err := s.Validate(); err != nil {
-		at, field, msg := n, path, err.Error()
-		var se *policy.SettingsError
-		if errors.As(err, &se) {
-			field = scnJoin(path, se.Field)
-			if e, ok := fields[se.Field]; ok {
-				at = e.v
-			}
-			msg = fmt.Sprintf("%s is out of range (allowed: %s)", se.Value, se.Allowed)
-		}
-		panic(scnBailout{&Error{Pos: p.pos(at), Field: field, Msg: msg, Err: err}})
+// scnProfileNames lists the profiles' names, the default first.
+func scnProfileNames() []string {
+	ps := policy.Profiles()
+	names := make([]string, len(ps))
+	for i, pr := range ps {
+		names[i] = pr.Name
 	}
-	return s
+	return names
 }
 
 func (p *scnParser) turn(n *yaml.Node, path string) Turn {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -31,6 +32,7 @@ func TestScenarioDefaults(t *testing.T) {
 			Path:          "some/dir/my-case.yaml",
 			Name:          "my-case",
 			Variant:       "sound",
+			Profile:       policy.DefaultProfile,
 			Settings:      policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second},
 			ContextWindow: 200000,
 			Compaction:    Compaction{Enabled: true, Succeed: true},
@@ -173,7 +175,9 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		Name:          "every-key",
 		Description:   "A scenario that sets every key.\n",
 		Variant:       "original",
+		Profile:       policy.DefaultProfile,
 		Settings:      policy.Settings{Enabled: false, MaxRetries: 5, BaseDelay: 1500 * time.Millisecond},
+		SettingsPatch: json.RawMessage(`{"enabled":false,"maxRetries":5,"baseDelayMs":1500}`),
 		ContextWindow: 0,
 		Compaction:    Compaction{Enabled: false, Succeed: false},
 		InitialPrompt: false,
@@ -225,6 +229,10 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 			},
 		},
 	}
+	if sc.src == nil || sc.src.variant != p(5, 10) || sc.src.settings != p(7, 3) || sc.src.fields["maxRetries"] != p(8, 15) {
+		t.Errorf("positions of variant and settings: %+v", sc.src)
+	}
+	sc.src = nil
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("Load(%s) =\n%#v\nwant\n%#v", path, sc, want)
 		if !reflect.DeepEqual(sc.Expect, want.Expect) {
@@ -314,10 +322,10 @@ func TestScenarioErrors(t *testing.T) {
 		{"non-string key", "1: x\n", "t.yaml:1:1", "", "keys must be strings, got integer 1"},
 
 		// Unknown and duplicate keys.
-		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, settings,`},
+		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, profile, settings,`},
 		{"unknown turn key", "turns:\n  - stopReason: stop\n  - stopReason: error\n    stopReasn: x\n", "t.yaml:4:5", "turns[1].stopReasn",
 			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs)`},
-		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", "(allowed: enabled, maxRetries, baseDelayMs)"},
+		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", `unknown key "retries" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`},
 		{"unknown usage key", "turns: [{stopReason: stop, usage: {output: 1}}]", "t.yaml:1:36", "turns[0].usage.output", "(allowed: input, cacheRead)"},
 		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, enabled, message)"},
 		{"unknown compaction key", "compaction: {on: true}", "t.yaml:1:14", "compaction.on", "(allowed: enabled, succeed)"},
@@ -328,12 +336,11 @@ func TestScenarioErrors(t *testing.T) {
 		{"duplicate event key", "expect: {events: [{type: a, type: b}]}", "t.yaml:1:29", "expect.events[0].type", "duplicate key"},
 
 		// Wrong types.
-		{"maxRetries string", `{"settings":{"maxRetries":"3"}}`, "t.yaml:1:27", "settings.maxRetries", `expected an integer from 0 to 1000, got string "3"`},
-		{"maxRetries float", "settings: {maxRetries: 2.5}", "t.yaml:1:24", "settings.maxRetries", "got float 2.5"},
-		{"enabled yes", "settings:\n  enabled: yes\n", "t.yaml:2:12", "settings.enabled", `expected a boolean (true or false), got string "yes"`},
-		{"enabled quoted", `{"settings":{"enabled":"true"}}`, "t.yaml:1:24", "settings.enabled", `got string "true"`},
-		{"enabled null", "settings:\n  enabled:\n", "t.yaml:2:11", "settings.enabled", "got null"},
-		{"settings list", "settings: [1]", "t.yaml:1:11", "settings", "expected a mapping with keys enabled, maxRetries, baseDelayMs, got a list"},
+		{"maxRetries string", `{"settings":{"maxRetries":"3"}}`, "t.yaml:1:27", "settings.maxRetries", `"3" is not an integer (allowed: an integer from 0 to 1000)`},
+		{"maxRetries float", "settings: {maxRetries: 2.5}", "t.yaml:1:24", "settings.maxRetries", "2.5 is not an integer (allowed: an integer from 0 to 1000)"},
+		{"enabled yes", "settings:\n  enabled: yes\n", "t.yaml:2:12", "settings.enabled", `"yes" is not a boolean (allowed: true or false)`},
+		{"enabled quoted", `{"settings":{"enabled":"true"}}`, "t.yaml:1:24", "settings.enabled", `"true" is not a boolean (allowed: true or false)`},
+		{"settings list", "settings: [1]", "t.yaml:1:11", "settings", "expected a mapping with keys enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback, got a list"},
 		{"turns mapping", "turns: {stopReason: stop}", "t.yaml:1:8", "turns", "expected a list of turns, got a mapping"},
 		{"turn scalar", "turns: [stop]", "t.yaml:1:9", "turns[0]", `got string "stop"`},
 		{"prompt number", "prompt: 42", "t.yaml:1:9", "prompt", "expected a string, got integer 42"},
@@ -361,6 +368,36 @@ func TestScenarioErrors(t *testing.T) {
 		{"baseDelayMs over limit", "settings: {baseDelayMs: 86400001}", "t.yaml:1:25", "settings.baseDelayMs", "86400001 is out of range (allowed: 0 to 86400000 ms)"},
 		{"baseDelayMs overflows Duration", "settings: {baseDelayMs: 9223372036854775807}", "t.yaml:1:25", "settings.baseDelayMs", "out of range (allowed: 0 to 86400000 ms)"},
 		{"attempt negative", "expect: {final: {attempt: -1}}", "t.yaml:1:27", "expect.final.attempt", "out of range"},
+
+		// Profiles and the opt-in settings: policy's rules, placed in the file.
+		{"unknown profile", "profile: nope", "t.yaml:1:10", "profile", `unknown profile "nope" (allowed: omp-2026-02, omp-2026-06, pi, codex, gemini-cli, opencode, aider, anthropic-sdk, openai-sdk)`},
+		{"empty profile", `{"profile":""}`, "t.yaml:1:12", "profile", `unknown profile "" (allowed: omp-2026-02,`},
+		{"profile number", "profile: 3", "t.yaml:1:10", "profile", "expected a string, got integer 3"},
+		{"original with a profile", "variant: original\nprofile: codex\n", "t.yaml:2:10", "profile", "variant original allows only profile omp-2026-02, not codex"},
+		{"profile before original", "profile: pi\nvariant: original\n", "t.yaml:1:10", "profile", "variant original allows only profile omp-2026-02, not pi"},
+		{"jitter ratio over 1", "settings:\n  jitter: {mode: down, ratio: 1.5}\n", "t.yaml:2:31", "settings.jitter.ratio", "1.5 is out of range (allowed: a number from 0 to 1)"},
+		{"jitter unknown key", "settings: {jitter: {mod: down}}", "t.yaml:1:21", "settings.jitter.mod", `unknown key "jitter.mod" (allowed: mode, ratio)`},
+		{"jitter mode number", "settings: {jitter: {mode: 1}}", "t.yaml:1:27", "settings.jitter.mode", "1 is not a string (allowed: none, down, updown, full or equal)"},
+		{"jitter mode unknown", "settings: {jitter: {mode: sideways}}", "t.yaml:1:27", "settings.jitter.mode", `"sideways" is out of range (allowed: none, down, updown, full or equal)`},
+		{"jitter not a mapping", "settings: {jitter: down}", "t.yaml:1:20", "settings.jitter", `expected a mapping with keys mode, ratio, got string "down"`},
+		{"backoffFactor below 1", "settings: {backoffFactor: 0.5}", "t.yaml:1:27", "settings.backoffFactor", "0.5 is out of range (allowed: a number from 1 to 100)"},
+		{"backoffFactor string", `{"settings":{"backoffFactor":"2"}}`, "t.yaml:1:30", "settings.backoffFactor", `"2" is not a number (allowed: a number from 1 to 100)`},
+		{"backoffFactor NaN", "settings: {backoffFactor: .nan}", "t.yaml:1:27", "settings.backoffFactor", "expected a JSON value (string, finite number, boolean, null, list or mapping), got float .nan"},
+		{"maxBackoffMs below base", "settings: {baseDelayMs: 1000, maxBackoffMs: 500}", "t.yaml:1:45", "settings.maxBackoffMs", "500 is out of range (allowed: 0 (no cap) or at least baseDelayMs (1000))"},
+		{"base over the profile's cap", "profile: omp-2026-06\nsettings: {baseDelayMs: 10000}\n", "t.yaml:2:11", "settings.maxBackoffMs",
+			"8000 (from profile omp-2026-06) is out of range (allowed: 0 (no cap) or at least baseDelayMs (10000))"},
+		{"retryAfter use unknown", "settings:\n  retryAfter:\n    use: always\n", "t.yaml:3:10", "settings.retryAfter.use", `"always" is out of range (allowed: ignore, floor or replace)`},
+		{"retryAfter maxWaitMs negative", "settings: {retryAfter: {maxWaitMs: -1}}", "t.yaml:1:36", "settings.retryAfter.maxWaitMs", "-1 is out of range (allowed: 0 (none) or 0 to 86400000 ms)"},
+		{"retryAfter unknown key", "settings: {retryAfter: {maxWait: 1}}", "t.yaml:1:25", "settings.retryAfter.maxWait", `unknown key "retryAfter.maxWait" (allowed: use, maxHintMs, maxWaitMs)`},
+		{"classify unknown", "settings: {classify: fuzzy}", "t.yaml:1:22", "settings.classify", `"fuzzy" is out of range (allowed: message, status or strict)`},
+		{"pattern not a regexp", "settings:\n  retryablePatterns: [ok, \"(\"]\n", "t.yaml:2:22", "settings.retryablePatterns", "(allowed: Go regular expressions (RE2), not empty)"},
+		{"patterns not a list", "settings: {nonRetryablePatterns: quota}", "t.yaml:1:34", "settings.nonRetryablePatterns", `"quota" is not a list of strings (allowed: a list of regular expressions)`},
+		{"fallback with a number", "settings: {fallback: [a, 3]}", "t.yaml:1:22", "settings.fallback", `["a",3] is not a list of strings (allowed: a list of model ids)`},
+		{"fallback with an empty model", "settings:\n  fallback:\n    - gpt-5\n    - \" \"\n", "t.yaml:4:7", "settings.fallback[1]", `" " is out of range (allowed: a model id (not empty))`},
+		{"persistent without a cap", "settings: {persistent: true}", "t.yaml:1:24", "settings.persistent", "true is out of range (allowed: true only with maxBackoffMs > 0"},
+		{"persistent string", "settings: {persistent: \"yes\"}", "t.yaml:1:24", "settings.persistent", `"yes" is not a boolean (allowed: true or false)`},
+		{"settings duplicate key", "settings: {maxRetries: 1, maxRetries: 2}", "t.yaml:1:27", "settings.maxRetries", `duplicate key "maxRetries" (first at line 1:12)`},
+		{"jitter duplicate key", "settings: {jitter: {mode: down, mode: full}}", "t.yaml:1:33", "settings.jitter.mode", "duplicate key"},
 
 		// Enumerations.
 		{"bad stopReason", "turns:\n  - stopReason: eror\n", "t.yaml:2:17", "turns[0].stopReason", `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`},
@@ -625,6 +662,11 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 		{"turn key", `{"turns":[{"stopReason":"stop","` + long + `":1}]}`, "t.yaml:1:32", "turns[0]." + strings.Repeat("k", 64) + "…"},
 		{"duplicate event key", `{"expect":{"events":[{"` + long[:500000] + `":1,"` + long[:500000] + `":2}]}}`, "t.yaml:1:500028", "expect.events[0].kkk"},
 		{"event value under a long key", "expect:\n  events:\n    - ? " + long + "\n      : !!binary aGk=\n", "t.yaml:4:9", "expect.events[0].kkk"},
+		{"settings key", `{"settings":{"` + long + `":1}}`, "t.yaml:1:14", "settings." + strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"jitter key", `{"settings":{"jitter":{"` + long + `":1}}}`, "t.yaml:1:24", "settings.jitter." + strings.Repeat("k", 64) + "…"},
+		{"long classify value", `{"settings":{"classify":"` + long + `"}}`, "t.yaml:1:25", "settings.classify"},
+		{"long pattern", `{"settings":{"retryablePatterns":["(` + long + `"]}}`, "t.yaml:1:34", "settings.retryablePatterns"},
+		{"long fallback value", `{"settings":{"fallback":"` + long + `"}}`, "t.yaml:1:25", "settings.fallback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
