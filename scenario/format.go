@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -75,6 +76,12 @@ func Format(sc *Scenario) []byte {
 	}
 	if sc.EpochMs != scnDefaultEpochMs && sc.EpochMs != 0 {
 		fmt.Fprintf(&b, "epochMs: %d\n", sc.EpochMs)
+	}
+	if sc.Seed != scnDefaultSeed && sc.Seed != 0 {
+		fmt.Fprintf(&b, "seed: %d\n", sc.Seed)
+	}
+	if sc.HasRandomFixed {
+		fmt.Fprintf(&b, "random: {fixed: %s}\n", flowValue(sc.RandomFixed))
 	}
 	b.WriteString("turns:")
 	if len(sc.Turns) == 0 {
@@ -255,6 +262,16 @@ func turnFlow(t *Turn) string {
 	}
 	if t.Duration != 0 {
 		parts = append(parts, "durationMs: "+msString(t.Duration))
+	}
+	if t.Status != 0 {
+		parts = append(parts, "status: "+strconv.Itoa(t.Status))
+	}
+	if len(t.Headers) > 0 {
+		hs := make([]string, 0, len(t.Headers))
+		for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
+			hs = append(hs, yamlString(name)+": "+yamlString(t.Headers[name]))
+		}
+		parts = append(parts, "headers: {"+strings.Join(hs, ", ")+"}")
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -31,8 +31,9 @@ func TestFormatRoundTrip(t *testing.T) {
 	scs = append(scs, &Scenario{Name: "all", Description: "Every key.", Variant: "original",
 		Settings:      policy.Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond},
 		ContextWindow: 1000, Compaction: Compaction{Enabled: true, Succeed: false}, Prompt: "yes", EpochMs: 5,
-		Provider: "p", ModelID: "m", BaseURL: "https://x/y", SessionID: "null",
-		Turns:   []Turn{{StopReason: policy.StopReasonError, ErrorMessage: "a\\nb \"q\"", Usage: policy.Usage{Input: 1, CacheRead: 2}, SwitchModel: true, Duration: 1500 * time.Millisecond}},
+		Provider: "p", ModelID: "m", BaseURL: "https://x/y", SessionID: "null", Seed: 1 << 40, RandomFixed: 1e-9, HasRandomFixed: true,
+		Turns: []Turn{{StopReason: policy.StopReasonError, ErrorMessage: "a\\nb \"q\"", Usage: policy.Usage{Input: 1, CacheRead: 2}, SwitchModel: true, Duration: 1500 * time.Millisecond,
+			Status: 429, Headers: map[string]string{"retry-after": "30", "x-no": "no", "x-e": "", "!#$%&'*+-.^_`|~": "a: b\n"}}},
 		Actions: []Action{{At: time.Second, Do: "set_auto_retry", ID: "1", Enabled: &yes}, {At: 2 * time.Second, Do: "prompt", Message: "hi: there"}},
 	})
 	// Settings built in Go, over a profile: written as they differ from it,
@@ -129,6 +130,9 @@ func sameScenario(a, b *Scenario) string {
 		}
 		if c.Profile == "" {
 			c.Profile = policy.DefaultProfile
+		}
+		if c.Seed == 0 { // Go's zero value stands for the default
+			c.Seed = 1
 		}
 		if ignorePatch {
 			c.SettingsPatch = nil

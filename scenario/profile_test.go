@@ -2,6 +2,9 @@ package scenario
 
 import (
 	"errors"
+	"math"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +240,65 @@ func TestSetVariant(t *testing.T) {
 	}
 	if err := sc.SetVariant("original"); err != nil || sc.Variant != "original" {
 		t.Errorf("SetVariant(original) with the default profile: %v, variant %q", err, sc.Variant)
+	}
+}
+
+// TestScenarioNewKeys: the file with every key that came with profiles
+// reads to the expected fields, and a turn's reply carries its status and
+// headers.
+func TestScenarioNewKeys(t *testing.T) {
+	path := filepath.Join("testdata", "scenario", "new-keys.yaml")
+	sc, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, _ := policy.ProfileByName("omp-2026-06")
+	want := prof.Settings.Clone()
+	want.MaxRetries, want.BackoffFactor, want.MaxBackoff = 4, 3, 20*time.Second
+	want.Jitter.Mode = policy.JitterEqual // the ratio stays the profile's
+	want.RetryAfter = policy.RetryAfter{Use: policy.HintReplace, MaxHint: time.Minute, MaxWait: prof.Settings.RetryAfter.MaxWait}
+	want.Classify, want.Persistent = policy.ClassifyStatus, true
+	want.RetryablePatterns, want.NonRetryablePatterns = []string{"overloaded", "rate.?limit"}, []string{`\bquota\b`}
+	want.Fallback = []string{"claude-haiku-4-5", "gpt-5-mini"}
+	if sc.Profile != "omp-2026-06" || !sc.Settings.Equal(want) {
+		t.Errorf("profile %q, settings %+v\nwant %+v", sc.Profile, sc.Settings, want)
+	}
+	if sc.Seed != 42 || !sc.HasRandomFixed || sc.RandomFixed != 0.25 {
+		t.Errorf("seed %d, random %v %v", sc.Seed, sc.HasRandomFixed, sc.RandomFixed)
+	}
+	wantHeaders := map[string]string{"retry-after": "3", "x-ratelimit-reset-ms": "1500", "x-empty": ""}
+	if len(sc.Turns) != 2 || sc.Turns[0].Status != 429 || !reflect.DeepEqual(sc.Turns[0].Headers, wantHeaders) ||
+		sc.Turns[1].Status != 200 || sc.Turns[1].Headers != nil {
+		t.Fatalf("turns %+v", sc.Turns)
+	}
+	reply := sc.Turns[0].Reply()
+	if reply.Status != 429 || !reflect.DeepEqual(reply.Headers, wantHeaders) || reply.StopReason != policy.StopReasonError ||
+		reply.ErrorMessage != "429 rate limited" {
+		t.Errorf("Reply() = %+v", reply)
+	}
+	if err := reply.ValidateHTTP(); err != nil {
+		t.Errorf("Reply().ValidateHTTP: %v", err)
+	}
+
+	// Defaults: seed 1, no fixed draw, no status, no headers.
+	sc, err = Parse("d.yaml", []byte("turns: [{stopReason: stop, headers: {}}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Seed != 1 || sc.HasRandomFixed || sc.RandomFixed != 0 || sc.Turns[0].Status != 0 || sc.Turns[0].Headers != nil {
+		t.Errorf("defaults: seed %d, random %v %v, turn %+v", sc.Seed, sc.HasRandomFixed, sc.RandomFixed, sc.Turns[0])
+	}
+	if r := sc.Turns[0].Reply(); r.Status != 0 || r.Headers != nil {
+		t.Errorf("default Reply() = %+v", r)
+	}
+
+	// The same in JSON.
+	j, err := Parse("n.json", []byte(`{"seed":9223372036854775807,"random":{"fixed":0},
+		"turns":[{"stopReason":"error","status":503,"headers":{"retry-after-ms":"250"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Seed != math.MaxInt64 || !j.HasRandomFixed || j.RandomFixed != 0 || j.Turns[0].Status != 503 || j.Turns[0].Headers["retry-after-ms"] != "250" {
+		t.Errorf("json: %+v", j)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/trace"
@@ -46,6 +47,7 @@ const (
 	scnDefaultModelID       = "claude-sonnet-4-5"
 	scnDefaultBaseURL       = "https://api.anthropic.com"
 	scnDefaultSessionID     = "session-1"
+	scnDefaultSeed          = int64(1)
 )
 
 // Scenario is one scenario file, defaults applied.
@@ -76,9 +78,18 @@ type Scenario struct {
 	ModelID       string     // "modelId", default "claude-sonnet-4-5"
 	BaseURL       string     // "baseUrl", default "https://api.anthropic.com"
 	SessionID     string     // "sessionId", default "session-1"
-	Turns         []Turn     // "turns"
-	Actions       []Action   // "actions"
-	Expect        *Expect    // "expect"; nil when absent
+	// Seed is "seed": a positive integer, default 1, the seed of the
+	// simulated session's random draws (the jitter). 0, in a scenario built
+	// in Go that sets none, stands for 1 (Format leaves it out).
+	Seed int64
+	// RandomFixed is "random: {fixed: U}", U in [0, 1): every draw is U,
+	// whatever Seed. It means something only when HasRandomFixed is true.
+	RandomFixed float64
+	// HasRandomFixed reports whether the file gives "random: {fixed: U}".
+	HasRandomFixed bool
+	Turns          []Turn   // "turns"
+	Actions        []Action // "actions"
+	Expect         *Expect  // "expect"; nil when absent
 
 	src *scnSource // where profile, variant and settings are in the file; nil when none is
 }
@@ -93,12 +104,21 @@ type Turn struct {
 	Usage        policy.Usage      // "usage": {input, cacheRead}, non-negative integers
 	SwitchModel  bool              // "switchModel", default false
 	Duration     time.Duration     // "durationMs", default 0, non-negative integer ms
-	Pos          Pos
+	// Status is "status": the HTTP status of the reply's response, an
+	// integer from 100 to 599; 0 when not given (unknown).
+	Status int
+	// Headers is "headers": the response's headers, by lower-case name
+	// (policy.AssistantMessage.ValidateHTTP), values strings; nil when not
+	// given or empty.
+	Headers map[string]string
+	Pos     Pos
 }
 
-// Reply is the assistant message the turn scripts.
+// Reply is the assistant message the turn scripts, its Status and Headers
+// included (Headers is the turn's map, not a copy: do not modify it).
 func (t *Turn) Reply() policy.AssistantMessage {
-	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage}
+	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, Usage: t.Usage,
+		Status: t.Status, Headers: t.Headers}
 }
 
 // Action is one scripted client command at a virtual time.
@@ -821,9 +841,10 @@ func (p *scnParser) seq(n *yaml.Node, path, what string, limit int) []*yaml.Node
 var (
 	scnTopKeys = []string{"name", "description", "variant", "profile", "settings", "contextWindow", "compaction",
 		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
-		"turns", "actions", "expect"}
+		"seed", "random", "turns", "actions", "expect"}
 	scnCompactionKeys = []string{"enabled", "succeed"}
-	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs"}
+	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs", "status", "headers"}
+	scnRandomKeys     = []string{"fixed"}
 	scnUsageKeys      = []string{"input", "cacheRead"}
 	scnActionKeys     = []string{"at", "do", "id", "enabled", "message"}
 	scnExpectKeys     = []string{"events", "final"}
@@ -856,6 +877,7 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 		ModelID:       scnDefaultModelID,
 		BaseURL:       scnDefaultBaseURL,
 		SessionID:     scnDefaultSessionID,
+		Seed:          scnDefaultSeed,
 	}
 	if p.file != "" {
 		base := filepath.Base(p.file)
@@ -909,6 +931,16 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.BaseURL = p.str(v, path)
 		case "sessionId":
 			sc.SessionID = p.str(v, path)
+		case "seed":
+			sc.Seed = p.integer(v, path, 1, math.MaxInt64, fmt.Sprintf("an integer from 1 to %d", int64(math.MaxInt64)))
+		case "random":
+			fields := p.mapping(v, path, scnRandomKeys, func(e scnEntry) {
+				sc.RandomFixed = p.unitNumber(e.v, scnJoin(path, e.key))
+				sc.HasRandomFixed = true
+			})
+			if _, ok := fields["fixed"]; !ok {
+				p.fail(v, scnJoin(path, "fixed"), "missing required key (a number from 0 to 1, 1 excluded: every random draw)")
+			}
 		case "turns":
 			items := p.seq(v, path, "turns", scnMaxEntries)
 			sc.Turns = make([]Turn, 0, len(items))
@@ -972,12 +1004,77 @@ func (p *scnParser) turn(n *yaml.Node, path string) Turn {
 			t.SwitchModel = p.boolean(e.v, fp)
 		case "durationMs":
 			t.Duration = p.millis(e.v, fp)
+		case "status":
+			t.Status = int(p.integer(e.v, fp, 100, 599, "an HTTP status code, an integer from 100 to 599"))
+		case "headers":
+			t.Headers = p.headers(e.v, fp)
 		}
 	})
 	if _, ok := fields["stopReason"]; !ok {
 		p.fail(n, scnJoin(path, "stopReason"), "missing required key (one of: %s)", strings.Join(scnStopReasons, ", "))
 	}
 	return t
+}
+
+// headers reads a turn's "headers": a mapping of header names, lower-case
+// HTTP tokens (policy.AssistantMessage.ValidateHTTP), to strings; nil when
+// empty.
+func (p *scnParser) headers(n *yaml.Node, path string) map[string]string {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, path, "expected a mapping of header names (lower-case) to strings, got %s", scnDescribe(n))
+	}
+	h := make(map[string]string, len(n.Content)/2)
+	at := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p.rejectMerge(k, path)
+		if k.Kind != yaml.ScalarNode || !scnIsString(k) {
+			p.fail(k, path, "header names must be strings, got %s", scnDescribe(k))
+		}
+		name, fp := k.Value, scnJoin(path, k.Value)
+		if prev, dup := at[name]; dup {
+			p.fail(k, fp, "duplicate header%s (first at line %d:%d)", scnQuoteKey(name), prev.Line, prev.Column)
+		}
+		at[name] = k
+		if err := (policy.AssistantMessage{Headers: map[string]string{name: ""}}).ValidateHTTP(); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "headers: ")
+			if len(name) > scnMaxKeyInPath { // the field path shows it, shortened
+				msg = "invalid header name (a name is lower-case letters, digits and !#$%&'*+-.^_`|~)"
+			}
+			p.fail(k, fp, "%s", msg)
+		}
+		if v.Kind != yaml.ScalarNode || !scnIsString(v) {
+			hint := ""
+			switch {
+			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
+				hint = ` (write "" for an empty value)`
+			case v.Kind == yaml.ScalarNode:
+				hint = fmt.Sprintf(" (quote it: %s)", jsonw.AppendString(nil, scnClip(v.Value)))
+			}
+			p.fail(v, fp, "expected a string, got %s%s", scnDescribe(v), hint)
+		}
+		h[name] = v.Value
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
+// unitNumber reads a number in [0, 1).
+func (p *scnParser) unitNumber(n *yaml.Node, path string) float64 {
+	const want = "a number from 0 to 1, 1 excluded"
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || scnIsString(n) {
+		p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	}
+	if f < 0 || f >= 1 {
+		p.fail(n, path, "%s is out of range (allowed: %s)", scnClip(n.Value), want)
+	}
+	return f
 }
 
 func (p *scnParser) action(n *yaml.Node, path string) Action {

@@ -43,6 +43,7 @@ func TestScenarioDefaults(t *testing.T) {
 			ModelID:       "claude-sonnet-4-5",
 			BaseURL:       "https://api.anthropic.com",
 			SessionID:     "session-1",
+			Seed:          1,
 		}
 		if in == "turns: []\n" {
 			want.Turns = []Turn{}
@@ -187,6 +188,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		ModelID:       "gpt-5",
 		BaseURL:       "https://example.test/v1",
 		SessionID:     "session-42",
+		Seed:          1,
 		Turns: []Turn{
 			{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error",
 				Usage: policy.Usage{Input: 190000, CacheRead: 20000}, SwitchModel: true,
@@ -324,7 +326,7 @@ func TestScenarioErrors(t *testing.T) {
 		// Unknown and duplicate keys.
 		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, profile, settings,`},
 		{"unknown turn key", "turns:\n  - stopReason: stop\n  - stopReason: error\n    stopReasn: x\n", "t.yaml:4:5", "turns[1].stopReasn",
-			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs)`},
+			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs, status, headers)`},
 		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", `unknown key "retries" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`},
 		{"unknown usage key", "turns: [{stopReason: stop, usage: {output: 1}}]", "t.yaml:1:36", "turns[0].usage.output", "(allowed: input, cacheRead)"},
 		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, enabled, message)"},
@@ -397,6 +399,31 @@ func TestScenarioErrors(t *testing.T) {
 		{"persistent without a cap", "settings: {persistent: true}", "t.yaml:1:24", "settings.persistent", "true is out of range (allowed: true only with maxBackoffMs > 0"},
 		{"persistent string", "settings: {persistent: \"yes\"}", "t.yaml:1:24", "settings.persistent", `"yes" is not a boolean (allowed: true or false)`},
 		{"settings duplicate key", "settings: {maxRetries: 1, maxRetries: 2}", "t.yaml:1:27", "settings.maxRetries", `duplicate key "maxRetries" (first at line 1:12)`},
+		// Seed, random draws, HTTP status and headers.
+		{"seed zero", "seed: 0", "t.yaml:1:7", "seed", "0 is out of range (allowed: an integer from 1 to 9223372036854775807)"},
+		{"seed negative", "seed: -3", "t.yaml:1:7", "seed", "-3 is out of range"},
+		{"seed float", "seed: 1.5", "t.yaml:1:7", "seed", "expected an integer from 1 to 9223372036854775807, got float 1.5"},
+		{"seed string", `{"seed":"7"}`, "t.yaml:1:9", "seed", `got string "7"`},
+		{"seed too large", "seed: 9223372036854775808", "t.yaml:1:7", "seed", "9223372036854775808 is out of range"},
+		{"random not a mapping", "random: 0.5", "t.yaml:1:9", "random", "expected a mapping with keys fixed, got float 0.5"},
+		{"random without fixed", "random: {}", "t.yaml:1:9", "random.fixed", "missing required key (a number from 0 to 1, 1 excluded"},
+		{"random unknown key", "random: {seed: 1}", "t.yaml:1:10", "random.seed", `unknown key "seed" (allowed: fixed)`},
+		{"random fixed 1", "random: {fixed: 1}", "t.yaml:1:17", "random.fixed", "1 is out of range (allowed: a number from 0 to 1, 1 excluded)"},
+		{"random fixed negative", "random: {fixed: -0.1}", "t.yaml:1:17", "random.fixed", "-0.1 is out of range"},
+		{"random fixed string", `{"random":{"fixed":"0.5"}}`, "t.yaml:1:20", "random.fixed", `expected a number from 0 to 1, 1 excluded, got string "0.5"`},
+		{"random fixed NaN", "random: {fixed: .nan}", "t.yaml:1:17", "random.fixed", "expected a number from 0 to 1, 1 excluded, got float .nan"},
+		{"status too low", "turns: [{stopReason: error, status: 99}]", "t.yaml:1:37", "turns[0].status", "99 is out of range (allowed: an HTTP status code, an integer from 100 to 599)"},
+		{"status too high", "turns: [{stopReason: error, status: 600}]", "t.yaml:1:37", "turns[0].status", "600 is out of range"},
+		{"status string", `{"turns":[{"stopReason":"error","status":"429"}]}`, "t.yaml:1:42", "turns[0].status", `expected an HTTP status code, an integer from 100 to 599, got string "429"`},
+		{"headers list", "turns: [{stopReason: error, headers: [retry-after]}]", "t.yaml:1:38", "turns[0].headers", "expected a mapping of header names (lower-case) to strings, got a list"},
+		{"header upper case", "turns:\n  - stopReason: error\n    headers: {Retry-After: \"5\"}\n", "t.yaml:3:15", "turns[0].headers.Retry-After",
+			`name "Retry-After" has upper-case letters; names are lower-case ("retry-after")`},
+		{"header name with a space", `{"turns":[{"stopReason":"error","headers":{"retry after":"5"}}]}`, "t.yaml:1:44", "turns[0].headers.retry after", `has ' ' at byte 5`},
+		{"header number", "turns: [{stopReason: error, headers: {retry-after: 30}}]", "t.yaml:1:52", "turns[0].headers.retry-after", `expected a string, got integer 30 (quote it: "30")`},
+		{"header null", "turns: [{stopReason: error, headers: {x-a: }}]", "t.yaml:1:44", "turns[0].headers.x-a", `expected a string, got null (write "" for an empty value)`},
+		{"header list value", "turns: [{stopReason: error, headers: {x-a: [1]}}]", "t.yaml:1:44", "turns[0].headers.x-a", "expected a string, got a list"},
+		{"duplicate header", "turns: [{stopReason: error, headers: {x-a: a, x-a: b}}]", "t.yaml:1:47", "turns[0].headers.x-a", `duplicate header "x-a" (first at line 1:39)`},
+		{"header key not a string", "turns: [{stopReason: error, headers: {1: a}}]", "t.yaml:1:39", "turns[0].headers", "header names must be strings, got integer 1"},
 		{"jitter duplicate key", "settings: {jitter: {mode: down, mode: full}}", "t.yaml:1:33", "settings.jitter.mode", "duplicate key"},
 
 		// Enumerations.
