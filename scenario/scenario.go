@@ -885,6 +885,7 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 	}
 	src := &scnSource{}
 	prof, _ := policy.ProfileByName(policy.DefaultProfile)
+	var settings *yaml.Node // read once the profile is known
 	p.mapping(root, "", scnTopKeys, func(e scnEntry) {
 		path, v := e.key, e.v
 		switch e.key {
@@ -904,7 +905,7 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.Profile = prof.Name
 			src.profile = p.pos(v)
 		case "settings":
-			sc.SettingsPatch = p.settingsPatch(v, path, src)
+			settings = v
 			src.settings = p.pos(v)
 		case "contextWindow":
 			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
@@ -964,11 +965,13 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 		p.failPos(src.profile, "profile", fmt.Sprintf("variant original allows only profile %s, not %s (the original has no other policy)",
 			policy.DefaultProfile, sc.Profile))
 	}
-	set, err := scnMergeSettings(p.file, prof, sc.SettingsPatch, sc.src)
-	if err != nil {
+	sc.Settings = prof.Settings
+	if settings != nil {
+		sc.SettingsPatch, sc.Settings = p.settingsPatch(settings, "settings", src, prof.Settings)
+	}
+	if err := scnCheckSettings(p.file, prof, sc.Settings, sc.src); err != nil {
 		panic(scnBailout{err})
 	}
-	sc.Settings = set
 	return sc
 }
 

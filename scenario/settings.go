@@ -84,27 +84,40 @@ func (sc *Scenario) srcPos(at func(*scnSource) Pos) Pos {
 }
 
 // scnMergeSettings is prof's settings with patch merged over them,
-// validated; an error names the field, and its position from src when the
-// file has it (else the settings mapping's, else the file's).
+// validated (scnCheckSettings).
 func scnMergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *scnSource) (policy.Settings, *Error) {
-	at := Pos{File: file}
-	if src != nil && src.settings.Line > 0 {
-		at = src.settings
-	}
 	set, err := prof.Settings, error(nil)
 	if len(patch) > 0 {
 		set, err = set.Apply(patch)
 	}
 	if err != nil { // the loader checked every key: not expected
+		at := Pos{File: file}
+		if src != nil && src.settings.Line > 0 {
+			at = src.settings
+		}
 		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: scnSettingsMsg(err, "", nil), Err: err}
 	}
-	err = set.Validate()
+	if err := scnCheckSettings(file, prof, set, src); err != nil {
+		return policy.Settings{}, err
+	}
+	return set, nil
+}
+
+// scnCheckSettings validates set, prof's settings with the file's merged
+// over them: an error names the field, and its position from src when the
+// file has it (else the settings mapping's, else the file's).
+func scnCheckSettings(file string, prof policy.Profile, set policy.Settings, src *scnSource) *Error {
+	at := Pos{File: file}
+	if src != nil && src.settings.Line > 0 {
+		at = src.settings
+	}
+	err := set.Validate()
 	if err == nil {
-		return set, nil
+		return nil
 	}
 	var se *policy.SettingsError
 	if !errors.As(err, &se) {
-		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
+		return &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
 	}
 	value := scnClip(se.Value) // a value from the file may be long
 	found := false
@@ -120,7 +133,7 @@ func scnMergeSettings(file string, prof policy.Profile, patch json.RawMessage, s
 	if !found {
 		value += " (from profile " + prof.Name + ")"
 	}
-	return policy.Settings{}, &Error{Pos: at, Field: "settings." + se.Field,
+	return &Error{Pos: at, Field: "settings." + se.Field,
 		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
 }
 
@@ -164,14 +177,15 @@ func scnObject(key string, value []byte) []byte {
 	return append(append(b, value...), '}')
 }
 
-// settingsPatch checks the file's "settings" node n key by key, with
-// policy's rules, and returns it as a JSON object, keys in file order (nil
-// for null); it records the position of every field in src. Keys are
-// checked alone, so an error is placed at its key or value (inside jitter
-// and retryAfter too); ranges are checked later, on the merged settings.
-func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource) json.RawMessage {
+// settingsPatch reads the file's "settings" node n, with policy's rules,
+// and returns it as a JSON object, keys in file order (nil for null), and
+// base with it merged over; it records the position of every field in src.
+// When the merge fails, the keys are tried alone, so that the error is
+// placed at its key or value (inside jitter and retryAfter too). Ranges
+// are not checked here (scnCheckSettings).
+func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource, base policy.Settings) (json.RawMessage, policy.Settings) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && !scnIsString(n) {
-		return nil
+		return nil, base
 	}
 	if n.Kind != yaml.MappingNode {
 		msg := "expected a mapping of retry settings, got " + scnDescribe(n)
@@ -181,19 +195,23 @@ func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource) jso
 		p.fail(n, path, "%s", msg)
 	}
 	raw := p.toJSON(n, path, 1) // checks keys: strings, no duplicates
+	set, err := base.Apply(raw)
+	check := err != nil // then the keys one by one, to find the one
 	if src.fields == nil {
 		src.fields = make(map[string]Pos, len(n.Content)/2)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		fp := scnJoin(path, k.Value)
-		try := func(value []byte) error { return settingsApply(scnObject(k.Value, value)) }
-		if err := try([]byte("null")); err != nil { // an unknown key
-			p.failErr(k, fp, scnSettingsKeyMsg(err, k.Value, nil), err)
-		}
-		if err := try(p.toJSON(v, fp, 2)); err != nil {
-			at, atPath, key, err := p.blame(v, fp, k.Value, try, err)
-			p.failErr(at, atPath, scnSettingsKeyMsg(err, key, at), err)
+		if check {
+			fp := scnJoin(path, k.Value)
+			try := func(value []byte) error { return settingsApply(scnObject(k.Value, value)) }
+			if err := try([]byte("null")); err != nil { // an unknown key
+				p.failErr(k, fp, scnSettingsKeyMsg(err, k.Value, nil), err)
+			}
+			if err := try(p.toJSON(v, fp, 2)); err != nil {
+				at, atPath, key, err := p.blame(v, fp, k.Value, try, err)
+				p.failErr(at, atPath, scnSettingsKeyMsg(err, key, at), err)
+			}
 		}
 		src.fields[k.Value] = p.pos(v)
 		switch v.Kind {
@@ -207,7 +225,10 @@ func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource) jso
 			}
 		}
 	}
-	return raw
+	if check { // no key fails alone: not expected
+		p.failErr(n, path, scnSettingsMsg(err, "", n), err)
+	}
+	return raw, set
 }
 
 // blame finds, inside the value v of a settings key (path, key) that
