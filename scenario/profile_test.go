@@ -173,6 +173,16 @@ func TestSetProfile(t *testing.T) {
 		}
 	}
 	checkErr(sc.SetProfile("nope"), "s.yaml", "profile", `unknown profile "nope" (allowed: omp-2026-02, omp-2026-06,`)
+	// The unknown name is the caller's: not placed at the file's profile.
+	sc, err = Parse("s.yaml", []byte("name: s\nprofile: pi\nvariant: sound\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = *sc
+	checkErr(sc.SetProfile("nope"), "s.yaml", "profile", `unknown profile "nope"`)
+	if err := sc.SetVariant("buggy"); err == nil || !strings.HasPrefix(err.Error(), "s.yaml: variant: unknown value") {
+		t.Errorf("SetVariant(buggy) = %v, want it at the file, not its variant", err)
+	}
 
 	// The file's base delay over a profile whose cap is lower.
 	sc, err = Parse("s.yaml", []byte("name: s\nsettings: {baseDelayMs: 10000}\n"))

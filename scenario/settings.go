@@ -42,7 +42,7 @@ type scnSource struct {
 func (sc *Scenario) SetProfile(name string) error {
 	prof, err := policy.ProfileByName(name)
 	if err != nil {
-		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.profile }), Field: "profile", Msg: err.Error(), Err: err}
+		return &Error{Pos: Pos{File: sc.Path}, Field: "profile", Msg: err.Error(), Err: err} // the name is the caller's, not the file's
 	}
 	if sc.Variant == "original" && prof.Name != policy.DefaultProfile {
 		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.variant }), Field: "variant",
@@ -62,7 +62,7 @@ func (sc *Scenario) SetProfile(name string) error {
 // policy.DefaultProfile (the original has no other policy).
 func (sc *Scenario) SetVariant(name string) error {
 	if !scnContains(scnVariants, name) {
-		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.variant }), Field: "variant",
+		return &Error{Pos: Pos{File: sc.Path}, Field: "variant",
 			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", scnClip(name), strings.Join(scnVariants, ", "))}
 	}
 	if name == "original" && sc.Profile != "" && sc.Profile != policy.DefaultProfile {
