@@ -1,14 +1,18 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
@@ -20,6 +24,8 @@ import (
 // (which YAML reads alike) unless they are plain words, objects and lists
 // as JSON (which is YAML too). Keys at their
 // default are left out, except variant, settings, turns and actions.
+// The settings are the scenario's SettingsPatch when it has one that still
+// gives its Settings, else its Settings spelled out (see settingsFlow).
 func Format(sc *Scenario) []byte {
 	var b strings.Builder
 	if sc.Name != "" {
@@ -47,7 +53,10 @@ func Format(sc *Scenario) []byte {
 		variant = scnDefaultVariant
 	}
 	fmt.Fprintf(&b, "variant: %s\n", variant)
-	fmt.Fprintf(&b, "settings: %s\n", settingsFlow(sc.Settings))
+	if sc.Profile != "" && sc.Profile != policy.DefaultProfile {
+		fmt.Fprintf(&b, "profile: %s\n", yamlString(sc.Profile))
+	}
+	fmt.Fprintf(&b, "settings: %s\n", settingsText(sc))
 	if sc.ContextWindow != scnDefaultContextWindow {
 		fmt.Fprintf(&b, "contextWindow: %d\n", sc.ContextWindow)
 	}
@@ -67,6 +76,12 @@ func Format(sc *Scenario) []byte {
 	}
 	if sc.EpochMs != scnDefaultEpochMs && sc.EpochMs != 0 {
 		fmt.Fprintf(&b, "epochMs: %d\n", sc.EpochMs)
+	}
+	if sc.Seed != scnDefaultSeed && sc.Seed != 0 {
+		fmt.Fprintf(&b, "seed: %d\n", sc.Seed)
+	}
+	if sc.HasRandomFixed {
+		fmt.Fprintf(&b, "random: {fixed: %s}\n", flowValue(sc.RandomFixed))
 	}
 	b.WriteString("turns:")
 	if len(sc.Turns) == 0 {
@@ -117,38 +132,121 @@ func msString(d time.Duration) string {
 	return string(jsonw.AppendNumber(nil, float64(d)/float64(time.Millisecond)))
 }
 
-// settingsFlow writes the settings as one flow mapping: the original's
-// three keys, then those not at their default.
-func settingsFlow(set policy.Settings) string {
-	s := set.Normalized()
-	parts := []string{"enabled: " + strconv.FormatBool(s.Enabled), "maxRetries: " + strconv.Itoa(s.MaxRetries), "baseDelayMs: " + msString(s.BaseDelay)}
-	if s.BackoffFactor != policy.DefaultBackoffFactor {
-		parts = append(parts, "backoffFactor: "+flowValue(s.BackoffFactor))
+// settingsText writes the "settings" of sc as one flow mapping: its
+// SettingsPatch as the file had it, when there is one and it still gives
+// sc.Settings over the profile's settings; otherwise sc.Settings spelled
+// out over the profile's (settingsFlow).
+func settingsText(sc *Scenario) string {
+	prof, err := policy.ProfileByName(sc.Profile)
+	if err != nil {
+		prof, _ = policy.ProfileByName(policy.DefaultProfile)
 	}
-	if s.MaxBackoff != 0 {
-		parts = append(parts, "maxBackoffMs: "+msString(s.MaxBackoff))
-	}
-	if s.Jitter.Mode != policy.JitterNone {
-		parts = append(parts, fmt.Sprintf("jitter: {mode: %s, ratio: %s}", s.Jitter.Mode, flowValue(s.Jitter.Ratio)))
-	}
-	if ra := s.RetryAfter; ra != (policy.RetryAfter{Use: policy.HintIgnore}) {
-		parts = append(parts, fmt.Sprintf("retryAfter: {use: %s, maxHintMs: %s, maxWaitMs: %s}", ra.Use, msString(ra.MaxHint), msString(ra.MaxWait)))
-	}
-	if s.Classify != policy.ClassifyMessage {
-		parts = append(parts, "classify: "+s.Classify)
-	}
-	for _, l := range []struct {
-		k  string
-		vs []string
-	}{{"retryablePatterns", s.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns}, {"fallback", s.Fallback}} {
-		if len(l.vs) > 0 {
-			parts = append(parts, l.k+": "+flowValue(l.vs))
+	if len(sc.SettingsPatch) > 0 {
+		if set, err := prof.Settings.Apply(sc.SettingsPatch); err == nil && set.Equal(sc.Settings) {
+			if out, err := jsonFlow(sc.SettingsPatch); err == nil {
+				return out
+			}
 		}
 	}
-	if s.Persistent {
-		parts = append(parts, "persistent: true")
+	return settingsFlow(sc.Settings, prof.Settings)
+}
+
+// jsonFlow writes a JSON value as a YAML flow value: mappings and lists in
+// flow style, keys and strings as yamlString writes them, numbers as the
+// JSON has them.
+func jsonFlow(raw []byte) (string, error) {
+	var b strings.Builder
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if err := jsonFlowValue(&b, dec); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func jsonFlowValue(b *strings.Builder, dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch k := tok.Kind(); k {
+	case '{', '[':
+		end := jsontext.Kind('}')
+		if k == '[' {
+			end = ']'
+		}
+		b.WriteByte(byte(k))
+		for i := 0; dec.PeekKind() != end; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if k == '{' {
+				name, err := dec.ReadToken()
+				if err != nil {
+					return err
+				}
+				b.WriteString(yamlString(name.String()) + ": ")
+			}
+			if err := jsonFlowValue(b, dec); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		b.WriteByte(byte(end))
+	case '"':
+		b.WriteString(yamlString(tok.String()))
+	default: // numbers as written, true, false, null
+		b.WriteString(tok.String())
+	}
+	return nil
+}
+
+// settingsFlow writes set as one flow mapping: the original's three keys,
+// then every other key whose value differs from base's (a profile's
+// settings; for the default profile, the keys not at their default).
+func settingsFlow(set, base policy.Settings) string {
+	s, o := set.Normalized(), base.Normalized()
+	parts := []string{"enabled: " + strconv.FormatBool(s.Enabled), "maxRetries: " + strconv.Itoa(s.MaxRetries), "baseDelayMs: " + msString(s.BaseDelay)}
+	if s.BackoffFactor != o.BackoffFactor {
+		parts = append(parts, "backoffFactor: "+flowValue(s.BackoffFactor))
+	}
+	if s.MaxBackoff != o.MaxBackoff {
+		parts = append(parts, "maxBackoffMs: "+msString(s.MaxBackoff))
+	}
+	if s.Jitter != o.Jitter {
+		parts = append(parts, fmt.Sprintf("jitter: {mode: %s, ratio: %s}", yamlString(s.Jitter.Mode), flowValue(s.Jitter.Ratio)))
+	}
+	if ra := s.RetryAfter; ra != o.RetryAfter {
+		parts = append(parts, fmt.Sprintf("retryAfter: {use: %s, maxHintMs: %s, maxWaitMs: %s}", yamlString(ra.Use), msString(ra.MaxHint), msString(ra.MaxWait)))
+	}
+	if s.Classify != o.Classify {
+		parts = append(parts, "classify: "+yamlString(s.Classify))
+	}
+	for _, l := range []struct {
+		k      string
+		vs, ov []string
+	}{{"retryablePatterns", s.RetryablePatterns, o.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns, o.NonRetryablePatterns}} {
+		if !slices.Equal(l.vs, l.ov) {
+			parts = append(parts, l.k+": "+stringsFlow(l.vs))
+		}
+	}
+	if s.Persistent != o.Persistent {
+		parts = append(parts, "persistent: "+strconv.FormatBool(s.Persistent))
+	}
+	if !slices.Equal(s.Fallback, o.Fallback) {
+		parts = append(parts, "fallback: "+stringsFlow(s.Fallback))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// stringsFlow writes a list of strings as a flow list.
+func stringsFlow(vs []string) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = yamlString(v)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func turnFlow(t *Turn) string {
@@ -164,6 +262,16 @@ func turnFlow(t *Turn) string {
 	}
 	if t.Duration != 0 {
 		parts = append(parts, "durationMs: "+msString(t.Duration))
+	}
+	if t.Status != 0 {
+		parts = append(parts, "status: "+strconv.Itoa(t.Status))
+	}
+	if len(t.Headers) > 0 {
+		hs := make([]string, 0, len(t.Headers))
+		for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
+			hs = append(hs, yamlString(name)+": "+yamlString(t.Headers[name]))
+		}
+		parts = append(parts, "headers: {"+strings.Join(hs, ", ")+"}")
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

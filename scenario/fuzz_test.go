@@ -30,8 +30,16 @@ func FuzzLoadScenario(f *testing.F) {
  "actions":[{"at":500,"do":"get_state","id":"s1"},{"at":1000,"do":"abort_retry","id":"r1"}]}`,
 		`{"prompt":"a\/b \u00e9 \ud83d\ude00","expect":{"events":[{"type":"agent_run","t":0,"x":[1,{"y":null}]}],"final":{"state":"idle","unresolvedPrompts":[]}}}`,
 		"expect:\n  events:\n    - {type: auto_retry_start, attempt: 1, delayMs: 2000}\n  final: {state: exhausted, attempt: 3, isRetrying: false}\n",
+		"profile: codex\nsettings: {maxRetries: 1, jitter: {ratio: 0.5}, retryAfter: {use: floor}, fallback: [a]}\n",
+		`{"profile":"omp-2026-06","settings":{"persistent":true,"retryablePatterns":["x+"],"classify":"strict"}}`,
+		"seed: 7\nrandom: {fixed: 0.5}\nturns: [{stopReason: error, status: 429, headers: {retry-after: \"2\"}}]\n",
 		// Broken.
 		"",
+		"seed: 0\nrandom: {fixed: 1}\n",
+		"turns: [{stopReason: error, status: 99, headers: {Retry-After: 2}}]\n",
+		"variant: original\nprofile: pi\n",
+		"settings: {jitter: {mode: down, ratio: 2}, retryAfter: [1]}\n",
+		"profile: omp-2026-06\nsettings: {baseDelayMs: 1e9, retryablePatterns: [\"(\"]}\n",
 		"---\n",
 		"- a\n- b\n",
 		"a: 1\n---\nb: 2\n",
@@ -82,8 +90,10 @@ func FuzzLoadScenario(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	if data, err := os.ReadFile(filepath.Join("testdata", "scenario", "all-keys.yaml")); err == nil {
-		f.Add(data)
+	for _, name := range []string{"all-keys.yaml", "new-keys.yaml"} {
+		if data, err := os.ReadFile(filepath.Join("testdata", "scenario", name)); err == nil {
+			f.Add(data)
+		}
 	}
 	if data, err := os.ReadFile(filepath.Join(conformanceDir, "14-abort-during-retried-run-stale-counter.json")); err == nil {
 		f.Add(data)
@@ -162,8 +172,21 @@ func checkFuzzScenario(t *testing.T, sc *Scenario) {
 	if err := sc.Settings.Validate(); err != nil {
 		t.Fatalf("accepted invalid settings: %v", err)
 	}
+	prof, err := policy.ProfileByName(sc.Profile)
+	if err != nil || prof.Name != sc.Profile {
+		t.Fatalf("profile %q: %v", sc.Profile, err)
+	}
+	if sc.Variant == "original" && sc.Profile != policy.DefaultProfile {
+		t.Fatalf("variant original with profile %s", sc.Profile)
+	}
+	if want, err := prof.Settings.Apply(sc.SettingsPatch); len(sc.SettingsPatch) > 0 && (err != nil || !want.Equal(sc.Settings)) {
+		t.Fatalf("settings %+v are not profile %s with patch %s (%+v, %v)", sc.Settings, sc.Profile, sc.SettingsPatch, want, err)
+	}
 	if sc.Variant != "sound" && sc.Variant != "original" {
 		t.Fatalf("variant %q", sc.Variant)
+	}
+	if sc.Seed < 1 || sc.RandomFixed < 0 || sc.RandomFixed >= 1 || (!sc.HasRandomFixed && sc.RandomFixed != 0) {
+		t.Fatalf("seed %d, random %v %v", sc.Seed, sc.HasRandomFixed, sc.RandomFixed)
 	}
 	if sc.ContextWindow < 0 || sc.EpochMs < 0 {
 		t.Fatalf("negative contextWindow %d or epochMs %d", sc.ContextWindow, sc.EpochMs)
@@ -180,6 +203,9 @@ func checkFuzzScenario(t *testing.T, sc *Scenario) {
 		}
 		if tr.Duration < 0 || tr.Usage.Input < 0 || tr.Usage.CacheRead < 0 || tr.Pos.Line < 1 {
 			t.Fatalf("turns[%d] = %+v", i, tr)
+		}
+		if r := tr.Reply(); r.ValidateHTTP() != nil || r.Status != tr.Status || (tr.Headers != nil && len(tr.Headers) == 0) {
+			t.Fatalf("turns[%d]: status %d, headers %q: %v", i, tr.Status, tr.Headers, r.ValidateHTTP())
 		}
 	}
 	for i, a := range sc.Actions {

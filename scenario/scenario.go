@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/trace"
@@ -45,27 +47,51 @@ const (
 	scnDefaultModelID       = "claude-sonnet-4-5"
 	scnDefaultBaseURL       = "https://api.anthropic.com"
 	scnDefaultSessionID     = "session-1"
+	scnDefaultSeed          = int64(1)
 )
 
 // Scenario is one scenario file, defaults applied.
 type Scenario struct {
-	Path          string          // file it was loaded from ("" for Parse without a name)
-	Name          string          // "name" (default: file base name without extension)
-	Description   string          // "description"
-	Variant       string          // "variant": "sound" | "original"; default "sound"
-	Settings      policy.Settings // "settings": {enabled, maxRetries, baseDelayMs}; defaults true/3/2000
-	ContextWindow int64           // "contextWindow", default 200000; 0 turns the usage rule off
-	Compaction    Compaction      // "compaction": {enabled, succeed}, defaults true/true
-	InitialPrompt bool            // "initialPrompt", default true
-	Prompt        string          // "prompt", default "hello"
-	EpochMs       int64           // "epochMs", default 1771200000000
-	Provider      string          // "provider", default "anthropic"
-	ModelID       string          // "modelId", default "claude-sonnet-4-5"
-	BaseURL       string          // "baseUrl", default "https://api.anthropic.com"
-	SessionID     string          // "sessionId", default "session-1"
-	Turns         []Turn          // "turns"
-	Actions       []Action        // "actions"
-	Expect        *Expect         // "expect"; nil when absent
+	Path        string // file it was loaded from ("" for Parse without a name)
+	Name        string // "name" (default: file base name without extension)
+	Description string // "description"
+	Variant     string // "variant": "sound" | "original"; default "sound" (SetVariant changes it)
+	// Profile is "profile": the policy profile (policy.Profiles) whose
+	// settings the file's "settings" are merged over; default
+	// policy.DefaultProfile, the only one variant "original" allows.
+	// SetProfile changes it.
+	Profile string
+	// Settings are the effective retry settings: Profile's settings with
+	// SettingsPatch merged over them key by key, nested objects too
+	// (policy.Settings.Apply), validated.
+	Settings policy.Settings
+	// SettingsPatch is the file's "settings" mapping as a JSON object, its
+	// keys in file order, as the file wrote them; nil when the file has none
+	// (or null). SetProfile merges it over another profile's settings.
+	SettingsPatch json.RawMessage
+	ContextWindow int64      // "contextWindow", default 200000; 0 turns the usage rule off
+	Compaction    Compaction // "compaction": {enabled, succeed}, defaults true/true
+	InitialPrompt bool       // "initialPrompt", default true
+	Prompt        string     // "prompt", default "hello"
+	EpochMs       int64      // "epochMs", default 1771200000000
+	Provider      string     // "provider", default "anthropic"
+	ModelID       string     // "modelId", default "claude-sonnet-4-5"
+	BaseURL       string     // "baseUrl", default "https://api.anthropic.com"
+	SessionID     string     // "sessionId", default "session-1"
+	// Seed is "seed": a positive integer, default 1, the seed of the
+	// simulated session's random draws (the jitter). 0, in a scenario built
+	// in Go that sets none, stands for 1 (Format leaves it out).
+	Seed int64
+	// RandomFixed is "random: {fixed: U}", U in [0, 1): every draw is U,
+	// whatever Seed. It means something only when HasRandomFixed is true.
+	RandomFixed float64
+	// HasRandomFixed reports whether the file gives "random: {fixed: U}".
+	HasRandomFixed bool
+	Turns          []Turn   // "turns"
+	Actions        []Action // "actions"
+	Expect         *Expect  // "expect"; nil when absent
+
+	src *scnSource // where profile, variant and settings are in the file; nil when none is
 }
 
 // Compaction configures the overflow-compaction stub.
@@ -84,12 +110,21 @@ type Turn struct {
 	Usage        Usage             // "usage": {input, cacheRead}, non-negative integers
 	SwitchModel  bool              // "switchModel", default false
 	Duration     time.Duration     // "durationMs", default 0, non-negative integer ms
-	Pos          Pos
+	// Status is "status": the HTTP status of the reply's response, an
+	// integer from 100 to 599; 0 when not given (unknown).
+	Status int
+	// Headers is "headers": the response's headers, by lower-case name
+	// (policy.AssistantMessage.ValidateHTTP), values strings; nil when not
+	// given or empty.
+	Headers map[string]string
+	Pos     Pos
 }
 
-// Reply is the assistant message the turn scripts.
+// Reply is the assistant message the turn scripts, its Status and Headers
+// included (Headers is the turn's map, not a copy: do not modify it).
 func (t *Turn) Reply() policy.AssistantMessage {
-	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, InputTokens: t.Usage.Input, CacheReadTokens: t.Usage.CacheRead}
+	return policy.AssistantMessage{StopReason: t.StopReason, ErrorMessage: t.ErrorMessage, InputTokens: t.Usage.Input, CacheReadTokens: t.Usage.CacheRead,
+		Status: t.Status, Headers: t.Headers}
 }
 
 // Action is one scripted client command at a virtual time.
@@ -261,37 +296,49 @@ func Parse(name string, data []byte) (sc *Scenario, err error) {
 // is decoded.
 var scnTestHook func()
 
-// Files expands paths: a directory gives every *.yaml, *.yml and
-// *.json regular file in it (not recursive, sorted by name, skipping
-// *.out.jsonl, manifest.json (a conformance set's index) and names starting
-// with '.' or '_'; symbolic links to regular files are followed); a path
-// that is not a directory is taken as is, whatever it is. Directory entries
-// with a scenario name that are not regular files (named pipes, sockets,
-// devices, directories, broken links) are left out silently: use
+// Files expands paths: a directory gives every *.yaml, *.yml and *.json
+// regular file in it and, recursively, in its subdirectories (sorted by
+// path, byte order; skipping *.out.jsonl, manifest.json (a conformance
+// set's index) and every file or directory whose name starts with '.' or
+// '_'; symbolic links to regular files are followed, symbolic links to
+// directories are not, so there are no loops; at most scnMaxDepth levels
+// below the directory given); a path that is not a directory is taken as
+// is, whatever it is. Directory entries that are left out because they are
+// not regular files (named pipes, sockets, devices, broken links, links to
+// directories, directories nested too deep) are left out silently: use
 // Find to report them.
 func Files(paths ...string) ([]string, error) {
 	files, _, err := Find(paths...)
 	return files, err
 }
 
-// SkippedFile is a directory entry with a scenario file name that
-// Find left out because it is not a regular file: reading a
-// named pipe, say, would block until someone writes to it.
+// scnMaxDepth is how many levels of subdirectories below a directory
+// given to Find are read.
+const scnMaxDepth = 16
+
+// SkippedFile is a directory entry that Find left out: a file with a
+// scenario file name that is not a regular file (reading a named pipe,
+// say, would block until someone writes to it), a symbolic link to a
+// directory (not followed) or a directory nested too deep.
 type SkippedFile struct {
 	Path string // the directory joined with the entry's name
-	What string // what it is: "a named pipe", "a socket", "a device", "a directory", "a broken symbolic link", ...
+	What string // what it is: "a named pipe", "a socket", "a device", "a broken symbolic link", "a symbolic link to a directory", ...
 }
 
-// String gives "PATH: skipped: WHAT, not a regular file", the path escaped
-// (termsafe.Text).
+// String gives "PATH: skipped: WHAT, not a regular file" (for a directory:
+// "PATH: skipped: WHAT, not read"), the path escaped (termsafe.Text).
 func (s SkippedFile) String() string {
-	return termsafe.Text(s.Path + ": skipped: " + s.What + ", not a regular file")
+	why := ", not a regular file"
+	if strings.HasSuffix(s.What, "directory") || strings.Contains(s.What, "levels deep") {
+		why = ", not read"
+	}
+	return termsafe.Text(s.Path + ": skipped: " + s.What + why)
 }
 
-// Find is Files that also returns the directory
-// entries it skipped because they are not regular files (nor symbolic links
-// to regular files), in the order met. A path given explicitly is never
-// skipped: it is returned as is, even a named pipe.
+// Find is Files that also returns the directory entries it left out
+// (see SkippedFile), in the order met (depth first, by name). A path given
+// explicitly is never skipped: it is returned as is, even a named pipe or
+// a symbolic link to a directory (which is then read).
 func Find(paths ...string) (files []string, skipped []SkippedFile, err error) {
 	for _, path := range paths {
 		info, err := os.Stat(path)
@@ -302,37 +349,67 @@ func Find(paths ...string) (files []string, skipped []SkippedFile, err error) {
 			files = append(files, path)
 			continue
 		}
-		entries, err := os.ReadDir(path) // sorted by file name
-		if err != nil {
+		var found []string
+		if err := scnWalk(path, 0, &found, &skipped); err != nil {
 			return nil, nil, err
 		}
-		for _, e := range entries {
-			name := e.Name()
-			if !scnIsScenarioName(name) {
-				continue
-			}
-			full := filepath.Join(path, name)
-			mode := e.Type()
-			what := ""
-			if mode&fs.ModeSymlink != 0 {
-				st, err := os.Stat(full)
-				switch {
-				case err != nil:
-					what = "a broken symbolic link"
-				case !st.Mode().IsRegular():
-					what = "a symbolic link to " + scnDescribeMode(st.Mode())
-				}
-			} else if !mode.IsRegular() {
-				what = scnDescribeMode(mode)
-			}
-			if what != "" {
-				skipped = append(skipped, SkippedFile{Path: full, What: what})
-				continue
-			}
-			files = append(files, full)
-		}
+		slices.Sort(found)
+		files = append(files, found...)
 	}
 	return files, skipped, nil
+}
+
+// scnWalk adds the scenario files of directory dir, depth levels below the
+// directory given to Find, and of its subdirectories, to found.
+func scnWalk(dir string, depth int, found *[]string, skipped *[]SkippedFile) error {
+	entries, err := os.ReadDir(dir) // sorted by file name
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			continue
+		}
+		full := filepath.Join(dir, name)
+		mode := e.Type()
+		if mode.IsDir() {
+			if depth >= scnMaxDepth {
+				*skipped = append(*skipped, SkippedFile{Path: full, What: fmt.Sprintf("a directory more than %d levels deep", scnMaxDepth)})
+				continue
+			}
+			if err := scnWalk(full, depth+1, found, skipped); err != nil {
+				return err
+			}
+			continue
+		}
+		what := ""
+		if mode&fs.ModeSymlink != 0 {
+			st, err := os.Stat(full)
+			switch {
+			case err == nil && st.IsDir():
+				// Not followed (a link may lead back up: no loops),
+				// whatever its name.
+				*skipped = append(*skipped, SkippedFile{Path: full, What: "a symbolic link to a directory"})
+				continue
+			case err != nil:
+				what = "a broken symbolic link"
+			case !st.Mode().IsRegular():
+				what = "a symbolic link to " + scnDescribeMode(st.Mode())
+			}
+		} else if !mode.IsRegular() {
+			what = scnDescribeMode(mode)
+		}
+		if !scnIsScenarioName(name) {
+			continue
+		}
+		if what != "" {
+			*skipped = append(*skipped, SkippedFile{Path: full, What: what})
+			continue
+		}
+		*found = append(*found, full)
+	}
+	return nil
 }
 
 // scnDescribeMode names the type of a file that is not a regular file.
@@ -768,12 +845,12 @@ func (p *scnParser) seq(n *yaml.Node, path, what string, limit int) []*yaml.Node
 }
 
 var (
-	scnTopKeys = []string{"name", "description", "variant", "settings", "contextWindow", "compaction",
+	scnTopKeys = []string{"name", "description", "variant", "profile", "settings", "contextWindow", "compaction",
 		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
-		"turns", "actions", "expect"}
-	scnSettingsKeys   = []string{"enabled", "maxRetries", "baseDelayMs"}
+		"seed", "random", "turns", "actions", "expect"}
 	scnCompactionKeys = []string{"enabled", "succeed"}
-	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs"}
+	scnTurnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs", "status", "headers"}
+	scnRandomKeys     = []string{"fixed"}
 	scnUsageKeys      = []string{"input", "cacheRead"}
 	scnActionKeys     = []string{"at", "do", "id", "enabled", "message"}
 	scnExpectKeys     = []string{"events", "final"}
@@ -796,7 +873,7 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 	sc := &Scenario{
 		Path:          p.file,
 		Variant:       scnDefaultVariant,
-		Settings:      policy.DefaultSettings(),
+		Profile:       policy.DefaultProfile,
 		ContextWindow: scnDefaultContextWindow,
 		Compaction:    Compaction{Enabled: true, Succeed: true},
 		InitialPrompt: true,
@@ -806,11 +883,15 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 		ModelID:       scnDefaultModelID,
 		BaseURL:       scnDefaultBaseURL,
 		SessionID:     scnDefaultSessionID,
+		Seed:          scnDefaultSeed,
 	}
 	if p.file != "" {
 		base := filepath.Base(p.file)
 		sc.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
+	src := &scnSource{}
+	prof, _ := policy.ProfileByName(policy.DefaultProfile)
+	var settings *yaml.Node // read once the profile is known
 	p.mapping(root, "", scnTopKeys, func(e scnEntry) {
 		path, v := e.key, e.v
 		switch e.key {
@@ -820,8 +901,18 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.Description = p.str(v, path)
 		case "variant":
 			sc.Variant = p.enum(v, path, scnVariants)
+			src.variant = p.pos(v)
+		case "profile":
+			name := p.str(v, path)
+			var err error
+			if prof, err = policy.ProfileByName(name); err != nil || name == "" {
+				p.fail(v, path, "unknown profile %q (allowed: %s)", scnClip(name), strings.Join(scnProfileNames(), ", "))
+			}
+			sc.Profile = prof.Name
+			src.profile = p.pos(v)
 		case "settings":
-			sc.Settings = p.settings(v, path)
+			settings = v
+			src.settings = p.pos(v)
 		case "contextWindow":
 			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
 		case "compaction":
@@ -847,6 +938,16 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.BaseURL = p.str(v, path)
 		case "sessionId":
 			sc.SessionID = p.str(v, path)
+		case "seed":
+			sc.Seed = p.integer(v, path, 1, math.MaxInt64, fmt.Sprintf("an integer from 1 to %d", int64(math.MaxInt64)))
+		case "random":
+			fields := p.mapping(v, path, scnRandomKeys, func(e scnEntry) {
+				sc.RandomFixed = p.unitNumber(e.v, scnJoin(path, e.key))
+				sc.HasRandomFixed = true
+			})
+			if _, ok := fields["fixed"]; !ok {
+				p.fail(v, scnJoin(path, "fixed"), "missing required key (a number from 0 to 1, 1 excluded: every random draw)")
+			}
 		case "turns":
 			items := p.seq(v, path, "turns", scnMaxEntries)
 			sc.Turns = make([]Turn, 0, len(items))
@@ -863,37 +964,31 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 			sc.Expect = p.expect(v, path)
 		}
 	})
+	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
+		sc.src = src
+	}
+	if sc.Variant == "original" && sc.Profile != policy.DefaultProfile {
+		p.failPos(src.profile, "profile", fmt.Sprintf("variant original allows only profile %s, not %s (the original has no other policy)",
+			policy.DefaultProfile, sc.Profile))
+	}
+	sc.Settings = prof.Settings
+	if settings != nil {
+		sc.SettingsPatch, sc.Settings = p.settingsPatch(settings, "settings", src, prof.Settings)
+	}
+	if err := scnCheckSettings(p.file, prof, sc.Settings, sc.src); err != nil {
+		panic(scnBailout{err})
+	}
 	return sc
 }
 
-func (p *scnParser) settings(n *yaml.Node, path string) policy.Settings {
-	s := policy.DefaultSettings()
-	fields := p.mapping(n, path, scnSettingsKeys, func(e scnEntry) {
-		fp := scnJoin(path, e.key)
-		switch e.key {
-		case "enabled":
-			s.Enabled = p.boolean(e.v, fp)
-		case "maxRetries":
-			s.MaxRetries = int(p.integer(e.v, fp, math.MinInt, math.MaxInt,
-				fmt.Sprintf("an integer from 0 to %d", policy.MaxRetriesLimit)))
-		case "baseDelayMs":
-			s.BaseDelay = time.Duration(p.integer(e.v, fp, -scnMaxMs, scnMaxMs,
-				fmt.Sprintf("0 to %d ms", policy.MaxBaseDelay.Milliseconds()))) * time.Millisecond
-		}
-	})
-	if err := s.Validate(); err != nil {
-		at, field, msg := n, path, err.Error()
-		var se *policy.SettingsError
-		if errors.As(err, &se) {
-			field = scnJoin(path, se.Field)
-			if e, ok := fields[se.Field]; ok {
-				at = e.v
-			}
-			msg = fmt.Sprintf("%s is out of range (allowed: %s)", se.Value, se.Allowed)
-		}
-		panic(scnBailout{&Error{Pos: p.pos(at), Field: field, Msg: msg, Err: err}})
+// scnProfileNames lists the profiles' names, the default first.
+func scnProfileNames() []string {
+	ps := policy.Profiles()
+	names := make([]string, len(ps))
+	for i, pr := range ps {
+		names[i] = pr.Name
 	}
-	return s
+	return names
 }
 
 func (p *scnParser) turn(n *yaml.Node, path string) Turn {
@@ -918,12 +1013,77 @@ func (p *scnParser) turn(n *yaml.Node, path string) Turn {
 			t.SwitchModel = p.boolean(e.v, fp)
 		case "durationMs":
 			t.Duration = p.millis(e.v, fp)
+		case "status":
+			t.Status = int(p.integer(e.v, fp, 100, 599, "an HTTP status code, an integer from 100 to 599"))
+		case "headers":
+			t.Headers = p.headers(e.v, fp)
 		}
 	})
 	if _, ok := fields["stopReason"]; !ok {
 		p.fail(n, scnJoin(path, "stopReason"), "missing required key (one of: %s)", strings.Join(scnStopReasons, ", "))
 	}
 	return t
+}
+
+// headers reads a turn's "headers": a mapping of header names, lower-case
+// HTTP tokens (policy.AssistantMessage.ValidateHTTP), to strings; nil when
+// empty.
+func (p *scnParser) headers(n *yaml.Node, path string) map[string]string {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, path, "expected a mapping of header names (lower-case) to strings, got %s", scnDescribe(n))
+	}
+	h := make(map[string]string, len(n.Content)/2)
+	at := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p.rejectMerge(k, path)
+		if k.Kind != yaml.ScalarNode || !scnIsString(k) {
+			p.fail(k, path, "header names must be strings, got %s", scnDescribe(k))
+		}
+		name, fp := k.Value, scnJoin(path, k.Value)
+		if prev, dup := at[name]; dup {
+			p.fail(k, fp, "duplicate header%s (first at line %d:%d)", scnQuoteKey(name), prev.Line, prev.Column)
+		}
+		at[name] = k
+		if err := (policy.AssistantMessage{Headers: map[string]string{name: ""}}).ValidateHTTP(); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "headers: ")
+			if len(name) > scnMaxKeyInPath { // the field path shows it, shortened
+				msg = "invalid header name (a name is lower-case letters, digits and !#$%&'*+-.^_`|~)"
+			}
+			p.fail(k, fp, "%s", msg)
+		}
+		if v.Kind != yaml.ScalarNode || !scnIsString(v) {
+			hint := ""
+			switch {
+			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
+				hint = ` (write "" for an empty value)`
+			case v.Kind == yaml.ScalarNode:
+				hint = fmt.Sprintf(" (quote it: %s)", jsonw.AppendString(nil, scnClip(v.Value)))
+			}
+			p.fail(v, fp, "expected a string, got %s%s", scnDescribe(v), hint)
+		}
+		h[name] = v.Value
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
+// unitNumber reads a number in [0, 1).
+func (p *scnParser) unitNumber(n *yaml.Node, path string) float64 {
+	const want = "a number from 0 to 1, 1 excluded"
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || scnIsString(n) {
+		p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		p.fail(n, path, "expected %s, got %s", want, scnDescribe(n))
+	}
+	if f < 0 || f >= 1 {
+		p.fail(n, path, "%s is out of range (allowed: %s)", scnClip(n.Value), want)
+	}
+	return f
 }
 
 func (p *scnParser) action(n *yaml.Node, path string) Action {

@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ func TestScenarioDefaults(t *testing.T) {
 			Path:          "some/dir/my-case.yaml",
 			Name:          "my-case",
 			Variant:       "sound",
+			Profile:       policy.DefaultProfile,
 			Settings:      policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second},
 			ContextWindow: 200000,
 			Compaction:    Compaction{Enabled: true, Succeed: true},
@@ -40,6 +43,7 @@ func TestScenarioDefaults(t *testing.T) {
 			ModelID:       "claude-sonnet-4-5",
 			BaseURL:       "https://api.anthropic.com",
 			SessionID:     "session-1",
+			Seed:          1,
 		}
 		if in == "turns: []\n" {
 			want.Turns = []Turn{}
@@ -172,7 +176,9 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		Name:          "every-key",
 		Description:   "A scenario that sets every key.\n",
 		Variant:       "original",
+		Profile:       policy.DefaultProfile,
 		Settings:      policy.Settings{Enabled: false, MaxRetries: 5, BaseDelay: 1500 * time.Millisecond},
+		SettingsPatch: json.RawMessage(`{"enabled":false,"maxRetries":5,"baseDelayMs":1500}`),
 		ContextWindow: 0,
 		Compaction:    Compaction{Enabled: false, Succeed: false},
 		InitialPrompt: false,
@@ -182,6 +188,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 		ModelID:       "gpt-5",
 		BaseURL:       "https://example.test/v1",
 		SessionID:     "session-42",
+		Seed:          1,
 		Turns: []Turn{
 			{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error",
 				Usage: Usage{Input: 190000, CacheRead: 20000}, SwitchModel: true,
@@ -224,6 +231,10 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 			},
 		},
 	}
+	if sc.src == nil || sc.src.variant != p(5, 10) || sc.src.settings != p(7, 3) || sc.src.fields["maxRetries"] != p(8, 15) {
+		t.Errorf("positions of variant and settings: %+v", sc.src)
+	}
+	sc.src = nil
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("Load(%s) =\n%#v\nwant\n%#v", path, sc, want)
 		if !reflect.DeepEqual(sc.Expect, want.Expect) {
@@ -313,10 +324,10 @@ func TestScenarioErrors(t *testing.T) {
 		{"non-string key", "1: x\n", "t.yaml:1:1", "", "keys must be strings, got integer 1"},
 
 		// Unknown and duplicate keys.
-		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, settings,`},
+		{"unknown top-level key", "turns: []\nsetings: {}\n", "t.yaml:2:1", "setings", `unknown key "setings" (allowed: name, description, variant, profile, settings,`},
 		{"unknown turn key", "turns:\n  - stopReason: stop\n  - stopReason: error\n    stopReasn: x\n", "t.yaml:4:5", "turns[1].stopReasn",
-			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs)`},
-		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", "(allowed: enabled, maxRetries, baseDelayMs)"},
+			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs, status, headers)`},
+		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", `unknown key "retries" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`},
 		{"unknown usage key", "turns: [{stopReason: stop, usage: {output: 1}}]", "t.yaml:1:36", "turns[0].usage.output", "(allowed: input, cacheRead)"},
 		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, enabled, message)"},
 		{"unknown compaction key", "compaction: {on: true}", "t.yaml:1:14", "compaction.on", "(allowed: enabled, succeed)"},
@@ -327,12 +338,11 @@ func TestScenarioErrors(t *testing.T) {
 		{"duplicate event key", "expect: {events: [{type: a, type: b}]}", "t.yaml:1:29", "expect.events[0].type", "duplicate key"},
 
 		// Wrong types.
-		{"maxRetries string", `{"settings":{"maxRetries":"3"}}`, "t.yaml:1:27", "settings.maxRetries", `expected an integer from 0 to 1000, got string "3"`},
-		{"maxRetries float", "settings: {maxRetries: 2.5}", "t.yaml:1:24", "settings.maxRetries", "got float 2.5"},
-		{"enabled yes", "settings:\n  enabled: yes\n", "t.yaml:2:12", "settings.enabled", `expected a boolean (true or false), got string "yes"`},
-		{"enabled quoted", `{"settings":{"enabled":"true"}}`, "t.yaml:1:24", "settings.enabled", `got string "true"`},
-		{"enabled null", "settings:\n  enabled:\n", "t.yaml:2:11", "settings.enabled", "got null"},
-		{"settings list", "settings: [1]", "t.yaml:1:11", "settings", "expected a mapping with keys enabled, maxRetries, baseDelayMs, got a list"},
+		{"maxRetries string", `{"settings":{"maxRetries":"3"}}`, "t.yaml:1:27", "settings.maxRetries", `"3" is not an integer (allowed: an integer from 0 to 1000)`},
+		{"maxRetries float", "settings: {maxRetries: 2.5}", "t.yaml:1:24", "settings.maxRetries", "2.5 is not an integer (allowed: an integer from 0 to 1000)"},
+		{"enabled yes", "settings:\n  enabled: yes\n", "t.yaml:2:12", "settings.enabled", `"yes" is not a boolean (allowed: true or false)`},
+		{"enabled quoted", `{"settings":{"enabled":"true"}}`, "t.yaml:1:24", "settings.enabled", `"true" is not a boolean (allowed: true or false)`},
+		{"settings list", "settings: [1]", "t.yaml:1:11", "settings", "expected a mapping with keys enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback, got a list"},
 		{"turns mapping", "turns: {stopReason: stop}", "t.yaml:1:8", "turns", "expected a list of turns, got a mapping"},
 		{"turn scalar", "turns: [stop]", "t.yaml:1:9", "turns[0]", `got string "stop"`},
 		{"prompt number", "prompt: 42", "t.yaml:1:9", "prompt", "expected a string, got integer 42"},
@@ -360,6 +370,61 @@ func TestScenarioErrors(t *testing.T) {
 		{"baseDelayMs over limit", "settings: {baseDelayMs: 86400001}", "t.yaml:1:25", "settings.baseDelayMs", "86400001 is out of range (allowed: 0 to 86400000 ms)"},
 		{"baseDelayMs overflows Duration", "settings: {baseDelayMs: 9223372036854775807}", "t.yaml:1:25", "settings.baseDelayMs", "out of range (allowed: 0 to 86400000 ms)"},
 		{"attempt negative", "expect: {final: {attempt: -1}}", "t.yaml:1:27", "expect.final.attempt", "out of range"},
+
+		// Profiles and the opt-in settings: policy's rules, placed in the file.
+		{"unknown profile", "profile: nope", "t.yaml:1:10", "profile", `unknown profile "nope" (allowed: omp-2026-02, omp-2026-06, pi, codex, gemini-cli, opencode, aider, anthropic-sdk, openai-sdk)`},
+		{"empty profile", `{"profile":""}`, "t.yaml:1:12", "profile", `unknown profile "" (allowed: omp-2026-02,`},
+		{"profile number", "profile: 3", "t.yaml:1:10", "profile", "expected a string, got integer 3"},
+		{"original with a profile", "variant: original\nprofile: codex\n", "t.yaml:2:10", "profile", "variant original allows only profile omp-2026-02, not codex"},
+		{"profile before original", "profile: pi\nvariant: original\n", "t.yaml:1:10", "profile", "variant original allows only profile omp-2026-02, not pi"},
+		{"jitter ratio over 1", "settings:\n  jitter: {mode: down, ratio: 1.5}\n", "t.yaml:2:31", "settings.jitter.ratio", "1.5 is out of range (allowed: a number from 0 to 1)"},
+		{"jitter unknown key", "settings: {jitter: {mod: down}}", "t.yaml:1:21", "settings.jitter.mod", `unknown key "jitter.mod" (allowed: mode, ratio)`},
+		{"jitter mode number", "settings: {jitter: {mode: 1}}", "t.yaml:1:27", "settings.jitter.mode", "1 is not a string (allowed: none, down, updown, full or equal)"},
+		{"jitter mode unknown", "settings: {jitter: {mode: sideways}}", "t.yaml:1:27", "settings.jitter.mode", `"sideways" is out of range (allowed: none, down, updown, full or equal)`},
+		{"jitter not a mapping", "settings: {jitter: down}", "t.yaml:1:20", "settings.jitter", `expected a mapping with keys mode, ratio, got string "down"`},
+		{"backoffFactor below 1", "settings: {backoffFactor: 0.5}", "t.yaml:1:27", "settings.backoffFactor", "0.5 is out of range (allowed: a number from 1 to 100)"},
+		{"backoffFactor string", `{"settings":{"backoffFactor":"2"}}`, "t.yaml:1:30", "settings.backoffFactor", `"2" is not a number (allowed: a number from 1 to 100)`},
+		{"backoffFactor NaN", "settings: {backoffFactor: .nan}", "t.yaml:1:27", "settings.backoffFactor", "expected a JSON value (string, finite number, boolean, null, list or mapping), got float .nan"},
+		{"maxBackoffMs below base", "settings: {baseDelayMs: 1000, maxBackoffMs: 500}", "t.yaml:1:45", "settings.maxBackoffMs", "500 is out of range (allowed: 0 (no cap) or at least baseDelayMs (1000))"},
+		{"base over the profile's cap", "profile: omp-2026-06\nsettings: {baseDelayMs: 10000}\n", "t.yaml:2:11", "settings.maxBackoffMs",
+			"8000 (from profile omp-2026-06) is out of range (allowed: 0 (no cap) or at least baseDelayMs (10000))"},
+		{"retryAfter use unknown", "settings:\n  retryAfter:\n    use: always\n", "t.yaml:3:10", "settings.retryAfter.use", `"always" is out of range (allowed: ignore, floor or replace)`},
+		{"retryAfter maxWaitMs negative", "settings: {retryAfter: {maxWaitMs: -1}}", "t.yaml:1:36", "settings.retryAfter.maxWaitMs", "-1 is out of range (allowed: 0 (none) or 0 to 86400000 ms)"},
+		{"retryAfter unknown key", "settings: {retryAfter: {maxWait: 1}}", "t.yaml:1:25", "settings.retryAfter.maxWait", `unknown key "retryAfter.maxWait" (allowed: use, maxHintMs, maxWaitMs)`},
+		{"classify unknown", "settings: {classify: fuzzy}", "t.yaml:1:22", "settings.classify", `"fuzzy" is out of range (allowed: message, status or strict)`},
+		{"pattern not a regexp", "settings:\n  retryablePatterns: [ok, \"(\"]\n", "t.yaml:2:22", "settings.retryablePatterns", "(allowed: Go regular expressions (RE2), not empty)"},
+		{"patterns not a list", "settings: {nonRetryablePatterns: quota}", "t.yaml:1:34", "settings.nonRetryablePatterns", `"quota" is not a list of strings (allowed: a list of regular expressions)`},
+		{"fallback with a number", "settings: {fallback: [a, 3]}", "t.yaml:1:22", "settings.fallback", `["a",3] is not a list of strings (allowed: a list of model ids)`},
+		{"fallback with an empty model", "settings:\n  fallback:\n    - gpt-5\n    - \" \"\n", "t.yaml:4:7", "settings.fallback[1]", `" " is out of range (allowed: a model id (not empty))`},
+		{"persistent without a cap", "settings: {persistent: true}", "t.yaml:1:24", "settings.persistent", "true is out of range (allowed: true only with maxBackoffMs > 0"},
+		{"persistent string", "settings: {persistent: \"yes\"}", "t.yaml:1:24", "settings.persistent", `"yes" is not a boolean (allowed: true or false)`},
+		{"settings duplicate key", "settings: {maxRetries: 1, maxRetries: 2}", "t.yaml:1:27", "settings.maxRetries", `duplicate key "maxRetries" (first at line 1:12)`},
+		// Seed, random draws, HTTP status and headers.
+		{"seed zero", "seed: 0", "t.yaml:1:7", "seed", "0 is out of range (allowed: an integer from 1 to 9223372036854775807)"},
+		{"seed negative", "seed: -3", "t.yaml:1:7", "seed", "-3 is out of range"},
+		{"seed float", "seed: 1.5", "t.yaml:1:7", "seed", "expected an integer from 1 to 9223372036854775807, got float 1.5"},
+		{"seed string", `{"seed":"7"}`, "t.yaml:1:9", "seed", `got string "7"`},
+		{"seed too large", "seed: 9223372036854775808", "t.yaml:1:7", "seed", "9223372036854775808 is out of range"},
+		{"random not a mapping", "random: 0.5", "t.yaml:1:9", "random", "expected a mapping with keys fixed, got float 0.5"},
+		{"random without fixed", "random: {}", "t.yaml:1:9", "random.fixed", "missing required key (a number from 0 to 1, 1 excluded"},
+		{"random unknown key", "random: {seed: 1}", "t.yaml:1:10", "random.seed", `unknown key "seed" (allowed: fixed)`},
+		{"random fixed 1", "random: {fixed: 1}", "t.yaml:1:17", "random.fixed", "1 is out of range (allowed: a number from 0 to 1, 1 excluded)"},
+		{"random fixed negative", "random: {fixed: -0.1}", "t.yaml:1:17", "random.fixed", "-0.1 is out of range"},
+		{"random fixed string", `{"random":{"fixed":"0.5"}}`, "t.yaml:1:20", "random.fixed", `expected a number from 0 to 1, 1 excluded, got string "0.5"`},
+		{"random fixed NaN", "random: {fixed: .nan}", "t.yaml:1:17", "random.fixed", "expected a number from 0 to 1, 1 excluded, got float .nan"},
+		{"status too low", "turns: [{stopReason: error, status: 99}]", "t.yaml:1:37", "turns[0].status", "99 is out of range (allowed: an HTTP status code, an integer from 100 to 599)"},
+		{"status too high", "turns: [{stopReason: error, status: 600}]", "t.yaml:1:37", "turns[0].status", "600 is out of range"},
+		{"status string", `{"turns":[{"stopReason":"error","status":"429"}]}`, "t.yaml:1:42", "turns[0].status", `expected an HTTP status code, an integer from 100 to 599, got string "429"`},
+		{"headers list", "turns: [{stopReason: error, headers: [retry-after]}]", "t.yaml:1:38", "turns[0].headers", "expected a mapping of header names (lower-case) to strings, got a list"},
+		{"header upper case", "turns:\n  - stopReason: error\n    headers: {Retry-After: \"5\"}\n", "t.yaml:3:15", "turns[0].headers.Retry-After",
+			`name "Retry-After" has upper-case letters; names are lower-case ("retry-after")`},
+		{"header name with a space", `{"turns":[{"stopReason":"error","headers":{"retry after":"5"}}]}`, "t.yaml:1:44", "turns[0].headers.retry after", `has ' ' at byte 5`},
+		{"header number", "turns: [{stopReason: error, headers: {retry-after: 30}}]", "t.yaml:1:52", "turns[0].headers.retry-after", `expected a string, got integer 30 (quote it: "30")`},
+		{"header null", "turns: [{stopReason: error, headers: {x-a: }}]", "t.yaml:1:44", "turns[0].headers.x-a", `expected a string, got null (write "" for an empty value)`},
+		{"header list value", "turns: [{stopReason: error, headers: {x-a: [1]}}]", "t.yaml:1:44", "turns[0].headers.x-a", "expected a string, got a list"},
+		{"duplicate header", "turns: [{stopReason: error, headers: {x-a: a, x-a: b}}]", "t.yaml:1:47", "turns[0].headers.x-a", `duplicate header "x-a" (first at line 1:39)`},
+		{"header key not a string", "turns: [{stopReason: error, headers: {1: a}}]", "t.yaml:1:39", "turns[0].headers", "header names must be strings, got integer 1"},
+		{"jitter duplicate key", "settings: {jitter: {mode: down, mode: full}}", "t.yaml:1:33", "settings.jitter.mode", "duplicate key"},
 
 		// Enumerations.
 		{"bad stopReason", "turns:\n  - stopReason: eror\n", "t.yaml:2:17", "turns[0].stopReason", `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`},
@@ -516,6 +581,7 @@ func TestScenarioFiles(t *testing.T) {
 		filepath.Join(dir, "a.json"),
 		filepath.Join(dir, "b.yaml"),
 		filepath.Join(dir, "c.yml"),
+		filepath.Join(dir, "sub.yaml", "inner.yaml"), // subdirectories are read too
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Files = %q\nwant %q", got, want)
@@ -530,6 +596,81 @@ func TestScenarioFiles(t *testing.T) {
 	}
 	if _, err := Files(filepath.Join(dir, "nope")); err == nil {
 		t.Error("Files(missing path): no error")
+	}
+}
+
+// TestFindRecursive: a directory stands for its scenario files and those
+// of its subdirectories, sorted by path; the skip rules hold in every
+// directory, and directories named with '.' or '_' are not read.
+func TestFindRecursive(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		"b.yaml", "a-b.yaml",
+		"a/x.yaml", "a/manifest.json", "a/y.out.jsonl", "a/_draft.yaml", "a/.h.yaml", "a/notes.txt",
+		"a/deep/z.json",
+		"_drafts/w.yaml", ".git/v.yaml",
+		"profiles/codex/01-first.yaml", "profiles/codex/manifest.json", "profiles/pi/01-first.yml",
+	} {
+		full := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped, err := Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, name := range []string{"a-b.yaml", "a/deep/z.json", "a/x.yaml", "b.yaml", "profiles/codex/01-first.yaml", "profiles/pi/01-first.yml"} {
+		want = append(want, filepath.Join(dir, filepath.FromSlash(name)))
+	}
+	if !reflect.DeepEqual(files, want) || len(skipped) != 0 {
+		t.Errorf("Find = %q, skipped %q\nwant %q", files, skipped, want)
+	}
+	// The same tree twice gives the same list: the order does not depend
+	// on the file system.
+	again, _, _ := Find(dir)
+	if !reflect.DeepEqual(again, files) {
+		t.Errorf("second Find = %q", again)
+	}
+}
+
+// TestFindDepthBound: directories more than scnMaxDepth levels below the
+// directory given are not read, and are reported.
+func TestFindDepthBound(t *testing.T) {
+	dir := t.TempDir()
+	level := dir
+	var want []string
+	for i := 1; i <= scnMaxDepth+1; i++ {
+		level = filepath.Join(level, "d")
+		if err := os.Mkdir(level, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(level, "s.yaml")
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i <= scnMaxDepth {
+			want = append(want, f)
+		}
+	}
+	slices.Sort(want) // by path: ".../d/d/s.yaml" before ".../d/s.yaml"
+	files, skipped, err := Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(files, want) {
+		t.Errorf("Find = %q\nwant %q", files, want)
+	}
+	wantSkipped := []SkippedFile{{Path: level, What: "a directory more than 16 levels deep"}}
+	if !reflect.DeepEqual(skipped, wantSkipped) {
+		t.Errorf("skipped = %q, want %q", skipped, wantSkipped)
+	}
+	if got, want := skipped[0].String(), level+": skipped: a directory more than 16 levels deep, not read"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
 
@@ -548,6 +689,11 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 		{"turn key", `{"turns":[{"stopReason":"stop","` + long + `":1}]}`, "t.yaml:1:32", "turns[0]." + strings.Repeat("k", 64) + "…"},
 		{"duplicate event key", `{"expect":{"events":[{"` + long[:500000] + `":1,"` + long[:500000] + `":2}]}}`, "t.yaml:1:500028", "expect.events[0].kkk"},
 		{"event value under a long key", "expect:\n  events:\n    - ? " + long + "\n      : !!binary aGk=\n", "t.yaml:4:9", "expect.events[0].kkk"},
+		{"settings key", `{"settings":{"` + long + `":1}}`, "t.yaml:1:14", "settings." + strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"jitter key", `{"settings":{"jitter":{"` + long + `":1}}}`, "t.yaml:1:24", "settings.jitter." + strings.Repeat("k", 64) + "…"},
+		{"long classify value", `{"settings":{"classify":"` + long + `"}}`, "t.yaml:1:25", "settings.classify"},
+		{"long pattern", `{"settings":{"retryablePatterns":["(` + long + `"]}}`, "t.yaml:1:34", "settings.retryablePatterns"},
+		{"long fallback value", `{"settings":{"fallback":"` + long + `"}}`, "t.yaml:1:25", "settings.fallback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

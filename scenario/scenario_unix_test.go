@@ -28,8 +28,12 @@ func TestFindScenarioFilesSkipsNonRegular(t *testing.T) {
 	must(os.Symlink("b-fifo.yaml", filepath.Join(dir, "e-link-to-fifo.yml")))
 	must(os.Symlink("nowhere.yaml", filepath.Join(dir, "f-broken.yaml")))
 	must(syscall.Mkfifo(filepath.Join(dir, "g-fifo.txt"), 0o644)) // not a scenario name: not mentioned
+	must(os.WriteFile(filepath.Join(dir, "c-dir.json", "in.yaml"), []byte("{}"), 0o644))
+	must(os.Symlink(".", filepath.Join(dir, "h-loop"))) // a link to a directory: not followed, whatever its name
+	must(os.Symlink("c-dir.json", filepath.Join(dir, "i-dir.yaml")))
+	must(syscall.Mkfifo(filepath.Join(dir, "c-dir.json", "j-fifo.yaml"), 0o644)) // in a subdirectory too
 
-	wantFiles := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "d-link.yaml")}
+	wantFiles := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "c-dir.json", "in.yaml"), filepath.Join(dir, "d-link.yaml")}
 	got, err := Files(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -47,14 +51,20 @@ func TestFindScenarioFilesSkipsNonRegular(t *testing.T) {
 	}
 	wantSkipped := []SkippedFile{
 		{filepath.Join(dir, "b-fifo.yaml"), "a named pipe"},
-		{filepath.Join(dir, "c-dir.json"), "a directory"},
+		{filepath.Join(dir, "c-dir.json", "j-fifo.yaml"), "a named pipe"},
 		{filepath.Join(dir, "e-link-to-fifo.yml"), "a symbolic link to a named pipe"},
 		{filepath.Join(dir, "f-broken.yaml"), "a broken symbolic link"},
+		{filepath.Join(dir, "h-loop"), "a symbolic link to a directory"},
+		{filepath.Join(dir, "i-dir.yaml"), "a symbolic link to a directory"},
 	}
 	if !reflect.DeepEqual(skipped, wantSkipped) {
 		t.Fatalf("skipped = %q\nwant %q", skipped, wantSkipped)
 	}
 	if s, want := skipped[0].String(), filepath.Join(dir, "b-fifo.yaml")+": skipped: a named pipe, not a regular file"; s != want {
+		t.Errorf("String() = %q, want %q", s, want)
+	}
+
+	if s, want := skipped[4].String(), filepath.Join(dir, "h-loop")+": skipped: a symbolic link to a directory, not read"; s != want {
 		t.Errorf("String() = %q, want %q", s, want)
 	}
 

@@ -295,3 +295,42 @@ func TestCheckSoundTraceOptIn(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedAndFixedDraws: random.fixed makes every draw U (2000*(1-0.25*0.4)
+// = 1800); the seed makes the waits reproducible, and another seed gives
+// other waits.
+func TestSeedAndFixedDraws(t *testing.T) {
+	body := "settings: {jitter: {mode: down, ratio: 0.25}}\nturns:\n" +
+		strings.Repeat("  - {stopReason: error, errorMessage: 503 service unavailable}\n", 3) + "  - {stopReason: stop}\n"
+	got, _ := optRun(t, "random: {fixed: 0.4}\n"+body, nil, trace.AutoRetryStart)
+	var delays []float64
+	for _, r := range got {
+		delays = append(delays, r.Start.DelayMs)
+	}
+	if want := []float64{1800, 3600, 7200}; !equalFloats(delays, want) {
+		t.Errorf("fixed draws: delays %v, want %v", delays, want)
+	}
+	a, _ := optRun(t, "seed: 7\n"+body, nil, trace.AutoRetryStart)
+	b, _ := optRun(t, "seed: 7\n"+body, nil, trace.AutoRetryStart)
+	c, _ := optRun(t, "seed: 8\n"+body, nil, trace.AutoRetryStart)
+	if strings.Join(optLines(a), "") != strings.Join(optLines(b), "") {
+		t.Error("the same seed gave different waits")
+	}
+	if strings.Join(optLines(a), "") == strings.Join(optLines(c), "") {
+		t.Error("seeds 7 and 8 gave the same waits")
+	}
+}
+
+// TestStatusAndHeaders: in status mode a 409 with x-should-retry false is
+// final, and a 429's retry-after header replaces the backoff.
+func TestStatusAndHeaders(t *testing.T) {
+	src := `settings: {classify: status, retryAfter: {use: replace}}
+turns:
+  - {stopReason: error, errorMessage: rate limited, status: 429, headers: {retry-after: "7"}}
+  - {stopReason: error, errorMessage: conflict, status: 409, headers: {x-should-retry: "false"}}
+`
+	got, _ := optRun(t, src, nil, trace.AutoRetryStart, trace.AutoRetryEnd)
+	optWant(t, got,
+		`"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":7000,"errorMessage":"rate limited"}`,
+		`"type":"auto_retry_end","success":false,"attempt":1,"finalError":"conflict"}`)
+}

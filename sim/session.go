@@ -395,14 +395,28 @@ func (s *Session) write(r *trace.Record) {
 	}
 }
 
-// randomSource is the scenario's source of jitter draws: math/rand/v2's
-// PCG seeded with the scenario's seed.
+// randomSource is the scenario's source of jitter draws: every draw is
+// random.fixed when the scenario gives it, else math/rand/v2's PCG seeded
+// with the scenario's seed (1 when not set).
 func randomSource(sc *scenario.Scenario) func() float64 {
-	return rand.New(rand.NewPCG(1, 0)).Float64
+	if sc.HasRandomFixed {
+		u := sc.RandomFixed
+		return func() float64 { return u }
+	}
+	seed := sc.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	return rand.New(rand.NewPCG(uint64(seed), 0)).Float64
 }
 
 // scenarioProfile is the name of the scenario's profile.
-func scenarioProfile(sc *scenario.Scenario) string { return policy.DefaultProfile }
+func scenarioProfile(sc *scenario.Scenario) string {
+	if sc.Profile == "" {
+		return policy.DefaultProfile
+	}
+	return sc.Profile
+}
 
 // SetRetrySettings is the set_retry_settings command now: set (merged over
 // the settings in force and validated by the caller) is put in force and

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -250,6 +251,72 @@ func isBoolFlag(f *flag.Flag) bool {
 // variant, e.g. "run the policy variant `NAME` instead of the scenario's".
 func variantFlag(fs *flag.FlagSet, what string) {
 	fs.String("variant", "", what+" (one of: "+strings.Join(session.VariantNames(), ", ")+")")
+}
+
+// profileFlag defines --profile on fs; what says what it does with the
+// profile, e.g. "merge each scenario's settings over profile `NAME`'s".
+func profileFlag(fs *flag.FlagSet, what string) {
+	names := make([]string, 0, 16)
+	for _, p := range policy.Profiles() {
+		names = append(names, p.Name)
+	}
+	fs.String("profile", "", what+" (one of: "+strings.Join(names, ", ")+")")
+}
+
+// overrides are a command's --variant and --profile, checked ("" when not
+// given).
+type overrides struct{ variant, profile string }
+
+// checkOverrides validates --variant and, when fs has it, --profile: an
+// unknown name, or a profile other than the default with --variant
+// original, is a usage error (reported; false is returned).
+func checkOverrides(c *command, fs *flag.FlagSet, stderr io.Writer) (overrides, bool) {
+	variant, ok := checkVariant(c, fs, stderr)
+	if !ok {
+		return overrides{}, false
+	}
+	o := overrides{variant: variant}
+	if fs.Lookup("profile") == nil {
+		return o, true
+	}
+	name := flagString(fs, "profile")
+	if name == "" {
+		return o, true
+	}
+	prof, err := policy.ProfileByName(name)
+	if err != nil {
+		usageError(c, stderr, "--profile: %v", err)
+		return overrides{}, false
+	}
+	if variant == "original" && prof.Name != policy.DefaultProfile {
+		usageError(c, stderr, "--profile %s: variant original allows only profile %s", prof.Name, policy.DefaultProfile)
+		return overrides{}, false
+	}
+	o.profile = prof.Name
+	return o, true
+}
+
+// apply sets o's variant and profile on sc (Scenario.SetVariant and
+// SetProfile), in the order that checks the combination they give: an
+// error (a *scenario.Error) names the scenario file.
+func (o overrides) apply(sc *scenario.Scenario) error {
+	if o.variant == "original" { // the profile first: original takes only the default one
+		if o.profile != "" {
+			if err := sc.SetProfile(o.profile); err != nil {
+				return err
+			}
+		}
+		return sc.SetVariant(o.variant)
+	}
+	if o.variant != "" {
+		if err := sc.SetVariant(o.variant); err != nil {
+			return err
+		}
+	}
+	if o.profile != "" {
+		return sc.SetProfile(o.profile)
+	}
+	return nil
 }
 
 // flagString returns the value of string flag name of fs.

@@ -31,7 +31,8 @@ get_state, and with --virtual advance {ms}. Any command may carry a string
 
 The session is the simulated one, its provider scripted by the turns and
 settings of --scenario FILE (its actions and initial prompt are ignored;
-without --scenario every model call succeeds). It runs on the real clock (a
+without --scenario every model call succeeds, with the default settings,
+or with those of --profile NAME). It runs on the real clock (a
 2 s backoff takes 2 s), or with --virtual on virtual time that moves only on
 {"type":"advance","ms":N}, and then every event carries "t".
 
@@ -50,6 +51,7 @@ closed; 1 when the simulation runs away or reading stdin fails; 2 on
 invalid flags or an invalid scenario file.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
+			profileFlag(fs, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
 			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
 		},
@@ -63,26 +65,41 @@ invalid flags or an invalid scenario file.`,
 // no scripted turns (every model call ends with "stop").
 const defaultRPCScenario = `{"name":"rpc"}`
 
+// rpcScenario is the session's scenario: file path (--scenario), or
+// without one the default scenario, ov applied to it; the profile of
+// --profile thus gives the session's initial settings. On error it is nil
+// and the exit code, the error reported on stderr.
+func rpcScenario(path string, ov overrides, stderr io.Writer) (*scenario.Scenario, int) {
+	if path != "" {
+		sc, ok := loadOne(path, ov, stderr)
+		if !ok {
+			return nil, exitUsage
+		}
+		return sc, exitOK
+	}
+	sc, err := scenario.Parse("", []byte(defaultRPCScenario))
+	if err == nil {
+		err = ov.apply(sc)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
+		return nil, exitFail
+	}
+	return sc, exitOK
+}
+
 func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := lookup("rpc")
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s (the scenario is given with --scenario FILE)", strings.Join(args, " "))
 	}
-	variant, ok := checkVariant(c, fs, stderr)
+	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
 	}
-	var sc *scenario.Scenario
-	if path := flagString(fs, "scenario"); path != "" {
-		if sc, ok = loadOne(path, stderr); !ok {
-			return exitUsage
-		}
-	} else {
-		var err error
-		if sc, err = scenario.Parse("", []byte(defaultRPCScenario)); err != nil {
-			fmt.Fprintf(stderr, "retrysim rpc: %v\n", err)
-			return exitFail
-		}
+	sc, code := rpcScenario(flagString(fs, "scenario"), ov, stderr)
+	if sc == nil {
+		return code
 	}
 	if f, isFile := stdout.(*os.File); isFile && f == os.Stdout {
 		// A closed stdout must end the server quietly: get EPIPE as an
@@ -93,7 +110,7 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	defer stop()
 	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Scenario: sc,
-		Variant:  variant,
+		Variant:  ov.variant,
 		Virtual:  flagString(fs, "virtual") == "true",
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
 	})

@@ -23,13 +23,15 @@ func init() {
 		args:  "PATH...",
 		short: "run scenario files or directories and check their expectations",
 		long: `Runs each scenario (a file, or every *.yaml, *.yml and *.json file of a
-directory) to quiescence and checks its expect block. Prints one line per
+directory and of its subdirectories, sorted by path) to quiescence and
+checks its expect block. Prints one line per
 scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
 expectations, then "N passed, M failed"; control characters in names, paths
 and values are printed escaped (\n, \x1b, \u202e). An invalid file is
-reported on stderr and the other files still run. In a directory, entries
-that are not regular files (a named pipe, a socket) are skipped with a
-warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
+reported on stderr and the other files still run. In a directory, names
+starting with '.' or '_' are left out, and entries that are not regular
+files (a named pipe, a socket, a symbolic link to a directory) are skipped
+with a warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
 which declared transitions of the table (rule row x from-state) the
 scenarios exercised, which they missed, which no scenario file can reach,
 and the ignored pairs apart.
@@ -38,6 +40,7 @@ Exit status: 0 when every scenario passed, 1 when one failed, 2 when a path
 or scenario file was invalid.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of each scenario's")
+			profileFlag(fs, "merge each scenario's settings over the retry profile `NAME`'s instead of its own profile's")
 			fs.Bool("coverage", false, "after the run, print which declared transitions of the table the scenarios exercised")
 		},
 		run: runRun,
@@ -49,7 +52,7 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return usageError(c, stderr, "no scenario paths given")
 	}
-	variant, ok := checkVariant(c, fs, stderr)
+	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -71,7 +74,7 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			invalid++
 			continue
 		}
-		runFiles(files, variant, func(i int, o fileRun) {
+		runFiles(files, ov, func(i int, o fileRun) {
 			path, sc, res := files[i], o.sc, o.res
 			if o.err != nil {
 				fmt.Fprintln(stderr, termsafe.Text(o.err.Error()))
@@ -115,12 +118,12 @@ type fileRun struct {
 	err error
 }
 
-// runFiles loads and runs every file, on as many goroutines as there are
-// processors (GOMAXPROCS), and calls emit with each outcome in the files'
+// runFiles loads every file, applies ov to it, and runs it, on as many
+// goroutines as there are processors (GOMAXPROCS), and calls emit with each outcome in the files'
 // order, so the output is the same whatever the parallelism. Files are
 // taken runBatch at a time, so that at most runBatch outcomes are held at
 // once however many files there are.
-func runFiles(files []string, variant string, emit func(i int, o fileRun)) {
+func runFiles(files []string, ov overrides, emit func(i int, o fileRun)) {
 	var gc gcTune
 	gc.start()
 	defer gc.stop()
@@ -139,7 +142,9 @@ func runFiles(files []string, variant string, emit func(i int, o fileRun)) {
 					}
 					o := &out[i]
 					if o.sc, o.err = scenario.Load(batch[i]); o.err == nil {
-						o.res, o.err = sim.RunScenario(o.sc, sim.Options{Variant: variant, NoJSON: true})
+						if o.err = ov.apply(o.sc); o.err == nil {
+							o.res, o.err = sim.RunScenario(o.sc, sim.Options{Variant: ov.variant, NoJSON: true})
+						}
 					}
 				}
 			})
@@ -223,14 +228,17 @@ func printResult(w io.Writer, sc *scenario.Scenario, path string, res *sim.Resul
 	return res.Passed()
 }
 
-// loadOne loads the one scenario file of a command, reporting an error on
-// stderr.
-func loadOne(path string, stderr io.Writer) (*scenario.Scenario, bool) {
+// loadOne loads the one scenario file of a command and applies ov to it,
+// reporting an error on stderr.
+func loadOne(path string, ov overrides, stderr io.Writer) (*scenario.Scenario, bool) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", termsafe.Text(path))
 		return nil, false
 	}
 	sc, err := scenario.Load(path)
+	if err == nil {
+		err = ov.apply(sc)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 		return nil, false

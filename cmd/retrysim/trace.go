@@ -24,6 +24,7 @@ finish (the partial trace is printed), 2 on invalid flags or an invalid
 scenario file.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
+			profileFlag(fs, "merge the scenario's settings over the retry profile `NAME`'s instead of its own profile's")
 			fs.String("format", "jsonl", "print the trace as `FORMAT`: jsonl (the trace itself) or text (an aligned timeline)")
 		},
 		run: runTrace,
@@ -35,7 +36,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		return usageError(c, stderr, "want exactly one scenario file, got %d arguments", len(args))
 	}
-	variant, ok := checkVariant(c, fs, stderr)
+	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -43,11 +44,11 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	sc, ok := loadOne(args[0], stderr)
+	sc, ok := loadOne(args[0], ov, stderr)
 	if !ok {
 		return exitUsage
 	}
-	res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+	res, err := sim.RunScenario(sc, sim.Options{Variant: ov.variant})
 	if err != nil {
 		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
 		return exitUsage

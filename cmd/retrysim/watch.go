@@ -71,17 +71,17 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 	if len(args) != 1 {
 		return usageError(c, stderr, "--watch plays exactly one scenario file, got %d arguments", len(args))
 	}
-	variant, ok := checkVariant(c, fs, stderr)
+	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
 	}
 	path := args[0]
-	sc, ok := loadOne(path, stderr)
+	sc, ok := loadOne(path, ov, stderr)
 	if !ok {
 		return exitUsage
 	}
 
-	cfg := term.Config{Scenario: sc, Variant: variant, Out: stdout}
+	cfg := term.Config{Scenario: sc, Variant: ov.variant, Out: stdout}
 	in, inOK := stdin.(*os.File)
 	out, outOK := stdout.(*os.File)
 	if inOK && outOK && term.IsTerminal(in.Fd()) && term.IsTerminal(out.Fd()) {

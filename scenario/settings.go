@@ -1,0 +1,357 @@
+package scenario
+
+// Profiles and retry settings. A scenario's settings are its profile's
+// (policy.ProfileByName) with the file's "settings" merged over them key by
+// key. The rules of each key, its type and its range, are policy's:
+// the file's mapping is converted to JSON and given to
+// policy.Settings.Apply and Validate, and their errors are placed at the
+// file's line and column.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// scnSource records where a scenario's profile, variant and settings are
+// in its file, so that SetProfile and SetVariant can place their errors.
+type scnSource struct {
+	profile, variant, settings Pos // where each key's value is (zero: not in the file)
+	// fields maps a settings field path as policy names it ("maxRetries",
+	// "jitter.ratio", "fallback[1]") to the position of its value.
+	fields map[string]Pos
+}
+
+// SetProfile makes name (one of policy.Profiles; "" is
+// policy.DefaultProfile) the scenario's profile, as --profile does:
+// Settings becomes that profile's settings with SettingsPatch merged over
+// them. Settings changed by hand since are lost; a scenario built in Go
+// without SettingsPatch gets the profile's settings as they are. It is an
+// error, and sc is left as it was, when name is unknown, when the variant is
+// "original" and name is not the default profile, or when the merged
+// settings fail Validate (the error then names the field and, when the file
+// has it, its position).
+func (sc *Scenario) SetProfile(name string) error {
+	prof, err := policy.ProfileByName(name)
+	if err != nil {
+		return &Error{Pos: Pos{File: sc.Path}, Field: "profile", Msg: err.Error(), Err: err} // the name is the caller's, not the file's
+	}
+	if sc.Variant == "original" && prof.Name != policy.DefaultProfile {
+		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.variant }), Field: "variant",
+			Msg: fmt.Sprintf("variant original allows only profile %s, not %s (use variant sound)", policy.DefaultProfile, prof.Name)}
+	}
+	set, serr := scnMergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
+	if serr != nil {
+		return serr
+	}
+	sc.Profile, sc.Settings = prof.Name, set
+	return nil
+}
+
+// SetVariant makes name ("sound" or "original") the scenario's variant, as
+// --variant does. It is an error, and sc is left as it was, when name is
+// unknown, or when name is "original" and the profile is not
+// policy.DefaultProfile (the original has no other policy).
+func (sc *Scenario) SetVariant(name string) error {
+	if !scnContains(scnVariants, name) {
+		return &Error{Pos: Pos{File: sc.Path}, Field: "variant",
+			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", scnClip(name), strings.Join(scnVariants, ", "))}
+	}
+	if name == "original" && sc.Profile != "" && sc.Profile != policy.DefaultProfile {
+		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.profile }), Field: "profile",
+			Msg: fmt.Sprintf("variant original allows only profile %s, not %s", policy.DefaultProfile, sc.Profile)}
+	}
+	sc.Variant = name
+	return nil
+}
+
+// srcPos is the position at picks from sc's source, or the file alone.
+func (sc *Scenario) srcPos(at func(*scnSource) Pos) Pos {
+	if sc.src != nil {
+		if p := at(sc.src); p.Line > 0 {
+			return p
+		}
+	}
+	return Pos{File: sc.Path}
+}
+
+// scnMergeSettings is prof's settings with patch merged over them,
+// validated (scnCheckSettings).
+func scnMergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *scnSource) (policy.Settings, *Error) {
+	set, err := prof.Settings, error(nil)
+	if len(patch) > 0 {
+		set, err = set.Apply(patch)
+	}
+	if err != nil { // the loader checked every key: not expected
+		at := Pos{File: file}
+		if src != nil && src.settings.Line > 0 {
+			at = src.settings
+		}
+		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: scnSettingsMsg(err, "", nil), Err: err}
+	}
+	if err := scnCheckSettings(file, prof, set, src); err != nil {
+		return policy.Settings{}, err
+	}
+	return set, nil
+}
+
+// scnCheckSettings validates set, prof's settings with the file's merged
+// over them: an error names the field, and its position from src when the
+// file has it (else the settings mapping's, else the file's).
+func scnCheckSettings(file string, prof policy.Profile, set policy.Settings, src *scnSource) *Error {
+	at := Pos{File: file}
+	if src != nil && src.settings.Line > 0 {
+		at = src.settings
+	}
+	err := set.Validate()
+	if err == nil {
+		return nil
+	}
+	var se *policy.SettingsError
+	if !errors.As(err, &se) {
+		return &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
+	}
+	value := scnClip(se.Value) // a value from the file may be long
+	found := false
+	if src != nil {
+		// The field itself, or the key (jitter, fallback) it is part of.
+		for f := se.Field; f != ""; f = scnParentField(f) {
+			if p, ok := src.fields[f]; ok {
+				at, found = p, f == se.Field
+				break
+			}
+		}
+	}
+	if !found {
+		value += " (from profile " + prof.Name + ")"
+	}
+	return &Error{Pos: at, Field: "settings." + se.Field,
+		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
+}
+
+// scnParentField is the field a settings field path is part of: "jitter"
+// for "jitter.ratio", "fallback" for "fallback[1]", "" for a top-level key.
+func scnParentField(f string) string {
+	if i := strings.LastIndexAny(f, ".["); i >= 0 {
+		return f[:i]
+	}
+	return ""
+}
+
+// scnSettingsMsg is the message of an error of policy.Settings.Apply for
+// field path key (of node n, when known): without its "retry settings: "
+// prefix nor the "key = " or "key: " that the error's field path already
+// says, and "want a JSON object with keys K, got X" said as for the other
+// mappings of the file ("expected a mapping with keys K, got a list").
+func scnSettingsMsg(err error, key string, n *yaml.Node) string {
+	msg := strings.TrimPrefix(err.Error(), "retry settings: ")
+	if key != "" {
+		msg = strings.TrimPrefix(strings.TrimPrefix(msg, key+" = "), key+": ")
+	}
+	if rest, ok := strings.CutPrefix(msg, "want a JSON object with keys "); ok && n != nil {
+		if i := strings.LastIndex(rest, ", got "); i >= 0 {
+			msg = fmt.Sprintf("expected a mapping with keys %s, got %s", rest[:i], scnDescribe(n))
+		}
+	}
+	return msg
+}
+
+// settingsApply applies one key's JSON to the default settings: its
+// error, if any, is about that key alone.
+func settingsApply(patch []byte) error {
+	_, err := policy.DefaultSettings().Apply(patch)
+	return err
+}
+
+// scnObject is the JSON object {key: value}.
+func scnObject(key string, value []byte) []byte {
+	b := append(jsonw.AppendString([]byte{'{'}, key), ':')
+	return append(append(b, value...), '}')
+}
+
+// settingsPatch reads the file's "settings" node n, with policy's rules,
+// and returns it as a JSON object, keys in file order (nil for null), and
+// base with it merged over; it records the position of every field in src.
+// When the merge fails, the keys are tried alone, so that the error is
+// placed at its key or value (inside jitter and retryAfter too). Ranges
+// are not checked here (scnCheckSettings).
+func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource, base policy.Settings) (json.RawMessage, policy.Settings) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && !scnIsString(n) {
+		return nil, base
+	}
+	if n.Kind != yaml.MappingNode {
+		msg := "expected a mapping of retry settings, got " + scnDescribe(n)
+		if err := settingsApply(p.toJSON(n, path, 1)); err != nil {
+			msg = scnSettingsMsg(err, "", n)
+		}
+		p.fail(n, path, "%s", msg)
+	}
+	raw := p.toJSON(n, path, 1) // checks keys: strings, no duplicates
+	set, err := base.Apply(raw)
+	check := err != nil // then the keys one by one, to find the one
+	if src.fields == nil {
+		src.fields = make(map[string]Pos, len(n.Content)/2)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if check {
+			fp := scnJoin(path, k.Value)
+			try := func(value []byte) error { return settingsApply(scnObject(k.Value, value)) }
+			if err := try([]byte("null")); err != nil { // an unknown key
+				p.failErr(k, fp, scnSettingsKeyMsg(err, k.Value, nil), err)
+			}
+			if err := try(p.toJSON(v, fp, 2)); err != nil {
+				at, atPath, key, err := p.blame(v, fp, k.Value, try, err)
+				p.failErr(at, atPath, scnSettingsKeyMsg(err, key, at), err)
+			}
+		}
+		src.fields[k.Value] = p.pos(v)
+		switch v.Kind {
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				src.fields[k.Value+"."+v.Content[j].Value] = p.pos(v.Content[j+1])
+			}
+		case yaml.SequenceNode:
+			for j, item := range v.Content {
+				src.fields[k.Value+"["+strconv.Itoa(j)+"]"] = p.pos(item)
+			}
+		}
+	}
+	if check { // no key fails alone: not expected
+		p.failErr(n, path, scnSettingsMsg(err, "", n), err)
+	}
+	return raw, set
+}
+
+// blame finds, inside the value v of a settings key (path, key) that
+// fails with err, the innermost mapping entry that fails alone (try
+// applies a value of v's place); it returns that node (a key when the key
+// is unknown), its path, its policy key path and its error.
+func (p *scnParser) blame(v *yaml.Node, path, key string, try func([]byte) error, err error) (*yaml.Node, string, string, error) {
+	if v.Kind != yaml.MappingNode {
+		return v, path, key, err
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, sv := v.Content[i], v.Content[i+1]
+		sub := func(value []byte) error { return try(scnObject(k.Value, value)) }
+		fp, fk := scnJoin(path, k.Value), key+"."+k.Value
+		if e := sub([]byte("null")); e != nil {
+			return k, fp, fk, e
+		}
+		if e := sub(p.toJSON(sv, fp, 3)); e != nil {
+			return p.blame(sv, fp, fk, sub, e)
+		}
+	}
+	return v, path, key, err
+}
+
+// scnSettingsKeyMsg is scnSettingsMsg for key, a key from the file too
+// long to be quoted in full left out of the message, as scnQuoteKey does.
+func scnSettingsKeyMsg(err error, key string, n *yaml.Node) string {
+	msg := scnSettingsMsg(err, key, n)
+	if len(key) > scnMaxKeyInPath {
+		msg = strings.Replace(msg, " "+strconv.Quote(key), "", 1)
+	}
+	if len(msg) > 512 { // whatever the value: one bounded line
+		msg = msg[:512] + "…"
+	}
+	return msg
+}
+
+func (p *scnParser) failErr(n *yaml.Node, field, msg string, err error) {
+	panic(scnBailout{&Error{Pos: p.pos(n), Field: scnShortPath(field), Msg: msg, Err: err}})
+}
+
+// toJSON converts node n (a value of the file) to JSON text: mappings
+// (string keys, no duplicates) in file order, numbers as written when that
+// is JSON, else as YAML reads them (0x1F is 31; a float keeps a fraction
+// or an exponent, so 1. stays a float), strings, booleans and null. Any
+// other value (an infinity, NaN, a binary) is an error.
+func (p *scnParser) toJSON(n *yaml.Node, path string, depth int) []byte {
+	return p.appendJSON(nil, n, path, depth)
+}
+
+func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) []byte {
+	if depth > scnMaxValueDepth {
+		p.fail(n, path, "value nested more than %d levels deep", scnMaxValueDepth)
+	}
+	bad := func() {
+		p.fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", scnDescribe(n))
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		b = append(b, '{')
+		seen := make(map[string]*yaml.Node, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p.rejectMerge(k, path)
+			if k.Kind != yaml.ScalarNode || !scnIsString(k) {
+				p.fail(k, path, "keys must be strings, got %s", scnDescribe(k))
+			}
+			if prev, dup := seen[k.Value]; dup {
+				p.fail(k, scnJoin(path, k.Value), "duplicate key%s (first at line %d:%d)", scnQuoteKey(k.Value), prev.Line, prev.Column)
+			}
+			seen[k.Value] = k
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(jsonw.AppendString(b, k.Value), ':')
+			b = p.appendJSON(b, v, scnJoin(path, k.Value), depth+1)
+		}
+		return append(b, '}')
+	case yaml.SequenceNode:
+		b = append(b, '[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.appendJSON(b, c, scnIndex(path, i), depth+1)
+		}
+		return append(b, ']')
+	case yaml.ScalarNode:
+		if scnIsString(n) {
+			return jsonw.AppendString(b, n.Value)
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return append(b, "null"...)
+		case "!!bool":
+			return strconv.AppendBool(b, p.boolean(n, path))
+		case "!!int":
+			if scnIsJSONNumber(n.Value) {
+				return append(b, n.Value...)
+			}
+			var i int64
+			if err := n.Decode(&i); err == nil {
+				return strconv.AppendInt(b, i, 10)
+			}
+		case "!!float":
+			if scnIsJSONNumber(n.Value) {
+				return append(b, n.Value...)
+			}
+			var f float64
+			if err := n.Decode(&f); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				s := strconv.FormatFloat(f, 'g', -1, 64)
+				if !strings.ContainsAny(s, ".eE") {
+					s += ".0"
+				}
+				return append(b, s...)
+			}
+		}
+	}
+	bad()
+	return nil
+}
+
+// scnIsJSONNumber reports whether s is a JSON number as it is.
+func scnIsJSONNumber(s string) bool {
+	return s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && json.Valid([]byte(s))
+}
