@@ -312,3 +312,23 @@ func TestScenarioNewKeys(t *testing.T) {
 		t.Errorf("json: %+v", j)
 	}
 }
+
+// TestSetVariantOriginalSettings: the original variant refuses settings it
+// does not have, from the file or set by --variant.
+func TestSetVariantOriginalSettings(t *testing.T) {
+	sc, err := Parse("v.yaml", []byte("settings:\n  fallback: [m2]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *Error
+	if err := sc.SetVariant("original"); !errors.As(err, &se) || se.Pos.String() != "v.yaml:2:3" || !strings.Contains(se.Msg, "variant original takes only") {
+		t.Errorf("SetVariant(original) = %v", err)
+	}
+	plain, err := Parse("p.yaml", []byte("settings: {maxRetries: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.SetVariant("original"); err != nil || plain.Variant != "original" {
+		t.Errorf("plain settings: %v", err)
+	}
+}

@@ -978,6 +978,11 @@ func (p *scnParser) scenario(root *yaml.Node) *Scenario {
 	if err := scnCheckSettings(p.file, prof, sc.Settings, sc.src); err != nil {
 		panic(scnBailout{err})
 	}
+	if sc.Variant == "original" {
+		if err := scnOriginalSettings(sc); err != nil {
+			panic(scnBailout{err})
+		}
+	}
 	return sc
 }
 

@@ -69,8 +69,25 @@ func (sc *Scenario) SetVariant(name string) error {
 		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.profile }), Field: "profile",
 			Msg: fmt.Sprintf("variant original allows only profile %s, not %s", policy.DefaultProfile, sc.Profile)}
 	}
+	if name == "original" {
+		if err := scnOriginalSettings(sc); err != nil {
+			return err
+		}
+	}
 	sc.Variant = name
 	return nil
+}
+
+// scnOriginalSettings refuses, for the original variant, settings the
+// original does not have (any opt-in key of SPEC §1 set to other than its
+// default): its table has no rule for them.
+func scnOriginalSettings(sc *Scenario) *Error {
+	plain := policy.Settings{Enabled: sc.Settings.Enabled, MaxRetries: sc.Settings.MaxRetries, BaseDelay: sc.Settings.BaseDelay}
+	if sc.Settings.Equal(plain) {
+		return nil
+	}
+	return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.settings }), Field: "settings",
+		Msg: "variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)"}
 }
 
 // srcPos is the position at picks from sc's source, or the file alone.

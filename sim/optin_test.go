@@ -334,3 +334,19 @@ turns:
 		`"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":7000,"errorMessage":"rate limited"}`,
 		`"type":"auto_retry_end","success":false,"attempt":1,"finalError":"conflict"}`)
 }
+
+// TestOriginalRefusesOptInSettings: the original variant's table has no
+// rule for the opt-in settings, so a session refuses them.
+func TestOriginalRefusesOptInSettings(t *testing.T) {
+	sc, err := scenario.Parse("o.yaml", []byte("turns: [{stopReason: stop}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Settings.Fallback = []string{"m2"}
+	if _, err := sim.NewSession(sc, sim.Options{Variant: "original"}); err == nil || !strings.Contains(err.Error(), "variant original takes only") {
+		t.Errorf("NewSession = %v", err)
+	}
+	if _, err := sim.NewSession(sc, sim.Options{}); err != nil {
+		t.Errorf("sound: %v", err)
+	}
+}
