@@ -59,38 +59,59 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	cover := flagString(fs, "coverage") == "true"
 	traces := map[string][][]trace.Record{}
 	passed, failed, invalid := 0, 0, 0
+	// Every path is found first, so that the files of all paths run in
+	// one runFiles (on every processor, even when the shell expanded a
+	// glob into one argument per file); what a path has to say (its
+	// error, its warnings) is printed where it comes in the order.
+	var files []string
+	var notes []pathNote
 	for _, arg := range args {
-		files, skipped, err := scenario.Find(arg)
-		if err != nil {
-			fmt.Fprintf(stderr, "retrysim run: %s\n", termsafe.Text(err.Error()))
-			invalid++
-			continue
+		found, skipped, err := scenario.Find(arg)
+		note := pathNote{before: len(files)}
+		switch {
+		case err != nil:
+			note.errs = append(note.errs, fmt.Sprintf("retrysim run: %s", termsafe.Text(err.Error())))
+		case len(found) == 0:
+			note.errs = append(note.errs, fmt.Sprintf("retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)", termsafe.Text(arg)))
 		}
 		for _, s := range skipped {
-			fmt.Fprintf(stderr, "retrysim run: warning: %s\n", s)
+			note.warnings = append(note.warnings, fmt.Sprintf("retrysim run: warning: %s", s))
 		}
-		if len(files) == 0 {
-			fmt.Fprintf(stderr, "retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)\n", termsafe.Text(arg))
-			invalid++
-			continue
+		if note.errs != nil || note.warnings != nil {
+			notes = append(notes, note)
 		}
-		runFiles(files, ov, func(i int, o fileRun) {
-			path, sc, res := files[i], o.sc, o.res
-			if o.err != nil {
-				fmt.Fprintln(stderr, termsafe.Text(o.err.Error()))
-				invalid++
-				return
-			}
-			if cover {
-				traces[res.Variant] = append(traces[res.Variant], res.Records)
-			}
-			if printResult(stdout, sc, path, res) {
-				passed++
-			} else {
-				failed++
-			}
-		})
+		files = append(files, found...)
 	}
+	printNotes := func(upTo int) {
+		for len(notes) > 0 && notes[0].before <= upTo {
+			for _, w := range notes[0].warnings {
+				fmt.Fprintln(stderr, w)
+			}
+			for _, e := range notes[0].errs {
+				fmt.Fprintln(stderr, e)
+				invalid++
+			}
+			notes = notes[1:]
+		}
+	}
+	runFiles(files, ov, func(i int, o fileRun) {
+		printNotes(i)
+		path, sc, res := files[i], o.sc, o.res
+		if o.err != nil {
+			fmt.Fprintln(stderr, termsafe.Text(o.err.Error()))
+			invalid++
+			return
+		}
+		if cover {
+			traces[res.Variant] = append(traces[res.Variant], res.Records)
+		}
+		if printResult(stdout, sc, path, res) {
+			passed++
+		} else {
+			failed++
+		}
+	})
+	printNotes(len(files))
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
 	if cover {
 		if code := coverageMain(traces, stdout, stderr); code != exitOK {
@@ -109,6 +130,13 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// pathNote is what run has to say of a path: its warnings, then its
+// error, printed before the outcome of files[before].
+type pathNote struct {
+	before         int
+	warnings, errs []string
 }
 
 // fileRun is the outcome of one scenario file: loaded and run, or an error.

@@ -402,3 +402,40 @@ func TestGCTune(t *testing.T) {
 	debug.SetGCPercent(100)
 	u.stop()
 }
+
+// TestRunPathsInOrder: the files of several paths run together, but what
+// is printed keeps the paths' order: each file's verdict, a missing path's
+// error and a directory's files, as the paths were given.
+func TestRunPathsInOrder(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.yaml":     strings.Replace(passScenario, "name: passing", "name: pass-a", 1),
+		"b.yaml":     strings.Replace(passScenario, "name: passing", "name: pass-b", 1),
+		"d/c.yaml":   strings.Replace(passScenario, "name: passing", "name: pass-c", 1),
+		"d/e.yaml":   failScenario,
+		"empty/.txt": "",
+	})
+	var out strings.Builder
+	args := []string{"run", filepath.Join(dir, "a.yaml"), filepath.Join(dir, "missing.yaml"), filepath.Join(dir, "d"),
+		filepath.Join(dir, "empty"), filepath.Join(dir, "b.yaml")}
+	if code := realMain(args, &out, &out); code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	var got []string
+	for line := range strings.Lines(out.String()) {
+		switch {
+		case strings.HasPrefix(line, "PASS  ") || strings.HasPrefix(line, "FAIL  "):
+			got = append(got, line[:strings.Index(line, "  (")])
+		case strings.Contains(line, "missing.yaml"):
+			got = append(got, "missing")
+		case strings.Contains(line, "no scenario files"):
+			got = append(got, "empty")
+		}
+	}
+	want := []string{"PASS  pass-a", "missing", "PASS  pass-c", "FAIL  failing", "empty", "PASS  pass-b"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order %q, want %q\n%s", got, want, out.String())
+	}
+	if !strings.Contains(out.String(), "2 invalid scenario files or paths") {
+		t.Errorf("no invalid count of 2:\n%s", out.String())
+	}
+}
