@@ -90,3 +90,31 @@ func BenchmarkBareLooplabChain(b *testing.B) {
 		}
 	}
 }
+
+// TestResetRunAllocatesNothing: a reused session runs a whole chain, its
+// JSON trace included, without allocating (Reset reseeds the jitter
+// source in place rather than making a new one), with and without jitter.
+func TestResetRunAllocatesNothing(t *testing.T) {
+	for _, jitter := range []bool{false, true} {
+		sc := benchScenario(3, 3)
+		if jitter {
+			sc.Settings.Jitter = policy.Jitter{Mode: policy.JitterFull, Ratio: 1}
+		}
+		s, err := NewSession(sc, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(); err != nil { // first run: buffers grow
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			s.Reset()
+			if _, err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("jitter %v: %.1f allocations per reset and run, want 0", jitter, allocs)
+		}
+	}
+}

@@ -52,8 +52,10 @@ type Session struct {
 	// replies were classified with it when clsFresh is true.
 	cls      *policy.Classifier
 	clsFresh bool
-	// draw is the random source of jitter draws (the scenario's seed).
-	draw func() float64
+	// pcg and rng are the random source of jitter draws (the scenario's
+	// seed), reseeded by Reset; see draw.
+	pcg rand.PCG
+	rng *rand.Rand
 	// cancelled lists the timers cancelled that have not fired yet: the
 	// scheduler cannot take an event back, so their firing is dropped here
 	// (it still moves virtual time, as the original's abandoned timers do).
@@ -111,7 +113,8 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	s.set = sc.Settings
 	s.buf.Effects = make([]session.Effect, 0, 8) // a step makes a few effects
 	s.sched.AfterEach = s.settle
-	s.draw = randomSource(sc)
+	s.rng = rand.New(&s.pcg)
+	s.seed()
 	if s.cls, err = classifierOf(&s.set); err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (s *Session) Reset() {
 	s.set = s.sc.Settings
 	s.cls, _ = classifierOf(&s.set)
 	s.clsFresh = true
-	s.draw = randomSource(s.sc)
+	s.seed()
 	if s.json != nil {
 		s.json.Reset()
 	}
@@ -398,19 +401,23 @@ func (s *Session) write(r *trace.Record) {
 	}
 }
 
-// randomSource is the scenario's source of jitter draws: every draw is
-// random.fixed when the scenario gives it, else math/rand/v2's PCG seeded
-// with the scenario's seed (1 when not set).
-func randomSource(sc *scenario.Scenario) func() float64 {
-	if sc.HasRandomFixed {
-		u := sc.RandomFixed
-		return func() float64 { return u }
-	}
-	seed := sc.Seed
+// seed seeds the source of jitter draws with the scenario's seed (1 when
+// not set).
+func (s *Session) seed() {
+	seed := s.sc.Seed
 	if seed == 0 {
 		seed = 1
 	}
-	return rand.New(rand.NewPCG(uint64(seed), 0)).Float64
+	s.pcg.Seed(uint64(seed), 0)
+}
+
+// draw is the next jitter draw: random.fixed when the scenario gives it,
+// else from math/rand/v2's PCG seeded with the scenario's seed.
+func (s *Session) draw() float64 {
+	if s.sc.HasRandomFixed {
+		return s.sc.RandomFixed
+	}
+	return s.rng.Float64()
 }
 
 // scenarioProfile is the name of the scenario's profile.

@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 var updateReadme = flag.Bool("update", false, "rewrite README.md's generated state diagram from the code")
@@ -236,5 +238,31 @@ func TestReadmeVersionFormat(t *testing.T) {
 		if !versionLineRE.MatchString(m[1]) {
 			t.Errorf("the example %q does not have the form %s", m[1], versionSynopsis)
 		}
+	}
+}
+
+// TestReadmeSettingsExample: the settings block of README's "Retry
+// settings and profiles" section is valid as a scenario's settings (every
+// key known, every value allowed) and means what its comments say.
+func TestReadmeSettingsExample(t *testing.T) {
+	doc := readDoc(t, readmePath)
+	sec := doc[strings.Index(doc, "## Retry settings and profiles"):]
+	m := regexp.MustCompile("(?s)```yaml\n(settings:\n.*?)```").FindStringSubmatch(sec)
+	if m == nil {
+		t.Fatal("README's settings section has no ```yaml block starting with settings:")
+	}
+	src := "name: readme settings\n" + m[1] + "turns:\n  - {stopReason: stop}\n"
+	sc, err := scenario.Parse("README.md", []byte(src))
+	if err != nil {
+		t.Fatalf("README's settings do not load: %v", err)
+	}
+	set := sc.Settings
+	if err := set.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if set.MaxRetries != 10 || set.MaxBackoff != 8*time.Second || set.Jitter.Mode != policy.JitterDown ||
+		set.RetryAfter.Use != policy.HintFloor || set.RetryAfter.MaxWait != 5*time.Minute ||
+		set.Classify != policy.ClassifyStrict || len(set.Fallback) != 1 {
+		t.Errorf("README's settings read as %+v", set)
 	}
 }
