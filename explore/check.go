@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -13,8 +14,9 @@ import (
 type Counterexample struct {
 	Violation
 	MaxRetries int
-	// Replay is the scenario file, nil when the path cannot be replayed
-	// (NotReplayed says why: jittered settings, see NewReplay).
+	// Replay is the scenario file, nil when scenario files cannot express
+	// the path (NotReplayed says why: jitter draws, waits that are not
+	// whole milliseconds; see NewReplay).
 	Replay      *Replay
 	NotReplayed string
 }
@@ -98,9 +100,10 @@ func check(opt Options, from, to int) (*Summary, error) {
 				v.Name, c.MaxRetries, inv.Description(), c.Path),
 			Extend: true, Expect: true,
 		})
+		var nr notReplayable
 		switch {
-		case err != nil && configs[c.MaxRetries-from].set.Jittered():
-			c.NotReplayed = err.Error()
+		case errors.As(err, &nr):
+			c.NotReplayed = nr.why
 		case err != nil:
 			return nil, fmt.Errorf("counterexample for %s: %w", inv, err)
 		default:

@@ -167,6 +167,9 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 		}
 		sc = st.key.state()
 		for i := np; i < len(ab.posts); i++ {
+			if d := ab.posts[i].delay; d%time.Millisecond != 0 {
+				return notReplayable{fmt.Sprintf("after %s: a wait of %v is not a whole number of milliseconds, and scenario files time replies and actions in whole milliseconds", in, d)}
+			}
 			posted[ab.posts[i].id] = postInfo{step: len(steps), seq: 1<<30 + i, delay: ab.posts[i].delay}
 		}
 		steps = append(steps, st)
@@ -312,8 +315,15 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 // (sim draws from a seeded source), so a path of jittered settings is not
 // replayed.
 func fixDraw(file *scenario.Scenario, u float64) error {
-	return fmt.Errorf("replay: jitter %s: the scenario file cannot fix the draws at %v, so sim's waits would differ from the explorer's", file.Settings.Jitter.Mode, u)
+	return notReplayable{fmt.Sprintf("jitter %s: the scenario file cannot fix the draws at %v, so sim's waits would differ from the explorer's", file.Settings.Jitter.Mode, u)}
 }
+
+// notReplayable is NewReplay's error for a path that scenario files
+// cannot express (not a disagreement between the explorer and the
+// session): jitter draws, waits of fractions of a millisecond.
+type notReplayable struct{ why string }
+
+func (e notReplayable) Error() string { return "replay: " + e.why }
 
 // ms is n milliseconds.
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }

@@ -143,8 +143,9 @@ var axes = []struct {
 	{"strict-patterns", `{"classify":"strict","nonRetryablePatterns":["usage limit"]}`},
 }
 
-// jittered are settings with each jitter mode (their paths are not
-// replayed: see fixDraw).
+// jittered are settings with each jitter mode, and settings whose waits
+// are not whole milliseconds (their paths are not replayed: see fixDraw
+// and notReplayable).
 var jittered = []struct {
 	name string
 	json string
@@ -153,6 +154,7 @@ var jittered = []struct {
 	{"updown", `{"maxBackoffMs":8000,"jitter":{"mode":"updown","ratio":0.5},"retryAfter":{"use":"floor","maxWaitMs":12000}}`},
 	{"full", `{"maxBackoffMs":8000,"jitter":{"mode":"full","ratio":1},"persistent":true}`},
 	{"equal", `{"maxBackoffMs":3000,"jitter":{"mode":"equal","ratio":0.3},"retryAfter":{"use":"replace"},"fallback":["m1","m2","m3"]}`},
+	{"fractional-waits", `{"baseDelayMs":333,"backoffFactor":1.5,"maxBackoffMs":700}`},
 }
 
 func settingsOf(t *testing.T, js string) *policy.Settings {
@@ -350,6 +352,23 @@ func TestPlantedViolations(t *testing.T) {
 			t.Errorf("%s: %s not found (violations %v)", tc.v.Name, tc.want, r.Violations)
 		}
 	}
+	// A counterexample scenario files cannot express (jitter draws) is
+	// kept as its path, saying why; another is replayed.
+	jit := settingsOf(t, `{"maxBackoffMs":8000,"jitter":{"mode":"updown","ratio":0.2},"retryAfter":{"use":"floor","maxWaitMs":10000}}`)
+	for _, set := range []*policy.Settings{jit, failFast} {
+		sum, err := check(Options{Variant: noReset, Settings: set, anyVariant: true}, 2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Counterexamples) == 0 {
+			t.Fatalf("%+v: no counterexample", *set)
+		}
+		for _, cx := range sum.Counterexamples {
+			if set.Jittered() != (cx.Replay == nil) || set.Jittered() != strings.Contains(cx.NotReplayed, "draw") {
+				t.Errorf("%+v: %s: replay %v, not replayed %q", *set, cx.Invariant, cx.Replay != nil, cx.NotReplayed)
+			}
+		}
+	}
 	// The wait bound: omp-2026-06 waits up to its 8 s cap (down jitter,
 	// the draw 0) and up to a hint under floor; a bound of 4 s is broken
 	// by the fourth retry's 4 s * 2 = 8 s.
@@ -434,6 +453,15 @@ func TestReplaySettings(t *testing.T) {
 	set := settingsOf(t, jittered[0].json)
 	if _, err := NewReplay(session.Sound, 1, []Input{ActPrompt, ReplyRetryable}, ReplayOptions{Settings: set}); err == nil || !strings.Contains(err.Error(), "draw") {
 		t.Errorf("a jittered replay: %v, want an error about the draw", err)
+	}
+	// 333 ms, then 499.5 ms: the second wait is refused.
+	set = settingsOf(t, `{"baseDelayMs":333,"backoffFactor":1.5}`)
+	path := []Input{ActPrompt, ReplyRetryable, FireTimer, ReplyRetryable}
+	if _, err := NewReplay(session.Sound, 2, path[:2], ReplayOptions{Settings: set}); err != nil {
+		t.Errorf("a wait of 333 ms: %v", err)
+	}
+	if _, err := NewReplay(session.Sound, 2, path, ReplayOptions{Settings: set}); err == nil || !strings.Contains(err.Error(), "499.5ms is not a whole number of milliseconds") {
+		t.Errorf("a wait of 499.5 ms: %v, want an error saying so", err)
 	}
 }
 
