@@ -64,8 +64,8 @@ type expander struct {
 	_           [128]byte
 }
 
-func newExpander(v *session.Variant, opt Options) *expander {
-	return &expander{sh: newShell(v, opt.MaxRetries, false), without: opt.without,
+func newExpander(v *session.Variant, opt Options, c *config) *expander {
+	return &expander{sh: newConfigShell(v, c, false), without: opt.without,
 		reached: make([]bool, len(v.Retry.Rules())*len(policy.States()))}
 }
 
@@ -81,6 +81,7 @@ func (x *expander) expand(i int32, k *key, out []succ) []succ {
 		}
 		t = s
 		sh.step(&t, in)
+		sh.cfg.saturate(&t)
 		if sh.pruned {
 			x.pruned++
 			continue
@@ -130,6 +131,7 @@ func (x *expander) expandBatch(bt *batch) {
 type bfs struct {
 	v      *session.Variant
 	opt    Options
+	cfg    *config
 	r      *Result
 	set    *stateSet
 	found  invSet
@@ -146,7 +148,7 @@ func (b *bfs) run() {
 	s0 := initial()
 	k0 := s0.key()
 	b.set.add(&k0, k0.hash(), -1, 0)
-	local := newExpander(b.v, b.opt)
+	local := newExpander(b.v, b.opt, b.cfg)
 	defer b.stopWorkers()
 	var (
 		next  int32    // the first state not yet handed out for expansion
@@ -214,7 +216,7 @@ func (b *bfs) run() {
 func (b *bfs) startWorkers(n int) {
 	b.jobs = make(chan *batch, inFlightPerWorker*n)
 	for range n {
-		x := newExpander(b.v, b.opt)
+		x := newExpander(b.v, b.opt, b.cfg)
 		b.workers = append(b.workers, x)
 		b.wg.Go(func() {
 			for bt := range b.jobs {

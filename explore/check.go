@@ -1,8 +1,10 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -12,13 +14,18 @@ import (
 type Counterexample struct {
 	Violation
 	MaxRetries int
-	Replay     *Replay
+	// Replay is the scenario file, nil when scenario files cannot express
+	// the path (NotReplayed says why: jitter draws, waits that are not
+	// whole milliseconds; see NewReplay).
+	Replay      *Replay
+	NotReplayed string
 }
 
 // Summary is the result of checking a range of maxRetries values.
 type Summary struct {
 	Variant         string
-	States          int // summed over the range
+	Settings        *policy.Settings // the settings checked (nil: the default ones)
+	States          int              // summed over the range
 	Transitions     int
 	Pruned          int
 	Counterexamples []Counterexample // one per violated invariant, in Invariants order
@@ -30,18 +37,47 @@ type Summary struct {
 // A from or to outside 0..MaxRetriesLimit(v) is refused with an error
 // wrapping a *MaxRetriesError, before exploring anything.
 func Check(v *session.Variant, from, to int) (*Summary, error) {
+	return check(Options{Variant: v}, from, to)
+}
+
+// CheckSettings is Check with the retry settings set (nil: the default
+// settings), e.g. a profile's: see Options.Settings. Settings the explorer
+// cannot take are refused with an error saying why, before exploring
+// anything. The counterexamples' scenario files carry the settings.
+func CheckSettings(v *session.Variant, set *policy.Settings, from, to int) (*Summary, error) {
+	return check(Options{Variant: v, Settings: set}, from, to)
+}
+
+// check is Check for opt's variant and settings (its MaxRetries unused).
+func check(opt Options, from, to int) (*Summary, error) {
+	v := opt.Variant
 	if v == nil {
 		v = session.Sound
 	}
+	opt.Variant = v
 	for _, mr := range []int{from, to} {
 		if err := ValidateMaxRetries(v, mr); err != nil {
 			return nil, fmt.Errorf("explore: %w", err)
 		}
 	}
+	configs := make([]*config, 0, max(to-from+1, 0))
+	for mr := from; mr <= to; mr++ {
+		c, err := newConfig(v, opt.Settings, mr, opt.anyVariant)
+		if err != nil {
+			return nil, fmt.Errorf("explore: settings: %w", err)
+		}
+		configs = append(configs, c)
+	}
 	sum := &Summary{Variant: v.Name}
+	if opt.Settings != nil {
+		set := opt.Settings.Clone()
+		sum.Settings = &set
+	}
 	best := map[Invariant]Counterexample{}
 	for mr := from; mr <= to; mr++ {
-		r := exploreAll(Options{Variant: v, MaxRetries: mr})
+		o := opt
+		o.MaxRetries = mr
+		r := exploreConfig(o, configs[mr-from])
 		sum.Results = append(sum.Results, r)
 		sum.States += r.States
 		sum.Transitions += r.Transitions
@@ -58,16 +94,21 @@ func Check(v *session.Variant, from, to int) (*Summary, error) {
 		if !ok {
 			continue
 		}
-		rp, err := NewReplay(v, c.MaxRetries, c.Path, ReplayOptions{
+		rp, err := newReplay(v, configs[c.MaxRetries-from], c.Path, ReplayOptions{
 			Name: fmt.Sprintf("check-%s-%s", v.Name, inv),
 			Description: fmt.Sprintf("Counterexample found by retrysim check (variant %s, maxRetries %d): %s. Path: %v.",
 				v.Name, c.MaxRetries, inv.Description(), c.Path),
 			Extend: true, Expect: true,
 		})
-		if err != nil {
+		var nr notReplayable
+		switch {
+		case errors.As(err, &nr):
+			c.NotReplayed = nr.why
+		case err != nil:
 			return nil, fmt.Errorf("counterexample for %s: %w", inv, err)
+		default:
+			c.Replay = rp
 		}
-		c.Replay = rp
 		sum.Counterexamples = append(sum.Counterexamples, c)
 	}
 	return sum, nil

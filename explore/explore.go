@@ -19,12 +19,16 @@ const (
 	// an auto_retry_end.
 	InvAttemptZero
 	// InvStartAttempts: every auto_retry_start has 1 <= attempt <=
-	// maxRetries, attempt 1 opens a chain and attempts are consecutive
-	// within it.
+	// maxRetries (no upper bound in persistent mode but for usage limits;
+	// 1 after a fallback whatever maxRetries), attempt 1 opens a chain and
+	// attempts are consecutive within it, restarting at 1 only right after
+	// a retry_fallback, which its auto_retry_start follows in the same
+	// step.
 	InvStartAttempts
 	// InvEndInChain: no auto_retry_end outside a chain, except the
-	// maxRetries-0 end {success:false, attempt:0}; an end inside a chain
-	// reports the chain's attempt.
+	// maxRetries-0 end {success:false, attempt:0} and the fail-fast end
+	// {success:false, attempt:1}; an end inside a chain reports the chain's
+	// attempt (a fail-fast end the next one, the retry it did not make).
 	InvEndInChain
 	// InvChainEnds: at quiescence no chain is open (every chain that starts
 	// ends).
@@ -34,22 +38,27 @@ const (
 	// InvPromptResolves: at quiescence (no timer, no run in flight) no
 	// prompt is unresolved.
 	InvPromptResolves
+	// InvWaitBound: with maxBackoffMs > 0, no auto_retry_start's delayMs
+	// exceeds maxBackoffMs*(1+jitter.ratio), unless the reply's hint asks
+	// for more and retryAfter.use (floor or replace) and maxHintMs let it.
+	InvWaitBound
 	numInvariants
 )
 
 var invariantNames = [numInvariants]string{
 	"overflow-not-retried", "attempt-zero-outside-chain", "start-attempts", "end-in-chain",
-	"chain-ends", "disabled-no-start", "prompt-resolves",
+	"chain-ends", "disabled-no-start", "prompt-resolves", "wait-bound",
 }
 
 var invariantText = [numInvariants]string{
 	"no auto_retry_start is caused by an overflow reply",
 	"attempt is 0 whenever no chain is open and right after every auto_retry_end (the counter is stale)",
-	"every auto_retry_start has 1 <= attempt <= maxRetries, consecutive within its chain",
-	"no auto_retry_end outside a chain (except the maxRetries-0 end with attempt 0), and an end reports its chain's attempt",
+	"every auto_retry_start has 1 <= attempt <= maxRetries (persistent: unbounded but for usage limits), consecutive within its chain, restarting at 1 only right after retry_fallback",
+	"no auto_retry_end outside a chain (except the maxRetries-0 end with attempt 0 and the fail-fast end with attempt 1), and an end reports its chain's attempt (fail-fast: the next)",
 	"every chain that starts ends: no chain is open at quiescence (a chain can be left open)",
 	"with retry disabled no chain starts",
 	"at quiescence (no timer, no run in flight) no prompt is unresolved (a prompt never resolves)",
+	"no wait exceeds maxBackoffMs*(1+jitter.ratio) unless a hint used by floor or replace asks for more",
 }
 
 // String returns the invariant's name, e.g. "chain-ends".
@@ -71,9 +80,19 @@ func Invariants() []Invariant {
 type Options struct {
 	Variant    *session.Variant // default session.Sound
 	MaxRetries int
+	// Settings are the retry settings explored (nil: the default settings
+	// with baseDelayMs 2000), e.g. a profile's (policy.ProfileByName).
+	// Their MaxRetries is replaced by MaxRetries, and retry starts enabled
+	// (the alphabet switches it). They must pass policy.Settings.Validate;
+	// a variant other than sound takes no opt-in setting (a key after
+	// baseDelayMs). SPEC.md §12.6 says how the explorer abstracts them.
+	Settings *policy.Settings
 	// without removes inputs from the alphabet (bit 1<<Input), for tests
 	// that compare with an explorer whose alphabet lacked them.
 	without uint32
+	// anyVariant lets tests explore opt-in settings on a variant other
+	// than sound (a broken one, to plant a violation).
+	anyVariant bool
 }
 
 // Violation is one violated invariant with its shortest counterexample.
@@ -94,8 +113,9 @@ type Unit struct {
 type Result struct {
 	Variant     string
 	MaxRetries  int
-	States      int // reachable abstract states
-	Transitions int // (state, enabled input) pairs explored
+	Settings    policy.Settings // the settings explored (normalised; MaxRetries set)
+	States      int             // reachable abstract states
+	Transitions int             // (state, enabled input) pairs explored
 	// Pruned counts transitions dropped because they needed more than
 	// the explorer's timer bounds (SPEC.md §12.1); 0 in sound.
 	Pruned     int
@@ -137,22 +157,33 @@ func (r *Result) State(i int) State { return r.nodes[i>>chunkBits][i&(chunkLen-1
 // (whatever the number of CPUs: see bfs).
 //
 // A maxRetries outside 0..MaxRetriesLimit(opt.Variant) is refused with an
-// error wrapping a *MaxRetriesError, before exploring anything.
+// error wrapping a *MaxRetriesError, and settings the explorer cannot take
+// (see Options.Settings) with an error saying why, before exploring
+// anything.
 func Explore(opt Options) (*Result, error) {
 	if err := ValidateMaxRetries(opt.Variant, opt.MaxRetries); err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
-	return exploreAll(opt), nil
+	c, err := newConfig(opt.Variant, opt.Settings, opt.MaxRetries, opt.anyVariant)
+	if err != nil {
+		return nil, fmt.Errorf("explore: settings: %w", err)
+	}
+	return exploreConfig(opt, c), nil
 }
 
-// exploreAll is Explore for a validated opt.MaxRetries.
-func exploreAll(opt Options) *Result {
+// exploreAll is Explore for a validated opt.MaxRetries and the default
+// settings.
+func exploreAll(opt Options) *Result { return exploreConfig(opt, defaultConfig(opt.MaxRetries)) }
+
+// exploreConfig is Explore for a validated opt.MaxRetries and c, the
+// configuration of opt.Settings.
+func exploreConfig(opt Options, c *config) *Result {
 	v := opt.Variant
 	if v == nil {
 		v = session.Sound
 	}
-	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Reached: map[Unit]bool{}}
-	b := &bfs{v: v, opt: opt, r: r}
+	r := &Result{Variant: v.Name, MaxRetries: opt.MaxRetries, Settings: c.set.Clone(), Reached: map[Unit]bool{}}
+	b := &bfs{v: v, opt: opt, cfg: c, r: r}
 	b.run()
 	return r
 }

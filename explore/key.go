@@ -24,7 +24,8 @@ import (
 //     run's prompt 1 if it is the same one, else 2; Prompts the largest.
 //   - times: the explorer gives the core At = 0, so messages' At and
 //     CompAt are 0 and the "older than the latest compaction" test never
-//     holds; CompDone is dropped.
+//     holds; CompDone is dropped, and so is RetryAt (get_state's
+//     nextRetryAt: no input of the alphabet reads it).
 //   - the run's last reply (Run.Last, HasLast, Switch): every reply sets it
 //     before the run's end reads it, so between steps it is dead.
 //   - the context's stored replies: the core reads a stored message only
@@ -46,6 +47,7 @@ import (
 //	32  Run.Call    33-34 Context.Last 35-36 Context.BeforeLast
 //	37-40 Context.Assistant code       41-44 Context.Previous code
 //	45-47 Ctl code  48-50 CompTimer code  51-53 NT  54+i timer i's Late
+//	58-62 Retry.Model (the fallback model in use; 0 without retry.fallback)
 //
 // rem[i] is timer i's Rem (bits 0-29) and Kind (bits 30-31). Unused timers
 // are zero.
@@ -66,6 +68,9 @@ const MaxMaxRetries = 20
 const (
 	maxKeyAttempt = 1<<8 - 1
 	maxKeyArmed   = 1<<3 - 1
+	// maxKeyModel is the largest Snapshot.Model the key encodes (5 bits;
+	// policy.MaxFallbacks is 16).
+	maxKeyModel = 1<<5 - 1
 )
 
 func b2u(b bool) uint64 {
@@ -116,7 +121,7 @@ func (s *State) key() key {
 	ss := &s.Session
 	si := ss.Retry.State.Index()
 	if si < 0 || uint(ss.Retry.Attempt) > maxKeyAttempt || uint(ss.Retry.Armed) > maxKeyArmed ||
-		uint16(s.ChainAttempt) > maxKeyAttempt || ss.Run.Kind > session.CompactionRun || s.NT > maxTimers {
+		uint16(s.ChainAttempt) > maxKeyAttempt || uint(ss.Retry.Model) > maxKeyModel || ss.Run.Kind > session.CompactionRun || s.NT > maxTimers {
 		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
 	w := uint64(si)
@@ -173,6 +178,7 @@ func (s *State) key() key {
 	w |= code(ss.Ctl) << 45
 	w |= code(ss.CompTimer) << 48
 	w |= uint64(s.NT) << 51
+	w |= uint64(ss.Retry.Model) << 58
 	k := key{}
 	for i := 0; i < int(s.NT); i++ {
 		t := &s.T[i]
@@ -200,6 +206,7 @@ func (k *key) state() State {
 		Open:       w>>11&1 != 0,
 		Armed:      int(w >> 12 & 7),
 		Controlled: w>>15&1 != 0,
+		Model:      int(w >> 58 & maxKeyModel),
 	}
 	s.Enabled = w>>16&1 != 0
 	s.ChainOpen = w>>17&1 != 0

@@ -13,7 +13,8 @@ import (
 // and c (the canonical state of a's key) by in with their own shells and
 // reports how they differ: whether in is enabled, the pruning, the
 // invariants of the step, the rules fired, the retry records and the keys
-// reached. It returns the two next states.
+// reached. In persistent mode the keys compared are saturated and so are
+// the records' attempts (config.saturate). It returns the two next states.
 func stepAlike(t *testing.T, label string, sa, sc *shell, a, c State, in Input) (State, State, bool) {
 	t.Helper()
 	if ea, ec := sa.enabled(&a, in), sc.enabled(&c, in); ea != ec {
@@ -29,10 +30,11 @@ func stepAlike(t *testing.T, label string, sa, sc *shell, a, c State, in Input) 
 	ra, rc := sa.records[na:], sc.records[nc:]
 	ok = ok && len(ra) == len(rc)
 	for i := 0; ok && i < len(ra); i++ {
-		ok = ra[i].Type == rc[i].Type && ra[i].Edge == rc[i].Edge && ra[i].Start == rc[i].Start && ra[i].End == rc[i].End
+		xa, xc := sa.cfg.satRecord(ra[i]), sc.cfg.satRecord(rc[i])
+		ok = xa.Type == xc.Type && xa.Edge == xc.Edge && xa.Start == xc.Start && xa.End == xc.End && xa.Fallback == xc.Fallback
 	}
 	if ok && !sa.pruned {
-		ok = a.key() == c.key()
+		ok = satKeyOf(sa.cfg, a) == satKeyOf(sc.cfg, c)
 	}
 	if !ok {
 		t.Errorf("%s: %s steps the session's state and its canonical one apart:\nsession   %v pruned %t fails %b units %v %v\ncanonical %v pruned %t fails %b units %v %v",

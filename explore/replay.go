@@ -27,6 +27,9 @@ type Replay struct {
 	Final  Final
 	// Path is the replayed path, extended to quiescence when asked.
 	Path []Input
+	// Scenario is the scenario file YAML holds, for sim.RunScenario
+	// without parsing.
+	Scenario *scenario.Scenario
 }
 
 // Final is the predicted final state in sim's terms.
@@ -48,6 +51,10 @@ type ReplayOptions struct {
 	// Expect writes an expect block (the predicted retry events and the
 	// final state).
 	Expect bool
+	// Settings are the retry settings of the exploration the path comes
+	// from (nil: the default settings), as in Options.Settings; the
+	// scenario file carries them.
+	Settings *policy.Settings
 }
 
 type turnSpec struct {
@@ -97,16 +104,35 @@ type postInfo struct {
 // starts; events due at the same instant come in the order posted
 // (actions first). Inputs other than timers are kept 2 ms apart when that
 // is possible, else as close as need be. NewReplay fails when no such
-// times exist or the sessions differ (SPEC.md §12.2).
+// times exist or the sessions differ (SPEC.md §12.2), and for settings
+// the explorer refuses (see Options.Settings).
 func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptions) (*Replay, error) {
 	if v == nil {
 		v = session.Sound
 	}
+	if err := ValidateMaxRetries(v, maxRetries); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	cfg, err := newConfig(v, opt.Settings, maxRetries, false)
+	if err != nil {
+		return nil, fmt.Errorf("replay: settings: %w", err)
+	}
+	return newReplay(v, cfg, path, opt)
+}
+
+// newReplay is NewReplay for the configuration cfg.
+func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions) (*Replay, error) {
 	// Pass 1: the abstract session (ab), checked against the explorer's
-	// normalised stepping (c); the events each step posts.
-	ab := newShell(v, maxRetries, false)
+	// normalised stepping (c); the events each step posts. In persistent
+	// mode the keys compared are saturated (config.saturate), as the
+	// explorer's are.
+	ab := newConfigShell(v, cfg, false)
 	ab.keep, ab.logging = true, true
-	c := newShell(v, maxRetries, false)
+	c := newConfigShell(v, cfg, false)
+	satKey := func(s State) key {
+		cfg.saturate(&s)
+		return s.key()
+	}
 	sb, sc := initial(), initial()
 	posted := map[uint64]postInfo{}
 	var steps []replayStep
@@ -135,12 +161,15 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 			return fmt.Errorf("after %s: timer bound exceeded", in)
 		}
 		st.hi = len(ab.records)
-		st.key = sb.key()
-		if kc := sc.key(); kc != st.key {
+		st.key = satKey(sb)
+		if kc := satKey(sc); kc != st.key {
 			return fmt.Errorf("after %s: the normalised state steps unlike the session's:\nnormalised %v\nsession    %v", in, sc, sb)
 		}
 		sc = st.key.state()
 		for i := np; i < len(ab.posts); i++ {
+			if d := ab.posts[i].delay; d%time.Millisecond != 0 {
+				return notReplayable{fmt.Sprintf("after %s: a wait of %v is not a whole number of milliseconds, and scenario files time replies and actions in whole milliseconds", in, d)}
+			}
 			posted[ab.posts[i].id] = postInfo{step: len(steps), seq: 1<<30 + i, delay: ab.posts[i].delay}
 		}
 		steps = append(steps, st)
@@ -177,7 +206,7 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 	}
 
 	// Pass 2: the real session at those times.
-	raw := newShell(v, maxRetries, true)
+	raw := newConfigShell(v, cfg, true)
 	r := initial()
 	rp := &Replay{}
 	var events []scenario.ExpectEvent
@@ -193,7 +222,7 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 		}
 		switch {
 		case in.isReply():
-			m := &replyOf[in]
+			m := &cfg.msgs[in]
 			cur.stop, cur.msg, cur.switched, cur.duration, cur.done = m.msg.StopReason, m.msg.ErrorMessage, m.switched, now-cur.start, true
 			cur = nil
 		case in == ActAbort:
@@ -219,7 +248,7 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 		if err := sameRetryRecords(ab.records[st.lo:st.hi], raw.records[nr:]); err != nil {
 			return nil, fmt.Errorf("after %s at t=%d: %w", in, now, err)
 		}
-		if r.key() != st.key {
+		if satKey(r) != st.key {
 			return nil, fmt.Errorf("after %s at t=%d: the session at real times differs from the session at time 0:\nreal     %v\nabstract %v",
 				in, now, r, st.key.state())
 		}
@@ -256,9 +285,14 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 		rp.Final.Unresolved = []int{p}
 	}
 	file := &scenario.Scenario{Name: opt.Name, Description: opt.Description, Variant: v.Name,
-		Settings:      policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay},
+		Settings:      cfg.set.Clone(),
 		ContextWindow: 200000, Compaction: scenario.Compaction{Enabled: true, Succeed: true},
 		Actions: acts}
+	if cfg.set.Jittered() {
+		if err := fixDraw(file, cfg.draw); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range turns {
 		if !t.done { // cannot happen after Extend; a call left in flight
 			t.stop, t.duration = policy.StopReasonStop, 1_000_000
@@ -272,8 +306,24 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 			IsRetrying: &f.IsRetrying, UnresolvedPrompts: append([]int{}, f.Unresolved...), HasUnresolved: true}}
 	}
 	rp.YAML = scenario.Format(file)
+	rp.Scenario = file
 	return rp, nil
 }
+
+// fixDraw makes every jitter draw of file's session u, as the explorer's
+// are (JitterDraw). The scenario files of this build cannot fix the draw
+// (sim draws from a seeded source), so a path of jittered settings is not
+// replayed.
+func fixDraw(file *scenario.Scenario, u float64) error {
+	return notReplayable{fmt.Sprintf("jitter %s: the scenario file cannot fix the draws at %v, so sim's waits would differ from the explorer's", file.Settings.Jitter.Mode, u)}
+}
+
+// notReplayable is NewReplay's error for a path that scenario files
+// cannot express (not a disagreement between the explorer and the
+// session): jitter draws, waits of fractions of a millisecond.
+type notReplayable struct{ why string }
+
+func (e notReplayable) Error() string { return "replay: " + e.why }
 
 // ms is n milliseconds.
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -311,7 +361,7 @@ func sameRetryRecords(abs, raw []trace.Record) error {
 		}
 		x := &abs[i]
 		i++
-		if x.Type != r.Type || x.Edge != r.Edge || x.Start != r.Start || x.End != r.End {
+		if x.Type != r.Type || x.Edge != r.Edge || x.Start != r.Start || x.End != r.End || x.Fallback != r.Fallback {
 			return fmt.Errorf("the abstract session writes %s %+v%+v%+v, the real one %s %+v%+v%+v",
 				x.Type, x.Edge, x.Start, x.End, r.Type, r.Edge, r.Start, r.End)
 		}

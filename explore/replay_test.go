@@ -21,6 +21,12 @@ func replayCheck(t *testing.T, label string, rp *Replay) bool {
 		t.Errorf("%s: %v\n%s", label, err, rp.YAML)
 		return false
 	}
+	return replayScenarioCheck(t, label, rp, sc)
+}
+
+// replayScenarioCheck is replayCheck of sc, rp's scenario.
+func replayScenarioCheck(t *testing.T, label string, rp *Replay, sc *scenario.Scenario) bool {
+	t.Helper()
 	res, err := sim.RunScenario(sc, sim.Options{})
 	if err != nil {
 		t.Errorf("%s: %v", label, err)

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,13 +39,24 @@ const (
 	// ReplyUsageLimitStay is the same error when auth storage does not
 	// switch: the retry waits its backoff.
 	ReplyUsageLimitStay
+	// ReplyHintLong is ReplyRetryable's error with a hint (e.g. "529
+	// overloaded_error, retry-after-ms=N") that makes the wait too long
+	// where the settings have a ceiling: N is retryAfter.maxWaitMs + 1 s,
+	// but at most maxHintMs (a hint above it is not used); an hour without
+	// either. In the alphabet only when retryAfter.use is floor or replace
+	// (SPEC.md §12.6).
+	ReplyHintLong
+	// ReplyHintShort is the same error with a 2 ms hint: floor keeps the
+	// backoff, replace shortens the wait to 2 ms. In the alphabet with
+	// ReplyHintLong.
+	ReplyHintShort
 	numInputs
 )
 
 var inputNames = [numInputs]string{
 	"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
 	"abort_retry", "abort", "set_auto_retry:true", "set_auto_retry:false", "prompt", "fire_timer",
-	"reply:usage_limit:switch", "reply:usage_limit:stay",
+	"reply:usage_limit:switch", "reply:usage_limit:stay", "reply:hint:long", "reply:hint:short",
 }
 
 // String returns the input's name, e.g. "reply:retryable".
@@ -55,7 +67,8 @@ func (i Input) String() string {
 	return inputNames[i]
 }
 
-// Messages of the error replies of the alphabet.
+// Messages of the error replies of the default alphabet (settings whose
+// classification gives one another class pick another: see candidates).
 const (
 	MsgRetryable  = "529 overloaded_error"
 	MsgOverflow   = "prompt is too long: 213462 tokens > 200000 maximum"
@@ -80,11 +93,10 @@ const (
 	maxRem  = 1<<remBits - 1
 )
 
-// replyOf is the reply (and auth storage's answer) of each reply input.
-var replyOf = [numInputs]struct {
-	msg      policy.AssistantMessage
-	switched bool
-}{
+// replyOf is the reply (and auth storage's answer) of each reply input of
+// the default settings' alphabet (the hinted replies are made per
+// exploration: newConfig).
+var replyOf = [numInputs]replyInput{
 	ReplyRetryable:        {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgRetryable}},
 	ReplyOverflow:         {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgOverflow}},
 	ReplyFatal:            {msg: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: MsgFatal}},
@@ -97,41 +109,72 @@ var replyOf = [numInputs]struct {
 
 // isReply reports whether in is a reply input.
 func (i Input) isReply() bool {
-	return i <= ReplyToolUse || i == ReplyUsageLimitSwitch || i == ReplyUsageLimitStay
+	return i <= ReplyToolUse || i >= ReplyUsageLimitSwitch && i < numInputs
 }
 
+// isHint reports whether in is one of the hinted replies, which are in
+// the alphabet only when the settings read hints.
+func (i Input) isHint() bool { return i == ReplyHintLong || i == ReplyHintShort }
+
 // classifiedAlphabet is what the shell gives the core: every reply
-// classified once, as sim classifies a turn (policy.ClassifyReply, at the
+// classified once, as sim classifies a turn (in the settings' mode, at the
 // epoch; the alphabet has no date hint), and the aborted reply of the
 // abort command.
 type classifiedAlphabet struct {
 	reply   [numInputs]policy.Outcome
 	aborted policy.Outcome
-	// outcomes lists the distinct outcomes, for the state key.
+	// outcomes lists the distinct outcomes, for the state key (of the
+	// default alphabet: see classify).
 	outcomes []policy.Outcome
 }
 
+// alphabet is the default settings' alphabet.
 var alphabet = func() *classifiedAlphabet {
-	a := &classifiedAlphabet{}
-	epoch := time.UnixMilli(0).UTC()
-	add := func(o policy.Outcome) {
-		for _, x := range a.outcomes {
-			if x == o {
-				return
-			}
-		}
-		a.outcomes = append(a.outcomes, o)
+	a, err := classify(nil, &replyOf, 0, false, nil)
+	if err != nil {
+		panic(err)
 	}
-	for in := Input(0); in < numInputs; in++ {
-		if in.isReply() {
-			a.reply[in] = policy.ClassifyReply(replyOf[in].msg, contextWindow, epoch)
-			add(a.reply[in])
-		}
-	}
-	a.aborted = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage}, contextWindow, epoch)
-	add(a.aborted)
 	return a
 }()
+
+// classify classifies the replies msgs with cls (nil: the original's
+// message classification); jittered gives each retryable reply the draw.
+// A message with no stop reason is not in the alphabet (config.off: a
+// hinted reply of settings that ignore hints, a reply no candidate
+// message gives its class).
+// The state key stores a reply only if it overflows, by its index in the
+// default alphabet's outcomes (ref): an overflow reply that classifies
+// otherwise under cls (which no mode does: overflow comes first in each)
+// is an error.
+func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
+	a := &classifiedAlphabet{}
+	add := func(o policy.Outcome) error {
+		for _, x := range a.outcomes {
+			if x == o {
+				return nil
+			}
+		}
+		if ref != nil && o.Overflow && !slices.Contains(ref.outcomes, o) {
+			return fmt.Errorf("the overflow reply %q classifies as %+v under the settings, not as the state key stores it", o.Message, o)
+		}
+		a.outcomes = append(a.outcomes, o)
+		return nil
+	}
+	for in := Input(0); in < numInputs; in++ {
+		if in.isReply() && msgs[in].msg.StopReason != "" {
+			o := cls.Reply(msgs[in].msg, contextWindow, epoch)
+			if jittered && o.Class == policy.ClassRetryable {
+				o.Draw = draw
+			}
+			a.reply[in] = o
+			if err := add(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	a.aborted = cls.Reply(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage}, contextWindow, epoch)
+	return a, add(a.aborted)
+}
 
 // Timer is a pending timer of the abstract queue: what the core armed
 // (Kind, ID) and Rem, its due time relative to the abstract now in ms.
@@ -190,7 +233,8 @@ func initial() State { return State{Session: session.Initial(), Enabled: true} }
 type shell struct {
 	_    [128]byte // see expander
 	core session.Core
-	set  policy.Settings // Enabled comes from the State
+	cfg  *config
+	set  policy.Settings // cfg.set; Enabled comes from the State
 	buf  session.Buffer
 	ev   session.Event
 	// raw: replay mode. The core is given real times (now) and every
@@ -208,22 +252,31 @@ type shell struct {
 	posts   []post
 
 	// Per step.
-	firing bool         // the step fires a timer: the timers it arms are not Late
-	pruned bool         // the step needed more than the timer bounds
-	fails  invSet       // invariants the step violates
-	lastIn policy.Input // the input of the step's last transition record
-	endAt  bool         // the step's last retry record is auto_retry_end
-	units  []int        // (rule, from-state) units of the transitions recorded
-	_      [128]byte
+	in       Input        // the step's input
+	firing   bool         // the step fires a timer: the timers it arms are not Late
+	pruned   bool         // the step needed more than the timer bounds
+	fails    invSet       // invariants the step violates
+	lastIn   policy.Input // the input of the step's last transition record
+	lastEv   string       // the event of the step's last transition record
+	endAt    bool         // the step's last retry record is auto_retry_end
+	fellBack bool         // a retry_fallback waits for its auto_retry_start
+	units    []int        // (rule, from-state) units of the transitions recorded
+	_        [128]byte
 }
 
 // invariantRecords are the records the invariants read.
-var invariantRecords = session.RecordMask(trace.Transition, trace.AutoRetryStart, trace.AutoRetryEnd)
+var invariantRecords = session.RecordMask(trace.Transition, trace.AutoRetryStart, trace.AutoRetryEnd, trace.RetryFallback)
 
-// newShell returns a shell for v and maxRetries: enabled at first, base
-// delay 2 s, compaction enabled and succeeding. raw is the replay mode.
+// newShell returns a shell for v and maxRetries with the default settings:
+// enabled at first, base delay 2 s, compaction enabled and succeeding. raw
+// is the replay mode.
 func newShell(v *session.Variant, maxRetries int, raw bool) *shell {
-	sh := &shell{raw: raw, keep: raw, set: policy.Settings{Enabled: true, MaxRetries: maxRetries, BaseDelay: baseDelay}}
+	return newConfigShell(v, defaultConfig(maxRetries), raw)
+}
+
+// newConfigShell returns a shell for v and the configuration c.
+func newConfigShell(v *session.Variant, c *config, raw bool) *shell {
+	sh := &shell{raw: raw, keep: raw, cfg: c, set: c.set}
 	sh.core = session.Core{Variant: v, Config: session.Config{CompactionEnabled: true, CompactionSucceeds: true}}
 	if !raw {
 		sh.core.Records = invariantRecords
@@ -246,13 +299,13 @@ func (sh *shell) enabled(s *State, in Input) bool {
 	case ActAbortRetry, ActAbort, ActPrompt:
 		return true
 	}
-	return in.isReply() && s.Session.Run.Call != 0
+	return in.isReply() && s.Session.Run.Call != 0 && sh.cfg.off&(1<<in) == 0
 }
 
 // step applies in to s, which must enable it: one queue event, the core
 // stepped with its event and then with Settle, as sim's scheduler does.
 func (sh *shell) step(s *State, in Input) {
-	sh.fails, sh.pruned, sh.endAt, sh.lastIn = 0, false, false, -1
+	sh.fails, sh.pruned, sh.endAt, sh.lastIn, sh.lastEv, sh.fellBack, sh.in = 0, false, false, -1, "", false, in
 	sh.units = sh.units[:0]
 	sh.firing = in == FireTimer
 	ev := &sh.ev
@@ -262,7 +315,7 @@ func (sh *shell) step(s *State, in Input) {
 		ev.Kind = session.AbortRetry
 	case ActAbort:
 		// A call in flight ends with the aborted reply.
-		ev.Kind, ev.Reply = session.Abort, alphabet.aborted
+		ev.Kind, ev.Reply = session.Abort, sh.cfg.alpha.aborted
 	case ActEnable, ActDisable:
 		ev.Kind, ev.Enabled = session.SetAutoRetry, in == ActEnable
 	case ActPrompt:
@@ -271,7 +324,7 @@ func (sh *shell) step(s *State, in Input) {
 		t := sh.pop(s)
 		ev.Kind, ev.Timer = session.TimerFired, session.Timer{Kind: t.Kind, ID: t.ID}
 	default: // a reply to the call in flight
-		ev.Kind, ev.Call, ev.Reply, ev.Switch = session.Reply, s.Session.Run.Call, alphabet.reply[in], replyOf[in].switched
+		ev.Kind, ev.Call, ev.Reply, ev.Switch = session.Reply, s.Session.Run.Call, sh.cfg.alpha.reply[in], sh.cfg.msgs[in].switched
 	}
 	sh.apply(s)
 	*ev = session.Event{Kind: session.Settle}
@@ -279,6 +332,18 @@ func (sh *shell) step(s *State, in Input) {
 	if sh.endAt && s.Session.Retry.Attempt != 0 {
 		sh.fails |= 1 << InvAttemptZero
 	}
+	if sh.fellBack {
+		sh.fails |= 1 << InvStartAttempts
+	}
+}
+
+// reply is the classified reply of the step's input, nil when the input
+// is not a reply.
+func (sh *shell) reply() *policy.Outcome {
+	if !sh.in.isReply() {
+		return nil
+	}
+	return &sh.cfg.alpha.reply[sh.in]
 }
 
 // apply steps the core with sh.ev and performs its effects.
@@ -323,7 +388,7 @@ func (sh *shell) record(s *State, r *trace.Record) {
 	}
 	switch r.Type {
 	case trace.Transition:
-		sh.lastIn = r.Edge.Input
+		sh.lastIn, sh.lastEv = r.Edge.Input, r.Edge.Event
 		if r.Edge.Rule >= 0 {
 			sh.units = append(sh.units, r.Edge.Rule*len(policy.States())+policy.State(r.Edge.From).Index())
 		}
@@ -336,22 +401,64 @@ func (sh *shell) record(s *State, r *trace.Record) {
 		if s.ChainOpen {
 			want = int(s.ChainAttempt) + 1
 		}
-		if a != want || a < 1 || a > sh.set.MaxRetries {
+		o := sh.reply()
+		// Persistent mode retries all but usage limits with no count
+		// limit; a fallback restarts the count at 1 whatever maxRetries.
+		unbounded := sh.set.Persistent && o != nil && !o.UsageLimit || sh.fellBack && a == 1
+		if a != want || a < 1 || a > sh.set.MaxRetries && !unbounded {
 			sh.fails |= 1 << InvStartAttempts
 		}
 		if !s.Enabled {
 			sh.fails |= 1 << InvDisabledNoStart
 		}
+		if !sh.waitWithinBound(r.Start.DelayMs, o) {
+			sh.fails |= 1 << InvWaitBound
+		}
 		s.ChainOpen, s.ChainAttempt = true, int16(a)
-		sh.endAt = false
+		sh.endAt, sh.fellBack = false, false
+	case trace.RetryFallback:
+		// The next model: the count restarts, the next start is attempt 1.
+		s.ChainAttempt, sh.fellBack = 0, true
 	case trace.AutoRetryEnd:
 		a := r.End.Attempt
-		if !s.ChainOpen && !(a == 0 && !r.End.Success) || s.ChainOpen && a != int(s.ChainAttempt) {
+		// A fail-fast end (the wait too long, SPEC.md §1.1 step 6).
+		failFast := !r.End.Success && sh.lastEv == failFastEvent
+		switch {
+		case !s.ChainOpen:
+			// At once, with no start: maxRetries 0 (attempt 0), or a
+			// first wait too long (fail-fast, attempt 1).
+			if r.End.Success || !(a == 0 || a == 1 && failFast) {
+				sh.fails |= 1 << InvEndInChain
+			}
+		case a != int(s.ChainAttempt) && !(failFast && a == int(s.ChainAttempt)+1):
+			// A fail-fast end reports the retry it did not make.
 			sh.fails |= 1 << InvEndInChain
 		}
+		if sh.fellBack {
+			sh.fails |= 1 << InvStartAttempts
+		}
 		s.ChainOpen, s.ChainAttempt = false, 0
-		sh.endAt = true
+		sh.endAt, sh.fellBack = true, false
 	}
+}
+
+// failFastEvent is the event of the rules that end a chain because its
+// wait is too long (sound's fail_fast).
+const failFastEvent = "fail_fast"
+
+// waitWithinBound reports whether a retry's wait (delayMs) is within
+// maxBackoffMs*(1+ratio), or within a hint that o carries and the
+// settings use (floor or replace, not above maxHintMs).
+func (sh *shell) waitWithinBound(delayMs float64, o *policy.Outcome) bool {
+	bound := sh.cfg.waitBound
+	if bound == 0 {
+		return true
+	}
+	if ra := &sh.set.RetryAfter; o != nil && o.HasWaitHint && (ra.Use == policy.HintFloor || ra.Use == policy.HintReplace) &&
+		(ra.MaxHint <= 0 || o.WaitHintMs <= msOf(ra.MaxHint)) {
+		bound = max(bound, o.WaitHintMs)
+	}
+	return delayMs <= bound*(1+1e-12)
 }
 
 // arm adds a timer the core armed, after every timer due no later (FIFO

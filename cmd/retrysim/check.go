@@ -27,17 +27,30 @@ maxRetries is fixed per exploration, within the range measured to explore
 in under 10 s and 1 GB on 2 cores (with --max-retries-upto N, for 0..N
 together): ` + maxRetriesRanges() + `.
 
+--profile NAME explores that profile's retry settings (SPEC.md §12.6: the
+jitter draw fixed at the longest wait, persistent mode's counter
+saturated, hinted replies when the profile reads hints). Its maxRetries is
+the profile's own unless --max-retries or --max-retries-upto is given.
+Variant original takes only the default profile (` + policy.DefaultProfile + `).
+
 Prints one line "states=N transitions=M violations=K" (K: violated
 invariants), then per violated invariant one shortest counterexample as a
 scenario file preceded by "# violation: NAME" (or written to --out DIR as
-check-VARIANT-NAME.yaml). Each counterexample's expect block passes under
-"retrysim run": it shows the violation.
+check-VARIANT-NAME.yaml, or check-VARIANT-PROFILE-NAME.yaml with
+--profile). Each counterexample's expect block passes under "retrysim
+run": it shows the violation. A counterexample of jittered settings is
+printed as its path (its scenario cannot fix the jitter draws).
 
 Exit status: 0 when every invariant holds, 1 on a violation, 2 on invalid
 flags.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(session.VariantNames(), ", ")+"; default sound)")
-			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+")")
+			var profiles []string
+			for _, p := range policy.Profiles() {
+				profiles = append(profiles, p.Name)
+			}
+			fs.String("profile", "", "explore the retry settings of profile `NAME` instead of the default ones (one of: "+strings.Join(profiles, ", ")+")")
+			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+"; default 3, or the profile's)")
 			fs.String("max-retries-upto", "", "explore every maxRetries from 0 to `N` (same range; not with --max-retries; default: off)")
 			fs.String("out", "", "write the counterexamples into `DIR` instead of printing them")
 		},
@@ -58,6 +71,18 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(c, stderr, "--variant: %v", err)
 	}
+	var set *policy.Settings // nil: the default settings
+	profile := flagString(fs, "profile")
+	if profile != "" {
+		prof, err := policy.ProfileByName(profile)
+		if err != nil {
+			return usageError(c, stderr, "--profile: %v", err)
+		}
+		if v != session.Sound && prof.Name != policy.DefaultProfile {
+			return usageError(c, stderr, "--profile %s: variant %s allows only profile %s", prof.Name, v.Name, policy.DefaultProfile)
+		}
+		profile, set = prof.Name, &prof.Settings
+	}
 	flagName := "max-retries"
 	if flagSet(fs, "max-retries-upto") {
 		if flagSet(fs, flagName) {
@@ -69,6 +94,9 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(c, stderr, "--%s: %q is not an integer", flagName, flagString(fs, flagName))
 	}
+	if set != nil && !flagSet(fs, flagName) { // the profile's own maxRetries
+		n = set.MaxRetries
+	}
 	from, to := n, n
 	if flagName == "max-retries-upto" {
 		from = 0
@@ -78,7 +106,12 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return usageError(c, stderr, "--%s %d is out of range for variant %s (allowed: 0 to %d, the range explored in under 10 s and 1 GB; see SPEC.md §12)",
 			flagName, n, v.Name, rangeErr.Limit)
 	}
-	sum, err := explore.Check(v, from, to)
+	for mr := from; mr <= to; mr++ {
+		if err := explore.ValidateSettings(v, set, mr); err != nil {
+			return usageError(c, stderr, "--profile %s with maxRetries %d: %v (see SPEC.md §12.6)", profile, mr, err)
+		}
+	}
+	sum, err := explore.CheckSettings(v, set, from, to)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim check: %v\n", err)
 		return exitFail
@@ -92,12 +125,20 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, cx := range sum.Counterexamples {
+		if cx.Replay == nil { // jittered settings: the path alone
+			fmt.Fprintf(stdout, "# violation: %s (maxRetries %d): path %v (not replayed: %s)\n", cx.Invariant, cx.MaxRetries, cx.Path, cx.NotReplayed)
+			continue
+		}
 		if out == "" {
 			fmt.Fprintf(stdout, "# violation: %s\n", cx.Invariant)
 			stdout.Write(cx.Replay.YAML)
 			continue
 		}
-		path := filepath.Join(out, fmt.Sprintf("check-%s-%s.yaml", v.Name, cx.Invariant))
+		base := v.Name
+		if profile != "" {
+			base += "-" + profile
+		}
+		path := filepath.Join(out, fmt.Sprintf("check-%s-%s.yaml", base, cx.Invariant))
 		if err := os.WriteFile(path, cx.Replay.YAML, 0o644); err != nil {
 			fmt.Fprintf(stderr, "retrysim check: %v\n", err)
 			return exitFail

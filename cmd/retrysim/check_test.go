@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/explore"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 func TestCheckSound(t *testing.T) {
@@ -118,5 +119,82 @@ func TestCheckMaxRetriesFlagsExclusive(t *testing.T) {
 		if !strings.Contains(help, want) {
 			t.Errorf("check --help lacks %q:\n%s", want, help)
 		}
+	}
+}
+
+// TestCheckProfiles: check --profile NAME explores each of the nine
+// profiles' settings at the profile's own maxRetries (unless a range flag
+// says otherwise) and finds no violation; the default profile is the
+// default exploration, byte for byte.
+func TestCheckProfiles(t *testing.T) {
+	_, plain, _ := runMain(t, "check")
+	_, listing, _ := runMain(t, "profiles")
+	n := 0
+	for _, p := range policy.Profiles() {
+		n++
+		if !strings.Contains(listing, p.Name) {
+			t.Errorf("profiles does not list %s", p.Name)
+		}
+		code, out, errOut := runMain(t, "check", "--profile", p.Name)
+		if code != exitOK || !strings.HasPrefix(out, "states=") || !strings.HasSuffix(out, " violations=0\n") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", p.Name, code, out, errOut)
+			continue
+		}
+		_, own, _ := runMain(t, "check", "--profile", p.Name, "--max-retries", strconv.Itoa(p.Settings.MaxRetries))
+		if own != out {
+			t.Errorf("%s: without --max-retries %q, with the profile's own %d %q", p.Name, out, p.Settings.MaxRetries, own)
+		}
+		if p.Name == policy.DefaultProfile && out != plain {
+			t.Errorf("%s: %q, the default check %q", p.Name, out, plain)
+		}
+	}
+	if n != 9 {
+		t.Errorf("%d profiles, want 9", n)
+	}
+	// A range flag replaces the profile's maxRetries.
+	_, one, _ := runMain(t, "check", "--profile", "omp-2026-06", "--max-retries", "1")
+	_, ten, _ := runMain(t, "check", "--profile", "omp-2026-06")
+	_, upto, _ := runMain(t, "check", "--profile", "omp-2026-06", "--max-retries-upto", "2")
+	if one == ten || upto == ten || !strings.HasSuffix(one, " violations=0\n") || !strings.HasSuffix(upto, " violations=0\n") {
+		t.Errorf("maxRetries 1 %q, 0..2 %q, the profile's 10 %q", one, upto, ten)
+	}
+	_, help, _ := runMain(t, "check", "--help")
+	for _, want := range []string{"--profile", "the profile's own", "anthropic-sdk"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("check --help lacks %q:\n%s", want, help)
+		}
+	}
+}
+
+// TestCheckProfileFlags: an unknown profile, or a profile with opt-in
+// settings on the original variant, is a usage error naming the problem,
+// before exploring; the original takes the default profile (its
+// counterexamples as without it, the files named after the profile).
+func TestCheckProfileFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--profile", "nope"}, "--profile"},
+		{[]string{"check", "--variant", "original", "--profile", "omp-2026-06"}, "variant original allows only profile omp-2026-02"},
+		{[]string{"check", "--profile", "pi", "--max-retries", "21"}, "allowed: 0 to 20"},
+	} {
+		code, out, errOut := runMain(t, tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	_, plain, _ := runMain(t, "check", "--variant", "original")
+	code, out, _ := runMain(t, "check", "--variant", "original", "--profile", policy.DefaultProfile)
+	if code != exitFail || out != plain {
+		t.Errorf("original with the default profile: exit %d, output differs from without it", code)
+	}
+	dir := t.TempDir()
+	if code, _, errOut := runMain(t, "check", "--variant", "original", "--profile", policy.DefaultProfile, "--out", dir); code != exitFail {
+		t.Fatalf("--out: exit %d %s", code, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "check-original-"+policy.DefaultProfile+"-*.yaml"))
+	if len(files) != 3 {
+		t.Errorf("wrote %v", files)
 	}
 }
