@@ -45,11 +45,7 @@ Exit status: 0 when every invariant holds, 1 on a violation, 2 on invalid
 flags.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(session.VariantNames(), ", ")+"; default sound)")
-			var profiles []string
-			for _, p := range policy.Profiles() {
-				profiles = append(profiles, p.Name)
-			}
-			fs.String("profile", "", "explore the retry settings of profile `NAME` instead of the default ones (one of: "+strings.Join(profiles, ", ")+")")
+			profileFlag(fs, "explore the retry settings of profile `NAME` instead of the default ones")
 			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+"; default 3, or the profile's)")
 			fs.String("max-retries-upto", "", "explore every maxRetries from 0 to `N` (same range; not with --max-retries; default: off)")
 			fs.String("out", "", "write the counterexamples into `DIR` instead of printing them")
