@@ -222,3 +222,26 @@ func TestAuditHelp(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestReadmeAuditExample: README's "Auditing a log" section runs the
+// session of commands10b and prints what the audit prints for its log.
+func TestReadmeAuditExample(t *testing.T) {
+	section := markdownSection(t, readDoc(t, readmePath), "## Auditing a log")
+	blocks, _ := fences(t, section)
+	if len(blocks) != 2 {
+		t.Fatalf("the section has %d code blocks, want the commands and their output", len(blocks))
+	}
+	for _, w := range append(strings.Split(strings.TrimSpace(commands10b), "\n"),
+		strings.TrimPrefix(scenario10b, "../../"), "rpc --virtual --variant original", "> original.jsonl", "audit original.jsonl") {
+		if !strings.Contains(blocks[0].body, w) {
+			t.Errorf("the commands lack %q:\n%s", w, blocks[0].body)
+		}
+	}
+	dir := t.TempDir()
+	rpcLogFile(t, dir, "original.jsonl", commands10b, "--variant", "original", "--scenario", scenario10b)
+	t.Chdir(dir)
+	code, out, _ := runMain(t, "audit", "original.jsonl")
+	if code != exitFail || out != blocks[1].body {
+		t.Errorf("exit %d, output:\n%s\nREADME shows:\n%s", code, out, blocks[1].body)
+	}
+}
