@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +25,8 @@ type Rule string
 // The rules, in the order SPEC.md §16 describes them.
 const (
 	// ChainNotEnded: a chain (its first auto_retry_start) has no
-	// auto_retry_end before the next prompt is accepted or by the end of
-	// the log (SPEC §9 H1, H3, H7). Reported at the chain's first
+	// auto_retry_end before the next prompt's run starts or by the end of
+	// the log (SPEC §9 H1, H3, H7, H13). Reported at the chain's first
 	// auto_retry_start.
 	ChainNotEnded Rule = "chain-not-ended"
 	// AttemptSequence: an auto_retry_start of an open chain whose attempt
@@ -189,7 +190,7 @@ func (a *Auditor) Profile() policy.Profile { return a.profile }
 // Audit reads one log from r to its end and checks it, calling report (if
 // not nil) with each finding as soon as it is known: a chain-not-ended
 // finding, whose line is the chain's first auto_retry_start, comes when the
-// next prompt is accepted or at the end of the log, so findings are not
+// next prompt's run starts or at the end of the log, so findings are not
 // always in line order. The error is r's, with the line it stopped at; the
 // summary then counts the lines read before it.
 func (a *Auditor) Audit(r io.Reader, report func(Finding)) (Summary, error) {
@@ -229,10 +230,13 @@ type state struct {
 	lastAttempt   int  // the attempt of its last auto_retry_start
 	lastStartLine int
 	fallback      bool // a retry_fallback since: the next start is attempt 1
+	awaitingRun   bool // no agent_start since its last auto_retry_start
 
 	reply reply // the current run's last assistant message_end
 
 	hint hintCheck // the retry waiting for its run to start
+
+	promptLine int // an accepted prompt whose run has not started (0: none)
 
 	rejected struct { // the last prompt response with success false
 		line  int
@@ -417,11 +421,46 @@ const (
 // is reported (bad-event) and the line skipped.
 func (a *Auditor) decode(line []byte, typ string, v any) bool {
 	if err := jsonv2.Unmarshal(line, v, decodeOptions); err != nil {
-		a.bad(BadEvent, typ+": "+strings.TrimPrefix(err.Error(), "json: ")+", skipped")
+		a.bad(BadEvent, typ+": "+describeFieldError(err)+", skipped")
 		return false
 	}
 	a.sum.Events++
 	return true
+}
+
+// describeFieldError says which field of an event has the wrong type and
+// what is allowed, e.g. `attempt is a string (allowed: a number)`.
+func describeFieldError(err error) string {
+	var se *jsonv2.SemanticError
+	if !errors.As(err, &se) || se.GoType == nil || se.JSONPointer == "" {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
+	var allowed string
+	switch t := se.GoType; {
+	case t.Kind() == reflect.Float64:
+		allowed = "a number"
+	case t.Kind() == reflect.Bool:
+		allowed = "true or false"
+	case t.Kind() == reflect.String:
+		allowed = "a string"
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+		allowed = "an object"
+	default:
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	got := "a JSON " + se.JSONKind.String()
+	switch se.JSONKind {
+	case '{':
+		got = "an object"
+	case '[':
+		got = "an array"
+	case '0':
+		got = "the number " + string(se.JSONValue) + ", out of range"
+	case 't', 'f':
+		got = se.JSONKind.String()
+	}
+	return field + " is " + got + " (allowed: " + allowed + ")"
 }
 
 // whole reports the value of a whole-number field, or reports it (bad-event)
@@ -462,6 +501,25 @@ func (a *Auditor) find(line int, rule Rule, reason string) {
 func (a *Auditor) onAgentStart(at stamp) {
 	st := &a.st
 	st.reply = reply{}
+	retried := st.open && st.awaitingRun // this may be the retried run
+	st.awaitingRun = false
+	if st.promptLine != 0 {
+		promptLine := st.promptLine
+		st.promptLine = 0
+		if retried {
+			// A prompt accepted during the backoff: this run may be the
+			// retried one, or the prompt's. The chain may still end; its
+			// hint cannot be told apart.
+			st.hint = hintCheck{}
+			return
+		}
+		if st.open {
+			a.find(st.chainLine, ChainNotEnded, fmt.Sprintf(
+				"the chain that started here has no auto_retry_end before the run of the next prompt (accepted at line %d) started at line %d; its last attempt was %d (line %d)",
+				promptLine, st.line, st.lastAttempt, st.lastStartLine))
+			a.closeChain()
+		}
+	}
 	if !st.hint.ok {
 		return
 	}
@@ -506,13 +564,7 @@ func (a *Auditor) onResponse(e *responseLine) {
 		// (SPEC §9 H5): the second is no prompt.
 		return
 	}
-	if st.open {
-		a.find(st.chainLine, ChainNotEnded, fmt.Sprintf(
-			"the chain that started here has no auto_retry_end before the next prompt was accepted (line %d); its last attempt was %d (line %d)",
-			st.line, st.lastAttempt, st.lastStartLine))
-		a.closeChain()
-	}
-	st.hint = hintCheck{}
+	st.promptLine = st.line
 }
 
 func (a *Auditor) onEnd(e *endLine) {
@@ -552,7 +604,7 @@ func (a *Auditor) onEnd(e *endLine) {
 
 func (a *Auditor) closeChain() {
 	st := &a.st
-	st.open, st.fallback, st.hint = false, false, hintCheck{}
+	st.open, st.fallback, st.awaitingRun, st.hint = false, false, false, hintCheck{}
 }
 
 func (a *Auditor) endOfLog() {
@@ -598,7 +650,7 @@ func (a *Auditor) onStart(e *startLine) {
 			a.find(st.line, AttemptSequence, fmt.Sprintf("attempt %d follows %s; expected %d", k, why, want))
 		}
 	}
-	st.lastAttempt, st.lastStartLine, st.fallback = k, st.line, false
+	st.lastAttempt, st.lastStartLine, st.fallback, st.awaitingRun = k, st.line, false, true
 
 	delay := *e.DelayMs
 	if ok, want := a.delayAllowed(k, delay); !ok {

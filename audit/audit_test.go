@@ -28,6 +28,10 @@ const (
 	errorFatal  = `{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"invalid api key"},"model":"m"}`
 	replyStop   = `{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"m"}`
 	endSuccess1 = `{"type":"auto_retry_end","success":true,"attempt":1}`
+
+	overflowError   = `{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"prompt is too long"},"model":"m"}`
+	compactionStart = `{"type":"auto_compaction_start","reason":"overflow"}`
+	compactionEnd   = `{"type":"auto_compaction_end","result":{"summary":"s"},"aborted":false,"willRetry":true}`
 )
 
 func start(attempt int, delayMs float64) string {
@@ -76,7 +80,7 @@ func TestChainNotEnded(t *testing.T) {
 			promptOK, agentStart, error529, agentEnd, start(1, 2000), // 5
 			agentStart, errorFatal, agentEnd,
 		), []finding{{5, audit.ChainNotEnded}}},
-		{"open when the next prompt is accepted", logOf(
+		{"open when the next prompt's run starts", logOf(
 			promptOK, agentStart, error529, agentEnd, start(1, 2000), // 5
 			agentStart, errorFatal, agentEnd,
 			`{"id":"p2","type":"response","command":"prompt","success":true}`, // 9
@@ -85,19 +89,26 @@ func TestChainNotEnded(t *testing.T) {
 		{"ended", logOf(
 			promptOK, agentStart, error529, agentEnd, start(1, 2000), agentStart, replyStop, endSuccess1, agentEnd,
 		), nil},
-		{"the original's second response to a rejected prompt is no prompt", logOf(
+		{"a prompt accepted during the backoff may be queued: the chain goes on", logOf(
 			promptOK, agentStart, error529, agentEnd, start(1, 2000),
-			`{"id":"p2","type":"response","command":"prompt","success":false,"error":"Agent is already processing."}`,
 			`{"id":"p2","type":"response","command":"prompt","success":true}`,
 			agentStart, replyStop, endSuccess1, agentEnd,
 		), nil},
+		{"the original's second response to a rejected prompt is no prompt", logOf(
+			promptOK, agentStart, error529, agentEnd, start(1, 2000),
+			agentStart, overflowError, agentEnd, compactionStart, compactionEnd,
+			`{"id":"p2","type":"response","command":"prompt","success":false,"error":"Agent is already processing."}`,
+			`{"id":"p2","type":"response","command":"prompt","success":true}`,
+			agentStart, replyStop, endSuccess1, agentEnd, // the compaction's continue ends the chain
+		), nil},
 		{"a prompt accepted after another line than its rejection is a prompt", logOf(
 			promptOK, agentStart, error529, agentEnd, start(1, 2000), // 5
+			agentStart, overflowError, agentEnd, compactionStart, compactionEnd,
 			`{"id":"p2","type":"response","command":"prompt","success":false,"error":"Agent is already processing."}`,
 			`{"id":"s1","type":"response","command":"get_state","success":true,"data":{}}`,
 			`{"id":"p2","type":"response","command":"prompt","success":true}`,
-			agentStart, replyStop, endSuccess1, agentEnd, // 12: stray
-		), []finding{{5, audit.ChainNotEnded}, {11, audit.StrayEnd}}},
+			agentStart, replyStop, endSuccess1, agentEnd, // 16: stray
+		), []finding{{5, audit.ChainNotEnded}, {16, audit.StrayEnd}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,6 +358,12 @@ func TestBadAndSkippedLines(t *testing.T) {
 	}
 	if r := fs[0].Reason; !strings.Contains(r, "invalid JSON") {
 		t.Errorf("bad-json reason %q", r)
+	}
+	if r := fs[1].Reason; r != "auto_retry_start: attempt is a JSON string (allowed: a number), skipped" {
+		t.Errorf("bad-event reason %q", r)
+	}
+	if r := fs[7].Reason; r != "agent_start: t is a JSON string (allowed: a number), skipped" {
+		t.Errorf("bad-event reason %q", r)
 	}
 	if r := fs[6].Reason; !strings.Contains(r, `duplicate object member name "type"`) {
 		t.Errorf("duplicate name reason %q", r)

@@ -27,8 +27,8 @@ per line, optional), and checks every retry chain against the settings of
 "-" reads the standard input.
 
 Rules (SPEC.md §16):
-    chain-not-ended   a chain with no auto_retry_end before the next prompt is
-                      accepted or by the end of the log (at its first start)
+    chain-not-ended   a chain with no auto_retry_end before the next prompt's
+                      run starts or by the end of the log (at its first start)
     attempt-sequence  an attempt that is not the previous one + 1
     stale-counter     a chain whose first attempt is not 1
     stray-end         an auto_retry_end with no chain open that no policy gives

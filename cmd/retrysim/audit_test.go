@@ -66,7 +66,7 @@ func TestAuditFindsTheOriginalsHazardsAndPassesSound(t *testing.T) {
 		t.Fatalf("audit original: exit %d, want 1; stderr %q", code, errOut)
 	}
 	want := []string{
-		original + ":5: chain-not-ended: the chain that started here has no auto_retry_end before the next prompt was accepted (line 13)",
+		original + ":5: chain-not-ended: the chain that started here has no auto_retry_end before the run of the next prompt (accepted at line 13) started at line 14",
 		original + ":17: stale-counter: a chain starts at attempt 2, not 1",
 		"audit: 2 findings in 1 log (22 lines: 22 events, 0 skipped, 0 bad; 2 chains, 2 retries; profile omp-2026-02)",
 	}
