@@ -1,0 +1,782 @@
+package audit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// Rule names what a Finding is about. The names are stable identifiers (the
+// CLI prints them and --json carries them); more may be added.
+type Rule string
+
+// The rules, in the order SPEC.md §16 describes them.
+const (
+	// ChainNotEnded: a chain (its first auto_retry_start) has no
+	// auto_retry_end before the next prompt's run starts or by the end of
+	// the log (SPEC §9 H1, H3, H7, H13). Reported at the chain's first
+	// auto_retry_start.
+	ChainNotEnded Rule = "chain-not-ended"
+	// AttemptSequence: an auto_retry_start of an open chain whose attempt
+	// is not the previous one's plus 1 (1 after a retry_fallback).
+	AttemptSequence Rule = "attempt-sequence"
+	// StaleCounter: a chain whose first auto_retry_start has an attempt
+	// other than 1: the counter of an earlier chain was not reset (H2).
+	StaleCounter Rule = "stale-counter"
+	// StrayEnd: an auto_retry_end with no chain open that a policy cannot
+	// give there: a success, or a failure after attempts other than the
+	// fail-fast one (a spurious end from a stale counter, H8).
+	StrayEnd Rule = "stray-end"
+	// Delay: a delayMs that the profile's rule cannot give for that
+	// attempt (0 is always allowed).
+	Delay Rule = "delay"
+	// OverflowRetried: a retried error that the profile classifies as a
+	// context overflow, which is never retried.
+	OverflowRetried Rule = "overflow-retried"
+	// HintWindow: with timestamps, under a profile that honours hints, a
+	// retried run started before the wait the provider asked for in the
+	// error message had passed.
+	HintWindow Rule = "hint-window"
+	// BadJSON: a line that is not JSON (skipped).
+	BadJSON Rule = "bad-json"
+	// BadEvent: an event line whose fields have the wrong type or are
+	// missing (skipped).
+	BadEvent Rule = "bad-event"
+	// LongLine: a line longer than MaxLineSize (skipped unread).
+	LongLine Rule = "long-line"
+)
+
+// Rules lists every rule, in the order of their constants.
+func Rules() []Rule {
+	return []Rule{ChainNotEnded, AttemptSequence, StaleCounter, StrayEnd, Delay, OverflowRetried, HintWindow,
+		BadJSON, BadEvent, LongLine}
+}
+
+// MaxLineSize is the longest line read, in bytes, without its line
+// terminator. A longer line is skipped unread (rule long-line): it bounds the
+// memory an audit takes.
+const MaxLineSize = 16 << 20
+
+// Tolerances of the comparisons: a delayMs may differ from the backoff by
+// rounding (the engine's waits are whole nanoseconds, an agent's may be any
+// float); a log's times are whole milliseconds, read at slightly different
+// moments.
+const (
+	delayToleranceMs = 0.001
+	hintToleranceMs  = 1
+)
+
+// maxWhole bounds the whole numbers read (attempts), 2^53: every whole
+// number up to it is exact in a float64.
+const maxWhole = 1 << 53
+
+// maxTimeMs bounds the times read, in milliseconds either side of 0 (about
+// 31 700 years): a time outside is taken as no time.
+const maxTimeMs = 1e15
+
+// failFastPrefix starts the finalError of a chain that ends at once because
+// the wait would exceed retryAfter.maxWaitMs (SPEC §1.1 step 6): an
+// auto_retry_end with no auto_retry_start that a policy gives.
+const failFastPrefix = "Provider requested "
+
+// Options configure an Auditor.
+type Options struct {
+	// Profile names the profile whose settings the log is checked against
+	// (policy.ProfileByName; "" is policy.DefaultProfile).
+	Profile string
+	// Settings, when not nil, are the settings to check against instead of
+	// the profile's: for an agent run with settings of its own (typically
+	// the profile's with the agent's merged over them, Settings.Apply).
+	// They must pass Validate.
+	Settings *policy.Settings
+	// ContextWindow is the model's context window in tokens, for the usage
+	// rule of the overflow check (input + cacheRead of the retried reply's
+	// message_end over it); 0 checks the error message's patterns only.
+	ContextWindow int64
+}
+
+// Finding is one problem of a log: its 1-based line, its rule and a
+// one-line reason.
+type Finding struct {
+	Line   int    `json:"line"`
+	Rule   Rule   `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// String formats f as "LINE: rule: reason".
+func (f Finding) String() string {
+	return fmt.Sprintf("%d: %s: %s", f.Line, f.Rule, f.Reason)
+}
+
+// Summary counts what an audit read and found.
+type Summary struct {
+	Lines    int `json:"lines"`    // lines read (blank ones included)
+	Events   int `json:"events"`   // lines of the protocol read: events and responses
+	Skipped  int `json:"skipped"`  // other lines: blank, other JSON values, other types
+	Bad      int `json:"bad"`      // lines reported bad-json, bad-event or long-line
+	Chains   int `json:"chains"`   // chains started (first auto_retry_start)
+	Retries  int `json:"retries"`  // auto_retry_start lines
+	Findings int `json:"findings"` // findings reported, the bad lines included
+}
+
+// Add adds o's counts to s (the total of several logs).
+func (s *Summary) Add(o Summary) {
+	s.Lines += o.Lines
+	s.Events += o.Events
+	s.Skipped += o.Skipped
+	s.Bad += o.Bad
+	s.Chains += o.Chains
+	s.Retries += o.Retries
+	s.Findings += o.Findings
+}
+
+// An Auditor checks logs against one profile. It is not safe for
+// concurrent use; Audit may be called again for the next log.
+type Auditor struct {
+	opt        Options
+	profile    policy.Profile
+	set        policy.Settings
+	policy     string // "profile NAME", as the reasons name the policy
+	classifier *policy.Classifier
+
+	report func(Finding)
+	sum    Summary
+	st     state
+}
+
+// New returns an Auditor for opt; an unknown profile, invalid settings or a
+// negative context window is an error.
+func New(opt Options) (*Auditor, error) {
+	if opt.ContextWindow < 0 {
+		return nil, fmt.Errorf("audit: context window %d is negative (allowed: 0 for none, or a number of tokens)", opt.ContextWindow)
+	}
+	p, err := policy.ProfileByName(opt.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	set, name := p.Settings, "profile "+p.Name
+	if opt.Settings != nil {
+		if err := opt.Settings.Validate(); err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		set, name = opt.Settings.Clone(), "the settings given over profile "+p.Name
+	}
+	set = set.Normalized()
+	c, err := policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %s: %w", name, err)
+	}
+	return &Auditor{opt: opt, profile: p, set: set, policy: name, classifier: c}, nil
+}
+
+// Settings returns the settings the Auditor checks against.
+func (a *Auditor) Settings() policy.Settings { return a.set.Clone() }
+
+// Profile returns the profile the Auditor checks against.
+func (a *Auditor) Profile() policy.Profile { return a.profile }
+
+// Audit reads one log from r to its end and checks it, calling report (if
+// not nil) with each finding as soon as it is known: a chain-not-ended
+// finding, whose line is the chain's first auto_retry_start, comes when the
+// next prompt's run starts or at the end of the log, so findings are not
+// always in line order. The error is r's, with the line it stopped at; the
+// summary then counts the lines read before it.
+func (a *Auditor) Audit(r io.Reader, report func(Finding)) (Summary, error) {
+	a.report, a.sum, a.st = report, Summary{}, state{}
+	lr := newLineReader(r, MaxLineSize)
+	for {
+		line, tooLong, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			a.report = nil
+			return a.sum, fmt.Errorf("audit: reading line %d: %w", a.sum.Lines+1, err)
+		}
+		a.sum.Lines++
+		a.st.line = a.sum.Lines
+		if tooLong {
+			a.bad(LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
+			continue
+		}
+		a.readLine(line)
+	}
+	a.endOfLog()
+	a.report = nil
+	return a.sum, nil
+}
+
+// state is what the audit keeps between lines: the open chain, the current
+// run's last reply, the retry whose start time is checked against a hint and
+// the last rejected prompt. Nothing grows with the log.
+type state struct {
+	line     int // the current line
+	prevLine int // the previous non-blank line
+
+	open          bool // a chain is open
+	chainLine     int  // its first auto_retry_start
+	lastAttempt   int  // the attempt of its last auto_retry_start
+	lastStartLine int
+	fallback      bool // a retry_fallback since: the next start is attempt 1
+	awaitingRun   bool // no agent_start since its last auto_retry_start
+
+	reply reply // the current run's last assistant message_end
+
+	hint hintCheck // the retry waiting for its run to start
+
+	promptLine int // an accepted prompt whose run has not started (0: none)
+
+	rejected struct { // the last prompt response with success false
+		line  int
+		id    string
+		hasID bool
+	}
+}
+
+// stamp is a line's time: "timestamp" (epoch ms) when present, else "t"
+// (virtual ms).
+type stamp struct {
+	ms   float64
+	kind stampKind
+}
+
+type stampKind uint8
+
+const (
+	noTime      stampKind = iota
+	virtualTime           // "t"
+	epochTime             // "timestamp"
+)
+
+// reply is an assistant message_end of the current run.
+type reply struct {
+	ok               bool
+	line             int
+	errorMessage     string
+	input, cacheRead int64
+	at               stamp
+}
+
+// hintCheck is a retry whose run must not start before deadline.
+type hintCheck struct {
+	ok        bool
+	line      int // the auto_retry_start
+	errAt     stamp
+	deadline  float64
+	hintMs    float64
+	errorLine int
+}
+
+// ---- the lines ----
+
+// head is what every line is first read for.
+type head struct {
+	Type jsontext.Value `json:"type"`
+}
+
+// times are the optional time fields of an event line.
+type times struct {
+	T         *float64 `json:"t"`
+	Timestamp *float64 `json:"timestamp"`
+}
+
+func (t *times) stamp() stamp {
+	switch {
+	case t.Timestamp != nil:
+		return newStamp(*t.Timestamp, epochTime)
+	case t.T != nil:
+		return newStamp(*t.T, virtualTime)
+	}
+	return stamp{}
+}
+
+func newStamp(ms float64, kind stampKind) stamp {
+	if math.Abs(ms) > maxTimeMs {
+		return stamp{}
+	}
+	return stamp{ms, kind}
+}
+
+type startLine struct {
+	times
+	Attempt      *float64 `json:"attempt"`
+	DelayMs      *float64 `json:"delayMs"`
+	ErrorMessage *string  `json:"errorMessage"`
+}
+
+type endLine struct {
+	times
+	Success    *bool    `json:"success"`
+	Attempt    *float64 `json:"attempt"`
+	FinalError *string  `json:"finalError"`
+}
+
+type messageEndLine struct {
+	times
+	Message *struct {
+		Role         string `json:"role"`
+		StopReason   string `json:"stopReason"`
+		ErrorMessage string `json:"errorMessage"`
+		Usage        *struct {
+			Input     float64 `json:"input"`
+			CacheRead float64 `json:"cacheRead"`
+		} `json:"usage"`
+	} `json:"message"`
+}
+
+type responseLine struct {
+	times
+	ID      jsontext.Value `json:"id"`
+	Command *string        `json:"command"`
+	Success *bool          `json:"success"`
+}
+
+// decodeOptions read JSON as an agent writes it: invalid UTF-8 (a lone
+// surrogate escaped by JSON.stringify) is kept as U+FFFD rather than
+// refused; duplicate names are still an error.
+var decodeOptions = jsontext.AllowInvalidUTF8(true)
+
+func (a *Auditor) readLine(line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		a.sum.Skipped++
+		return
+	}
+	st := &a.st
+	defer func() { st.prevLine = st.line }()
+	var h head
+	if err := jsonv2.Unmarshal(line, &h, decodeOptions); err != nil {
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) {
+			a.bad(BadJSON, "invalid JSON, skipped: "+strings.TrimPrefix(err.Error(), "jsontext: "))
+			return
+		}
+		a.sum.Skipped++ // valid JSON, but not an object
+		return
+	}
+	var typ string
+	if h.Type.Kind() != '"' || jsonv2.Unmarshal(h.Type, &typ, decodeOptions) != nil {
+		a.sum.Skipped++
+		return
+	}
+	// The protocol's events share their names with the trace's lines (but
+	// agent_start and agent_end, the trace's agent_run and agent_run_end).
+	switch tt, _ := trace.ParseType(typ); {
+	case tt == trace.AutoRetryStart:
+		var e startLine
+		if a.decode(line, typ, &e) {
+			a.onStart(&e)
+		}
+	case tt == trace.AutoRetryEnd:
+		var e endLine
+		if a.decode(line, typ, &e) {
+			a.onEnd(&e)
+		}
+	case tt == trace.MessageEnd:
+		var e messageEndLine
+		if a.decode(line, typ, &e) {
+			a.onMessageEnd(&e)
+		}
+	case tt == trace.Response:
+		var e responseLine
+		if a.decode(line, typ, &e) {
+			a.onResponse(&e)
+		}
+	case typ == rpcAgentStart:
+		var e times
+		if a.decode(line, typ, &e) {
+			a.onAgentStart(e.stamp())
+		}
+	case tt == trace.RetryFallback:
+		var e times
+		if a.decode(line, typ, &e) {
+			st.fallback = true
+		}
+	case typ == rpcAgentEnd, tt == trace.AutoCompactionStart, tt == trace.AutoCompactionEnd, tt == trace.PromptResolved:
+		var e times
+		a.decode(line, typ, &e)
+	default:
+		a.sum.Skipped++
+	}
+}
+
+// The RPC protocol's names of a run's start and end (SPEC §10).
+const (
+	rpcAgentStart = "agent_start"
+	rpcAgentEnd   = "agent_end"
+)
+
+// decode reads an event line of type typ into v; a field of the wrong type
+// is reported (bad-event) and the line skipped.
+func (a *Auditor) decode(line []byte, typ string, v any) bool {
+	if err := jsonv2.Unmarshal(line, v, decodeOptions); err != nil {
+		a.bad(BadEvent, typ+": "+describeFieldError(err)+", skipped")
+		return false
+	}
+	a.sum.Events++
+	return true
+}
+
+// describeFieldError says which field of an event has the wrong type and
+// what is allowed, e.g. `attempt is a string (allowed: a number)`.
+func describeFieldError(err error) string {
+	var se *jsonv2.SemanticError
+	if !errors.As(err, &se) || se.GoType == nil || se.JSONPointer == "" {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
+	var allowed string
+	switch t := se.GoType; {
+	case t.Kind() == reflect.Float64:
+		allowed = "a number"
+	case t.Kind() == reflect.Bool:
+		allowed = "true or false"
+	case t.Kind() == reflect.String:
+		allowed = "a string"
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+		allowed = "an object"
+	default:
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	got := "a JSON " + se.JSONKind.String()
+	switch se.JSONKind {
+	case '{':
+		got = "an object"
+	case '[':
+		got = "an array"
+	case '0':
+		got = "the number " + string(se.JSONValue) + ", out of range"
+	case 't', 'f':
+		got = se.JSONKind.String()
+	}
+	return field + " is " + got + " (allowed: " + allowed + ")"
+}
+
+// whole reports the value of a whole-number field, or reports it (bad-event)
+// when it is missing or not a whole number.
+func (a *Auditor) whole(typ, name string, v *float64) (int, bool) {
+	switch {
+	case v == nil:
+		a.badEvent(typ, name+" is missing (allowed: a whole number)")
+	case *v < 0 || *v != math.Trunc(*v) || *v > maxWhole:
+		a.badEvent(typ, name+" = "+fmtMs(*v)+" is not a whole number from 0")
+	default:
+		return int(*v), true
+	}
+	return 0, false
+}
+
+// badEvent reports an event line that cannot be checked; it was counted
+// as an event, it now counts as bad.
+func (a *Auditor) badEvent(typ, what string) {
+	a.sum.Events--
+	a.bad(BadEvent, typ+": "+what+", skipped")
+}
+
+func (a *Auditor) bad(rule Rule, reason string) {
+	a.sum.Bad++
+	a.find(a.st.line, rule, reason)
+}
+
+func (a *Auditor) find(line int, rule Rule, reason string) {
+	a.sum.Findings++
+	if a.report != nil {
+		a.report(Finding{Line: line, Rule: rule, Reason: reason})
+	}
+}
+
+// ---- the rules ----
+
+func (a *Auditor) onAgentStart(at stamp) {
+	st := &a.st
+	st.reply = reply{}
+	retried := st.open && st.awaitingRun // this may be the retried run
+	st.awaitingRun = false
+	if st.promptLine != 0 {
+		promptLine := st.promptLine
+		st.promptLine = 0
+		if retried {
+			// A prompt accepted during the backoff: this run may be the
+			// retried one, or the prompt's. The chain may still end; its
+			// hint cannot be told apart.
+			st.hint = hintCheck{}
+			return
+		}
+		if st.open {
+			a.find(st.chainLine, ChainNotEnded, fmt.Sprintf(
+				"the chain that started here has no auto_retry_end before the run of the next prompt (accepted at line %d) started at line %d; its last attempt was %d (line %d)",
+				promptLine, st.line, st.lastAttempt, st.lastStartLine))
+			a.closeChain()
+		}
+	}
+	if !st.hint.ok {
+		return
+	}
+	h := st.hint
+	st.hint = hintCheck{}
+	if at.kind == noTime || at.kind != h.errAt.kind {
+		return
+	}
+	if at.ms < h.deadline-hintToleranceMs {
+		a.find(st.line, HintWindow, fmt.Sprintf(
+			"the retried run started %s ms after the error (line %d), before the %s ms the provider asked for in it had passed (%s: retryAfter.use %s; retry at line %d)",
+			fmtMs(at.ms-h.errAt.ms), h.errorLine, fmtMs(h.hintMs), a.policy, a.set.RetryAfter.Use, h.line))
+	}
+}
+
+func (a *Auditor) onMessageEnd(e *messageEndLine) {
+	if e.Message == nil || e.Message.Role != "assistant" {
+		return
+	}
+	r := reply{ok: true, line: a.st.line, errorMessage: e.Message.ErrorMessage, at: e.stamp()}
+	if u := e.Message.Usage; u != nil {
+		r.input, r.cacheRead = tokens(u.Input), tokens(u.CacheRead)
+	}
+	a.st.reply = r
+}
+
+func (a *Auditor) onResponse(e *responseLine) {
+	st := &a.st
+	if e.Command == nil || *e.Command != "prompt" || e.Success == nil {
+		return
+	}
+	id, hasID := "", false
+	if e.ID.Kind() == '"' {
+		hasID = jsonv2.Unmarshal(e.ID, &id, decodeOptions) == nil
+	}
+	if !*e.Success {
+		st.rejected.line, st.rejected.id, st.rejected.hasID = st.line, id, hasID
+		return
+	}
+	if st.rejected.line != 0 && st.rejected.line == st.prevLine && st.rejected.hasID == hasID && st.rejected.id == id {
+		// The original answers a rejected prompt twice, false then true
+		// (SPEC §9 H5): the second is no prompt.
+		return
+	}
+	st.promptLine = st.line
+}
+
+func (a *Auditor) onEnd(e *endLine) {
+	st := &a.st
+	if e.Success == nil {
+		a.badEvent(trace.AutoRetryEnd.String(), "success is missing (allowed: true or false)")
+		return
+	}
+	attempt := 0
+	if e.Attempt != nil {
+		k, ok := a.whole(trace.AutoRetryEnd.String(), "attempt", e.Attempt)
+		if !ok {
+			return
+		}
+		attempt = k
+	}
+	if st.open {
+		a.closeChain()
+		return
+	}
+	st.hint = hintCheck{}
+	st.fallback = false
+	finalError := ""
+	if e.FinalError != nil {
+		finalError = *e.FinalError
+	}
+	switch {
+	case *e.Success:
+		a.find(st.line, StrayEnd, fmt.Sprintf(
+			"auto_retry_end{success:true, attempt:%d} with no chain open: a success ends a chain that was never started or already ended (a stale counter)", attempt))
+	case attempt > 0 && !strings.HasPrefix(finalError, failFastPrefix):
+		a.find(st.line, StrayEnd, fmt.Sprintf(
+			"auto_retry_end{success:false, attempt:%d} with no chain open: only maxRetries 0 (attempt 0) or a fail-fast (\"%s...\") ends a chain with no auto_retry_start (a stale counter)",
+			attempt, failFastPrefix))
+	}
+}
+
+func (a *Auditor) closeChain() {
+	st := &a.st
+	st.open, st.fallback, st.awaitingRun, st.hint = false, false, false, hintCheck{}
+}
+
+func (a *Auditor) endOfLog() {
+	st := &a.st
+	if st.open {
+		a.find(st.chainLine, ChainNotEnded, fmt.Sprintf(
+			"the chain that started here has no auto_retry_end by the end of the log (line %d); its last attempt was %d (line %d)",
+			st.line, st.lastAttempt, st.lastStartLine))
+		a.closeChain()
+	}
+}
+
+func (a *Auditor) onStart(e *startLine) {
+	st := &a.st
+	typ := trace.AutoRetryStart.String()
+	k, ok := a.whole(typ, "attempt", e.Attempt)
+	if !ok {
+		return
+	}
+	if e.DelayMs == nil {
+		a.badEvent(typ, "delayMs is missing (allowed: a number of milliseconds)")
+		return
+	}
+	a.sum.Retries++
+	afterFallback := st.fallback
+	if !st.open {
+		a.sum.Chains++
+		st.open, st.chainLine = true, st.line
+		if k != 1 {
+			a.find(st.line, StaleCounter, fmt.Sprintf(
+				"a chain starts at attempt %d, not 1: the attempt counter of an earlier chain was not reset", k))
+		}
+	} else {
+		want := st.lastAttempt + 1
+		if afterFallback {
+			want = 1
+		}
+		if k != want {
+			why := fmt.Sprintf("attempt %d (line %d)", st.lastAttempt, st.lastStartLine)
+			if afterFallback {
+				why = "a retry_fallback, which restarts the count"
+			}
+			a.find(st.line, AttemptSequence, fmt.Sprintf("attempt %d follows %s; expected %d", k, why, want))
+		}
+	}
+	st.lastAttempt, st.lastStartLine, st.fallback, st.awaitingRun = k, st.line, false, true
+
+	delay := *e.DelayMs
+	if ok, want := a.delayAllowed(k, delay); !ok {
+		a.find(st.line, Delay, fmt.Sprintf("delayMs %s for attempt %d: %s waits %s", fmtMs(delay), k, a.policy, want))
+	}
+
+	msg := policy.AssistantMessage{StopReason: policy.StopReasonError}
+	errAt := e.stamp()
+	errorLine := st.line
+	if st.reply.ok {
+		msg.ErrorMessage = st.reply.errorMessage
+		msg.InputTokens, msg.CacheReadTokens = st.reply.input, st.reply.cacheRead
+		if st.reply.at.kind != noTime {
+			errAt, errorLine = st.reply.at, st.reply.line
+		}
+	}
+	if e.ErrorMessage != nil {
+		msg.ErrorMessage = *e.ErrorMessage
+	}
+	now := time.UnixMilli(int64(errAt.ms))
+	o := a.classifier.Reply(msg, a.opt.ContextWindow, now)
+	if o.Class == policy.ClassOverflow {
+		by := "its message"
+		if !a.classifier.Reply(msg, 0, now).Overflow {
+			by = fmt.Sprintf("its usage: input %d + cacheRead %d > context window %d", msg.InputTokens, msg.CacheReadTokens, a.opt.ContextWindow)
+		}
+		a.find(st.line, OverflowRetried, fmt.Sprintf(
+			"the retried error is a context overflow by %s (%s); an overflow is never retried, it goes to compaction: %q",
+			by, a.policy, msg.ErrorMessage))
+	}
+
+	st.hint = hintCheck{}
+	if errAt.kind == noTime || !a.honoursHints() || !o.HasWaitHint || o.WaitHintMs <= 0 {
+		return
+	}
+	if maxHint := msOf(a.set.RetryAfter.MaxHint); maxHint > 0 && o.WaitHintMs > maxHint {
+		return // not used: the backoff stands
+	}
+	if delay == 0 && (o.UsageLimit || afterFallback) {
+		return // a credential switch or another model: the hint was the old one's
+	}
+	if errAt.kind == virtualTime {
+		// Virtual time has no date: a hint that depends on "now" (a date,
+		// an epoch reset) cannot be placed on it.
+		if later := a.classifier.Reply(msg, a.opt.ContextWindow, now.Add(time.Second)); later.WaitHintMs != o.WaitHintMs {
+			return
+		}
+	}
+	st.hint = hintCheck{ok: true, line: st.line, errAt: errAt, deadline: errAt.ms + o.WaitHintMs, hintMs: o.WaitHintMs, errorLine: errorLine}
+}
+
+// honoursHints reports whether the profile's wait reads the provider's hint.
+func (a *Auditor) honoursHints() bool {
+	return a.set.RetryAfter.Use == policy.HintFloor || a.set.RetryAfter.Use == policy.HintReplace
+}
+
+// delayAllowed reports whether the profile's rule can give delay (ms) for
+// attempt k; want says what it gives. 0 is always allowed: a credential
+// switch or a fallback leaves no other trace. The backoff's range is
+// Settings.Backoff's over the draw u in [0,1); with hints (floor, replace)
+// the log does not show the provider's headers, so only their bounds are
+// checked.
+func (a *Auditor) delayAllowed(k int, delay float64) (bool, string) {
+	s := &a.set
+	lo, hi := msOf(s.Backoff(k, 0)), msOf(s.Backoff(k, 1-1e-16))
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	maxWait := msOf(s.RetryAfter.MaxWait)
+	maxHint := msOf(s.RetryAfter.MaxHint)
+	backoff := fmtMs(lo)
+	if hi-lo > delayToleranceMs {
+		backoff = fmtMs(lo) + " to " + fmtMs(hi)
+	}
+	if s.Jittered() {
+		backoff += fmt.Sprintf(" (jitter %s %s)", s.Jitter.Mode, fmtMs(s.Jitter.Ratio))
+	}
+	inBackoff := delay >= lo-delayToleranceMs && delay <= hi+delayToleranceMs
+	underCeiling := maxWait == 0 || delay <= maxWait+delayToleranceMs
+	ceiling := ""
+	if maxWait > 0 {
+		ceiling = ", at most " + fmtMs(maxWait) + " (maxWaitMs)"
+	}
+	var ok bool
+	var want string
+	switch s.RetryAfter.Use {
+	case policy.HintFloor:
+		// max(backoff, hint): at least the backoff; a hint over maxHintMs
+		// is not used.
+		ok = delay >= lo-delayToleranceMs && underCeiling && (maxHint == 0 || delay <= max(hi, maxHint)+delayToleranceMs)
+		want = "at least " + fmtMs(lo) + " (its backoff " + backoff + ", raised by a hint"
+		if maxHint > 0 {
+			want += " of at most " + fmtMs(maxHint) + " (maxHintMs)"
+		}
+		want += ")" + ceiling
+	case policy.HintReplace:
+		ok = underCeiling && (inBackoff || maxHint == 0 || delay <= maxHint+delayToleranceMs)
+		want = backoff + " (its backoff) or the provider's hint"
+		if maxHint > 0 {
+			want += " of at most " + fmtMs(maxHint) + " (maxHintMs)"
+		}
+		want += ceiling
+	default:
+		ok = inBackoff && underCeiling
+		want = backoff + ceiling
+	}
+	if delay == 0 {
+		return true, want
+	}
+	return ok && delay > 0, want + ", or 0 (a credential switch, a fallback)"
+}
+
+// tokens is a token count read as a JSON number: 0 for a negative one,
+// the largest int64 for one beyond it.
+func tokens(f float64) int64 {
+	switch {
+	case !(f > 0):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+// msOf is d in milliseconds, fraction kept.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// fmtMs formats a number of milliseconds as the log writes it.
+func fmtMs(ms float64) string { return strconv.FormatFloat(ms, 'f', -1, 64) }

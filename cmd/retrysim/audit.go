@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+func init() {
+	register(&command{
+		name:  "audit",
+		args:  "LOG.jsonl...",
+		short: "check an agent's RPC log against a retry profile: unended chains, stale counters, waits",
+		long: `Reads each LOG, JSON Lines as "retrysim rpc" or the original agent's RPC mode
+writes them (events and responses; "t" virtual ms or "timestamp" epoch ms
+per line, optional), and checks every retry chain against the settings of
+--profile (default ` + policy.DefaultProfile + `), or --settings merged over them.
+"-" reads the standard input.
+
+Rules (SPEC.md §16):
+    chain-not-ended   a chain with no auto_retry_end before the next prompt's
+                      run starts or by the end of the log (at its first start)
+    attempt-sequence  an attempt that is not the previous one + 1
+    stale-counter     a chain whose first attempt is not 1
+    stray-end         an auto_retry_end with no chain open that no policy gives
+    delay             a delayMs the profile cannot give for that attempt
+                      (0 is always allowed)
+    overflow-retried  a retried error the profile classifies as a context
+                      overflow (the usage rule needs --context-window)
+    hint-window       with times, under a profile that honours hints, a retry
+                      started before the wait asked for in the error message
+    bad-json, bad-event, long-line
+                      a line that could not be read (skipped)
+
+Prints one line per finding, "LOG:LINE: rule: reason", in the order they are
+found (a chain-not-ended finding when the chain is known not to have ended),
+then a summary line. With --json, prints JSON Lines instead:
+{"type":"finding","log","line","rule","reason"} per finding, then
+{"type":"summary","profile","logs",...}.
+
+Exit status: 0 when every log is clean, 1 when there are findings, 2 on
+invalid flags or arguments or when a log cannot be read.`,
+		flags: func(fs *flag.FlagSet) {
+			profileFlag(fs, "check against the retry settings of profile `NAME` (default "+policy.DefaultProfile+")")
+			fs.String("settings", "", "merge the settings object `JSON` (SPEC.md §1's keys) over the profile's: the agent's own settings")
+			fs.Int64("context-window", 0, "the model's context window in `TOKENS`, for the overflow usage rule (0: message patterns only)")
+			fs.Bool("json", false, "print the findings and the summary as JSON Lines")
+		},
+		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+			return runAudit(fs, args, os.Stdin, stdout, stderr)
+		},
+	})
+}
+
+// auditJSONFinding is a finding line of "retrysim audit --json".
+type auditJSONFinding struct {
+	Type   string     `json:"type"` // "finding"
+	Log    string     `json:"log"`
+	Line   int        `json:"line"`
+	Rule   audit.Rule `json:"rule"`
+	Reason string     `json:"reason"`
+}
+
+// auditJSONSummary is the last line of "retrysim audit --json".
+type auditJSONSummary struct {
+	Type    string `json:"type"` // "summary"
+	Profile string `json:"profile"`
+	Logs    int    `json:"logs"`
+	audit.Summary
+}
+
+// runAudit runs "retrysim audit"; the log "-" is read from stdin.
+func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := lookup("audit")
+	if len(args) == 0 {
+		return usageError(c, stderr, "no log given (give one or more LOG.jsonl files, or - for the standard input)")
+	}
+	opt := audit.Options{Profile: flagString(fs, "profile")}
+	prof, err := policy.ProfileByName(opt.Profile)
+	if err != nil {
+		return usageError(c, stderr, "--profile: %v", err)
+	}
+	if s := flagString(fs, "settings"); s != "" {
+		set, err := prof.Settings.Apply([]byte(s))
+		if err == nil {
+			err = set.Validate()
+		}
+		if err != nil {
+			return usageError(c, stderr, "--settings: %v", err)
+		}
+		opt.Settings = &set
+	}
+	window, err := strconv.ParseInt(flagString(fs, "context-window"), 10, 64)
+	if err != nil || window < 0 {
+		return usageError(c, stderr, "--context-window: %q is not a number of tokens (allowed: 0 for none, or a positive integer)", flagString(fs, "context-window"))
+	}
+	opt.ContextWindow = window
+	a, err := audit.New(opt)
+	if err != nil {
+		return usageError(c, stderr, "%v", err)
+	}
+	asJSON := flagString(fs, "json") == "true"
+
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	var total audit.Summary
+	readFailed := false
+	for _, path := range args {
+		name := path
+		if path == "-" {
+			name = "<stdin>"
+		}
+		report := func(f audit.Finding) {
+			if asJSON {
+				_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
+				return
+			}
+			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
+		}
+		sum, err := auditPath(a, path, stdin, report)
+		total.Add(sum)
+		if err != nil {
+			_ = out.Flush()
+			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
+			readFailed = true
+		}
+	}
+	if asJSON {
+		_ = enc.Encode(auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: len(args), Summary: total})
+	} else {
+		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Settings != nil, len(args), total))
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
+		return exitFail
+	}
+	switch {
+	case readFailed:
+		return exitUsage
+	case total.Findings > 0:
+		return exitFail
+	}
+	return exitOK
+}
+
+// auditPath audits the log at path ("-": stdin).
+func auditPath(a *audit.Auditor, path string, stdin io.Reader, report func(audit.Finding)) (audit.Summary, error) {
+	if path == "-" {
+		return a.Audit(stdin, report)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return audit.Summary{}, fmt.Errorf("is a directory (give log files)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return audit.Summary{}, err
+	}
+	defer f.Close()
+	return a.Audit(f, report)
+}
+
+// auditSummaryLine is the text output's last line, e.g. "audit: 2 findings
+// in 1 log (40 lines: 38 events, 2 skipped, 0 bad; 3 chains, 5 retries;
+// profile omp-2026-02)".
+func auditSummaryLine(profile string, settings bool, logs int, s audit.Summary) string {
+	verdict := "clean"
+	if s.Findings > 0 {
+		verdict = plural(s.Findings, "finding")
+	}
+	policyName := "profile " + profile
+	if settings {
+		policyName += " with --settings"
+	}
+	return fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
+		verdict, plural(logs, "log"), plural(s.Lines, "line"), s.Events, s.Skipped, s.Bad,
+		plural(s.Chains, "chain"), plural(s.Retries, "retry"), policyName)
+}
+
+// plural is "1 thing" or "n things" (a "y" after a consonant becomes "ies").
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "ry") {
+		return strconv.Itoa(n) + " " + strings.TrimSuffix(thing, "y") + "ies"
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
