@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/session"
@@ -64,15 +65,40 @@ func (r *CoverageReport) Counts() (covered, missed, unreachable int) {
 }
 
 // CoverageReachable returns the (rule, from-state) units the explorer
-// fires for maxRetries 0..3.
+// fires for maxRetries 0..3: with the default settings and, for the sound
+// variant (the only one that takes opt-in settings), with
+// coverageSettings, which reach the fallback and fail-fast rules.
 func CoverageReachable(v *session.Variant) map[Unit]bool {
 	out := map[Unit]bool{}
 	for mr := 0; mr <= 3; mr++ {
 		for u := range exploreAll(Options{Variant: v, MaxRetries: mr}).Reached {
 			out[u] = true
 		}
+		if v != nil && v != session.Sound {
+			continue
+		}
+		for _, set := range coverageSettings() {
+			c, err := newConfig(session.Sound, &set, mr, false)
+			if err != nil {
+				panic(fmt.Sprintf("explore: coverage settings: %v", err)) // fixed settings: a bug
+			}
+			for u := range exploreConfig(Options{Variant: session.Sound, MaxRetries: mr}, c).Reached {
+				out[u] = true
+			}
+		}
 	}
 	return out
+}
+
+// coverageSettings are the opt-in settings CoverageReachable explores
+// besides the default ones: hints as a floor under a 5 s ceiling, with and
+// without a fallback model.
+func coverageSettings() []policy.Settings {
+	base := policy.DefaultSettings()
+	base.RetryAfter = policy.RetryAfter{Use: policy.HintFloor, MaxWait: 5 * time.Second}
+	fb := base.Clone()
+	fb.Fallback = []string{"fallback-model"}
+	return []policy.Settings{base, fb}
 }
 
 // Coverage reads the transition records of traces of variant v and
