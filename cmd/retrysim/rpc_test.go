@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,8 +51,8 @@ oops
 	}
 	want := `{"id":"1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"t":0,"type":"agent_start"}
-{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
-{"t":0,"type":"agent_end"}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000},"model":"claude-sonnet-4-5"}
+{"t":0,"type":"agent_end","messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1771200000000},{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000}]}
 {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}
 {"id":"2","type":"response","command":"advance","success":true,"data":{"t":400}}
 {"id":"3","type":"response","command":"abort_retry","success":true}
@@ -70,15 +72,33 @@ func TestRPCWithoutScenario(t *testing.T) {
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
+	// On the real clock a message's timestamp is the scenario's epoch plus
+	// the time since the start: checked, then replaced by T.
+	out = realTimestamps(t, out)
 	want := `{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"type":"agent_start"}
-{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}
-{"type":"agent_end"}
+{"type":"message_end","message":{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":T},"model":"claude-sonnet-4-5"}
+{"type":"agent_end","messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":T},{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":T}]}
 {"type":"prompt_resolved","prompt":1}
 `
 	if out != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
 	}
+}
+
+// realTimestamps checks that every "timestamp" of out is the default
+// epoch (1771200000000) plus at most a minute, and replaces it by T.
+// realTimestamps checks that every "timestamp" of out is the default
+// epoch (1771200000000) plus at most a minute, and replaces it by T.
+func realTimestamps(t *testing.T, out string) string {
+	t.Helper()
+	return regexp.MustCompile(`"timestamp":\d+`).ReplaceAllStringFunc(out, func(m string) string {
+		ms, err := strconv.ParseInt(strings.TrimPrefix(m, `"timestamp":`), 10, 64)
+		if err != nil || ms < 1771200000000 || ms > 1771200000000+60000 {
+			t.Errorf("%s: not the epoch plus the time since the start", m)
+		}
+		return `"timestamp":T`
+	})
 }
 
 func TestRPCUsageErrors(t *testing.T) {
