@@ -600,3 +600,39 @@ turns:
 		t.Fatalf("in the wait: %+v, %v", st, err)
 	}
 }
+
+// TestClientSetAutoCompaction: SetAutoCompaction switches the overflow
+// hand-off, as GetState and the events show.
+func TestClientSetAutoCompaction(t *testing.T) {
+	c := startServer(t, overflowTwice, "--virtual")
+	ctx := ctxT(t)
+	if err := c.SetAutoCompaction(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.GetState(ctx); err != nil || st.AutoCompactionEnabled {
+		t.Fatalf("after SetAutoCompaction(false): %+v, %v", st, err)
+	}
+	if _, err := c.Prompt(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, c, `{"t":0,"type":"agent_start"}`,
+		msgEnd(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum"),
+		agentEnd(vt(0), user(vt(0), "one"), asst(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum")),
+		`{"t":0,"type":"prompt_resolved","prompt":1}`)
+	if err := c.SetAutoCompaction(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, c, `{"t":0,"type":"agent_start"}`,
+		msgEnd(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum"),
+		agentEnd(vt(0), user(vt(0), "two"), asst(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum")),
+		`{"t":0,"type":"auto_compaction_start","reason":"overflow"}`,
+		`{"t":0,"type":"auto_compaction_end","result":{"summary":"(simulated)"},"aborted":false,"willRetry":true}`,
+		`{"t":0,"type":"prompt_resolved","prompt":2}`)
+	st, err := c.GetState(ctx)
+	if err != nil || !st.AutoCompactionEnabled || !st.IsCompacting || st.Model == nil || st.Model.API != "anthropic-messages" {
+		t.Fatalf("in the compaction wait: %+v (model %+v), %v", st, st.Model, err)
+	}
+}
