@@ -78,7 +78,7 @@ type Event struct {
 func (e Event) Decode(v any) error { return json.Unmarshal(e.Raw, v) }
 
 // State is the data of a get_state response: the original's fields that
-// apply, then the retry fields it lacks.
+// apply, the retry fields it lacks, then the rest of the original's fields.
 type State struct {
 	IsStreaming           bool   `json:"isStreaming"`
 	MessageCount          int    `json:"messageCount"`
@@ -92,6 +92,67 @@ type State struct {
 	// outside a wait.
 	NextRetryAt *float64 `json:"nextRetryAt"`
 	Profile     string   `json:"profile"` // the retry settings' profile
+	// Model is the model in use (nil when none is known).
+	Model *ModelInfo `json:"model,omitempty"`
+	// ThinkingLevel ("off"), IsCompacting (an overflow compaction's
+	// continue is due), SteeringMode and FollowUpMode ("one-at-a-time"),
+	// InterruptMode ("immediate") and QueuedMessageCount (0) are the
+	// original's fields that the simulated session has.
+	ThinkingLevel      string `json:"thinkingLevel"`
+	IsCompacting       bool   `json:"isCompacting"`
+	SteeringMode       string `json:"steeringMode"`
+	FollowUpMode       string `json:"followUpMode"`
+	InterruptMode      string `json:"interruptMode"`
+	QueuedMessageCount int    `json:"queuedMessageCount"`
+}
+
+// ModelInfo is get_state's model.
+type ModelInfo struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	API      string `json:"api"` // e.g. "anthropic-messages"
+}
+
+// Message is a message as the events carry it: message_end's "message" (an
+// assistant message) and each of agent_end's "messages" (the run's: a
+// prompt's user message, then its assistant messages). Decode an event
+// into struct{ Message Message } or struct{ Messages []Message }.
+type Message struct {
+	Role         string    `json:"role"`                   // "user" or "assistant"
+	StopReason   string    `json:"stopReason,omitempty"`   // assistant
+	ErrorMessage string    `json:"errorMessage,omitempty"` // assistant, on an error or abort
+	Content      []Content `json:"content"`
+	API          string    `json:"api,omitempty"`      // assistant
+	Provider     string    `json:"provider,omitempty"` // assistant
+	Model        string    `json:"model,omitempty"`    // assistant
+	Usage        *Usage    `json:"usage,omitempty"`    // assistant
+	Timestamp    int64     `json:"timestamp"`          // Unix ms on the session's clock
+}
+
+// Content is a block of a message's content.
+type Content struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+// Usage is an assistant message's token usage (the simulator reports the
+// reply's input and cacheRead; the rest is 0).
+type Usage struct {
+	Input       int64 `json:"input"`
+	Output      int64 `json:"output"`
+	CacheRead   int64 `json:"cacheRead"`
+	CacheWrite  int64 `json:"cacheWrite"`
+	TotalTokens int64 `json:"totalTokens"`
+	Cost        Cost  `json:"cost"`
+}
+
+// Cost is a usage's cost.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
 }
 
 // Client speaks the JSON lines protocol to one server. Its methods are
@@ -218,6 +279,13 @@ func (c *Client) Events() <-chan Event { return c.events }
 // SetAutoRetry sends set_auto_retry.
 func (c *Client) SetAutoRetry(ctx context.Context, enabled bool) error {
 	_, err := c.Call(ctx, "set_auto_retry", map[string]any{"enabled": enabled})
+	return err
+}
+
+// SetAutoCompaction sends set_auto_compaction: whether a context overflow
+// is handed to compaction (and continued after it) from now on.
+func (c *Client) SetAutoCompaction(ctx context.Context, enabled bool) error {
+	_, err := c.Call(ctx, "set_auto_compaction", map[string]any{"enabled": enabled})
 	return err
 }
 

@@ -92,10 +92,13 @@ func restEvents(t *testing.T, c *rpc.Client) []string {
 	}
 }
 
-const chainStart = `{"t":0,"type":"agent_start"}
-{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
-{"t":0,"type":"agent_end"}
-{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`
+// chainStart are the events of a prompt "hello" whose reply is retried.
+var chainStart = []string{
+	`{"t":0,"type":"agent_start"}`,
+	msgEnd(vt(0), "error", "529 overloaded_error"),
+	agentEnd(vt(0), user(vt(0), "hello"), asst(vt(0), "error", "529 overloaded_error")),
+	`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
+}
 
 func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
 	c := startServer(t, oneError, "--virtual")
@@ -104,7 +107,7 @@ func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Prompt = %d, %v; want 1", n, err)
 	}
-	expectEvents(t, c, strings.Split(chainStart, "\n")...)
+	expectEvents(t, c, chainStart...)
 	now, err := c.Advance(ctx, 1500*time.Millisecond)
 	if err != nil || now != 1500*time.Millisecond {
 		t.Fatalf("Advance = %v, %v; want 1.5s", now, err)
@@ -115,7 +118,9 @@ func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
 	}
 	at := 2000.0
 	want := rpc.State{IsStreaming: true, MessageCount: 1, AutoCompactionEnabled: true, SessionID: "session-1",
-		AutoRetryEnabled: true, IsRetrying: true, RetryAttempt: 1, RetryState: "backoff", NextRetryAt: &at, Profile: "omp-2026-02"}
+		AutoRetryEnabled: true, IsRetrying: true, RetryAttempt: 1, RetryState: "backoff", NextRetryAt: &at, Profile: "omp-2026-02",
+		Model:         &rpc.ModelInfo{ID: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages"},
+		ThinkingLevel: "off", SteeringMode: "one-at-a-time", FollowUpMode: "one-at-a-time", InterruptMode: "immediate"}
 	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("state in the backoff = %+v, want %+v", st, want)
 	}
@@ -160,23 +165,23 @@ turns:
 	got := restEvents(t, c) // runs to quiescence
 	want := []string{
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "go"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}`,
 		`{"t":1000,"type":"agent_start"}`,
 		// A toolUse reply ends the chain in the middle of the run.
-		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"toolUse"},"model":"claude-sonnet-4-5"}`,
+		msgEnd(vt(1100), "toolUse", ""),
 		`{"t":1100,"type":"auto_retry_end","success":true,"attempt":1}`,
-		`{"t":1100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"},"model":"claude-sonnet-4-5"}`,
-		`{"t":1100,"type":"agent_end"}`,
+		msgEnd(vt(1100), "error", "503 service unavailable"),
+		agentEnd(vt(1100), asst(vt(1100), "toolUse", ""), asst(vt(1100), "error", "503 service unavailable")),
 		`{"t":1100,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"503 service unavailable"}`,
 		`{"t":2100,"type":"agent_start"}`,
-		`{"t":2100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"500 internal error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":2100,"type":"agent_end"}`,
+		msgEnd(vt(2100), "error", "500 internal error"),
+		agentEnd(vt(2100), asst(vt(2100), "error", "500 internal error")),
 		`{"t":2100,"type":"auto_retry_start","attempt":2,"maxAttempts":2,"delayMs":2000,"errorMessage":"500 internal error"}`,
 		`{"t":4100,"type":"agent_start"}`,
-		`{"t":4100,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"502 bad gateway"},"model":"claude-sonnet-4-5"}`,
-		`{"t":4100,"type":"agent_end"}`,
+		msgEnd(vt(4100), "error", "502 bad gateway"),
+		agentEnd(vt(4100), asst(vt(4100), "error", "502 bad gateway")),
 		`{"t":4100,"type":"auto_retry_end","success":false,"attempt":2,"finalError":"502 bad gateway"}`,
 		`{"t":4100,"type":"prompt_resolved","prompt":1}`,
 	}
@@ -204,8 +209,8 @@ turns:
 	// Disabled: the error is not retried.
 	expectEvents(t, c,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "one"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"prompt_resolved","prompt":1}`)
 	if err := c.SetAutoRetry(ctx, true); err != nil {
 		t.Fatal(err)
@@ -218,8 +223,8 @@ turns:
 	}
 	expectEvents(t, c,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "two"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`)
 	// Busy: a prompt is rejected with a Go error carrying the original's text.
 	_, err := c.Prompt(ctx, "three")
@@ -236,9 +241,9 @@ turns:
 	}
 	expectEvents(t, c,
 		`{"t":2000,"type":"agent_start"}`,
-		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+		msgEnd(vt(2000), "stop", ""),
 		`{"t":2000,"type":"auto_retry_end","success":true,"attempt":1}`,
-		`{"t":2000,"type":"agent_end"}`,
+		agentEnd(vt(2000), asst(vt(2000), "stop", "")),
 		`{"t":2000,"type":"prompt_resolved","prompt":2}`)
 }
 
@@ -301,7 +306,7 @@ func TestClientAbortVirtual(t *testing.T) {
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	expectEvents(t, c, strings.Split(chainStart, "\n")...)
+	expectEvents(t, c, chainStart...)
 	if err := c.Abort(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -319,8 +324,8 @@ func TestClientBadInput(t *testing.T) {
 		{`["get_state"]`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got an array"}`},
 		{`true`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got boolean true"}`},
 		{long, fmt.Sprintf(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command: line longer than %d bytes (discarded unread)"}`, rpc.MaxLineSize)},
-		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)"}`},
-		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)"}`},
+		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)"}`},
+		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)"}`},
 		{`{"id":"x3","type":"set_auto_retry","enabled":"yes"}`, `{"id":"x3","type":"response","command":"set_auto_retry","success":false,"error":"set_auto_retry: \"enabled\" must be true or false, got string \"yes\""}`},
 		{`{"id":7,"type":"abort"}`, `{"type":"response","command":"abort","success":false,"error":"\"id\" must be a string, got number 7"}`},
 		{"{\"id\":\"x4\",\"type\":\"abort_retry\"}\r", `{"id":"x4","type":"response","command":"abort_retry","success":true}`},
@@ -348,7 +353,7 @@ func TestClientBadInput(t *testing.T) {
 		{"set_auto_retry", map[string]any{"enabled": "yes"}, `rpc: set_auto_retry (id req_10) failed: set_auto_retry: "enabled" must be true or false, got string "yes"`},
 		{"set_auto_retry", nil, `rpc: set_auto_retry (id req_11) failed: set_auto_retry: missing "enabled" (true or false)`},
 		{"prompt", map[string]any{"message": 3}, `rpc: prompt (id req_12) failed: prompt: "message" must be a string, got number 3`},
-		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance)`},
+		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)`},
 	}
 	for _, tt := range tests {
 		_, err := c.Call(ctx, tt.typ, tt.fields)
@@ -593,5 +598,41 @@ turns:
 	st, err := c.GetState(ctx)
 	if err != nil || st.NextRetryAt == nil || *st.NextRetryAt != 500 || st.Profile != "omp-2026-02" {
 		t.Fatalf("in the wait: %+v, %v", st, err)
+	}
+}
+
+// TestClientSetAutoCompaction: SetAutoCompaction switches the overflow
+// hand-off, as GetState and the events show.
+func TestClientSetAutoCompaction(t *testing.T) {
+	c := startServer(t, overflowTwice, "--virtual")
+	ctx := ctxT(t)
+	if err := c.SetAutoCompaction(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.GetState(ctx); err != nil || st.AutoCompactionEnabled {
+		t.Fatalf("after SetAutoCompaction(false): %+v, %v", st, err)
+	}
+	if _, err := c.Prompt(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, c, `{"t":0,"type":"agent_start"}`,
+		msgEnd(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum"),
+		agentEnd(vt(0), user(vt(0), "one"), asst(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum")),
+		`{"t":0,"type":"prompt_resolved","prompt":1}`)
+	if err := c.SetAutoCompaction(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, c, `{"t":0,"type":"agent_start"}`,
+		msgEnd(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum"),
+		agentEnd(vt(0), user(vt(0), "two"), asst(vt(0), "error", "prompt is too long: 213462 tokens > 200000 maximum")),
+		`{"t":0,"type":"auto_compaction_start","reason":"overflow"}`,
+		`{"t":0,"type":"auto_compaction_end","result":{"summary":"(simulated)"},"aborted":false,"willRetry":true}`,
+		`{"t":0,"type":"prompt_resolved","prompt":2}`)
+	st, err := c.GetState(ctx)
+	if err != nil || !st.AutoCompactionEnabled || !st.IsCompacting || st.Model == nil || st.Model.API != "anthropic-messages" {
+		t.Fatalf("in the compaction wait: %+v (model %+v), %v", st, st.Model, err)
 	}
 }

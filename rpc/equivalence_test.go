@@ -40,7 +40,10 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 				if variant != sc.Variant && sc.SetVariant(variant) != nil {
 					t.Skip("the scenario's settings or profile are not the original's")
 				}
-				res, err := sim.RunScenario(sc, sim.Options{Variant: variant})
+				var records []trace.Record
+				res, err := sim.RunScenario(sc, sim.Options{Variant: variant, Sink: trace.SinkFunc(func(r *trace.Record) {
+					records = append(records, r.Clean())
+				})})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +59,7 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := withoutClientLines(out.String(), sc.InitialPrompt)
-				want := protocolLines(t, res.Trace, sc.InitialPrompt)
+				want := protocolLines(sc, records)
 				if !slices.Equal(got, want) {
 					t.Errorf("input:\n%s\ngot:\n%s\nwant:\n%s", input, strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
@@ -139,66 +142,79 @@ func withoutClientLines(out string, initialPrompt bool) []string {
 	return lines
 }
 
-// protocolLines is what the protocol shows of a trace: its events, and its
-// responses with the id first, no "t", the prompt's number, and one
-// response per command.
-func protocolLines(t *testing.T, tr []byte, initialPrompt bool) []string {
+// promptTexts are the texts of a scenario's prompts in the order they are
+// issued (so numbered): the initial prompt, then the prompt actions in
+// time order (list order at the same time).
+func promptTexts(sc *scenario.Scenario) []string {
+	var texts []string
+	if sc.InitialPrompt {
+		texts = append(texts, sc.Prompt)
+	}
+	actions := slices.Clone(sc.Actions)
+	slices.SortStableFunc(actions, func(a, b scenario.Action) int { return int(a.At - b.At) })
+	for _, a := range actions {
+		if a.Do == "prompt" {
+			texts = append(texts, a.Message)
+		}
+	}
+	return texts
+}
+
+// protocolLines is what the protocol shows of a run's records: its events
+// (agent_end with the run's messages, each prompt's own text in its user
+// message), and its responses with the id first, no "t", the prompt's
+// number, and one response per command. The final line is not a record of
+// the run's sink.
+func protocolLines(sc *scenario.Scenario, records []trace.Record) []string {
 	var lines []string
+	texts := promptTexts(sc)
+	ev := newEventWriter(sc, true)
+	issued := 0 // prompts issued so far
 	prompts := 0
-	if initialPrompt {
+	if sc.InitialPrompt {
 		prompts = 1
 	}
 	rejected := false // the last line was a rejected prompt's response
-	for _, line := range bytes.SplitAfter(tr, []byte("\n")) {
-		if len(line) == 0 {
-			continue
+	for i := range records {
+		r := &records[i]
+		if r.Type == trace.PromptRejected || r.Type == trace.AgentRun && r.Run == trace.RunPrompt {
+			if issued < len(texts) {
+				ev.setPrompt(texts[issued])
+			}
+			issued++
 		}
-		var r struct {
-			Type    string          `json:"type"`
-			ID      *string         `json:"id"`
-			Command string          `json:"command"`
-			Success bool            `json:"success"`
-			Data    json.RawMessage `json:"data"`
-			Error   string          `json:"error"`
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Type != "response" {
+		if r.Type != trace.Response {
 			rejected = false
-			rec, err := trace.Decode(line)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev := appendEvent(nil, &rec, true); ev != nil {
-				lines = append(lines, strings.TrimSuffix(string(ev), "\n"))
+			if line := ev.append(nil, r); line != nil {
+				lines = append(lines, strings.TrimSuffix(string(line), "\n"))
 			}
 			continue
 		}
-		if r.Command == "prompt" && r.Success && rejected {
+		p := &r.Response
+		if p.Command == "prompt" && p.Success && rejected {
 			rejected = false // the original's second answer to a rejected prompt
 			continue
 		}
 		var b strings.Builder
 		b.WriteString("{")
-		if r.ID != nil {
-			fmt.Fprintf(&b, `"id":%q,`, *r.ID)
+		if p.ID != "" {
+			fmt.Fprintf(&b, `"id":%q,`, p.ID)
 		}
-		fmt.Fprintf(&b, `"type":"response","command":%q,"success":%t`, r.Command, r.Success)
+		fmt.Fprintf(&b, `"type":"response","command":%q,"success":%t`, p.Command, p.Success)
 		rejected = false
 		switch {
-		case r.Command == "prompt":
+		case p.Command == "prompt":
 			prompts++
-			if r.Success {
+			if p.Success {
 				fmt.Fprintf(&b, `,"data":{"prompt":%d}`, prompts)
 			} else {
 				rejected = true
 			}
-		case r.Data != nil:
-			b.WriteString(`,"data":` + string(r.Data))
+		case p.HasState:
+			b.WriteString(`,"data":` + string(trace.AppendState(nil, &p.State)))
 		}
-		if !r.Success {
-			e, _ := json.Marshal(r.Error)
+		if !p.Success {
+			e, _ := json.Marshal(p.Error)
 			b.WriteString(`,"error":` + string(e))
 		}
 		b.WriteString("}")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/rpc"
@@ -34,7 +35,22 @@ turns:
 	n, _ := c.Prompt(ctx, "hello")
 	fmt.Println("prompt", n)
 	for ev := range c.Events() {
-		fmt.Println(string(ev.Raw))
+		switch ev.Type {
+		case "message_end": // the original's full assistant message
+			var e struct{ Message rpc.Message }
+			_ = ev.Decode(&e)
+			m := e.Message
+			fmt.Printf("message_end: %s %q from %s/%s (%s), %d content blocks, at %d\n",
+				m.StopReason, m.ErrorMessage, m.Provider, m.Model, m.API, len(m.Content), m.Timestamp)
+		case "agent_end": // the run's messages
+			var e struct{ Messages []rpc.Message }
+			_ = ev.Decode(&e)
+			for _, m := range e.Messages {
+				fmt.Println(strings.TrimSpace("agent_end: " + m.Role + " " + m.StopReason))
+			}
+		default:
+			fmt.Println(string(ev.Raw))
+		}
 		if ev.Type == "auto_retry_start" {
 			break
 		}
@@ -51,8 +67,9 @@ turns:
 	// Output:
 	// prompt 1
 	// {"t":0,"type":"agent_start"}
-	// {"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
-	// {"t":0,"type":"agent_end"}
+	// message_end: error "529 overloaded_error" from anthropic/claude-sonnet-4-5 (anthropic-messages), 0 content blocks, at 1771200000000
+	// agent_end: user
+	// agent_end: assistant error
 	// {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}
 	// advanced to 500ms
 	// {"t":500,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}

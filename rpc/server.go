@@ -20,12 +20,13 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
 // Commands the server understands (the "type" of a command line).
-var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "set_retry_settings", "get_state", "advance"}
+var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "set_retry_settings", "set_auto_compaction", "get_state", "advance"}
 
 // MaxAdvanceMs is the largest "ms" an advance command accepts.
 const MaxAdvanceMs = 1_000_000_000_000
@@ -78,6 +79,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		return errors.New("rpc: Options.Scenario is required")
 	}
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	s.runCmd = s.runCommand
 	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true, NoJSON: true, Sink: s})
 	if err != nil {
@@ -104,6 +106,7 @@ type server struct {
 	out     *bufio.Writer
 	virtual bool
 	log     io.Writer
+	ev      eventWriter
 	prompts int // prompts received, accepted or not (the session numbers them alike)
 	// cmd is the command being run by the session, whose response lines
 	// the session writes to its trace; nil between commands.
@@ -271,7 +274,7 @@ func (s *server) Record(r *trace.Record) {
 		s.response(&r.Response)
 		return
 	}
-	s.out.Write(appendEvent(s.out.AvailableBuffer(), r, s.virtual))
+	s.out.Write(s.ev.append(s.out.AvailableBuffer(), r))
 }
 
 // response writes the session's response for the command being run, in
@@ -300,10 +303,35 @@ func (s *server) response(r *trace.ResponseRecord) {
 	s.respondOK(c.id, c.hasID, r.Command, data)
 }
 
-// appendEvent appends the RPC event line (with "\n") of a trace record, or
-// nothing when the record is not an event of the protocol. withT puts the
-// virtual time first.
-func appendEvent(b []byte, r *trace.Record, withT bool) []byte {
+// simulatedText is the text of a successful reply's one text block (the
+// scenario scripts no text).
+const simulatedText = "(simulated)"
+
+// eventWriter turns the session's trace records into the protocol's
+// events. It keeps the messages of the run in flight, which agent_end
+// carries; they are bounded by the scenario's turns, since a run ends once
+// they have run out.
+type eventWriter struct {
+	withT         bool  // the virtual time first ("t")
+	epochMs       int64 // the session clock's epoch: a message's timestamp is epochMs + t
+	provider, api string
+	// prompt is the text of the prompt being issued: the user message of
+	// the run it starts.
+	prompt string
+	msgs   []byte // the run's messages, as JSON objects separated by commas
+	msg    []byte // scratch: one assistant message
+}
+
+func newEventWriter(sc *scenario.Scenario, withT bool) eventWriter {
+	return eventWriter{withT: withT, epochMs: sc.EpochMs, provider: sc.Provider, api: session.ProviderAPI(sc.Provider)}
+}
+
+// setPrompt sets the text of the prompt being issued.
+func (w *eventWriter) setPrompt(text string) { w.prompt = text }
+
+// append appends the RPC event line (with "\n") of a trace record, or
+// nothing when the record is not an event of the protocol.
+func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	switch r.Type {
 	case trace.AgentRun, trace.AgentRunEnd, trace.MessageEnd, trace.AutoRetryStart, trace.AutoRetryEnd,
 		trace.AutoCompactionStart, trace.AutoCompactionEnd, trace.PromptResolved, trace.RetryFallback:
@@ -311,20 +339,97 @@ func appendEvent(b []byte, r *trace.Record, withT bool) []byte {
 		return b
 	}
 	b = append(b, '{')
-	if withT {
+	if w.withT {
 		b = append(b, `"t":`...)
 		b = trace.AppendMs(b, r.T)
 		b = append(b, ',')
 	}
 	switch r.Type {
 	case trace.AgentRun:
+		w.startRun(r)
 		b = append(b, `"type":"agent_start"}`...)
 	case trace.AgentRunEnd:
-		b = append(b, `"type":"agent_end"}`...)
+		b = append(b, `"type":"agent_end","messages":[`...)
+		b = append(b, w.msgs...)
+		b = append(b, "]}"...)
+		w.msgs = w.msgs[:0]
+		if cap(w.msgs) > 1<<20 { // a long run's: let it go
+			w.msgs = nil
+		}
+	case trace.MessageEnd:
+		w.msg = w.appendAssistant(w.msg[:0], r)
+		w.addMessage(w.msg)
+		b = append(b, `"type":"message_end","message":`...)
+		b = append(b, w.msg...)
+		if r.Model != "" {
+			b = append(b, `,"model":`...)
+			b = jsonw.AppendString(b, r.Model)
+		}
+		b = append(b, '}')
 	default:
 		b = trace.AppendFields(b, r)
 	}
 	return append(b, '\n')
+}
+
+// startRun starts a run's messages: a prompt's run starts with the
+// prompt's user message.
+func (w *eventWriter) startRun(r *trace.Record) {
+	w.msgs = w.msgs[:0]
+	if r.Run != trace.RunPrompt {
+		return
+	}
+	w.msgs = append(w.msgs, `{"role":"user","content":[{"type":"text","text":`...)
+	w.msgs = jsonw.AppendString(w.msgs, w.prompt)
+	w.msgs = append(w.msgs, `}],"timestamp":`...)
+	w.msgs = w.appendTimestamp(w.msgs, r)
+	w.msgs = append(w.msgs, '}')
+}
+
+func (w *eventWriter) addMessage(m []byte) {
+	if len(w.msgs) > 0 {
+		w.msgs = append(w.msgs, ',')
+	}
+	w.msgs = append(w.msgs, m...)
+}
+
+// appendTimestamp appends a message's timestamp: the session clock's Unix
+// milliseconds at r (whole milliseconds, as Date.now()).
+func (w *eventWriter) appendTimestamp(b []byte, r *trace.Record) []byte {
+	return strconv.AppendInt(b, w.epochMs+int64(r.T/time.Millisecond), 10)
+}
+
+// appendAssistant appends message_end's assistant message: the trace's
+// fields (role, stopReason, errorMessage), then the rest of the original's
+// AssistantMessage in its order (content: none for an error or an aborted
+// reply, one text block otherwise; api, provider, model; usage: the
+// reply's input and cacheRead tokens, zero elsewhere; timestamp).
+func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
+	m := &r.Message
+	b = append(b, `{"role":"assistant","stopReason":`...)
+	b = jsonw.AppendString(b, string(m.StopReason))
+	if m.ErrorMessage != "" {
+		b = append(b, `,"errorMessage":`...)
+		b = jsonw.AppendString(b, m.ErrorMessage)
+	}
+	if m.StopReason == policy.StopReasonError || m.StopReason == policy.StopReasonAborted {
+		b = append(b, `,"content":[]`...)
+	} else {
+		b = append(b, `,"content":[{"type":"text","text":"`+simulatedText+`"}]`...)
+	}
+	b = append(b, `,"api":`...)
+	b = jsonw.AppendString(b, w.api)
+	b = append(b, `,"provider":`...)
+	b = jsonw.AppendString(b, w.provider)
+	b = append(b, `,"model":`...)
+	b = jsonw.AppendString(b, r.Model)
+	b = append(b, `,"usage":{"input":`...)
+	b = strconv.AppendInt(b, m.Input, 10)
+	b = append(b, `,"output":0,"cacheRead":`...)
+	b = strconv.AppendInt(b, m.CacheRead, 10)
+	b = append(b, `,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":`...)
+	b = w.appendTimestamp(b, r)
+	return append(b, '}')
 }
 
 // ---- commands ----
@@ -343,6 +448,9 @@ type command struct {
 	typ                  string
 	message, enabled, ms json.RawMessage // nil when absent
 	settings             json.RawMessage
+	// streaming and images are a prompt's streamingBehavior and images,
+	// checked and ignored.
+	streaming, images json.RawMessage
 }
 
 // fastCommand is a well-formed command line, read in one pass by
@@ -350,12 +458,14 @@ type command struct {
 // matches names exactly). Anything it refuses takes the slow path, which
 // says precisely what is wrong.
 type fastCommand struct {
-	ID       jsontext.Value `json:"id"`
-	Type     *string        `json:"type"`
-	Message  jsontext.Value `json:"message"`
-	Enabled  jsontext.Value `json:"enabled"`
-	Ms       jsontext.Value `json:"ms"`
-	Settings jsontext.Value `json:"settings"`
+	ID        jsontext.Value `json:"id"`
+	Type      *string        `json:"type"`
+	Message   jsontext.Value `json:"message"`
+	Enabled   jsontext.Value `json:"enabled"`
+	Ms        jsontext.Value `json:"ms"`
+	Settings  jsontext.Value `json:"settings"`
+	Streaming jsontext.Value `json:"streamingBehavior"`
+	Images    jsontext.Value `json:"images"`
 }
 
 // handleLine handles one input line: a command, or an error response.
@@ -393,6 +503,7 @@ func parseCommand(line []byte, c *command) *cmdError {
 		c.typ = *fc.Type
 		c.message, c.enabled, c.ms = json.RawMessage(fc.Message), json.RawMessage(fc.Enabled), json.RawMessage(fc.Ms)
 		c.settings = json.RawMessage(fc.Settings)
+		c.streaming, c.images = json.RawMessage(fc.Streaming), json.RawMessage(fc.Images)
 		return nil
 	}
 	if !json.Valid(line) {
@@ -443,6 +554,7 @@ func parseCommand(line []byte, c *command) *cmdError {
 	c.typ = typ
 	c.message, c.enabled, c.ms = fields["message"], fields["enabled"], fields["ms"]
 	c.settings = fields["settings"]
+	c.streaming, c.images = fields["streamingBehavior"], fields["images"]
 	return nil
 }
 
@@ -520,14 +632,24 @@ func (s *server) run(c *command) error {
 			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, raw != nil))
 			return nil
 		}
+		// Queueing is not simulated: a prompt with streamingBehavior is
+		// answered as one without it. Images are not read.
+		if raw := c.streaming; raw != nil && !isStreamingBehavior(raw) {
+			s.respondErr(id, hasID, typ, fieldError("prompt", "streamingBehavior", `"steer" or "followUp"`, raw, true))
+			return nil
+		}
+		if raw := bytes.TrimSpace(c.images); raw != nil && raw[0] != '[' {
+			s.respondErr(id, hasID, typ, fieldError("prompt", "images", "an array of images (accepted and ignored)", raw, true))
+			return nil
+		}
 		s.prompts++
 		return s.session(c, s.prompts)
 	case "abort", "abort_retry", "get_state":
 		return s.session(c, 0)
-	case "set_auto_retry":
+	case "set_auto_retry", "set_auto_compaction":
 		raw := c.enabled
 		if raw == nil || json.Unmarshal(raw, &s.enabled) != nil || !isJSONBool(raw) {
-			s.respondErr(id, hasID, typ, fieldError("set_auto_retry", "enabled", "true or false", raw, raw != nil))
+			s.respondErr(id, hasID, typ, fieldError(typ, "enabled", "true or false", raw, raw != nil))
 			return nil
 		}
 		return s.session(c, 0)
@@ -596,6 +718,7 @@ func (s *server) runCommand() {
 	c := &s.cur
 	switch c.typ {
 	case "prompt":
+		s.ev.setPrompt(s.message)
 		if got, _ := s.sess.Prompt(s.message, c.id, true); got != c.prompt {
 			fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, c.prompt)
 		}
@@ -604,11 +727,19 @@ func (s *server) runCommand() {
 		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id, Enabled: &enabled})
 	case "set_retry_settings":
 		s.sess.SetRetrySettings(c.id, s.newSettings)
+	case "set_auto_compaction":
+		s.sess.SetAutoCompaction(c.id, s.enabled)
 	case "abort":
 		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
 	default:
 		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
 	}
+}
+
+// isStreamingBehavior reports whether raw is "steer" or "followUp".
+func isStreamingBehavior(raw json.RawMessage) bool {
+	var v string
+	return isJSONString(raw) && json.Unmarshal(raw, &v) == nil && (v == "steer" || v == "followUp")
 }
 
 func isJSONBool(raw json.RawMessage) bool {

@@ -92,16 +92,16 @@ func TestServeVirtualAbortRetryDuringBackoff(t *testing.T) {
 	want := []string{
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "hi"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		`{"id":"a","type":"response","command":"advance","success":true,"data":{"t":500}}`,
-		`{"id":"s1","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02"}}`,
+		`{"id":"s1","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`,
 		// The response to abort_retry comes before the auto_retry_end it causes.
 		`{"id":"r","type":"response","command":"abort_retry","success":true}`,
 		`{"t":500,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
 		`{"t":500,"type":"prompt_resolved","prompt":1}`,
-		`{"id":"s2","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"cancelled","nextRetryAt":null,"profile":"omp-2026-02"}}`,
+		`{"id":"s2","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"cancelled","nextRetryAt":null,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`,
 		`{"type":"response","command":"advance","success":true,"data":{"t":5500}}`,
 	}
 	diffLines(t, serveVirtual(t, oneError, input), want)
@@ -115,8 +115,8 @@ func TestServeVirtualAbortDuringBackoff(t *testing.T) {
 	want := []string{
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "hi"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		`{"type":"response","command":"advance","success":true,"data":{"t":1000}}`,
 		// The response to abort comes after the auto_retry_end, and the
@@ -141,17 +141,17 @@ turns:
 	want := []string{
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "hi"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":1000,"errorMessage":"529 overloaded_error"}`,
 		`{"t":1000,"type":"agent_start"}`,
-		`{"t":1000,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"503 service unavailable"},"model":"claude-sonnet-4-5"}`,
-		`{"t":1000,"type":"agent_end"}`,
+		msgEnd(vt(1000), "error", "503 service unavailable"),
+		agentEnd(vt(1000), asst(vt(1000), "error", "503 service unavailable")),
 		`{"t":1000,"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 service unavailable"}`,
 		`{"t":3000,"type":"agent_start"}`,
-		`{"t":3250,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+		msgEnd(vt(3250), "stop", ""),
 		`{"t":3250,"type":"auto_retry_end","success":true,"attempt":2}`,
-		`{"t":3250,"type":"agent_end"}`,
+		agentEnd(vt(3250), asst(vt(3250), "stop", "")),
 		`{"t":3250,"type":"prompt_resolved","prompt":1}`,
 	}
 	diffLines(t, serveVirtual(t, scenario, input), want)
@@ -173,32 +173,32 @@ turns:
 `
 	want := []string{
 		`{"id":"off","type":"response","command":"set_auto_retry","success":true}`,
-		`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":false,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`,
+		`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":false,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`,
 		`{"id":"p1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "one"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"prompt_resolved","prompt":1}`,
 		`{"id":"on","type":"response","command":"set_auto_retry","success":true}`,
 		`{"id":"p2","type":"response","command":"prompt","success":true,"data":{"prompt":2}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "two"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 		// Busy during the backoff: one error response (the original sends a
 		// second, successful one).
 		`{"id":"p3","type":"response","command":"prompt","success":false,"error":"Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."}`,
 		`{"t":2000,"type":"agent_start"}`,
-		`{"t":2000,"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+		msgEnd(vt(2000), "stop", ""),
 		`{"t":2000,"type":"auto_retry_end","success":true,"attempt":1}`,
-		`{"t":2000,"type":"agent_end"}`,
+		agentEnd(vt(2000), asst(vt(2000), "stop", "")),
 		`{"t":2000,"type":"prompt_resolved","prompt":2}`,
 	}
 	diffLines(t, serveVirtual(t, scenario, input), want)
 }
 
 func TestServeBadInput(t *testing.T) {
-	commands := "prompt, abort, abort_retry, set_auto_retry, set_retry_settings, get_state, advance"
+	commands := "prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance"
 	tests := []struct {
 		name, line, want string
 	}{
@@ -229,7 +229,7 @@ func TestServeBadInput(t *testing.T) {
 		{"duplicate type, escaped", `{"type":"get_state","t\u0079pe":"abort"}`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: duplicate key \"type\" (each key may appear once)"}`},
 		{"duplicate field", `{"id":"a","type":"set_auto_retry","enabled":true,"enabled":false}`, `{"id":"a","type":"response","command":"set_auto_retry","success":false,"error":"Failed to parse command: duplicate key \"enabled\" (each key may appear once)"}`},
 		{"duplicate id", `{"id":"a","id":"b","type":"abort"}`, `{"id":"a","type":"response","command":"abort","success":false,"error":"Failed to parse command: duplicate key \"id\" (each key may appear once)"}`},
-		{"keys differ in case", `{"id":"a","type":"get_state","TYPE":"abort","Id":"b"}`, `{"id":"a","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`},
+		{"keys differ in case", `{"id":"a","type":"get_state","TYPE":"abort","Id":"b"}`, `{"id":"a","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`},
 		{"escapes kept in the id", `{"id":"a\"b<>\u00e9","type":"nope"}`, `{"id":"a\"b<>é","type":"response","command":"nope","success":false,"error":"Unknown command: nope (commands: ` + commands + `)"}`},
 	}
 	for _, tt := range tests {
@@ -262,7 +262,7 @@ func TestServeLongLines(t *testing.T) {
 		t.Fatal("bad padding")
 	}
 	tooLong := fmt.Sprintf(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command: line longer than %d bytes (discarded unread)"}`, rpc.MaxLineSize)
-	state := `"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02"}}`
+	state := `"data":{"isStreaming":false,"messageCount":0,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`
 	input := exact + "\n" + exact + "\r\n" + over + "\n" + over + "\r\n" +
 		strings.Repeat("y", 5*rpc.MaxLineSize) + "\n" + `{"id":"after","type":"abort_retry"}` + "\n" + over // the last without a newline
 	want := []string{
@@ -361,19 +361,19 @@ func TestServeRealClock(t *testing.T) {
 	s.expect(
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"type":"agent_end"}`,
+		msgEnd(rt(0), "error", "529 overloaded_error"),
+		agentEnd(rt(0), user(rt(0), "hi"), asst(rt(0), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
 	s.clk.Add(1999 * time.Millisecond)
 	s.send(`{"id":"s","type":"get_state"}`)
-	s.expect(`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02"}}`)
+	s.expect(`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`)
 	s.clk.Add(time.Millisecond) // the backoff ends: the retried run, on its own
 	s.expect(
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}`,
+		msgEnd(rt(2000), "stop", ""),
 		`{"type":"auto_retry_end","success":true,"attempt":1}`,
-		`{"type":"agent_end"}`,
+		agentEnd(rt(2000), asst(rt(2000), "stop", "")),
 		`{"type":"prompt_resolved","prompt":1}`,
 	)
 }
@@ -390,8 +390,8 @@ turns:
 	s.expect(
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"type":"agent_end"}`,
+		msgEnd(rt(0), "error", "529 overloaded_error"),
+		agentEnd(rt(0), user(rt(0), "hi"), asst(rt(0), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
 	s.clk.Add(500 * time.Millisecond)
@@ -407,8 +407,8 @@ turns:
 	s.expect(
 		`{"type":"response","command":"prompt","success":true,"data":{"prompt":2}}`,
 		`{"type":"agent_start"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"type":"agent_end"}`,
+		msgEnd(rt(500), "error", "529 overloaded_error"),
+		agentEnd(rt(500), user(rt(500), "again"), asst(rt(500), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
 	s.clk.Add(3 * time.Second)
@@ -416,8 +416,8 @@ turns:
 	s.inW.Close()
 	s.expect(
 		`{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
-		`{"type":"message_end","message":{"role":"assistant","stopReason":"aborted","errorMessage":"Request was aborted"},"model":"claude-sonnet-4-5"}`,
-		`{"type":"agent_end"}`,
+		msgEnd(rt(3500), "aborted", "Request was aborted"),
+		agentEnd(rt(3500), asst(rt(3500), "aborted", "Request was aborted")),
 		`{"type":"prompt_resolved","prompt":2}`,
 	)
 	select {
@@ -516,13 +516,13 @@ turns:
 		`{"id":"ok2","type":"response","command":"set_retry_settings","success":true}`,
 		`{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEnd(vt(0), "error", "529 overloaded_error"),
+		agentEnd(vt(0), user(vt(0), "one"), asst(vt(0), "error", "529 overloaded_error")),
 		`{"t":0,"type":"retry_fallback","from":"claude-sonnet-4-5","to":"model-b"}`,
 		`{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":0,"delayMs":0,"errorMessage":"529 overloaded_error"}`,
 		`{"t":0,"type":"agent_start"}`,
-		`{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"model-b"}`,
-		`{"t":0,"type":"agent_end"}`,
+		msgEndOf(vt(0), "model-b", "error", "529 overloaded_error"),
+		agentEnd(vt(0), asstOf(vt(0), "model-b", "error", "529 overloaded_error")),
 		`{"t":0,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"529 overloaded_error"}`,
 		`{"t":0,"type":"prompt_resolved","prompt":1}`,
 	}

@@ -28,6 +28,42 @@ const (
 	CompactionContinueDelay = 100 * time.Millisecond
 )
 
+// The original's session options, which the simulated session does not
+// vary: get_state's thinkingLevel, steeringMode and followUpMode (both
+// QueueMode), and interruptMode.
+const (
+	ThinkingLevel = "off"
+	QueueMode     = "one-at-a-time"
+	InterruptMode = "immediate"
+)
+
+// ProviderAPI is the API that the original's model registry gives a
+// provider's models (pi-ai's Api): "anthropic-messages" for "anthropic",
+// "openai-responses" for "openai", "openai-codex-responses" for
+// "openai-codex", "azure-openai-responses", "google-generative-ai" for
+// "google", "google-gemini-cli", "google-vertex", "bedrock-converse-stream"
+// for "amazon-bedrock"; any other provider is taken to be
+// OpenAI-compatible ("openai-completions"), and "" has no API ("").
+func ProviderAPI(provider string) string {
+	switch provider {
+	case "":
+		return ""
+	case "anthropic":
+		return "anthropic-messages"
+	case "openai":
+		return "openai-responses"
+	case "openai-codex":
+		return "openai-codex-responses"
+	case "azure-openai-responses", "google-gemini-cli", "google-vertex":
+		return provider
+	case "google":
+		return "google-generative-ai"
+	case "amazon-bedrock":
+		return "bedrock-converse-stream"
+	}
+	return "openai-completions"
+}
+
 // Role is the role of a message in the runtime context.
 type Role uint8
 
@@ -190,8 +226,10 @@ func (s *State) IsStreaming() bool { return s.Run.Kind != NoRun || s.Pending != 
 // Config is what a session is given once: the compaction stub and the
 // identity fields of its records.
 type Config struct {
-	// CompactionEnabled: an overflow is handed to compaction;
-	// CompactionSucceeds: the compaction succeeds and a continue follows.
+	// CompactionEnabled: an overflow is handed to compaction (the
+	// set_auto_compaction event changes it: the shell performs its
+	// SetCompaction effect on its Core's Config); CompactionSucceeds: the
+	// compaction succeeds and a continue follows.
 	CompactionEnabled, CompactionSucceeds bool
 	Provider, SessionID, BaseURL          string
 	// Model is the id of the session's own model (the trace's "model";
@@ -207,15 +245,16 @@ type EventKind uint8
 
 // Events.
 const (
-	Prompt           EventKind = iota + 1 // a prompt (ID; Respond: answer it)
-	Abort                                 // the abort command (Reply: the aborted reply of a call in flight)
-	AbortRetry                            // the abort_retry command
-	SetAutoRetry                          // set_auto_retry (Enabled)
-	GetState                              // get_state
-	Reply                                 // a model call's reply (Call, Reply, Switch)
-	TimerFired                            // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
-	Settle                                // the end of a queue event: the sound variant resolves settled prompts
-	SetRetrySettings                      // set_retry_settings (Settings, or Error when the shell refused them)
+	Prompt            EventKind = iota + 1 // a prompt (ID; Respond: answer it)
+	Abort                                  // the abort command (Reply: the aborted reply of a call in flight)
+	AbortRetry                             // the abort_retry command
+	SetAutoRetry                           // set_auto_retry (Enabled)
+	GetState                               // get_state
+	Reply                                  // a model call's reply (Call, Reply, Switch)
+	TimerFired                             // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
+	Settle                                 // the end of a queue event: the sound variant resolves settled prompts
+	SetRetrySettings                       // set_retry_settings (Settings, or Error when the shell refused them)
+	SetAutoCompaction                      // set_auto_compaction (Enabled)
 )
 
 // Event is one input of the core. At is the virtual time now.
@@ -224,7 +263,7 @@ type Event struct {
 	At      time.Duration
 	ID      string // a command's id, echoed in its response
 	Respond bool   // Prompt: answer it (the scenario's initial prompt is not)
-	Enabled bool   // SetAutoRetry
+	Enabled bool   // SetAutoRetry, SetAutoCompaction
 	// Reply is the classified reply (Reply), or the aborted reply a call
 	// in flight ends with (Abort).
 	Reply policy.Outcome
@@ -244,14 +283,15 @@ type EffectKind uint8
 
 // Effects, performed in order.
 const (
-	Emit        EffectKind = iota + 1 // write Record to the trace
-	Answer                            // Record is a command's response
-	Resolve                           // Record is prompt_resolved
-	Call                              // start a model call (Call): deliver its reply as a Reply event
-	Arm                               // arm Timer
-	Cancel                            // cancel Timer.ID: it must never fire
-	SetEnabled                        // retry.enabled becomes Enabled
-	SetSettings                       // the retry settings become *Settings
+	Emit          EffectKind = iota + 1 // write Record to the trace
+	Answer                              // Record is a command's response
+	Resolve                             // Record is prompt_resolved
+	Call                                // start a model call (Call): deliver its reply as a Reply event
+	Arm                                 // arm Timer
+	Cancel                              // cancel Timer.ID: it must never fire
+	SetEnabled                          // retry.enabled becomes Enabled
+	SetSettings                         // the retry settings become *Settings
+	SetCompaction                       // Config.CompactionEnabled becomes Enabled
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last
@@ -261,7 +301,7 @@ type Effect struct {
 	Record   trace.Record
 	Timer    Timer
 	Call     uint64
-	Enabled  bool
+	Enabled  bool             // SetEnabled, SetCompaction
 	Settings *policy.Settings // SetSettings: the event's
 }
 

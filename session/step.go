@@ -74,6 +74,11 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		st.set = ev.Settings // the rest of the step sees them
 		st.effect(SetSettings).Settings = ev.Settings
 		st.respond(ev.ID, "set_retry_settings", true, "", false)
+	case SetAutoCompaction:
+		// Read at the next compaction check (the original's
+		// compaction.enabled setting).
+		st.effect(SetCompaction).Enabled = ev.Enabled
+		st.respond(ev.ID, "set_auto_compaction", true, "", false)
 	case GetState:
 		st.respond(ev.ID, "get_state", true, "", true)
 	case Reply:
@@ -171,7 +176,31 @@ func (st *stepper) sessionState() trace.SessionState {
 	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
 		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
 		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
-		NextRetryAt: float64(s.RetryAt) / float64(time.Millisecond), HasNextRetryAt: s.HasRetryAt, Profile: st.c.Config.Profile}
+		NextRetryAt: float64(s.RetryAt) / float64(time.Millisecond), HasNextRetryAt: s.HasRetryAt, Profile: st.c.Config.Profile,
+		Model: st.modelInfo(), ThinkingLevel: ThinkingLevel, IsCompacting: st.isCompacting(),
+		SteeringMode: QueueMode, FollowUpMode: QueueMode, InterruptMode: InterruptMode}
+}
+
+// modelInfo is get_state's model: the model in use, none when its id is
+// not known.
+func (st *stepper) modelInfo() trace.ModelInfo {
+	id := st.model()
+	if id == "" {
+		return trace.ModelInfo{}
+	}
+	p := st.c.Config.Provider
+	return trace.ModelInfo{ID: id, Provider: p, API: ProviderAPI(p)}
+}
+
+// isCompacting is get_state's isCompacting: a successful overflow
+// compaction's continue is due (sound: armed and not cancelled; original:
+// less than CompactionContinueDelay ago, since nothing cancels it).
+func (st *stepper) isCompacting() bool {
+	s := st.s
+	if st.r.CompactionContinue == ContinueCancelledByPromptOrAbort {
+		return s.CompTimer != 0
+	}
+	return s.CompDone && st.c.Config.CompactionSucceeds && st.at.At < s.CompAt+CompactionContinueDelay
 }
 
 // model is the id of the model in use.
@@ -258,7 +287,8 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	s := st.s
 	s.Context.add(RoleAssistant, Message{Reply: *o, At: st.at.At})
 	if r := st.emit(trace.MessageEnd); r != nil {
-		r.Message, r.Model = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message}, st.model()
+		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
+		r.Model = st.model()
 	}
 	s.Run.Last, s.Run.HasLast, s.Run.Switch = *o, true, switched
 	toolUse := o.StopReason == policy.StopReasonToolUse

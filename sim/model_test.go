@@ -384,6 +384,9 @@ func (m *mdl) getState() map[string]any {
 		"autoCompactionEnabled": m.compEnabled, "sessionId": "session-1", "autoRetryEnabled": m.enabled,
 		"isRetrying": m.open(), "retryAttempt": m.attempt, "retryState": m.state,
 		"nextRetryAt": m.nextRetryAt(), "profile": policy.DefaultProfile,
+		"model":         map[string]any{"id": "claude-sonnet-4-5", "provider": "anthropic", "api": "anthropic-messages"},
+		"thinkingLevel": "off", "isCompacting": m.compWait, "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
+		"interruptMode": "immediate", "queuedMessageCount": 0,
 	}
 }
 

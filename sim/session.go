@@ -149,10 +149,11 @@ func (s *Session) setSettings(set policy.Settings) {
 
 // Reset returns the session to its state before Start, keeping its memory
 // (for running the same scenario many times, as the benchmarks do). The
-// settings go back to the scenario's.
+// settings and whether compaction is enabled go back to the scenario's.
 func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
 	s.set = s.sc.Settings
+	s.core.Config.CompactionEnabled = s.sc.Compaction.Enabled
 	s.cls, _ = classifierOf(&s.set)
 	s.clsFresh = true
 	s.seed()
@@ -370,6 +371,8 @@ func (s *Session) step() {
 			s.set.Enabled = e.Enabled
 		case session.SetSettings:
 			s.setSettings(*e.Settings)
+		case session.SetCompaction:
+			s.core.Config.CompactionEnabled = e.Enabled
 		case session.Call:
 			call = e.Call
 		}
@@ -433,5 +436,12 @@ func scenarioProfile(sc *scenario.Scenario) string {
 // the command answered with id.
 func (s *Session) SetRetrySettings(id string, set policy.Settings) {
 	s.ev = session.Event{Kind: session.SetRetrySettings, ID: id, Settings: &set}
+	s.step()
+}
+
+// SetAutoCompaction is the set_auto_compaction command now: whether an
+// overflow is handed to compaction from now on, answered with id.
+func (s *Session) SetAutoCompaction(id string, enabled bool) {
+	s.ev = session.Event{Kind: session.SetAutoCompaction, ID: id, Enabled: enabled}
 	s.step()
 }

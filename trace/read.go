@@ -99,6 +99,17 @@ type wire struct {
 		RetryState            policy.State `json:"retryState"`
 		NextRetryAt           *float64     `json:"nextRetryAt"`
 		Profile               string       `json:"profile"`
+		Model                 *struct {
+			ID       string `json:"id"`
+			Provider string `json:"provider"`
+			API      string `json:"api"`
+		} `json:"model"`
+		ThinkingLevel      string `json:"thinkingLevel"`
+		IsCompacting       bool   `json:"isCompacting"`
+		SteeringMode       string `json:"steeringMode"`
+		FollowUpMode       string `json:"followUpMode"`
+		InterruptMode      string `json:"interruptMode"`
+		QueuedMessageCount int    `json:"queuedMessageCount"`
 	} `json:"data"`
 	State             policy.State
 	IsRetrying        bool
@@ -166,7 +177,12 @@ func Decode(line []byte) (Record, error) {
 			r.Response.HasState = true
 			r.Response.State = SessionState{IsStreaming: d.IsStreaming, MessageCount: d.MessageCount,
 				AutoCompactionEnabled: d.AutoCompactionEnabled, SessionID: d.SessionID, AutoRetryEnabled: d.AutoRetryEnabled,
-				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState, Profile: d.Profile}
+				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState, Profile: d.Profile,
+				ThinkingLevel: d.ThinkingLevel, IsCompacting: d.IsCompacting, SteeringMode: d.SteeringMode,
+				FollowUpMode: d.FollowUpMode, InterruptMode: d.InterruptMode, QueuedMessageCount: d.QueuedMessageCount}
+			if m := d.Model; m != nil {
+				r.Response.State.Model = ModelInfo{ID: m.ID, Provider: m.Provider, API: m.API}
+			}
 			if d.NextRetryAt != nil {
 				r.Response.State.NextRetryAt, r.Response.State.HasNextRetryAt = *d.NextRetryAt, true
 			}

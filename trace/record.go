@@ -98,6 +98,10 @@ func (k RunKind) String() string {
 type Message struct {
 	StopReason   policy.StopReason
 	ErrorMessage string // omitted when empty
+	// Input and CacheRead are the reply's usage in tokens. The trace line
+	// does not carry them (so Decode leaves them 0); the RPC stream's full
+	// assistant message does.
+	Input, CacheRead int64
 }
 
 // Edge is a transition line: the fsm edge fired, the input that fired it
@@ -142,6 +146,24 @@ type SessionState struct {
 	NextRetryAt    float64
 	HasNextRetryAt bool
 	Profile        string // the retry settings' profile
+	// Model is the model in use; omitted when its ID is empty.
+	Model ModelInfo
+	// ThinkingLevel, SteeringMode, FollowUpMode and InterruptMode are the
+	// original's session options ("off", "one-at-a-time", "one-at-a-time",
+	// "immediate" in the simulator).
+	ThinkingLevel string
+	// IsCompacting is true while an overflow compaction's continue is due.
+	IsCompacting                              bool
+	SteeringMode, FollowUpMode, InterruptMode string
+	// QueuedMessageCount is the number of steering and follow-up messages
+	// waiting (0: the simulator queues none).
+	QueuedMessageCount int
+}
+
+// ModelInfo is get_state's model: its id, its provider and the provider's
+// API (e.g. "anthropic-messages").
+type ModelInfo struct {
+	ID, Provider, API string
 }
 
 // ResponseRecord is a response line: a command's answer.

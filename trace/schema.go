@@ -179,6 +179,36 @@ var stateFields = []Field{
 		return value{n: r.Response.State.NextRetryAt, null: !r.Response.State.HasNextRetryAt}, r.Response.HasState
 	}},
 	{Name: "profile", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Profile}, r.Response.HasState }},
+	{Name: "model", Kind: KindObject, get: hasModel, Fields: []Field{
+		{Name: "id", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Model.ID}, r.Response.HasState }},
+		{Name: "provider", Kind: KindString, get: func(r *Record) (value, bool) {
+			return value{s: r.Response.State.Model.Provider}, r.Response.HasState
+		}},
+		{Name: "api", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Model.API}, r.Response.HasState }},
+	}},
+	{Name: "thinkingLevel", Kind: KindString, get: func(r *Record) (value, bool) {
+		return value{s: r.Response.State.ThinkingLevel}, r.Response.HasState
+	}},
+	{Name: "isCompacting", Kind: KindBool, get: func(r *Record) (value, bool) {
+		return value{b: r.Response.State.IsCompacting}, r.Response.HasState
+	}},
+	{Name: "steeringMode", Kind: KindString, get: func(r *Record) (value, bool) {
+		return value{s: r.Response.State.SteeringMode}, r.Response.HasState
+	}},
+	{Name: "followUpMode", Kind: KindString, get: func(r *Record) (value, bool) {
+		return value{s: r.Response.State.FollowUpMode}, r.Response.HasState
+	}},
+	{Name: "interruptMode", Kind: KindString, get: func(r *Record) (value, bool) {
+		return value{s: r.Response.State.InterruptMode}, r.Response.HasState
+	}},
+	{Name: "queuedMessageCount", Kind: KindNumber, get: func(r *Record) (value, bool) {
+		return value{n: float64(r.Response.State.QueuedMessageCount)}, r.Response.HasState
+	}},
+}
+
+// hasModel: get_state's model is present when its id is known.
+func hasModel(r *Record) (value, bool) {
+	return value{}, r.Response.HasState && r.Response.State.Model.ID != ""
 }
 
 // Fields returns the fields of a line of type t, t and type first, in

@@ -148,6 +148,18 @@ func AppendState(b []byte, s *SessionState) []byte {
 		b = append(b, "null"...)
 	}
 	b = str(b, `,"profile":`, s.Profile)
+	if m := &s.Model; m.ID != "" {
+		b = str(b, `,"model":{"id":`, m.ID)
+		b = str(b, `,"provider":`, m.Provider)
+		b = str(b, `,"api":`, m.API)
+		b = append(b, '}')
+	}
+	b = str(b, `,"thinkingLevel":`, s.ThinkingLevel)
+	b = boolean(b, `,"isCompacting":`, s.IsCompacting)
+	b = str(b, `,"steeringMode":`, s.SteeringMode)
+	b = str(b, `,"followUpMode":`, s.FollowUpMode)
+	b = str(b, `,"interruptMode":`, s.InterruptMode)
+	b = num(b, `,"queuedMessageCount":`, s.QueuedMessageCount)
 	return append(b, '}')
 }
 

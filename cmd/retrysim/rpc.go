@@ -22,12 +22,19 @@ func init() {
 		long: `Serves the original agent's RPC protocol: commands one JSON object per line
 on stdin, handled one at a time, each answered with one response line; the
 session's events (agent_start, message_end, agent_end, auto_retry_start,
-auto_retry_end, auto_compaction_start, auto_compaction_end, prompt_resolved)
-are written as they happen. Nothing but JSON lines goes to stdout.
+auto_retry_end, retry_fallback, auto_compaction_start, auto_compaction_end,
+prompt_resolved) are written as they happen. Nothing but JSON lines goes to stdout.
 
-Commands: prompt {message}, abort, abort_retry, set_auto_retry {enabled},
-get_state, and with --virtual advance {ms}. Any command may carry a string
-"id", echoed in its response.
+Commands: prompt {message} (streamingBehavior and images accepted; queueing
+is not simulated), abort, abort_retry, set_auto_retry {enabled},
+set_retry_settings {settings}, set_auto_compaction {enabled}, get_state,
+and with --virtual advance {ms}. Any command may carry a string "id",
+echoed in its response. message_end carries the original's full assistant
+message, agent_end the run's messages.
+
+The original's launch flags are accepted, so that its RpcClient can start
+this command in its place: --mode rpc, --provider NAME and --model ID (the
+session's provider and model; they replace the scenario's).
 
 The session is the simulated one, its provider scripted by the turns and
 settings of --scenario FILE (its actions and initial prompt are ignored;
@@ -54,6 +61,9 @@ invalid flags or an invalid scenario file.`,
 			profileFlag(fs, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
 			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
+			fs.String("mode", "rpc", "the original's launch flag: `MODE` must be rpc")
+			fs.String("provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
+			fs.String("model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
 		},
 		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			return runRPC(fs, args, os.Stdin, stdout, stderr)
@@ -93,6 +103,23 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s (the scenario is given with --scenario FILE)", strings.Join(args, " "))
 	}
+	if mode := flagString(fs, "mode"); mode != "rpc" {
+		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", mode)
+	}
+	ident := map[string]string{}
+	bad := ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "provider" || f.Name == "model" {
+			ident[f.Name] = f.Value.String()
+			if f.Value.String() == "" && bad == "" {
+				bad = f.Name
+			}
+		}
+	})
+	if bad != "" {
+		what := map[string]string{"provider": "the provider's name", "model": "the model's id"}[bad]
+		return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", bad, what)
+	}
 	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
@@ -100,6 +127,12 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	sc, code := rpcScenario(flagString(fs, "scenario"), ov, stderr)
 	if sc == nil {
 		return code
+	}
+	if p, ok := ident["provider"]; ok {
+		sc.Provider = p
+	}
+	if m, ok := ident["model"]; ok {
+		sc.ModelID = m
 	}
 	if f, isFile := stdout.(*os.File); isFile && f == os.Stdout {
 		// A closed stdout must end the server quietly: get EPIPE as an

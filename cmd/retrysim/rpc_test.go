@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,8 +51,8 @@ oops
 	}
 	want := `{"id":"1","type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"t":0,"type":"agent_start"}
-{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"claude-sonnet-4-5"}
-{"t":0,"type":"agent_end"}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000},"model":"claude-sonnet-4-5"}
+{"t":0,"type":"agent_end","messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1771200000000},{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000}]}
 {"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":2,"delayMs":1000,"errorMessage":"529 overloaded_error"}
 {"id":"2","type":"response","command":"advance","success":true,"data":{"t":400}}
 {"id":"3","type":"response","command":"abort_retry","success":true}
@@ -70,11 +72,64 @@ func TestRPCWithoutScenario(t *testing.T) {
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
+	// On the real clock a message's timestamp is the scenario's epoch plus
+	// the time since the start: checked, then replaced by T.
+	out = realTimestamps(t, out)
 	want := `{"type":"response","command":"prompt","success":true,"data":{"prompt":1}}
 {"type":"agent_start"}
-{"type":"message_end","message":{"role":"assistant","stopReason":"stop"},"model":"claude-sonnet-4-5"}
-{"type":"agent_end"}
+{"type":"message_end","message":{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":T},"model":"claude-sonnet-4-5"}
+{"type":"agent_end","messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":T},{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":T}]}
 {"type":"prompt_resolved","prompt":1}
+`
+	if out != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// realTimestamps checks that every "timestamp" of out is the default
+// epoch (1771200000000) plus at most a minute, and replaces it by T.
+func realTimestamps(t *testing.T, out string) string {
+	t.Helper()
+	return regexp.MustCompile(`"timestamp":\d+`).ReplaceAllStringFunc(out, func(m string) string {
+		ms, err := strconv.ParseInt(strings.TrimPrefix(m, `"timestamp":`), 10, 64)
+		if err != nil || ms < 1771200000000 || ms > 1771200000000+60000 {
+			t.Errorf("%s: not the epoch plus the time since the start", m)
+		}
+		return `"timestamp":T`
+	})
+}
+
+// TestRPCOriginalLaunchFlags: the original's RpcClient starts the agent
+// with --mode rpc, --provider NAME and --model ID: they are accepted, and
+// provider and model become the session's (the messages and get_state name
+// them, with the provider's API); the reply's usage reaches its message.
+func TestRPCOriginalLaunchFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(`
+turns:
+  - {stopReason: error, errorMessage: "usage_limit_reached, retry-after: 30", switchModel: true}
+  - {stopReason: stop, usage: {input: 1200, cacheRead: 300}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := `{"id":"p","type":"prompt","message":"hi"}
+{"id":"s","type":"get_state"}
+`
+	code, out, errOut := rpcSession(t, input, "--mode", "rpc", "--provider", "openai", "--model", "gpt-5", "--virtual", "--scenario", path)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	want := `{"id":"p","type":"response","command":"prompt","success":true,"data":{"prompt":1}}
+{"t":0,"type":"agent_start"}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"usage_limit_reached, retry-after: 30","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000},"model":"gpt-5"}
+{"t":0,"type":"agent_end","messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1771200000000},{"role":"assistant","stopReason":"error","errorMessage":"usage_limit_reached, retry-after: 30","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000}]}
+{"t":0,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":0,"errorMessage":"usage_limit_reached, retry-after: 30"}
+{"t":0,"type":"agent_start"}
+{"t":0,"type":"message_end","message":{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":1200,"output":0,"cacheRead":300,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000},"model":"gpt-5"}
+{"t":0,"type":"auto_retry_end","success":true,"attempt":1}
+{"t":0,"type":"agent_end","messages":[{"role":"assistant","stopReason":"stop","content":[{"type":"text","text":"(simulated)"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":1200,"output":0,"cacheRead":300,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":1771200000000}]}
+{"t":0,"type":"prompt_resolved","prompt":1}
+{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":false,"messageCount":2,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":false,"retryAttempt":0,"retryState":"idle","nextRetryAt":null,"profile":"omp-2026-02","model":{"id":"gpt-5","provider":"openai","api":"openai-responses"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}
 `
 	if out != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
@@ -98,6 +153,9 @@ func TestRPCUsageErrors(t *testing.T) {
 		{"scenario is a directory", []string{"rpc", "--scenario", dir}, "is a directory"},
 		{"unknown variant", []string{"rpc", "--variant", "nope"}, "--variant"},
 		{"unknown flag", []string{"rpc", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"another mode", []string{"rpc", "--mode", "json"}, "retrysim rpc: --mode json: only --mode rpc is served"},
+		{"empty model", []string{"rpc", "--model", ""}, "retrysim rpc: --model: empty (give the model's id"},
+		{"empty provider", []string{"rpc", "--provider="}, "retrysim rpc: --provider: empty (give the provider's name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +179,8 @@ func TestRPCHelp(t *testing.T) {
 	if code := realMain([]string{"rpc", "--help"}, &out, &errOut); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	for _, w := range []string{"Usage: retrysim rpc [flags]", "--scenario FILE", "--virtual", "--variant NAME", `{"type":"advance","ms":N}`} {
+	for _, w := range []string{"Usage: retrysim rpc [flags]", "--scenario FILE", "--virtual", "--variant NAME", `{"type":"advance","ms":N}`,
+		"--mode MODE", "--provider NAME", "--model ID", "set_auto_compaction {enabled}"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("rpc --help lacks %q:\n%s", w, out.String())
 		}
