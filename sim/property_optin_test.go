@@ -1139,7 +1139,9 @@ func poGetState(ms int, id string, retrying bool, attempt int, state policy.Stat
 	r := poRec(ms, trace.Response)
 	r.Response = trace.ResponseRecord{ID: id, Command: "get_state", Success: true, HasState: true, State: trace.SessionState{
 		AutoCompactionEnabled: true, SessionID: "session-1", AutoRetryEnabled: true, IsRetrying: retrying,
-		RetryAttempt: attempt, RetryState: state, NextRetryAt: max(nextRetryAt, 0), HasNextRetryAt: nextRetryAt >= 0, Profile: policy.DefaultProfile}}
+		RetryAttempt: attempt, RetryState: state, NextRetryAt: max(nextRetryAt, 0), HasNextRetryAt: nextRetryAt >= 0, Profile: policy.DefaultProfile,
+		Model:         trace.ModelInfo{ID: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages"},
+		ThinkingLevel: "off", SteeringMode: "one-at-a-time", FollowUpMode: "one-at-a-time", InterruptMode: "immediate"}}
 	return r
 }
 
