@@ -11,6 +11,7 @@ const (
 	evPrompt                  // a session issues its next prompt
 	evReply                   // a wire call's answer arrives
 	evTimer                   // a session core's timer fires
+	evOutage                  // an outage window starts (id: its index)
 )
 
 // Layers of a session: its agent core, and the SDK core under it.
@@ -28,6 +29,7 @@ type event struct {
 	id    uint64 // evTimer: the timer's id; evReply: the call's id
 	slot  int32
 	gen   uint32
+	wire  uint32 // evReply: the session's wire call number
 	kind  uint8
 	layer uint8
 	timer uint8 // evTimer: session.TimerKind

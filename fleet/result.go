@@ -96,8 +96,9 @@ type Stats struct {
 	Calls, WireCalls int64
 	// Rejected are the wire calls answered 429 for being over capacity.
 	Rejected int64
-	// InRetryAfter are the wire calls sent inside a retry-after window the
-	// provider gave the session.
+	// InRetryAfter are the retries (wire calls sent after an error answer
+	// of the same prompt) sent inside a retry-after window the provider
+	// gave the session.
 	InRetryAfter int64
 	// Chains of the agent's retry machine that ended, by how.
 	ChainsSucceeded, ChainsExhausted, ChainsFailFast, ChainsOther int64

@@ -105,6 +105,7 @@ type sess struct {
 	inPrompt      bool
 	lastOK        bool // the agent's last reply was a success
 	sdkResolved   bool
+	afterError    bool // the prompt's last wire answer was an error: the next call is a retry
 	wireAdmitted  bool
 	wireLayer     uint8
 	promptsLeft   int
@@ -115,9 +116,11 @@ type sess struct {
 	window        time.Duration // the end of the provider's retry-after window
 	wire          answer        // the answer of the wire call in flight
 	wireCall      uint64
-	agentCall     uint64   // the agent's call the SDK layer is making
-	sdkAnswer     answer   // the SDK layer's last answer
-	cancelled     []uint64 // cancelled timers (layer in the top bit)
+	wireSeq       uint32        // the number of the last wire call (or cut)
+	sentAt        time.Duration // when the wire call in flight was sent
+	agentCall     uint64        // the agent's call the SDK layer is making
+	sdkAnswer     answer        // the SDK layer's last answer
+	cancelled     []uint64      // cancelled timers (layer in the top bit)
 	tracer        Tracer
 }
 
@@ -247,6 +250,11 @@ func JitterSeed(seed int64, i int) int64 {
 }
 
 func (r *runner) run() {
+	for i, o := range r.cfg.Outages {
+		if o.cuts() {
+			r.q.push(event{at: o.Start, kind: evOutage, id: uint64(i)})
+		}
+	}
 	r.q.push(event{at: 0, kind: evArrive})
 	for r.q.len() > 0 {
 		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
@@ -255,8 +263,12 @@ func (r *runner) run() {
 		}
 		e := r.q.pop()
 		r.now = e.at
-		if e.kind == evArrive {
+		switch e.kind {
+		case evArrive:
 			r.arrive()
+			continue
+		case evOutage:
+			r.cut(&r.cfg.Outages[e.id])
 			continue
 		}
 		s := &r.sessions[e.slot]
@@ -268,6 +280,9 @@ func (r *runner) run() {
 			s.live--
 			r.prompt(s)
 		case evReply:
+			if e.wire != s.wireSeq {
+				break // a call cut by an outage: its answer came at the cut
+			}
 			s.live--
 			r.answer(s, e.layer, e.id)
 		case evTimer:
@@ -348,6 +363,7 @@ func (r *runner) prompt(s *sess) {
 	s.promptAt = r.now
 	s.remaining = r.cfg.Calls.count(&s.model)
 	s.promptWire = 0
+	s.afterError = false
 	r.stats[s.prof].Prompts++
 	r.ev = session.Event{Kind: session.Prompt}
 	r.step(s, layerAgent)
@@ -488,7 +504,7 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 func (r *runner) send(s *sess, layer uint8, call uint64) {
 	st := &r.stats[s.prof]
 	st.WireCalls++
-	if r.now < s.window {
+	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
 	}
 	r.count(int(s.prof))
@@ -504,12 +520,33 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 		lat = &r.cfg.ErrorLatency
 	}
 	d := lat.duration(&s.model, minLatency)
-	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall = a, admitted, layer, call
-	if s.tracer != nil {
-		s.tracer.Call(r.cat.entry(a).msg, d)
-	}
+	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = a, admitted, layer, call, r.now
+	s.wireSeq++
 	s.live++
-	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen})
+	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+}
+
+// cuts reports whether the window answers the calls in flight at its start
+// (a server failing or overloaded drops its streams; a usage limit or a
+// rate limit does not).
+func (o *Outage) cuts() bool {
+	return o.Kind == Kind529 || o.Kind == Kind503 || o.Kind == Kind500 || o.Kind == KindNetwork
+}
+
+// cut answers every admitted call in flight with o's error, now: each
+// answer is a queue event of its session, in the order of the sessions'
+// slots.
+func (r *runner) cut(o *Outage) {
+	for i := range r.sessions {
+		s := &r.sessions[i]
+		if !s.active || s.wireCall == 0 || !s.wireAdmitted {
+			continue
+		}
+		r.inFlight--
+		s.wire, s.wireAdmitted = answer{kind: o.Kind}, false
+		s.wireSeq++ // the answer scheduled at the send is stale
+		r.q.push(event{at: r.now, kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	}
 }
 
 // decide is the provider's answer to a call of s now; admitted: the call
@@ -609,9 +646,13 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if s.wireAdmitted {
 		r.inFlight--
 	}
+	if s.tracer != nil {
+		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
+	}
 	if a.hinted() {
 		s.window = after(r.now, time.Duration(a.secs)*time.Second)
 	}
+	s.afterError = a.kind != KindNone
 	if layer == layerAgent {
 		r.deliver(s, a, call)
 		return
