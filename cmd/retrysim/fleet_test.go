@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet"
 )
 
 // TestFleetDefaultTable: with no file, the default fleet sized by
@@ -147,6 +150,38 @@ func TestFleetUsageErrors(t *testing.T) {
 		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but --json sets
+// a key of the fleet files, every key but name and description has a
+// flag, and each flag's help names its key.
+func TestFleetEveryFlagHasAKey(t *testing.T) {
+	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
+		"latency": "latency", "error-latency": "errorLatency", "capacity": "capacity", "max-in-flight": "capacity",
+		"hint": "overCapacity", "retry-after": "overCapacity", "outage": "outages", "error": "errors", "overflow": "overflow",
+		"prompt-errors": "promptErrors", "profile": "profile", "sdk": "sdk", "horizon": "horizon", "recovery": "recovery",
+		"compaction": "compaction", "seed": "seed", "seeds": "seeds"}
+	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
+	covered := map[string]bool{"name": true, "description": true}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "json" {
+			return
+		}
+		key, ok := keyOf[f.Name]
+		if !ok {
+			t.Errorf("flag --%s sets no key", f.Name)
+			return
+		}
+		if !strings.Contains(f.Usage, "(key "+key) && !strings.Contains(f.Usage, "(keys "+key) {
+			t.Errorf("flag --%s: its help does not name key %s: %q", f.Name, key, f.Usage)
+		}
+		covered[key] = true
+	})
+	for _, k := range fleet.FileKeys {
+		if !covered[k] {
+			t.Errorf("key %s has no flag", k)
 		}
 	}
 }
