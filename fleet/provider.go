@@ -109,7 +109,10 @@ func (a answer) message() policy.AssistantMessage {
 type catalog struct {
 	cls     []*policy.Classifier
 	entries map[answer]*catalogEntry
-	epoch   time.Time
+	// plain holds the answers without a retry-after (by kind, and tool
+	// for a success), looked up without hashing.
+	plain [2 * numKinds]*catalogEntry
+	epoch time.Time
 }
 
 type catalogEntry struct {
@@ -124,10 +127,24 @@ func newCatalog(cls []*policy.Classifier) *catalog {
 
 // entry is a's entry, made on first use.
 func (c *catalog) entry(a answer) *catalogEntry {
+	var slot **catalogEntry
+	if a.secs == 0 && a.hint == "" {
+		i := 2 * int(a.kind)
+		if a.tool {
+			i++
+		}
+		slot = &c.plain[i]
+		if *slot != nil {
+			return *slot
+		}
+	}
 	e := c.entries[a]
 	if e == nil {
 		e = &catalogEntry{msg: a.message(), out: make([]policy.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
 		c.entries[a] = e
+	}
+	if slot != nil {
+		*slot = e
 	}
 	return e
 }

@@ -47,7 +47,8 @@ func (q *queue) len() int { return len(q.h) }
 
 func before(a, b *event) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
-// push schedules e at e.at, stamping its sequence number.
+// push schedules e at e.at, stamping its sequence number. The sifts move
+// a hole rather than swap.
 func (q *queue) push(e event) {
 	q.seq++
 	e.seq = q.seq
@@ -56,42 +57,44 @@ func (q *queue) push(e event) {
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !before(&h[i], &h[p]) {
+		if !before(&e, &h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = e
 }
 
 // peek returns the next event (the queue is not empty).
 func (q *queue) peek() *event { return &q.h[0] }
 
-// pop removes and returns the next event (the queue is not empty).
-func (q *queue) pop() event {
+// pop removes the next event into *out (the queue is not empty).
+func (q *queue) pop(out *event) {
 	h := q.h
-	top := h[0]
+	*out = h[0]
 	n := len(h) - 1
-	h[0] = h[n]
+	last := h[n]
 	q.h = h[:n]
-	h = q.h
+	h = h[:n]
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 2*i + 1
+		if c >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && before(&h[r], &h[l]) {
-			m = r
+		if r := c + 1; r < n && before(&h[r], &h[c]) {
+			c = r
 		}
-		if !before(&h[m], &h[i]) {
+		if !before(&h[c], &last) {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+		h[i] = h[c]
+		i = c
 	}
-	return top
+	if n > 0 {
+		h[i] = last
+	}
 }
 
 // after is now+d, saturating at the largest time.Duration.

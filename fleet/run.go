@@ -94,8 +94,8 @@ type layerRT struct {
 
 // sess is a live session.
 type sess struct {
-	st, sdk       session.State
-	model, jitter rand.PCG // the model's draws; the agent's jitter draws
+	st            session.State // the agent's (the SDK layer's is in runner.sdkStates)
+	model, jitter rand.PCG      // the model's draws; the agent's jitter draws
 	index         int
 	slot          int32
 	gen           uint32
@@ -140,11 +140,14 @@ type runner struct {
 	sdk      *layerRT
 	cat      *catalog
 	sessions []sess
-	free     []int32
-	buf      session.Buffer
-	ev       session.Event
-	stats    []Stats // per profile, then all
-	bins     []bins  // per profile, then all
+	// sdkStates are the SDK layer's session states, by slot (with an SDK
+	// layer), apart so that a session without one stays small.
+	sdkStates []session.State
+	free      []int32
+	buf       session.Buffer
+	ev        session.Event
+	stats     []Stats // per profile, then all
+	bins      []bins  // per profile, then all
 	// provider
 	tokens   float64
 	tokensAt time.Duration
@@ -256,12 +259,13 @@ func (r *runner) run() {
 		}
 	}
 	r.q.push(event{at: 0, kind: evArrive})
+	var e event
 	for r.q.len() > 0 {
 		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
 			r.now = h
 			break
 		}
-		e := r.q.pop()
+		r.q.pop(&e)
 		r.now = e.at
 		switch e.kind {
 		case evArrive:
@@ -340,10 +344,16 @@ func (r *runner) arrive() {
 	} else {
 		r.sessions = append(r.sessions, sess{})
 		slot = int32(len(r.sessions) - 1)
+		if r.sdk != nil {
+			r.sdkStates = append(r.sdkStates, session.State{})
+		}
+	}
+	if r.sdk != nil {
+		r.sdkStates[slot] = session.Initial()
 	}
 	s := &r.sessions[slot]
 	gen, cancelled := s.gen, s.cancelled[:0]
-	*s = sess{st: session.Initial(), sdk: session.Initial(), index: i, slot: slot, gen: gen, prof: int32(best), active: true,
+	*s = sess{st: session.Initial(), index: i, slot: slot, gen: gen, prof: int32(best), active: true,
 		promptsLeft: r.cfg.Prompts, arrival: r.now, cancelled: cancelled}
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
@@ -419,7 +429,7 @@ func (r *runner) step(s *sess, layer uint8) {
 		}
 		fx = core.Apply(&s.st, &l.set, &r.ev, &r.buf)
 	} else {
-		fx = r.sdk.core.Apply(&s.sdk, &r.sdk.set, &r.ev, &r.buf)
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
 	}
 	var call uint64
 	for i := range fx {
