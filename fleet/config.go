@@ -403,8 +403,10 @@ func (c Config) Validate() error {
 		}
 	}
 	total := c.Overflow
-	if err := checkProb("overflow", c.Overflow); err != nil {
-		return err
+	if !(c.Overflow >= 0 && c.Overflow < 1) {
+		// at 1 every call overflows, and every compaction's continue too:
+		// a session would never end
+		return fieldErr("overflow", "%v is out of range (allowed: a probability from 0 to below 1)", c.Overflow)
 	}
 	for i, r := range c.Errors {
 		at := "errors." + r.Kind.String()

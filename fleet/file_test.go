@@ -85,6 +85,7 @@ func TestParseErrors(t *testing.T) {
 		{"sessions: 1\nerrors: {503: 0.6, 500: 0.6}\n", "f.yaml:2:9: errors: the error rates and the overflow rate add up to 1.2 (allowed: at most 1)"},
 		{"sessions: 1\nprofile: omp-2026-02=50%\n", "f.yaml:2:10: profile: the shares add up to 50% (allowed: exactly 100%)"},
 		{"sessions: 1\nprofile: [pi, nope]\n", `f.yaml:2:15: profile[1]: unknown profile "nope"`},
+		{"sessions: 1\noverflow: 1\n", "f.yaml:2:11: overflow: 1 is out of range (allowed: a probability from 0 to below 1)"},
 		{"sessions: 1\nsdk: nope\n", `f.yaml:2:6: sdk: unknown profile "nope"`},
 		{"sessions: 1\nseeds: 0-3\n", `f.yaml:2:8: seeds: "0-3": expected A-B`},
 		{"sessions: &a 1\nrate: *a\n", "f.yaml:2:7: YAML aliases are not supported"},

@@ -144,7 +144,7 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"--sdk", "boto"}, `--sdk: unknown profile "boto"`},
 		{[]string{filepath.Join(dir, "unknown.yaml")}, "unknown.yaml:2:1: rat: unknown key \"rat\" (allowed: name, description, sessions"},
 		{[]string{filepath.Join(dir, "kind.yaml")}, "kind.yaml:3:38: outages[0].kind: unknown kind \"418\""},
-		{[]string{filepath.Join(dir, "range.yaml")}, "range.yaml:2:11: overflow: 1.5 is out of range (allowed: a probability from 0 to 1)"},
+		{[]string{filepath.Join(dir, "range.yaml")}, "range.yaml:2:11: overflow: 1.5 is out of range (allowed: a probability from 0 to below 1)"},
 		{[]string{filepath.Join(dir, "missing.yaml")}, "no such file or directory"},
 	} {
 		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
