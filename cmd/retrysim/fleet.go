@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+func init() {
+	register(&command{
+		name:  "fleet",
+		args:  "[FILE...]",
+		short: "simulate many agent sessions sharing one provider: what a retry policy does to a fleet",
+		long: `Simulates a fleet: agent sessions, each running a retry profile on the
+session core, sharing one provider with a capacity, outage windows and
+background errors (SPEC.md §15). Each FILE is a fleet file (YAML, see
+fleets/); with none, the default fleet: --sessions sessions arriving at
+100 a second, each prompt one chain of three 529 answers then a success,
+no capacity limit, the default profile. A flag given with files overrides
+that key of every file.
+
+A sweep runs one simulation per file x profile mix x seed (--profile
+repeated, --seeds A-B, or the files' profile lists and seeds keys), on
+every processor; results of one file and mix merge over the seeds (counts
+add up, peaks and maxima are the largest, percentiles come from the
+merged fixed-bucket histograms) and print in a fixed order, so the output
+does not depend on the number of processors.
+
+The table has one row per profile (and "all" for a mix):
+
+    SESSIONS    sessions that arrived
+    PROMPTS     prompts issued; OK, FAILED done, WAITING not done at the horizon
+    CALLS/P     the agent's model calls per prompt (amplification)
+    WIRE/P      requests sent to the provider per prompt (SDK retries included)
+    429         requests answered 429 for being over capacity
+    IN_RA       requests sent inside a retry-after window the provider gave
+    FAILFAST    chains ended by the fail-fast (wait over retryAfter.maxWaitMs)
+    EXHAUSTED   chains ended by running out of retries
+    P50 P90 P99 MAX   time from a prompt to its success
+    LONGEST     the longest retry wait armed
+    PEAK        most requests in one 100 ms bin during / after an outage
+    RATIO       those peaks over the provider's capacity per 100 ms
+
+Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
+		flags: fleetFlags,
+		run:   runFleet,
+	})
+}
+
+// listFlag is a repeatable flag: each use adds a value.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func fleetFlags(fs *flag.FlagSet) {
+	fs.Int("sessions", 1000, "the number of agent `N`: sessions (key sessions)")
+	fs.Float64("rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
+	fs.Int("prompts", 1, "prompts per session, one after the other (key prompts)")
+	fs.String("think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
+	fs.String("calls", "1", "the `DIST` of successful model calls a prompt needs: 3, uniform:1,5, geometric:4 (key calls)")
+	fs.String("latency", "1s", "the `DIST` of a successful call's latency: 1s, uniform:1s,3s, exp:2s, lognormal:2s,0.5 (key latency)")
+	fs.String("error-latency", "100ms", "the `DIST` of an error answer's latency (key errorLatency)")
+	fs.String("capacity", "", "the provider's token bucket, `RPS[,BURST]` (burst default: RPS rounded up) (keys capacity.rps, capacity.burst)")
+	fs.Int("max-in-flight", 0, "the provider's bound on calls in flight, 0 none (key capacity.maxInFlight)")
+	fs.String("hint", "header", "how the over-capacity 429 gives its retry-after: header, text or none (key overCapacity.hint)")
+	fs.Duration("retry-after", 0, "the over-capacity 429's retry-after; 0: computed from the bucket (key overCapacity.retryAfter)")
+	var outages, errs, profiles listFlag
+	fs.Var(&outages, "outage", "an outage window `START,DURATION,KIND[,RETRY_AFTER]`, e.g. 30s,60s,529; kinds 529, 503, 500, network, usage_limit, 429; repeatable (key outages)")
+	fs.Var(&errs, "error", "a background error rate `KIND=P`, e.g. 503=0.01; repeatable (key errors)")
+	fs.Float64("overflow", 0, "the rate of context-overflow answers (key overflow)")
+	fs.String("prompt-errors", "", "each prompt's first wire calls fail: `COUNT,KIND`, e.g. 3,529 (key promptErrors; the default fleet's is 3,529)")
+	fs.Var(&profiles, "profile", "the profile `MIX` the sessions run: NAME or NAME=P%,NAME=P%; repeated, one run each (key profile)")
+	fs.String("sdk", "", "an SDK layer under every agent call, retrying with profile `NAME`'s settings (key sdk)")
+	fs.Duration("horizon", 0, "stop the simulation at this virtual time; 0: when every session is done (key horizon)")
+	fs.Duration("recovery", fleet.DefaultRecovery, "the window after an outage over which the after-peak is taken (key recovery)")
+	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
+	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
+	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
+	fs.Bool("json", false, "print the results as JSON")
+}
+
+func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	c := lookup("fleet")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var specs []*fleet.Spec
+	if len(args) == 0 {
+		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
+		set["sessions"] = true // the default fleet is sized by --sessions
+	}
+	for _, path := range args {
+		spec, err := fleet.Load(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: %s\n", termsafe.Text(err.Error()))
+			return exitUsage
+		}
+		specs = append(specs, spec)
+	}
+	var cfgs []fleet.Config
+	for _, spec := range specs {
+		if err := applyFleetFlags(spec, fs, set); err != nil {
+			return usageError(c, stderr, "%v", err)
+		}
+		for _, cfg := range spec.Configs() {
+			if err := cfg.Validate(); err != nil {
+				return usageError(c, stderr, "fleet %s: %v", cfg.Name, err)
+			}
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	res, err := fleet.Sweep(cfgs, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+		return exitFail
+	}
+	var out []byte
+	if flagString(fs, "json") == "true" {
+		out, err = res.JSON()
+	} else {
+		out, err = fleetTable(res)
+	}
+	if err == nil {
+		_, err = stdout.Write(out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// applyFleetFlags sets every flag given (set) over spec's keys; an invalid
+// value is an error naming the flag and what is allowed.
+func applyFleetFlags(spec *fleet.Spec, fs *flag.FlagSet, set map[string]bool) error {
+	c := &spec.Config
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	list := func(name string) []string { return *fs.Lookup(name).Value.(*listFlag) }
+	var err error
+	for _, name := range []string{"sessions", "rate", "prompts", "think", "calls", "latency", "error-latency", "capacity",
+		"max-in-flight", "hint", "retry-after", "outage", "error", "overflow", "prompt-errors", "profile", "sdk",
+		"horizon", "recovery", "compaction", "seed", "seeds"} {
+		if !set[name] {
+			continue
+		}
+		v := get(name)
+		switch name {
+		case "sessions":
+			c.Sessions, err = strconv.Atoi(v)
+		case "rate":
+			c.Rate, err = strconv.ParseFloat(v, 64)
+		case "prompts":
+			c.Prompts, err = strconv.Atoi(v)
+		case "think":
+			c.Think, err = fleet.ParseDuration(v)
+		case "calls":
+			c.Calls, err = fleet.ParseCount(v)
+		case "latency":
+			c.Latency, err = fleet.ParseDuration(v)
+		case "error-latency":
+			c.ErrorLatency, err = fleet.ParseDuration(v)
+		case "capacity":
+			c.Capacity.RPS, c.Capacity.Burst, err = parseCapacity(v)
+		case "max-in-flight":
+			c.Capacity.MaxInFlight, err = strconv.Atoi(v)
+		case "hint":
+			c.OverCapacity.Hint = fleet.HintMode(v)
+			if v != "header" && v != "text" && v != "none" {
+				err = fmt.Errorf("unknown mode %q (allowed: header, text, none)", v)
+			}
+		case "retry-after":
+			c.OverCapacity.RetryAfter, err = time.ParseDuration(v)
+		case "outage":
+			c.Outages = nil
+			for _, s := range list(name) {
+				var o fleet.Outage
+				if o, err = fleet.ParseOutage(s); err != nil {
+					break
+				}
+				c.Outages = append(c.Outages, o)
+			}
+		case "error":
+			c.Errors = nil
+			for _, s := range list(name) {
+				var r fleet.Rate
+				if r, err = fleet.ParseRate(s); err != nil {
+					break
+				}
+				c.Errors = append(c.Errors, r)
+			}
+		case "overflow":
+			c.Overflow, err = strconv.ParseFloat(v, 64)
+		case "prompt-errors":
+			c.PromptErrors, err = fleet.ParsePromptErrors(v)
+		case "profile":
+			spec.Mixes = nil
+			for _, s := range list(name) {
+				var m fleet.Mix
+				if m, err = fleet.ParseMix(s); err != nil {
+					break
+				}
+				spec.Mixes = append(spec.Mixes, m)
+			}
+		case "sdk":
+			c.SDK = v
+			if v != "" {
+				_, err = policy.ProfileByName(v)
+			}
+		case "horizon":
+			c.Horizon, err = time.ParseDuration(v)
+		case "recovery":
+			c.Recovery, err = time.ParseDuration(v)
+		case "compaction":
+			switch v {
+			case "on":
+				c.Compaction = fleet.Compaction{Enabled: true, Succeed: true}
+			case "off":
+				c.Compaction = fleet.Compaction{}
+			case "fail":
+				c.Compaction = fleet.Compaction{Enabled: true}
+			default:
+				err = fmt.Errorf("unknown value %q (allowed: on, off, fail)", v)
+			}
+		case "seed":
+			c.Seed, err = strconv.ParseInt(v, 10, 64)
+			if err == nil && c.Seed < 1 {
+				err = fmt.Errorf("%d (allowed: an integer from 1)", c.Seed)
+			}
+			if !set["seeds"] {
+				spec.SeedFrom, spec.SeedTo = c.Seed, c.Seed
+			}
+		case "seeds":
+			spec.SeedFrom, spec.SeedTo, err = fleet.ParseSeeds(v)
+			c.Seed = spec.SeedFrom
+		}
+		if err != nil {
+			return fmt.Errorf("--%s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// parseCapacity reads RPS[,BURST].
+func parseCapacity(v string) (rps float64, burst int, err error) {
+	r, b, hasBurst := strings.Cut(v, ",")
+	rps, err = strconv.ParseFloat(strings.TrimSpace(r), 64)
+	if err != nil || !(rps > 0) {
+		return 0, 0, fmt.Errorf("%q: expected RPS[,BURST], RPS a number above 0 (e.g. 200 or 200,50)", v)
+	}
+	burst = max(1, int(rps+0.999999))
+	if hasBurst {
+		if burst, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || burst < 1 {
+			return 0, 0, fmt.Errorf("%q: the burst must be an integer from 1", v)
+		}
+	}
+	return rps, burst, nil
+}
+
+// fleetTable writes res as one table per fleet group, aligned by
+// text/tabwriter.
+func fleetTable(res *fleet.Result) ([]byte, error) {
+	var b bytes.Buffer
+	for i, g := range res.Groups {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		sdk := "none"
+		if g.SDK != "" {
+			sdk = g.SDK
+		}
+		capacity := "unlimited"
+		if g.CapacityPer100ms > 0 {
+			capacity = strconv.FormatFloat(g.CapacityPer100ms, 'f', -1, 64) + " per 100ms"
+		}
+		fmt.Fprintf(&b, "fleet %s  profile %s  sdk %s  seeds %s  capacity %s\n", g.Fleet, g.Mix, sdk, seedsText(g.Seeds), capacity)
+		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "PROFILE\tSESSIONS\tPROMPTS\tOK\tFAILED\tWAITING\tCALLS/P\tWIRE/P\t429\tIN_RA\tFAILFAST\tEXHAUSTED\tP50\tP90\tP99\tMAX\tLONGEST\tPEAK\tRATIO")
+		for j := range g.Profiles {
+			s := &g.Profiles[j]
+			sum := s.Summarize(g.CapacityPer100ms)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n",
+				s.Profile, s.Sessions, s.Prompts, s.Succeeded, s.Failed, s.Waiting, sum.CallsPerPrompt, sum.WireCallsPerPrompt,
+				s.Rejected, s.InRetryAfter, s.ChainsFailFast, s.ChainsExhausted, msText(sum.P50), msText(sum.P90), msText(sum.P99),
+				msText(sum.Max), msText(sum.LongestWaitMs), s.PeakDuring, s.PeakAfter, ratioText(sum, g.CapacityPer100ms))
+		}
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// msText writes a number of milliseconds as a duration ("15.3s", "3h0m0s"),
+// "-" for 0.
+func msText(ms float64) string {
+	if ms == 0 {
+		return "-"
+	}
+	return (time.Duration(ms * float64(time.Millisecond))).Round(time.Millisecond).String()
+}
+
+func ratioText(s fleet.Summary, capacity float64) string {
+	if capacity == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s.PeakDuringRatio, 'f', 2, 64) + "/" + strconv.FormatFloat(s.PeakAfterRatio, 'f', 2, 64)
+}
+
+// seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
+func seedsText(seeds []int64) string {
+	var parts []string
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.FormatInt(seeds[i], 10)+"-"+strconv.FormatInt(seeds[j], 10))
+		} else {
+			parts = append(parts, strconv.FormatInt(seeds[i], 10))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}

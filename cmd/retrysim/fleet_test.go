@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet"
+)
+
+// TestFleetDefaultTable: with no file, the default fleet sized by
+// --sessions: one row, every prompt a success after four calls.
+func TestFleetDefaultTable(t *testing.T) {
+	code, out, errOut := runMain(t, "fleet", "--sessions", "300")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "fleet default  profile omp-2026-02  sdk none  seeds 1  capacity unlimited") {
+		t.Fatalf("output:\n%s", out)
+	}
+	want := "PROFILE SESSIONS PROMPTS OK FAILED WAITING CALLS/P WIRE/P 429 IN_RA FAILFAST EXHAUSTED P50 P90 P99 MAX LONGEST PEAK RATIO"
+	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
+		t.Errorf("header %q, want %q", got, want)
+	}
+	if got := strings.Join(strings.Fields(lines[2]), " "); got != "omp-2026-02 300 300 300 0 0 4.00 4.00 0 0 0 0 15.3s 15.3s 15.3s 15.3s 8s 0/0 -" {
+		t.Errorf("row %q", got)
+	}
+}
+
+// fleetJSON is the part of --json the tests read.
+type fleetJSON struct {
+	Fleets []struct {
+		Fleet, Profile, SDK string
+		Seeds               []int64
+		Profiles            []struct {
+			Profile                             string
+			Sessions, Prompts, Calls, WireCalls int64
+			WireCallsPerPrompt                  float64
+		}
+	}
+}
+
+// TestFleetJSONSameForAnyGOMAXPROCS: the same sweep gives byte-identical
+// --json with GOMAXPROCS 1 and 2 (its runs run in parallel, merged in a
+// fixed order).
+func TestFleetJSONSameForAnyGOMAXPROCS(t *testing.T) {
+	args := []string{"fleet", "--json", "--sessions", "300", "--rate", "50", "--capacity", "20,40", "--outage", "2s,10s,529",
+		"--error", "503=0.02", "--overflow", "0.01", "--calls", "uniform:1,3", "--latency", "lognormal:800ms,0.4",
+		"--profile", "omp-2026-02=50%,omp-2026-06=50%", "--profile", "gemini-cli", "--seeds", "1-4"}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var outs []string
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		code, out, errOut := runMain(t, args...)
+		if code != exitOK || errOut != "" {
+			t.Fatalf("GOMAXPROCS %d: exit %d, stderr:\n%s", procs, code, errOut)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("--json differs between GOMAXPROCS 1 and 2:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	var res fleetJSON
+	if err := json.Unmarshal([]byte(outs[0]), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fleets) != 2 || res.Fleets[0].Profile != "omp-2026-02=50%,omp-2026-06=50%" || res.Fleets[1].Profile != "gemini-cli" ||
+		len(res.Fleets[0].Seeds) != 4 || len(res.Fleets[0].Profiles) != 3 || res.Fleets[0].Profiles[2].Profile != "all" ||
+		res.Fleets[0].Profiles[2].Sessions != 1200 || res.Fleets[1].Profiles[0].Sessions != 1200 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// TestFleetSDKFlag: --sdk layers the SDK's retries under the agent's; the
+// issue's exact check through the command line (a provider answering 529
+// forever: 12 wire calls per prompt).
+func TestFleetSDKFlag(t *testing.T) {
+	code, out, errOut := runMain(t, "fleet", "--json", "--sessions", "5", "--prompt-errors", "0,529", "--outage", "0s,8760h,529", "--sdk", "anthropic-sdk")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	var res fleetJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Fleets[0].Profiles[0]; res.Fleets[0].SDK != "anthropic-sdk" || p.Calls != 20 || p.WireCalls != 60 || p.WireCallsPerPrompt != 12 {
+		t.Fatalf("%+v", res.Fleets[0])
+	}
+}
+
+// TestFleetFileAndOverrides: a fleet file runs; a flag overrides its key.
+func TestFleetFileAndOverrides(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"small.yaml": "sessions: 20\nrate: 0\nprofile: [omp-2026-02, pi]\nseeds: 1-2\n"})
+	file := filepath.Join(dir, "small.yaml")
+	code, out, errOut := runMain(t, "fleet", "--json", file)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	var res fleetJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fleets) != 2 || res.Fleets[0].Fleet != "small" || res.Fleets[1].Profile != "pi" || res.Fleets[0].Profiles[0].Sessions != 40 {
+		t.Fatalf("%+v", res)
+	}
+	code, out, errOut = runMain(t, "fleet", "--json", "--sessions", "3", "--profile", "codex", "--seed", "7", file)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	res = fleetJSON{}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fleets) != 1 || res.Fleets[0].Profile != "codex" || len(res.Fleets[0].Seeds) != 1 || res.Fleets[0].Seeds[0] != 7 ||
+		res.Fleets[0].Profiles[0].Sessions != 3 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// TestFleetUsageErrors: bad flags and files are usage errors saying what
+// is allowed, and where in a file.
+func TestFleetUsageErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"unknown.yaml": "sessions: 10\nrat: 5\n",
+		"kind.yaml":    "sessions: 10\noutages:\n  - {start: 1s, duration: 60s, kind: 418}\n",
+		"range.yaml":   "sessions: 10\noverflow: 1.5\n",
+	})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--outage", "10s,60s"}, "--outage: \"10s,60s\": expected START,DURATION,KIND[,RETRY_AFTER]"},
+		{[]string{"--outage", "10s,60s,418"}, `unknown kind "418" (allowed: 529, 503, 500, network, usage_limit, 429)`},
+		{[]string{"--profile", "omp-2026-02=60%,pi=30%"}, "the shares add up to 90% (allowed: exactly 100%)"},
+		{[]string{"--profile", "nope"}, `unknown profile "nope"`},
+		{[]string{"--seeds", "5-1"}, "--seeds: \"5-1\": expected A-B"},
+		{[]string{"--calls", "geometric:x"}, "--calls: \"geometric:x\": value \"x\""},
+		{[]string{"--hint", "maybe"}, "--hint: unknown mode \"maybe\" (allowed: header, text, none)"},
+		{[]string{"--sessions", "0"}, "sessions: 0 is out of range (allowed: an integer from 1 to 100000000)"},
+		{[]string{"--sdk", "boto"}, `--sdk: unknown profile "boto"`},
+		{[]string{filepath.Join(dir, "unknown.yaml")}, "unknown.yaml:2:1: rat: unknown key \"rat\" (allowed: name, description, sessions"},
+		{[]string{filepath.Join(dir, "kind.yaml")}, "kind.yaml:3:38: outages[0].kind: unknown kind \"418\""},
+		{[]string{filepath.Join(dir, "range.yaml")}, "range.yaml:2:11: overflow: 1.5 is out of range (allowed: a probability from 0 to below 1)"},
+		{[]string{filepath.Join(dir, "missing.yaml")}, "no such file or directory"},
+	} {
+		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but --json sets
+// a key of the fleet files, every key but name and description has a
+// flag, and each flag's help names its key.
+func TestFleetEveryFlagHasAKey(t *testing.T) {
+	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
+		"latency": "latency", "error-latency": "errorLatency", "capacity": "capacity", "max-in-flight": "capacity",
+		"hint": "overCapacity", "retry-after": "overCapacity", "outage": "outages", "error": "errors", "overflow": "overflow",
+		"prompt-errors": "promptErrors", "profile": "profile", "sdk": "sdk", "horizon": "horizon", "recovery": "recovery",
+		"compaction": "compaction", "seed": "seed", "seeds": "seeds"}
+	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
+	covered := map[string]bool{"name": true, "description": true}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "json" {
+			return
+		}
+		key, ok := keyOf[f.Name]
+		if !ok {
+			t.Errorf("flag --%s sets no key", f.Name)
+			return
+		}
+		if !strings.Contains(f.Usage, "(key "+key) && !strings.Contains(f.Usage, "(keys "+key) {
+			t.Errorf("flag --%s: its help does not name key %s: %q", f.Name, key, f.Usage)
+		}
+		covered[key] = true
+	})
+	for _, k := range fleet.FileKeys {
+		if !covered[k] {
+			t.Errorf("key %s has no flag", k)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package fleet_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/sim"
+)
+
+// benchSessions is the size of the benchmarks' default fleet.
+const benchSessions = 1_000_000
+
+// reportRates reports sessions per second of wall-clock time and per
+// second of the process's CPU time (which a machine busy with other work
+// does not inflate) since cpu0.
+func reportRates(b *testing.B, sessions int, cpu0 time.Duration) {
+	b.ReportMetric(float64(sessions)/b.Elapsed().Seconds(), "sessions/s")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(sessions)/cpu.Seconds(), "sessions/cpu-s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkFleetDefault: the default fleet of 1,000,000 sessions (each
+// prompt a chain of three 529s then a success), one discrete-event
+// simulation on one goroutine; sessions/s is the figure README reports.
+func BenchmarkFleetDefault(b *testing.B) {
+	b.ReportAllocs()
+	cfg := fleet.Default(benchSessions)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		res, err := fleet.Run(cfg, fleet.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions || s.Calls != 4*benchSessions {
+			b.Fatalf("%+v", s)
+		}
+	}
+	reportRates(b, benchSessions*b.N, cpu0)
+}
+
+// BenchmarkFleetSweep: the same 1,000,000 sessions as a sweep of four
+// seeds of 250,000, its runs on every processor (-cpu 1,2 shows the
+// scaling).
+func BenchmarkFleetSweep(b *testing.B) {
+	b.ReportAllocs()
+	var cfgs []fleet.Config
+	for seed := int64(1); seed <= 4; seed++ {
+		c := fleet.Default(benchSessions / 4)
+		c.Seed = seed
+		cfgs = append(cfgs, c)
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		res, err := fleet.Sweep(cfgs, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions {
+			b.Fatalf("%+v", s)
+		}
+	}
+	reportRates(b, benchSessions*b.N, cpu0)
+}
+
+// BenchmarkSimDefaultSession: one session of the default fleet through
+// sim, as a scenario with the JSON trace on (the session reset between
+// runs): the figure the fleet's speed is compared with.
+func BenchmarkSimDefaultSession(b *testing.B) {
+	b.ReportAllocs()
+	sc, err := scenario.Parse("default-session", []byte("{}"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range 3 {
+		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: fleet.Message529, Status: 529,
+			Duration: 100 * time.Millisecond})
+	}
+	sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonStop, Duration: time.Second})
+	s, err := sim.NewSession(sc, sim.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		s.Reset()
+		if f, err := s.Run(); err != nil || f.State != policy.StateIdle || len(f.UnresolvedPrompts) != 0 || s.Trace().Lines() == 0 {
+			b.Fatalf("%+v %v", f, err)
+		}
+	}
+	reportRates(b, b.N, cpu0)
+}

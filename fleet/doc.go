@@ -1,0 +1,18 @@
+// Package fleet is the fleet what-if simulator (SPEC.md §15): many agent
+// sessions sharing one simulated provider, each session stepping the
+// session core (package session) with its profile's retry settings, in one
+// discrete-event simulation deterministic from a seed.
+//
+// A Config describes the fleet: how sessions arrive, what a prompt is (a
+// number of model calls, each with a latency), the shared provider (its
+// capacity, its over-capacity answer, its outage windows, its background
+// errors) and the profiles the sessions run, optionally under an SDK layer
+// that retries each call with another profile's settings. Run simulates one
+// fleet; Sweep runs many (seeds × configurations) on every core and merges
+// their Results in a fixed order. A Result holds only counters, maxima and
+// fixed-bucket histograms, so results merge exactly (Result.Merge).
+//
+// The simulation owns one piece of time machinery, its event queue (a
+// binary heap keyed by time and sequence number); everything a session
+// decides comes from the session core. Load reads fleet files (YAML).
+package fleet

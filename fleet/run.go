@@ -1,0 +1,742 @@
+package fleet
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
+	"github.com/ohmypi/retryfsm/trace"
+)
+
+// binWidth is the width of the bins whose peaks are reported.
+const binWidth = 100 * time.Millisecond
+
+// minLatency is the shortest call: every answer arrives in a queue event of
+// its own.
+const minLatency = time.Nanosecond
+
+// SessionInfo identifies a traced session (Options.Trace).
+type SessionInfo struct {
+	// Index is the session's number, from 0 in order of arrival.
+	Index int
+	// Profile is the profile it runs.
+	Profile string
+	// Arrival is when it arrived; the records it traces are relative to it.
+	Arrival time.Duration
+	// JitterSeed seeds its agent's jitter draws: math/rand/v2's PCG with
+	// seeds (JitterSeed, 0), as the simulator draws a scenario's seed.
+	JitterSeed int64
+}
+
+// Tracer receives a traced session's records and wire calls.
+type Tracer interface {
+	// Record gets each record of the session's agent core (every type), its
+	// time relative to the session's arrival; r is only valid during the
+	// call.
+	Record(r *trace.Record)
+	// Call gets each wire call's answer and latency, in order.
+	Call(reply policy.AssistantMessage, latency time.Duration)
+}
+
+// Options adjust a run; the zero value is a plain run.
+type Options struct {
+	// Trace, when set, is asked once per session as it arrives; a non-nil
+	// Tracer gets that session's records and calls.
+	Trace func(info SessionInfo) Tracer
+}
+
+// chainEnd classifies the rules of the sound retry table that end a chain.
+type chainEnd uint8
+
+const (
+	endNone chainEnd = iota
+	endSuccess
+	endExhausted
+	endFailFast
+	endOther
+)
+
+// ruleEnds maps the sound table's rule indexes to how a chain ends there.
+var ruleEnds = func() []chainEnd {
+	rules := session.Sound.Retry.Rules()
+	ends := make([]chainEnd, len(rules))
+	for i, r := range rules {
+		if !slices.Contains(r.Steps, policy.StepEmitEnd) {
+			continue
+		}
+		switch {
+		case r.Success:
+			ends[i] = endSuccess
+		case r.Reason == policy.ReasonMaxWait:
+			ends[i] = endFailFast
+		case r.Reason == policy.ReasonMaxRetries:
+			ends[i] = endExhausted
+		default:
+			ends[i] = endOther
+		}
+	}
+	return ends
+}()
+
+// layerRT is a profile as a run uses it: its settings, its cores and its
+// classifier's index in the catalog.
+type layerRT struct {
+	name     string
+	set      policy.Settings
+	core     session.Core // records: Transition (agent) or PromptResolved (SDK)
+	traced   session.Core // every record
+	cls      int
+	jittered bool
+}
+
+// sess is a live session.
+type sess struct {
+	st            session.State // the agent's (the SDK layer's is in runner.sdkStates)
+	model, jitter rand.PCG      // the model's draws; the agent's jitter draws
+	index         int
+	slot          int32
+	gen           uint32
+	prof          int32
+	live          int32 // its events in the queue that will be handled
+	active        bool
+	inPrompt      bool
+	lastOK        bool // the agent's last reply was a success
+	sdkResolved   bool
+	afterError    bool // the prompt's last wire answer was an error: the next call is a retry
+	wireAdmitted  bool
+	wireLayer     uint8
+	promptsLeft   int
+	remaining     int // successful calls the prompt still needs
+	promptWire    int // wire calls of the prompt so far
+	arrival       time.Duration
+	promptAt      time.Duration
+	window        time.Duration // the end of the provider's retry-after window
+	wire          answer        // the answer of the wire call in flight
+	wireCall      uint64
+	wireSeq       uint32        // the number of the last wire call (or cut)
+	sentAt        time.Duration // when the wire call in flight was sent
+	agentCall     uint64        // the agent's call the SDK layer is making
+	sdkAnswer     answer        // the SDK layer's last answer
+	cancelled     []uint64      // cancelled timers (layer in the top bit)
+	tracer        Tracer
+}
+
+// bins tracks the peak of wire calls per 100 ms bin during and after the
+// outage windows, streaming: calls are sent in time order.
+type bins struct {
+	cur, n        int64
+	during, after int64
+}
+
+type runner struct {
+	cfg      Config
+	opt      Options
+	q        queue
+	now      time.Duration
+	agents   []layerRT
+	sdk      *layerRT
+	cat      *catalog
+	sessions []sess
+	// sdkStates are the SDK layer's session states, by slot (with an SDK
+	// layer), apart so that a session without one stays small.
+	sdkStates []session.State
+	free      []int32
+	buf       session.Buffer
+	ev        session.Event
+	stats     []Stats // per profile, then all
+	bins      []bins  // per profile, then all
+	// provider
+	tokens   float64
+	tokensAt time.Duration
+	inFlight int
+	// arrivals
+	arrived int
+	arrRNG  rand.PCG
+	credit  []float64 // smooth weighted round robin of the profiles
+	errSum  float64   // the background error rates and the overflow rate
+}
+
+// Run simulates the fleet cfg (validated first) and returns its result: one
+// group, cfg's, with seed cfg.Seed.
+func Run(cfg Config, opt Options) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(cfg.normalized(), opt)
+	if err != nil {
+		return nil, err
+	}
+	r.run()
+	return r.result(), nil
+}
+
+func newRunner(cfg Config, opt Options) (*runner, error) {
+	r := &runner{cfg: cfg, opt: opt}
+	var cls []*policy.Classifier
+	add := func(name string, records uint32) (layerRT, error) {
+		p, err := policy.ProfileByName(name)
+		if err != nil {
+			return layerRT{}, err
+		}
+		c, err := classifierOf(&p.Settings)
+		if err != nil {
+			return layerRT{}, err
+		}
+		cls = append(cls, c)
+		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
+			Provider: Provider, SessionID: SessionID, BaseURL: BaseURL, Model: ModelID, Profile: p.Name}
+		l := layerRT{name: p.Name, set: p.Settings, cls: len(cls) - 1, jittered: p.Settings.Jittered(),
+			core:   session.Core{Variant: session.Sound, Config: conf, Records: records},
+			traced: session.Core{Variant: session.Sound, Config: conf}}
+		return l, nil
+	}
+	for _, sh := range cfg.Profiles {
+		l, err := add(sh.Profile, session.RecordMask(trace.Transition))
+		if err != nil {
+			return nil, err
+		}
+		r.agents = append(r.agents, l)
+	}
+	if cfg.SDK != "" {
+		l, err := add(cfg.SDK, session.RecordMask(trace.PromptResolved))
+		if err != nil {
+			return nil, err
+		}
+		l.core.Config.CompactionEnabled = false
+		r.sdk = &l
+	}
+	r.cat = newCatalog(cls)
+	n := len(r.agents)
+	if n > 1 {
+		n++
+	}
+	r.stats = make([]Stats, n)
+	r.bins = make([]bins, n)
+	for i := range r.stats {
+		r.stats[i].Profile = AllProfiles
+		if i < len(r.agents) {
+			r.stats[i].Profile = r.agents[i].name
+		}
+		r.bins[i].cur = -1
+	}
+	r.credit = make([]float64, len(r.agents))
+	r.tokens = float64(cfg.Capacity.Burst)
+	r.errSum = cfg.Overflow
+	for _, e := range cfg.Errors {
+		r.errSum += e.P
+	}
+	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
+	r.buf.Effects = make([]session.Effect, 0, 16)
+	return r, nil
+}
+
+// mix64 is SplitMix64's finalizer.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// JitterSeed is the seed of session i's draws in a fleet of seed seed (a
+// positive int64): a stable derivation, so that a session's draws do not
+// depend on the order events are handled in.
+func JitterSeed(seed int64, i int) int64 {
+	v := int64(mix64(mix64(uint64(seed))+uint64(i)) >> 1)
+	if v == 0 {
+		v = 1
+	}
+	return v
+}
+
+func (r *runner) run() {
+	for i, o := range r.cfg.Outages {
+		if o.cuts() {
+			r.q.push(event{at: o.Start, kind: evOutage, id: uint64(i)})
+		}
+	}
+	r.q.push(event{at: 0, kind: evArrive})
+	var e event
+	for r.q.len() > 0 {
+		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
+			r.now = h
+			break
+		}
+		r.q.pop(&e)
+		r.now = e.at
+		switch e.kind {
+		case evArrive:
+			r.arrive()
+			continue
+		case evOutage:
+			r.cut(&r.cfg.Outages[e.id])
+			continue
+		}
+		s := &r.sessions[e.slot]
+		if !s.active || s.gen != e.gen {
+			continue // a freed session's cancelled timer
+		}
+		switch e.kind {
+		case evPrompt:
+			s.live--
+			r.prompt(s)
+		case evReply:
+			if e.wire != s.wireSeq {
+				break // a call cut by an outage: its answer came at the cut
+			}
+			s.live--
+			r.answer(s, e.layer, e.id)
+		case evTimer:
+			if r.dropCancelled(s, e.layer, e.id) {
+				break
+			}
+			s.live--
+			r.ev = session.Event{Kind: session.TimerFired, Timer: session.Timer{Kind: session.TimerKind(e.timer), ID: e.id}}
+			r.step(s, e.layer)
+		}
+		r.settle(s)
+	}
+	for i := range r.bins {
+		r.flush(i)
+	}
+	for i := range r.sessions {
+		if s := &r.sessions[i]; s.active && s.inPrompt {
+			r.stats[s.prof].Waiting++
+		}
+	}
+	if len(r.stats) > len(r.agents) {
+		all := &r.stats[len(r.agents)]
+		for i := range r.agents {
+			st := r.stats[i]
+			st.PeakDuring, st.PeakAfter = 0, 0 // the all row's own
+			all.Merge(&st)
+		}
+	}
+}
+
+// arrive starts the next session and schedules the one after.
+func (r *runner) arrive() {
+	i := r.arrived
+	r.arrived++
+	if r.arrived < r.cfg.Sessions {
+		next := r.now
+		if r.cfg.Rate > 0 {
+			next = after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second)))
+		}
+		r.q.push(event{at: next, kind: evArrive})
+	}
+	// the profile: smooth weighted round robin over the shares
+	best := 0
+	for p := range r.credit {
+		r.credit[p] += r.cfg.Profiles[p].Percent
+		if r.credit[p] > r.credit[best] {
+			best = p
+		}
+	}
+	r.credit[best] -= 100
+	var slot int32
+	if n := len(r.free); n > 0 {
+		slot = r.free[n-1]
+		r.free = r.free[:n-1]
+	} else {
+		r.sessions = append(r.sessions, sess{})
+		slot = int32(len(r.sessions) - 1)
+		if r.sdk != nil {
+			r.sdkStates = append(r.sdkStates, session.State{})
+		}
+	}
+	if r.sdk != nil {
+		r.sdkStates[slot] = session.Initial()
+	}
+	s := &r.sessions[slot]
+	gen, cancelled := s.gen, s.cancelled[:0]
+	*s = sess{st: session.Initial(), index: i, slot: slot, gen: gen, prof: int32(best), active: true,
+		promptsLeft: r.cfg.Prompts, arrival: r.now, cancelled: cancelled}
+	js := JitterSeed(r.cfg.Seed, i)
+	s.jitter.Seed(uint64(js), 0)
+	s.model.Seed(uint64(js), 0x6d6f64656c)
+	r.stats[best].Sessions++
+	if r.opt.Trace != nil {
+		s.tracer = r.opt.Trace(SessionInfo{Index: i, Profile: r.agents[best].name, Arrival: r.now, JitterSeed: js})
+	}
+	r.prompt(s)
+	r.settle(s)
+}
+
+// prompt issues s's next prompt.
+func (r *runner) prompt(s *sess) {
+	s.inPrompt = true
+	s.promptsLeft--
+	s.promptAt = r.now
+	s.remaining = r.cfg.Calls.count(&s.model)
+	s.promptWire = 0
+	s.afterError = false
+	r.stats[s.prof].Prompts++
+	r.ev = session.Event{Kind: session.Prompt}
+	r.step(s, layerAgent)
+}
+
+// settle ends a queue event of s: the SDK layer's prompt resolves (its
+// answer goes to the agent), then the agent's; a prompt whose session has
+// nothing left to do is done.
+func (r *runner) settle(s *sess) {
+	if r.sdk != nil {
+		s.sdkResolved = false
+		r.ev = session.Event{Kind: session.Settle}
+		r.step(s, layerSDK)
+		if s.sdkResolved {
+			r.deliver(s, s.sdkAnswer, s.agentCall)
+		}
+	}
+	r.ev = session.Event{Kind: session.Settle}
+	r.step(s, layerAgent)
+	if !s.inPrompt || s.live != 0 || s.st.Pending != 0 || s.st.Run.Kind != session.NoRun {
+		return
+	}
+	s.inPrompt = false
+	st := &r.stats[s.prof]
+	if s.lastOK {
+		st.Succeeded++
+		st.TimeToSuccess.Add(r.now - s.promptAt)
+	} else {
+		st.Failed++
+	}
+	if s.promptsLeft > 0 {
+		s.live++
+		r.q.push(event{at: after(r.now, r.cfg.Think.duration(&s.model, 0)), kind: evPrompt, slot: s.slot, gen: s.gen})
+		return
+	}
+	s.active = false
+	s.gen++
+	s.tracer = nil
+	r.free = append(r.free, s.slot)
+}
+
+// step steps s's core of layer with r.ev now and performs its effects. A
+// model call is a step's last effect.
+func (r *runner) step(s *sess, layer uint8) {
+	r.ev.At = r.now
+	r.buf.Effects = r.buf.Effects[:0]
+	var fx []session.Effect
+	if layer == layerAgent {
+		l := &r.agents[s.prof]
+		core := &l.core
+		if s.tracer != nil {
+			core = &l.traced
+		}
+		fx = core.Apply(&s.st, &l.set, &r.ev, &r.buf)
+	} else {
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
+	}
+	var call uint64
+	for i := range fx {
+		e := &fx[i]
+		switch e.Kind {
+		case session.Emit, session.Answer, session.Resolve:
+			r.record(s, layer, &e.Record)
+		case session.Arm:
+			s.live++
+			r.q.push(event{at: after(r.now, e.Timer.Delay), kind: evTimer, layer: layer, timer: uint8(e.Timer.Kind),
+				id: e.Timer.ID, slot: s.slot, gen: s.gen})
+			if e.Timer.Kind == session.BackoffTimer {
+				st := &r.stats[s.prof]
+				st.LongestWait = max(st.LongestWait, e.Timer.Delay)
+			}
+		case session.Cancel:
+			s.live--
+			s.cancelled = append(s.cancelled, uint64(layer)<<63|e.Timer.ID)
+		case session.Call:
+			call = e.Call
+		}
+	}
+	if call == 0 {
+		return
+	}
+	if layer == layerSDK {
+		r.send(s, layerSDK, call)
+		return
+	}
+	r.stats[s.prof].Calls++
+	if r.sdk == nil {
+		r.send(s, layerAgent, call)
+		return
+	}
+	s.agentCall = call
+	r.ev = session.Event{Kind: session.Prompt}
+	r.step(s, layerSDK)
+}
+
+// record takes a record of s's core of layer.
+func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {
+	if layer == layerSDK {
+		if rec.Type == trace.PromptResolved {
+			s.sdkResolved = true
+		}
+		return
+	}
+	if rec.Type == trace.Transition && rec.Edge.Rule >= 0 && rec.Edge.Rule < len(ruleEnds) {
+		st := &r.stats[s.prof]
+		switch ruleEnds[rec.Edge.Rule] {
+		case endSuccess:
+			st.ChainsSucceeded++
+		case endExhausted:
+			st.ChainsExhausted++
+		case endFailFast:
+			st.ChainsFailFast++
+		case endOther:
+			st.ChainsOther++
+		}
+	}
+	if s.tracer != nil {
+		rec.T -= s.arrival
+		s.tracer.Record(rec)
+		rec.T += s.arrival
+	}
+}
+
+// dropCancelled reports whether timer id of layer was cancelled, and
+// forgets it.
+func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
+	key := uint64(layer)<<63 | id
+	for i, c := range s.cancelled {
+		if c == key {
+			s.cancelled = append(s.cancelled[:i], s.cancelled[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// send sends s's wire call (call of layer's core) to the provider.
+func (r *runner) send(s *sess, layer uint8, call uint64) {
+	st := &r.stats[s.prof]
+	st.WireCalls++
+	if s.afterError && r.now < s.window {
+		st.InRetryAfter++
+	}
+	r.count(int(s.prof))
+	if len(r.bins) > len(r.agents) {
+		r.count(len(r.agents))
+	}
+	a, admitted, over := r.decide(s)
+	if over {
+		st.Rejected++
+	}
+	lat := &r.cfg.Latency
+	if a.kind != KindNone {
+		lat = &r.cfg.ErrorLatency
+	}
+	d := lat.duration(&s.model, minLatency)
+	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = a, admitted, layer, call, r.now
+	s.wireSeq++
+	s.live++
+	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+}
+
+// cuts reports whether the window answers the calls in flight at its start
+// (a server failing or overloaded drops its streams; a usage limit or a
+// rate limit does not).
+func (o *Outage) cuts() bool {
+	return o.Kind == Kind529 || o.Kind == Kind503 || o.Kind == Kind500 || o.Kind == KindNetwork
+}
+
+// cut answers every admitted call in flight with o's error, now: each
+// answer is a queue event of its session, in the order of the sessions'
+// slots.
+func (r *runner) cut(o *Outage) {
+	for i := range r.sessions {
+		s := &r.sessions[i]
+		if !s.active || s.wireCall == 0 || !s.wireAdmitted {
+			continue
+		}
+		r.inFlight--
+		s.wire, s.wireAdmitted = answer{kind: o.Kind}, false
+		s.wireSeq++ // the answer scheduled at the send is stale
+		r.q.push(event{at: r.now, kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	}
+}
+
+// decide is the provider's answer to a call of s now; admitted: the call
+// passed the capacity check (it is in flight until answered); over: it did
+// not (the over-capacity 429).
+func (r *runner) decide(s *sess) (a answer, admitted, over bool) {
+	now := r.now
+	for i := range r.cfg.Outages {
+		o := &r.cfg.Outages[i]
+		if now >= o.Start && now < o.End() {
+			a = answer{kind: o.Kind}
+			if o.Kind == Kind429 || o.Kind == KindUsageLimit {
+				a.hint = HintHeader
+				if o.Kind == Kind429 {
+					a.hint = r.cfg.OverCapacity.Hint
+				}
+				ra := o.RetryAfter
+				if ra == 0 {
+					ra = o.End() - now
+				}
+				a.secs = ceilSeconds(ra)
+			}
+			return a, false, false
+		}
+	}
+	c := &r.cfg.Capacity
+	if c.RPS > 0 {
+		r.tokens = min(float64(c.Burst), r.tokens+(now-r.tokensAt).Seconds()*c.RPS)
+		r.tokensAt = now
+		if r.tokens < 1 {
+			ra := r.cfg.OverCapacity.RetryAfter
+			if ra == 0 {
+				ra = max(time.Second, time.Duration((1-r.tokens)/c.RPS*float64(time.Second)))
+			}
+			return answer{kind: Kind429, hint: r.cfg.OverCapacity.Hint, secs: ceilSeconds(ra)}, false, true
+		}
+	}
+	if c.MaxInFlight > 0 && r.inFlight >= c.MaxInFlight {
+		ra := r.cfg.OverCapacity.RetryAfter
+		if ra == 0 {
+			ra = time.Second
+		}
+		return answer{kind: Kind429, hint: r.cfg.OverCapacity.Hint, secs: ceilSeconds(ra)}, false, true
+	}
+	if c.RPS > 0 {
+		r.tokens--
+	}
+	r.inFlight++
+	s.promptWire++
+	if pe := &r.cfg.PromptErrors; s.promptWire <= pe.Count {
+		return r.errorAnswer(pe.Kind), true, false
+	}
+	if r.errSum > 0 {
+		u := float01(&s.model)
+		for _, e := range r.cfg.Errors {
+			if u < e.P {
+				return r.errorAnswer(e.Kind), true, false
+			}
+			u -= e.P
+		}
+		if u < r.cfg.Overflow {
+			return answer{kind: KindOverflow}, true, false
+		}
+	}
+	s.remaining--
+	return answer{tool: s.remaining > 0}, true, false
+}
+
+// errorAnswer is a background or scripted error of kind k: a 429 is given
+// as over capacity (its hint mode and retry-after, 1 s when computed), a
+// usage limit with that retry-after in the header and the text.
+func (r *runner) errorAnswer(k Kind) answer {
+	a := answer{kind: k}
+	if k == Kind429 || k == KindUsageLimit {
+		ra := r.cfg.OverCapacity.RetryAfter
+		if ra == 0 {
+			ra = time.Second
+		}
+		a.hint, a.secs = r.cfg.OverCapacity.Hint, ceilSeconds(ra)
+		if k == KindUsageLimit {
+			a.hint = HintHeader
+		}
+	}
+	return a
+}
+
+// ceilSeconds is d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
+
+// answer handles the answer to s's wire call call of layer.
+func (r *runner) answer(s *sess, layer uint8, call uint64) {
+	if layer != s.wireLayer || call != s.wireCall {
+		return
+	}
+	a := s.wire
+	s.wireCall = 0
+	if s.wireAdmitted {
+		r.inFlight--
+	}
+	if s.tracer != nil {
+		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
+	}
+	if a.hinted() {
+		s.window = after(r.now, time.Duration(a.secs)*time.Second)
+	}
+	s.afterError = a.kind != KindNone
+	if layer == layerAgent {
+		r.deliver(s, a, call)
+		return
+	}
+	l := r.sdk
+	r.ev = session.Event{Kind: session.Reply, Call: call, Reply: *r.cat.outcome(a, l.cls)}
+	if r.ev.Reply.IsSuccess() {
+		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
+	}
+	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+		r.ev.Reply.Draw = float01(&s.model)
+	}
+	s.sdkAnswer = a
+	r.step(s, layerSDK)
+}
+
+// deliver gives answer a to the agent's call call.
+func (r *runner) deliver(s *sess, a answer, call uint64) {
+	l := &r.agents[s.prof]
+	r.ev = session.Event{Kind: session.Reply, Call: call, Reply: *r.cat.outcome(a, l.cls)}
+	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+		r.ev.Reply.Draw = float01(&s.jitter)
+	}
+	s.lastOK = r.ev.Reply.IsSuccess()
+	r.step(s, layerAgent)
+}
+
+// count counts a wire call now in bin tracker i.
+func (r *runner) count(i int) {
+	b := &r.bins[i]
+	bin := int64(r.now / binWidth)
+	if bin != b.cur {
+		r.flush(i)
+		b.cur, b.n = bin, 0
+	}
+	b.n++
+}
+
+// flush takes tracker i's current bin into its peaks.
+func (r *runner) flush(i int) {
+	b := &r.bins[i]
+	if b.cur < 0 || b.n == 0 {
+		return
+	}
+	start := time.Duration(b.cur) * binWidth
+	for _, o := range r.cfg.Outages {
+		switch {
+		case start >= o.Start && start < o.End():
+			b.during = max(b.during, b.n)
+		case start >= o.End() && start < o.End()+r.cfg.Recovery:
+			b.after = max(b.after, b.n)
+		}
+	}
+	b.n = 0
+}
+
+// result is the run's Result.
+func (r *runner) result() *Result {
+	g := Group{Fleet: r.cfg.Name, Mix: r.cfg.Profiles.String(), SDK: r.cfg.SDK, Seeds: []int64{r.cfg.Seed},
+		CapacityPer100ms: r.cfg.capacityPer100ms(), Profiles: r.stats}
+	for i := range g.Profiles {
+		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
+	}
+	return &Result{Groups: []Group{g}}
+}
+
+// capacityPer100ms is the provider's capacity per 100 ms: the bucket's
+// rate, else the in-flight bound over the mean call latency; 0 unlimited.
+func (c *Config) capacityPer100ms() float64 {
+	switch {
+	case c.Capacity.RPS > 0:
+		return c.Capacity.RPS / 10
+	case c.Capacity.MaxInFlight > 0 && c.Latency.Mean() > 0:
+		return float64(c.Capacity.MaxInFlight) / (c.Latency.Mean() / float64(time.Second)) / 10
+	}
+	return 0
+}
