@@ -1,13 +1,17 @@
 // Command retrysim runs retry-policy scenarios in the deterministic
 // simulator: it checks their expectations, prints their traces, draws the
-// retry machine, explores its state space and serves the RPC protocol.
+// retry machine, explores its state space, serves the RPC protocol,
+// simulates fleets of agents sharing a provider and audits RPC logs.
 //
-//	retrysim run [--variant NAME] [--coverage] PATH...
-//	retrysim run --watch [--variant NAME] FILE
-//	retrysim trace [--variant NAME] [--format jsonl|text] FILE
+//	retrysim run [--variant NAME] [--profile NAME] [--coverage] PATH...
+//	retrysim run --watch [--variant NAME] [--profile NAME] FILE
+//	retrysim trace [--variant NAME] [--profile NAME] [--format jsonl|text] FILE
 //	retrysim graph [--variant NAME] [--format dot|mermaid]
-//	retrysim check [--variant NAME] [--max-retries N | --max-retries-upto N] [--out DIR]
-//	retrysim rpc [--scenario FILE] [--variant NAME] [--virtual]
+//	retrysim check [--variant NAME] [--profile NAME] [--max-retries N | --max-retries-upto N] [--out DIR]
+//	retrysim rpc [--scenario FILE] [--variant NAME] [--profile NAME] [--virtual] [--mode rpc] [--provider P] [--model ID]
+//	retrysim profiles [--json]
+//	retrysim fleet [FILE...] [flags]
+//	retrysim audit [--profile NAME] [--json] LOG...
 //	retrysim version (or retrysim --version)
 //	retrysim help [COMMAND]
 //
