@@ -33,13 +33,16 @@ saturated, hinted replies when the profile reads hints). Its maxRetries is
 the profile's own unless --max-retries or --max-retries-upto is given.
 Variant original takes only the default profile (` + policy.DefaultProfile + `).
 
-Prints one line "states=N transitions=M violations=K" (K: violated
-invariants), then per violated invariant one shortest counterexample as a
-scenario file preceded by "# violation: NAME" (or written to --out DIR as
-check-VARIANT-NAME.yaml, or check-VARIANT-PROFILE-NAME.yaml with
---profile). Each counterexample's expect block passes under "retrysim
-run": it shows the violation. A counterexample of jittered settings is
-printed as its path (its scenario cannot fix the jitter draws).
+Stdout is a valid scenario file: comments first (the variant, the
+profile and the maxRetries range checked, each invariant checked with its
+meaning, then "# states=N transitions=M violations=K", K the violated
+invariants), then the first violated invariant's shortest counterexample
+as a scenario file after "# violation: NAME", whose expect block passes
+under "retrysim run": it shows the violation. The other violations follow
+as comments with their paths; --out DIR writes every counterexample as
+check-VARIANT-NAME.yaml (check-VARIANT-PROFILE-NAME.yaml with --profile)
+and lists the files as comments. A counterexample of jittered settings is
+a comment with its path (its scenario cannot fix the jitter draws).
 
 Exit status: 0 when every invariant holds, 1 on a violation, 2 on invalid
 flags.`,
@@ -112,7 +115,22 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim check: %v\n", err)
 		return exitFail
 	}
-	fmt.Fprintln(stdout, sum.Line())
+	// Everything but the first counterexample is a YAML comment, so that
+	// stdout is a valid scenario file whenever there is a violation.
+	what := "variant " + v.Name
+	if profile != "" {
+		what += ", profile " + profile
+	}
+	if from == to {
+		what += fmt.Sprintf(", maxRetries %d", from)
+	} else {
+		what += fmt.Sprintf(", maxRetries %d to %d", from, to)
+	}
+	fmt.Fprintf(stdout, "# retrysim check: %s\n# invariants checked (SPEC.md §12.3):\n", what)
+	for _, inv := range explore.Invariants() {
+		fmt.Fprintf(stdout, "#   %s: %s\n", inv, inv.Description())
+	}
+	fmt.Fprintf(stdout, "# %s\n", sum.Line())
 	out := flagString(fs, "out")
 	if out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
@@ -120,12 +138,18 @@ func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	printed := false
 	for _, cx := range sum.Counterexamples {
 		if cx.Replay == nil { // jittered settings: the path alone
 			fmt.Fprintf(stdout, "# violation: %s (maxRetries %d): path %v (not replayed: %s)\n", cx.Invariant, cx.MaxRetries, cx.Path, cx.NotReplayed)
 			continue
 		}
 		if out == "" {
+			if printed {
+				fmt.Fprintf(stdout, "# violation: %s (maxRetries %d): path %v (--out DIR writes its scenario file)\n", cx.Invariant, cx.MaxRetries, cx.Path)
+				continue
+			}
+			printed = true
 			fmt.Fprintf(stdout, "# violation: %s\n", cx.Invariant)
 			stdout.Write(cx.Replay.YAML)
 			continue

@@ -14,11 +14,25 @@ import (
 
 func TestCheckSound(t *testing.T) {
 	code, out, errOut := runMain(t, "check")
-	if code != exitOK || out != "states=66 transitions=488 violations=0\n" {
+	if code != exitOK || lastLine(out) != "# states=66 transitions=488 violations=0" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// The invariants checked and the range come first, as comments.
+	if !strings.HasPrefix(out, "# retrysim check: variant sound, maxRetries 3\n# invariants checked") {
+		t.Errorf("no heading:\n%s", out)
+	}
+	for _, inv := range explore.Invariants() {
+		if !strings.Contains(out, "#   "+inv.String()+": "+inv.Description()+"\n") {
+			t.Errorf("invariant %s not listed:\n%s", inv, out)
+		}
+	}
+	for line := range strings.Lines(out) {
+		if !strings.HasPrefix(line, "# ") {
+			t.Errorf("line %q is not a comment: with no violation, stdout is all comments", line)
+		}
+	}
 	code, out, _ = runMain(t, "check", "--max-retries-upto", "10")
-	if code != exitOK || !strings.HasSuffix(out, "violations=0\n") || strings.Count(out, "\n") != 1 {
+	if code != exitOK || !strings.HasSuffix(out, "violations=0\n") || !strings.Contains(out, "maxRetries 0 to 10\n") {
 		t.Fatalf("upto 10: exit %d, stdout %q", code, out)
 	}
 }
@@ -29,7 +43,8 @@ func TestCheckOriginal(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	for _, want := range []string{"violations=3\n", "# violation: attempt-zero-outside-chain\n",
-		"# violation: chain-ends\n", "# violation: prompt-resolves\n", "unresolvedPrompts: [1]",
+		"# violation: chain-ends (maxRetries 3): path [prompt reply:retryable fire_timer fire_timer reply:fatal] (--out DIR writes its scenario file)\n",
+		"# violation: prompt-resolves (maxRetries 3): path",
 		"{t: 2006, type: auto_retry_end, success: true, attempt: 1}"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -39,10 +54,19 @@ func TestCheckOriginal(t *testing.T) {
 	if again != out {
 		t.Error("output is not byte-stable")
 	}
+	// stdout is a valid scenario file: the first counterexample, which
+	// retrysim run replays and passes.
+	stdoutFile := filepath.Join(t.TempDir(), "stdout.yaml")
+	if err := os.WriteFile(stdoutFile, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, runOut, errOut := runMain(t, "run", stdoutFile); code != exitOK || !strings.Contains(runOut, "1 passed, 0 failed") {
+		t.Fatalf("check's stdout as a scenario file: run exit %d\n%s%s", code, runOut, errOut)
+	}
 	// --out writes files that retrysim run replays and passes.
 	dir := t.TempDir()
 	code, out, errOut := runMain(t, "check", "--variant", "original", "--out", dir)
-	if code != exitFail || !strings.HasPrefix(out, "states=") {
+	if code != exitFail || !strings.Contains(out, "\n# states=") || strings.Contains(out, "\nname:") {
 		t.Fatalf("--out: exit %d, %q %q", code, out, errOut)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -136,7 +160,7 @@ func TestCheckProfiles(t *testing.T) {
 			t.Errorf("profiles does not list %s", p.Name)
 		}
 		code, out, errOut := runMain(t, "check", "--profile", p.Name)
-		if code != exitOK || !strings.HasPrefix(out, "states=") || !strings.HasSuffix(out, " violations=0\n") || strings.Count(out, "\n") != 1 {
+		if code != exitOK || !strings.HasPrefix(lastLine(out), "# states=") || !strings.HasSuffix(out, " violations=0\n") || !strings.Contains(out, ", profile "+p.Name+", maxRetries ") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", p.Name, code, out, errOut)
 			continue
 		}
@@ -144,7 +168,7 @@ func TestCheckProfiles(t *testing.T) {
 		if own != out {
 			t.Errorf("%s: without --max-retries %q, with the profile's own %d %q", p.Name, out, p.Settings.MaxRetries, own)
 		}
-		if p.Name == policy.DefaultProfile && out != plain {
+		if p.Name == policy.DefaultProfile && withoutHeading(out) != withoutHeading(plain) {
 			t.Errorf("%s: %q, the default check %q", p.Name, out, plain)
 		}
 	}
@@ -186,7 +210,7 @@ func TestCheckProfileFlags(t *testing.T) {
 	}
 	_, plain, _ := runMain(t, "check", "--variant", "original")
 	code, out, _ := runMain(t, "check", "--variant", "original", "--profile", policy.DefaultProfile)
-	if code != exitFail || out != plain {
+	if code != exitFail || withoutHeading(out) != withoutHeading(plain) {
 		t.Errorf("original with the default profile: exit %d, output differs from without it", code)
 	}
 	dir := t.TempDir()
@@ -197,4 +221,11 @@ func TestCheckProfileFlags(t *testing.T) {
 	if len(files) != 3 {
 		t.Errorf("wrote %v", files)
 	}
+}
+
+// withoutHeading is check's output without its first line, which names
+// the variant, the profile and the range.
+func withoutHeading(out string) string {
+	_, rest, _ := strings.Cut(out, "\n")
+	return rest
 }
