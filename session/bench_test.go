@@ -8,7 +8,8 @@ import (
 )
 
 // BenchmarkStepNothing: a step that emits nothing (a settle with no prompt
-// pending, a stale reply) allocates nothing, through both APIs.
+// pending, a stale reply), through both APIs: Apply allocates nothing
+// (TestApplyNothingAllocatesNothing), Step its scratch.
 func BenchmarkStepNothing(b *testing.B) {
 	core := &session.Core{Variant: session.Sound}
 	set := policy.DefaultSettings()
@@ -35,4 +36,24 @@ func BenchmarkStepNothing(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestApplyNothingAllocatesNothing: Apply with a reused Buffer, on steps
+// that emit nothing (a settle at rest, a stale reply), allocates nothing.
+func TestApplyNothingAllocatesNothing(t *testing.T) {
+	core := &session.Core{Variant: session.Sound}
+	set := policy.DefaultSettings()
+	s := session.Initial()
+	var buf session.Buffer
+	for _, ev := range []session.Event{{Kind: session.Settle}, {Kind: session.Reply, Call: 7}} {
+		allocs := testing.AllocsPerRun(100, func() {
+			buf.Effects = buf.Effects[:0]
+			if fx := core.Apply(&s, &set, &ev, &buf); len(fx) != 0 {
+				t.Fatal(fx)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %.1f allocations per Apply, want 0", ev.Kind, allocs)
+		}
+	}
 }
