@@ -204,6 +204,13 @@ func TestMessageErrorResponses(t *testing.T) {
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "401 authentication_error: invalid x-api-key", Status: 401},
 		classes: classes{fatal, fatal, fatal, false, -1},
 	}, {
+		// An error type this SDK version does not know is kept as sent.
+		name: "503 with a new error type",
+		handler: errorResponse(503, nil,
+			`{"type":"error","error":{"type":"capacity_error","message":"Service temporarily unavailable"}}`),
+		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "503 capacity_error: Service temporarily unavailable", Status: 503},
+		classes: classes{retryable, retryable, retryable, false, -1},
+	}, {
 		// A proxy's page, not the API's JSON: quoted.
 		name: "502 from a proxy",
 		handler: func(w http.ResponseWriter, _ *http.Request) {
