@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -103,10 +105,117 @@ func SetExpect(name string, data []byte, x *Expect) ([]byte, error) {
 	if x == nil {
 		return nil, errors.New("no expect block to write")
 	}
-	if scnIsJSONName(name) || json.Valid(data) {
-		return setExpectJSON(data, x)
+	isJSON := scnIsJSONName(name) || json.Valid(data)
+	var out []byte
+	var err error
+	if isJSON {
+		out, err = setExpectJSON(data, x)
+	} else {
+		out, err = setExpectYAML(data, x)
 	}
-	return setExpectYAML(data, x)
+	if err != nil {
+		return nil, err
+	}
+	// A layout the edit did not foresee (a plain scalar continued on a
+	// line less indented than its key, ...) must not turn into another
+	// scenario: the other keys must read back as they were.
+	if err := sameButExpect(isJSON, data, out); err != nil {
+		return nil, fmt.Errorf("cannot place the expect block in this file's layout (%v); move expect to the end of the file, in block style, and try again", err)
+	}
+	return out, nil
+}
+
+// topMember is a top-level key of a scenario file and its value: the JSON
+// text, or the YAML value decoded.
+type topMember struct {
+	key string
+	raw []byte
+	v   any
+}
+
+// topMembers reads the top-level keys of data, in order.
+func topMembers(isJSON bool, data []byte) ([]topMember, error) {
+	var ms []topMember
+	if isJSON {
+		dec := jsontext.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+			return nil, errors.New("not a JSON object")
+		}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			key := tok.String()
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			ms = append(ms, topMember{key: key, raw: bytes.Clone(raw)})
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		if _, err := dec.ReadToken(); err != io.EOF {
+			return nil, errors.New("text after the JSON object")
+		}
+		return ms, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(new(yaml.Node)); err != io.EOF {
+		return nil, errors.New("not one YAML document")
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not a mapping")
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		var v any
+		if err := root.Content[i+1].Decode(&v); err != nil {
+			return nil, err
+		}
+		ms = append(ms, topMember{key: root.Content[i].Value, v: v})
+	}
+	return ms, nil
+}
+
+// sameButExpect checks that after has the top-level keys of before, in
+// the same order, with the same values, but for an expect key (which
+// after must have).
+func sameButExpect(isJSON bool, before, after []byte) error {
+	a, err := topMembers(isJSON, before)
+	if err != nil {
+		return err
+	}
+	b, err := topMembers(isJSON, after)
+	if err != nil {
+		return fmt.Errorf("the result does not read back: %v", err)
+	}
+	strip := func(ms []topMember) (rest []topMember, expects int) {
+		for _, m := range ms {
+			if m.key == "expect" {
+				expects++
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		return rest, expects
+	}
+	a, _ = strip(a)
+	b, n := strip(b)
+	if n != 1 || len(a) != len(b) {
+		return errors.New("the result's keys differ")
+	}
+	for i := range a {
+		if a[i].key != b[i].key || !bytes.Equal(a[i].raw, b[i].raw) || !reflect.DeepEqual(a[i].v, b[i].v) {
+			return fmt.Errorf("the result's %s differs", a[i].key)
+		}
+	}
+	return nil
 }
 
 // lineStarts returns the byte offset of the start of each line of data
@@ -150,6 +259,11 @@ func setExpectYAML(data []byte, x *Expect) ([]byte, error) {
 	root := doc.Content[0]
 	if root.Style&yaml.FlowStyle != 0 {
 		return nil, errors.New("the top-level mapping is written in flow style ({...}), whose layout an edit cannot keep; write it in block style (one key: value per line) to update it")
+	}
+	// Lines are counted at "\n" here; YAML also breaks lines at a lone
+	// "\r", which would put the library's line numbers off ours.
+	if bytes.Count(data, []byte("\r")) != bytes.Count(data, []byte("\r\n")) {
+		return nil, errors.New("the file breaks lines with a lone carriage return (\\r); use \\n or \\r\\n to update it")
 	}
 	nl := "\n"
 	if bytes.Contains(data, []byte("\r\n")) {

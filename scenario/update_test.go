@@ -180,3 +180,59 @@ func TestSetExpectRefusesFlowYAML(t *testing.T) {
 		t.Fatalf("err = %v, want one that says the flow style cannot be kept and what to do", err)
 	}
 }
+
+// FuzzSetExpect: for any file Parse accepts, SetExpect either refuses it
+// or gives a file that Parse accepts with the new expect block and
+// everything else as it was (Format, which writes every key, agrees), and
+// that a second SetExpect leaves as it is. It never panics.
+func FuzzSetExpect(f *testing.F) {
+	for _, s := range []string{
+		updateTurns,
+		"# c\n" + updateTurns + "expect:  # r\n  final: {state: idle}\n\n# next\nactions: []\n",
+		"name: x\nexpect:\n  events: []\n...\n",
+		"  name: indented\n  turns: []\n  expect: {final: {state: idle}}\n",
+		"expect: {}\nname: first\n",
+		"description: >\n  folded\n  text\nexpect:\n  events:\n  # only a comment\n    - {type: agent_run}\n",
+		"{\"turns\": [], \"expect\": {}}",
+		"{\n\t\"expect\": {},\n\t\"name\": \"tabs\"\n}\n",
+		"\ufeff{\"name\": \"bom\"}",
+		"{turns: [], name: flow}\n",
+		"---\nname: marked\n",
+		"name: \"a\\r\\nb\"\r\nexpect:\r\n  final: {state: idle}\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	attempt, retrying, state := 0, false, "idle"
+	x := &scenario.Expect{
+		Events: []scenario.ExpectEvent{{Keys: []string{"t", "type", "kind"}, Fields: map[string]any{"t": 0.0, "type": "agent_run", "kind": "prompt"}}},
+		Final:  &scenario.ExpectFinal{State: &state, Attempt: &attempt, IsRetrying: &retrying, UnresolvedPrompts: []int{}, HasUnresolved: true},
+	}
+	// A name not ending in .json: data that is valid JSON is read, and
+	// updated, as JSON.
+	const name = "f.yaml"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := scenario.Parse(name, data)
+		if err != nil {
+			return
+		}
+		out, err := scenario.SetExpect(name, data, x)
+		if err != nil {
+			return
+		}
+		sc2, err := scenario.Parse(name, out)
+		if err != nil {
+			t.Fatalf("the updated file does not load: %v\n--- in\n%q\n--- out\n%q", err, data, out)
+		}
+		if sc2.Expect == nil || len(sc2.Expect.Events) != 1 || sc2.Expect.Final == nil || *sc2.Expect.Final.State != "idle" {
+			t.Fatalf("the updated file's expect is not the one written:\n%q", out)
+		}
+		sc.Expect, sc2.Expect = nil, nil
+		if a, b := scenario.Format(sc), scenario.Format(sc2); string(a) != string(b) {
+			t.Fatalf("the update changed more than expect:\n--- in\n%q\n--- out\n%q\n--- before\n%s--- after\n%s", data, out, a, b)
+		}
+		again, err := scenario.SetExpect(name, out, x)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("a second update changed the file (err %v):\n%q\n%q", err, out, again)
+		}
+	})
+}
