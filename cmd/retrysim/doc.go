@@ -2,7 +2,8 @@
 // simulator: it checks their expectations, prints their traces, draws the
 // retry machine, explores its state space and serves the RPC protocol.
 //
-//	retrysim run [--variant NAME] [--coverage] PATH...
+//	retrysim run [--variant NAME] [--coverage] PATH... (- reads one scenario from stdin)
+//	retrysim run --update PATH...
 //	retrysim run --watch [--variant NAME] FILE
 //	retrysim trace [--variant NAME] [--format jsonl|text] FILE
 //	retrysim graph [--variant NAME] [--format dot|mermaid]
@@ -12,6 +13,6 @@
 //	retrysim help [COMMAND]
 //
 // Exit codes: 0 success; 1 a scenario or invariant failed, or a simulation
-// did not finish; 2 invalid input or usage (130 after a second Ctrl-C in
-// run --watch).
+// did not finish; 2 invalid input or usage (130 after SIGTERM or
+// SIGHUP in run --watch).
 package main
