@@ -338,8 +338,9 @@ func setExpectJSON(data []byte, x *Expect) ([]byte, error) {
 		return nil, errors.New("the file is not a JSON object")
 	}
 	open := bom + int(dec.InputOffset()) // just after '{'
-	// The members' layout, from the first one's: on lines of their own,
-	// indented by indent, or on one line.
+	// The layout of the new value: that of the expect member, or of the
+	// last member, which the new one follows: on a line of its own,
+	// indented by indent, or not.
 	indent, multiline := "  ", true
 	valStart, valEnd, lastEnd := -1, -1, -1
 	for dec.PeekKind() != '}' {
@@ -349,7 +350,7 @@ func setExpectJSON(data []byte, x *Expect) ([]byte, error) {
 			return nil, err
 		}
 		isExpect := tok.String() == "expect"
-		if lastEnd < 0 {
+		if valStart < 0 {
 			indent, multiline = memberIndent(data, before)
 		}
 		raw, err := dec.ReadValue()

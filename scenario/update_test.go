@@ -135,6 +135,13 @@ func TestSetExpect(t *testing.T) {
 			block: wantExpectJSON,
 		},
 		{
+			name:  "JSON, the first member on the brace's line, the others on lines of their own",
+			file:  "f.json",
+			in:    "{\"name\": \"j\",\n  \"turns\": [{\"stopReason\": \"error\", \"errorMessage\": \"529 overloaded_error\"}, {\"stopReason\": \"stop\"}]}\n",
+			want:  "{\"name\": \"j\",\n  \"turns\": [{\"stopReason\": \"error\", \"errorMessage\": \"529 overloaded_error\"}, {\"stopReason\": \"stop\"}],\n  \"expect\": %s}\n",
+			block: wantExpectJSON,
+		},
+		{
 			name: "JSON in a .yaml file, on one line",
 			file: "f.yaml",
 			in:   `{"turns":[{"stopReason":"error","errorMessage":"529 overloaded_error"},{"stopReason":"stop"}]}`,
