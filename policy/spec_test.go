@@ -21,7 +21,8 @@ func specBlocks() map[string]string {
 		"sound-table":       Sound.TableMarkdown(),
 		"original-table":    Original.TableMarkdown(),
 		"overflow-patterns": pats.String(),
-		"sound-mermaid":     "```mermaid\n" + Sound.Machine().Mermaid() + "```\n",
+		// The sound-mermaid diagram is retrysim graph's: cmd/retrysim's
+		// TestReadmeDiagramInSync keeps it.
 	}
 }
 

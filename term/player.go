@@ -18,7 +18,8 @@ import (
 	"github.com/ohmypi/retryfsm/trace"
 )
 
-// ErrInterrupted is returned by Play after a second interrupt.
+// ErrInterrupted is returned by Play when a signal other than os.Interrupt
+// (SIGTERM, SIGHUP) arrives: the play is abandoned at once.
 var ErrInterrupted = errors.New("term: interrupted")
 
 // Timing of the player.
@@ -66,23 +67,47 @@ type Config struct {
 	// nothing. It is read by a goroutine that ends when Keys returns an
 	// error (io.EOF included), which may be after Play returned.
 	Keys io.Reader
-	// Interrupt delivers signals (for example from signal.Notify): the
-	// first os.Interrupt (Ctrl-C) aborts (the "abort" command), the second
-	// makes Play return ErrInterrupted; any other signal (SIGTERM,
-	// SIGHUP) acts as the second at once. Play ends its terminal output
-	// (loader cleared, cursor shown) before it returns. Ctrl-C read from
-	// Keys counts too.
+	// Interrupt delivers signals (for example from signal.Notify): an
+	// os.Interrupt (Ctrl-C) cancels the play as Esc does, with the "abort"
+	// command (see Result.Cancelled); any other signal (SIGTERM, SIGHUP)
+	// makes Play return ErrInterrupted at once. Play ends its terminal
+	// output (loader cleared, cursor shown) before it returns. Ctrl-C read
+	// from Keys counts as os.Interrupt.
 	Interrupt <-chan os.Signal
 	// Clock is the wall clock (default: the system clock).
 	Clock clock.Clock
+	// Width, when positive, is the number of columns every line Play
+	// writes fits in (characters counted): trace lines in
+	// FormatLineWidth's layout, the retry failure texts wrapped (Wrap).
+	// 0 writes FormatLine's lines, whatever their length.
+	Width int
 }
 
-// Play runs the scenario on the real clock until it is quiescent, then
-// writes the final line and checks its expectations, like
-// sim.RunScenario. It returns an error when the scenario cannot run (an
-// unknown variant, invalid settings), ErrInterrupted after a second
-// interrupt, ctx.Err() when ctx is done, or the error of a failed write.
-func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
+// Result is what Play reports: the run's result, as sim.RunScenario's
+// (trace, records, final state, the expectations checked), and whether
+// the user cancelled the play.
+type Result struct {
+	*sim.Result
+	// Cancelled is the command the user's cancel sent: "abort_retry" for
+	// Esc while the loader was shown, "abort" for Ctrl-C; "" when the
+	// scenario ran to quiescence. A cancelled play ends at the instant of
+	// the cancel, once what the command causes at that instant is done:
+	// the rest of the script is not played, and the final line's time is
+	// CancelledAt. Its expectations are checked all the same, on the
+	// lines written up to then (Failures).
+	Cancelled string
+	// CancelledAt is the virtual time of the cancel.
+	CancelledAt time.Duration
+}
+
+// Play runs the scenario on the real clock until it is quiescent, or
+// until the user cancels it (Esc while the loader is shown, Ctrl-C: see
+// Result.Cancelled), then writes the final line and checks its
+// expectations, like sim.RunScenario. It returns an error when the
+// scenario cannot run (an unknown variant, invalid settings),
+// ErrInterrupted on a signal other than os.Interrupt, ctx.Err() when ctx
+// is done, or the error of a failed write.
+func Play(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Scenario == nil || cfg.Out == nil {
 		return nil, errors.New("term: Config.Scenario and Config.Out are required")
 	}
@@ -108,7 +133,7 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 
 	sess.Start()
 	var runErr error
-	for {
+	for p.cancelled == "" {
 		if runErr = p.rt.RunDue(); runErr != nil {
 			break
 		}
@@ -139,22 +164,21 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 				keys = nil
 				continue
 			}
-			esc, intr := parseKeys(k)
-			if esc && p.loaderShown() {
-				p.command("abort_retry")
-			}
-			if intr && p.interrupt() {
-				p.endTerminal()
-				return nil, ErrInterrupted
+			switch esc, intr := parseKeys(k); {
+			case intr:
+				runErr = p.cancel("abort")
+			case esc && p.loaderShown():
+				runErr = p.cancel("abort_retry")
 			}
 		case sig := <-cfg.Interrupt:
-			if sig != os.Interrupt {
-				p.interrupts++ // SIGTERM, SIGHUP: as a second Ctrl-C
-			}
-			if p.interrupt() {
+			if sig != os.Interrupt { // SIGTERM, SIGHUP: at once
 				p.endTerminal()
 				return nil, ErrInterrupted
 			}
+			runErr = p.cancel("abort")
+		}
+		if runErr != nil {
+			break
 		}
 	}
 	p.loader = false
@@ -176,7 +200,7 @@ func Play(ctx context.Context, cfg Config) (*sim.Result, error) {
 	} else {
 		res.Failures = sim.CheckExpect(cfg.Scenario, p.records, res.Final)
 	}
-	return res, nil
+	return &Result{Result: res, Cancelled: p.cancelled, CancelledAt: p.cancelledAt}, nil
 }
 
 func scenarioName(sc *scenario.Scenario) string {
@@ -194,7 +218,9 @@ type player struct {
 	out        *bufio.Writer
 	lastAction time.Duration
 	running    bool // an agent run is in flight (from the trace)
-	interrupts int
+
+	cancelled   string        // the command of the user's cancel, "" before
+	cancelledAt time.Duration // its virtual time
 
 	// The loader, shown from auto_retry_start to auto_retry_end or the
 	// start of the retried run.
@@ -219,20 +245,16 @@ func (p *player) idle() bool {
 		p.sess.Snapshot().State != policy.StateBackoff
 }
 
-// command runs a client command now, as a scheduler event.
-func (p *player) command(do string) {
-	_ = p.rt.Do(func() { p.sess.Do(scenario.Action{Do: do}) })
-}
-
-// interrupt handles Ctrl-C: the first aborts; it reports true for the
-// second.
-func (p *player) interrupt() bool {
-	p.interrupts++
-	if p.interrupts > 1 {
-		return true
-	}
-	p.command("abort")
-	return false
+// cancel is the user's cancel (Esc: abort_retry, Ctrl-C: abort): the
+// command runs now, as a scheduler event after those due before it, then
+// what it makes due at the same instant; the play then ends there, the
+// rest of the queue not played (a cancelled backoff's timer, the rest of
+// the script).
+func (p *player) cancel(do string) error {
+	at := p.rt.Now()
+	p.sched.At(at, func() { p.sess.Do(scenario.Action{Do: do}) })
+	p.cancelled, p.cancelledAt = do, at
+	return p.sched.Advance(at)
 }
 
 // Record prints every trace record as it is written (trace.Sink), keeps
@@ -241,7 +263,7 @@ func (p *player) Record(r *trace.Record) {
 	p.records = append(p.records, r.Clean())
 	p.clearLoader()
 	p.line = trace.AppendJSON(p.line[:0], r)
-	p.out.WriteString(FormatLine(p.line))
+	p.out.WriteString(FormatLineWidth(p.line, p.cfg.Width))
 	p.out.WriteByte('\n')
 	switch r.Type {
 	case trace.AgentRun:
@@ -256,7 +278,7 @@ func (p *player) Record(r *trace.Record) {
 	case trace.AutoRetryEnd:
 		p.loader = false
 		if !r.End.Success {
-			text := RetryFailedText(r.End.Attempt, r.End.FinalError)
+			text := Wrap(RetryFailedText(r.End.Attempt, r.End.FinalError), p.cfg.Width, 2)
 			if p.cfg.Terminal {
 				text = errorColor + text + reset
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func parse(t *testing.T, text string) *scenario.Scenario {
 }
 
 type playResult struct {
-	res *sim.Result
+	res *term.Result
 	err error
 }
 
@@ -206,11 +207,17 @@ turns:
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	if r.res.Cancelled != "abort_retry" || r.res.CancelledAt != 1600*time.Millisecond {
+		t.Errorf("Cancelled %q at %v, want abort_retry at 1.6s", r.res.Cancelled, r.res.CancelledAt)
+	}
 	trace := string(r.res.Trace)
 	for _, w := range []string{
 		`{"t":1600,"type":"response","command":"abort_retry","success":true}`,
 		`{"t":1600,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
-		`{"t":3000,"type":"final"`,
+		`{"t":1600,"type":"prompt_resolved","prompt":1}`,
+		// The play ends at the cancel: the final line's time is its time,
+		// not that of the cancelled backoff's timer (3000).
+		`{"t":1600,"type":"final","state":"cancelled"`,
 	} {
 		if !strings.Contains(trace, w) {
 			t.Errorf("trace lacks %s:\n%s", w, trace)
@@ -262,23 +269,66 @@ turns:
 	}
 }
 
-func TestPlayInterrupts(t *testing.T) {
-	// A long call, and an action later: the scenario is not over after the
-	// first interrupt.
+// TestPlayInterruptEndsThePlay: Ctrl-C (os.Interrupt) aborts and ends
+// the play at that instant: the aborted call's reply, the run's end and
+// the prompt's resolution come at once, the script's later action is not
+// played, and the final line has the time of the Ctrl-C. The expectations
+// are checked all the same (on the lines written).
+func TestPlayInterruptEndsThePlay(t *testing.T) {
 	sc := parse(t, `
 turns:
   - {stopReason: stop, durationMs: 60000}
 actions:
   - {at: 120000, do: get_state}
+expect:
+  events:
+    - {type: response, command: get_state}
+`)
+	clk := clock.NewMock()
+	intr := make(chan os.Signal)
+	out := newScreen()
+	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Interrupt: intr})
+	out.waitFor(t, 0, "agent_run")
+	clk.Add(2500 * time.Millisecond) // the call is in flight until 60 s
+	intr <- os.Interrupt
+	r := wait(t, done)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Cancelled != "abort" || r.res.CancelledAt != 2500*time.Millisecond {
+		t.Errorf("Cancelled %q at %v, want abort at 2.5s", r.res.Cancelled, r.res.CancelledAt)
+	}
+	trace := string(r.res.Trace)
+	for _, w := range []string{
+		`{"t":2500,"type":"message_end","message":{"role":"assistant","stopReason":"aborted","errorMessage":"Request was aborted"}`,
+		`{"t":2500,"type":"response","command":"abort","success":true}`,
+		`{"t":2500,"type":"prompt_resolved","prompt":1}`,
+		`{"t":2500,"type":"final","state":"idle","attempt":0,"isRetrying":false,"unresolvedPrompts":[],"turnsConsumed":1}`,
+	} {
+		if !strings.Contains(trace, w) {
+			t.Errorf("trace lacks %s:\n%s", w, trace)
+		}
+	}
+	if strings.Contains(trace, "get_state") {
+		t.Errorf("the action after the cancel was played:\n%s", trace)
+	}
+	if len(r.res.Failures) != 1 || !strings.Contains(r.res.Failures[0], "expect.events[0]") {
+		t.Errorf("failures %q, want the unmet get_state expectation", r.res.Failures)
+	}
+}
+
+// TestPlayTerminateSignal: a signal other than os.Interrupt abandons the
+// play at once with ErrInterrupted.
+func TestPlayTerminateSignal(t *testing.T) {
+	sc := parse(t, `
+turns:
+  - {stopReason: stop, durationMs: 60000}
 `)
 	intr := make(chan os.Signal)
 	out := newScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Interrupt: intr})
-	at := out.waitFor(t, 0, "agent_run")
-	intr <- os.Interrupt
-	at = out.waitFor(t, at, `stopReason":"aborted"`)
-	out.waitFor(t, at, "command=abort")
-	intr <- os.Interrupt
+	out.waitFor(t, 0, "agent_run")
+	intr <- syscall.SIGTERM
 	if r := wait(t, done); !errors.Is(r.err, term.ErrInterrupted) {
 		t.Fatalf("got %v, want ErrInterrupted", r.err)
 	}

@@ -3,7 +3,8 @@
 // retry machine, explores its state space, serves the RPC protocol,
 // simulates fleets of agents sharing a provider and audits RPC logs.
 //
-//	retrysim run [--variant NAME] [--profile NAME] [--coverage] PATH...
+//	retrysim run [--variant NAME] [--profile NAME] [--coverage] PATH... (- reads one scenario from stdin)
+//	retrysim run --update PATH...
 //	retrysim run --watch [--variant NAME] [--profile NAME] FILE
 //	retrysim trace [--variant NAME] [--profile NAME] [--format jsonl|text] FILE
 //	retrysim graph [--variant NAME] [--format dot|mermaid]
@@ -16,6 +17,6 @@
 //	retrysim help [COMMAND]
 //
 // Exit codes: 0 success; 1 a scenario or invariant failed, or a simulation
-// did not finish; 2 invalid input or usage (130 after a second Ctrl-C in
-// run --watch).
+// did not finish; 2 invalid input or usage (130 after SIGTERM or
+// SIGHUP in run --watch).
 package main

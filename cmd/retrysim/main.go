@@ -74,18 +74,124 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return runCommand(lookup("version"), args[1:], stdout, stderr)
 	default:
 		if strings.HasPrefix(name, "-") {
-			fmt.Fprintf(stderr, "retrysim: unknown flag %s (flags go after the command)\n", name)
+			flagName, _, _ := strings.Cut(strings.TrimLeft(name, "-"), "=")
+			fmt.Fprintf(stderr, "retrysim: unknown flag %s (flags go after the command)%s\n", name,
+				didYouMean(flagName, []string{"help", "version"}, "--"))
 			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
 			return exitUsage
 		}
 		c := lookup(name)
 		if c == nil {
-			fmt.Fprintf(stderr, "retrysim: unknown command %q (commands: %s)\n", name, commandNames())
+			fmt.Fprintln(stderr, unknownCommand("retrysim", name))
 			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
 			return exitUsage
 		}
 		return runCommand(c, args[1:], stdout, stderr)
 	}
+}
+
+// unknownCommand is the error for a command name that is not one: with
+// the closest names when there are close ones, else with every name.
+func unknownCommand(prefix, name string) string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	if hint := didYouMean(name, names, ""); hint != "" {
+		return fmt.Sprintf("%s: unknown command %q%s", prefix, name, hint)
+	}
+	return fmt.Sprintf("%s: unknown command %q (commands: %s)", prefix, name, commandNames())
+}
+
+// didYouMean returns "; did you mean X?" (X and the other closest
+// candidates, each prefixed with dash), or "" when no candidate is close
+// to typed: within an edit distance (editDistance) of 1 for names of up to
+// 4 characters, 2 for longer ones, or, when none is, a candidate that
+// typed (of 2 characters or more) begins.
+func didYouMean(typed string, candidates []string, dash string) string {
+	limit := 1
+	if len([]rune(typed)) > 4 {
+		limit = 2
+	}
+	var best []string
+	bestDist := limit + 1
+	for _, c := range candidates {
+		switch d := editDistance(strings.ToLower(typed), strings.ToLower(c)); {
+		case d < bestDist:
+			best, bestDist = []string{c}, d
+		case d == bestDist:
+			best = append(best, c)
+		}
+	}
+	if best == nil && len(typed) >= 2 {
+		for _, c := range candidates {
+			if strings.HasPrefix(c, typed) {
+				best = append(best, c)
+			}
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	slices.Sort(best)
+	best = slices.Compact(best)
+	for i := range best {
+		best[i] = dash + best[i]
+	}
+	list := best[len(best)-1]
+	if len(best) > 1 {
+		list = strings.Join(best[:len(best)-1], ", ") + " or " + list
+	}
+	return "; did you mean " + list + "?"
+}
+
+// editDistance is the optimal string alignment distance between a and b
+// (in runes): the Levenshtein distance (insertions, deletions,
+// substitutions) where swapping two adjacent characters also counts as
+// one edit, so that "rnu" is 1 from "run".
+func editDistance(a, b string) int {
+	s, t := []rune(a), []rune(b)
+	// d[i][j] is the distance between s[:i] and t[:j]; three rows kept.
+	prev2 := make([]int, len(t)+1)
+	prev := make([]int, len(t)+1)
+	cur := make([]int, len(t)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		cur[0] = i
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(t)]
+}
+
+// commandOutput is the stderr runCommand hands a command: it knows the
+// command's name, so that what commands share (loadOne, errorf) reports
+// errors with the command's prefix, "retrysim NAME: ".
+type commandOutput struct {
+	io.Writer
+	name string
+}
+
+// errorf reports an error on stderr in the one style of the CLI's errors:
+// "retrysim NAME: ...", NAME the command's when stderr is the one
+// runCommand handed it ("retrysim: ..." otherwise).
+func errorf(stderr io.Writer, format string, a ...any) {
+	prefix := "retrysim"
+	if o, ok := stderr.(commandOutput); ok {
+		prefix += " " + o.name
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", prefix, fmt.Sprintf(format, a...))
 }
 
 func commandNames() string {
@@ -187,16 +293,25 @@ func usageError(c *command, stderr io.Writer, format string, a ...any) int {
 }
 
 // runCommand parses c's flags, which may come before, between or after
-// the positional arguments ("--" ends the flags), and runs it.
+// the positional arguments ("--" ends the flags), and runs it, its errors
+// prefixed "retrysim NAME: " (an unknown flag with the closest ones).
 func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
+	stderr = commandOutput{Writer: stderr, name: c.name}
 	fs := newFlagSet(c, stderr)
+	fs.SetOutput(io.Discard) // its errors are reported below
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printUsage(c, stdout)
 		return exitOK
 	}
 	if err != nil {
-		// The flag package has printed the error itself.
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			names := []string{"help"}
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			msg += didYouMean(name, names, "--")
+		}
+		errorf(stderr, "%s", msg)
 		fs := newFlagSet(c, stderr)
 		fmt.Fprintf(stderr, "Usage: %s\nRun 'retrysim %s --help' for details.\n", synopsis(c, fs), c.name)
 		return exitUsage
@@ -285,7 +400,11 @@ func checkOverrides(c *command, fs *flag.FlagSet, stderr io.Writer) (overrides, 
 	}
 	prof, err := policy.ProfileByName(name)
 	if err != nil {
-		usageError(c, stderr, "--profile: %v", err)
+		names := make([]string, 0, 16)
+		for _, p := range policy.Profiles() {
+			names = append(names, p.Name)
+		}
+		usageError(c, stderr, "--profile: %v%s", err, didYouMean(name, names, ""))
 		return overrides{}, false
 	}
 	if variant == "original" && prof.Name != policy.DefaultProfile {
@@ -332,7 +451,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 		return "", true
 	}
 	if _, err := policy.VariantByName(v); err != nil {
-		usageError(c, stderr, "--variant: %v", err)
+		usageError(c, stderr, "--variant: %v%s", err, didYouMean(v, session.VariantNames(), ""))
 		return "", false
 	}
 	return v, true
@@ -342,7 +461,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 func checkFormat(c *command, fs *flag.FlagSet, stderr io.Writer, allowed ...string) (string, bool) {
 	f := flagString(fs, "format")
 	if !slices.Contains(allowed, f) {
-		usageError(c, stderr, "--format: unknown format %q (allowed: %s)", f, strings.Join(allowed, ", "))
+		usageError(c, stderr, "--format: unknown format %q (allowed: %s)%s", f, strings.Join(allowed, ", "), didYouMean(f, allowed, ""))
 		return "", false
 	}
 	return f, true
@@ -361,7 +480,7 @@ func init() {
 			case 1:
 				c := lookup(args[0])
 				if c == nil {
-					fmt.Fprintf(stderr, "retrysim help: unknown command %q (commands: %s)\n", args[0], commandNames())
+					fmt.Fprintln(stderr, unknownCommand("retrysim help", args[0]))
 					return exitUsage
 				}
 				printUsage(c, stdout)

@@ -149,3 +149,96 @@ func TestParseInterspersed(t *testing.T) {
 		})
 	}
 }
+
+// TestDidYouMean: a mistyped command, flag or flag value is answered with
+// the closest names.
+func TestDidYouMean(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // the stderr line
+	}{
+		{"command", []string{"rnu", "x.yaml"}, `retrysim: unknown command "rnu"; did you mean run?`},
+		{"command, the closest", []string{"rp"}, `retrysim: unknown command "rp"; did you mean rpc?`},
+		{"command, two as close", []string{"rpn"}, `retrysim: unknown command "rpn"; did you mean rpc or run?`},
+		{"command, nothing close", []string{"frobnicate"}, `retrysim: unknown command "frobnicate" (commands: `},
+		{"help's command", []string{"help", "trcae"}, `retrysim help: unknown command "trcae"; did you mean trace?`},
+		{"top-level flag", []string{"--verison"}, "retrysim: unknown flag --verison (flags go after the command); did you mean --version?"},
+		{"flag", []string{"run", "--profil", "pi", "x.yaml"}, "retrysim run: flag provided but not defined: -profil; did you mean --profile?"},
+		{"flag with a value", []string{"graph", "--formt=dot"}, "retrysim graph: flag provided but not defined: -formt; did you mean --format?"},
+		{"flag prefix", []string{"run", "--cov", "x.yaml"}, "retrysim run: flag provided but not defined: -cov; did you mean --coverage?"},
+		{"flag, nothing close", []string{"run", "--bogus", "x.yaml"}, "retrysim run: flag provided but not defined: -bogus\n"},
+		{"format value", []string{"graph", "--format", "mermiad"}, `retrysim graph: --format: unknown format "mermiad" (allowed: dot, mermaid); did you mean mermaid?`},
+		{"variant value", []string{"graph", "--variant", "sonud"}, "; did you mean sound?"},
+		{"profile value", []string{"run", "--profile", "codx", "x.yaml"}, "; did you mean codex?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runMain(t, tt.args...)
+			if code != exitUsage || out != "" || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 and stderr with %q", code, out, errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"run", "run", 0}, {"", "run", 3}, {"run", "", 3},
+		{"rnu", "run", 1}, // a swap is one edit
+		{"rnu", "rpc", 2}, {"profil", "profile", 1}, {"kitten", "sitting", 3},
+		{"ca", "abc", 3}, // optimal string alignment: no edit of a swapped pair
+		{"ünï", "nüï", 1},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestErrorPrefix: every command reports its errors in one style, the
+// first line "retrysim NAME: ...": flag errors, usage errors, invalid
+// files and paths, whatever command meets them.
+func TestErrorPrefix(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"bad.yaml": "turns: [{stopReason: bogus}]\n"})
+	bad := filepath.Join(dir, "bad.yaml")
+	missing := filepath.Join(dir, "missing.yaml")
+	tests := []struct {
+		cmd  string
+		args []string
+	}{
+		{"run", []string{"run", bad}},
+		{"run", []string{"run", missing}},
+		{"run", []string{"run", "--bogus", bad}},
+		{"run", []string{"run", "--coverage=maybe", bad}},
+		{"run", []string{"run", "--watch", bad}},
+		{"run", []string{"run", "--watch", dir}},
+		{"trace", []string{"trace", bad}},
+		{"trace", []string{"trace", dir}},
+		{"trace", []string{"trace", "--format"}},
+		{"graph", []string{"graph", "--bogus"}},
+		{"graph", []string{"graph", "x"}},
+		{"rpc", []string{"rpc", "--scenario", bad}},
+		{"rpc", []string{"rpc", "--bogus"}},
+		{"check", []string{"check", "--bogus"}},
+		{"profiles", []string{"profiles", "--bogus"}},
+		{"version", []string{"version", "--bogus"}},
+		{"help", []string{"help", "--bogus"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, errOut := runMain(t, tt.args...)
+			if code == exitOK {
+				t.Fatalf("exit 0, stderr:\n%s", errOut)
+			}
+			first, _, _ := strings.Cut(errOut, "\n")
+			if !strings.HasPrefix(first, "retrysim "+tt.cmd+": ") {
+				t.Errorf("first stderr line %q does not start with %q", first, "retrysim "+tt.cmd+": ")
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
-var updateReadme = flag.Bool("update", false, "rewrite README.md's generated state diagram from the code")
+var updateReadme = flag.Bool("update", false, "rewrite the state diagrams of README.md and SPEC.md from the code")
 
 const (
 	readmePath = "../../README.md"
@@ -35,36 +35,36 @@ func generatedBlockRE(name string) *regexp.Regexp {
 	return regexp.MustCompile(`(?s)(<!-- BEGIN ` + regexp.QuoteMeta(name) + ` -->\n)(.*?)(<!-- END ` + regexp.QuoteMeta(name) + ` -->)`)
 }
 
-// TestReadmeDiagramInSync: README.md's state diagram is SPEC.md's
-// generated sound diagram, which is the code's (run
-// `go test ./cmd/retrysim -run TestReadmeDiagramInSync -update` to copy
-// it from the code).
+// TestReadmeDiagramInSync: SPEC.md's §3.2 diagram and README.md's state
+// diagram are what "retrysim graph --format mermaid" prints for the sound
+// variant (run `go test ./cmd/retrysim -run TestReadmeDiagramInSync
+// -update` to write them from the code).
 func TestReadmeDiagramInSync(t *testing.T) {
-	want := "```mermaid\n" + policy.Sound.Machine().Mermaid() + "```\n"
+	code, out, errOut := runMain(t, "graph", "--format", "mermaid")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("graph: exit %d, stderr:\n%s", code, errOut)
+	}
+	want := "```mermaid\n" + out + "```\n"
 	re := generatedBlockRE("sound-mermaid")
-	spec := re.FindStringSubmatch(readDoc(t, specPath))
-	if spec == nil {
-		t.Fatal("SPEC.md has no sound-mermaid block")
-	}
-	if spec[2] != want {
-		t.Errorf("SPEC.md's diagram is not the code's; run go test ./policy -run TestSpecInSync -update")
-	}
-	readme := readDoc(t, readmePath)
-	m := re.FindStringSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no <!-- BEGIN sound-mermaid --> ... <!-- END sound-mermaid --> block")
-	}
-	if m[2] == want && m[2] == spec[2] {
-		return
-	}
-	if *updateReadme {
-		readme = strings.Replace(readme, m[0], m[1]+want+m[3], 1)
-		if err := os.WriteFile(readmePath, []byte(readme), 0o644); err != nil {
-			t.Fatal(err)
+	for _, path := range []string{specPath, readmePath} {
+		doc := readDoc(t, path)
+		m := re.FindStringSubmatch(doc)
+		if m == nil {
+			t.Errorf("%s has no <!-- BEGIN sound-mermaid --> ... <!-- END sound-mermaid --> block", path)
+			continue
 		}
-		return
+		if m[2] == want {
+			continue
+		}
+		if *updateReadme {
+			doc = strings.Replace(doc, m[0], m[1]+want+m[3], 1)
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s's diagram is not what retrysim graph --format mermaid prints; run go test ./cmd/retrysim -run TestReadmeDiagramInSync -update\n--- graph\n%s--- %s\n%s", path, want, path, m[2])
 	}
-	t.Errorf("README.md's diagram differs from SPEC.md's; run go test ./cmd/retrysim -run TestReadmeDiagramInSync -update\n--- SPEC.md\n%s--- README.md\n%s", spec[2], m[2])
 }
 
 // markdownSection returns the section of doc that starts with the line

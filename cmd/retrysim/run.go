@@ -28,23 +28,57 @@ checks its expect block. Prints one line per
 scenario, "PASS  name  (path)" or "FAIL  name  (path)" followed by the unmet
 expectations, then "N passed, M failed"; control characters in names, paths
 and values are printed escaped (\n, \x1b, \u202e). An invalid file is
-reported on stderr and the other files still run. In a directory, names
+reported on stderr and the other files still run; so is a file without an
+expect block, which checks nothing (a warning). In a directory, names
 starting with '.' or '_' are left out, and entries that are not regular
 files (a named pipe, a socket, a symbolic link to a directory) are skipped
-with a warning on stderr; a path given by name is read whatever it is. With --coverage, a report follows:
+with a warning on stderr; a path given by name is read whatever it is. A
+path "-" is one scenario read from standard input (YAML, or JSON), named
+<stdin>. With --coverage, a report follows:
 which declared transitions of the table (rule row x from-state) the
 scenarios exercised, which they missed, which no scenario file can reach,
 and the ignored pairs apart.
 
-Exit status: 0 when every scenario passed, 1 when one failed, 2 when a path
-or scenario file was invalid.`,
+With --update, each file's expect block is written from its run instead of
+checked: events lists every agent_run, auto_retry_start, auto_retry_end and
+prompt_resolved line with all its fields, and final the final state. The
+rest of the file stays byte for byte, comments included (YAML: the text of
+the top-level expect key is replaced, or the key added at the end; JSON:
+the expect member's value, or a last member). Prints "UPDATED  name  (path)"
+or "UNCHANGED  name  (path)" per file, then "N updated, M unchanged". A YAML
+file whose top-level mapping is in flow style ({...}) is not rewritten (an
+error: its layout cannot be kept); --update takes no --variant, --profile
+or "-".
+
+Exit status: 0 when every scenario passed (was updated), 1 when one failed
+(or its simulation did not finish), 2 when a path or scenario file was
+invalid or could not be rewritten.`,
 		flags: func(fs *flag.FlagSet) {
 			variantFlag(fs, "run the policy variant `NAME` instead of each scenario's")
 			profileFlag(fs, "merge each scenario's settings over the retry profile `NAME`'s instead of its own profile's")
 			fs.Bool("coverage", false, "after the run, print which declared transitions of the table the scenarios exercised")
+			fs.Bool("update", false, "write each file's expect block from its run (the rest of the file kept) instead of checking it")
 		},
 		run: runRun,
 	})
+}
+
+// stdinPath is the path argument that stands for standard input, and
+// stdinName the name its scenario is read under (errors, the PASS line).
+const (
+	stdinPath = "-"
+	stdinName = "<stdin>"
+)
+
+// stdin is what "run -" reads (tests replace it).
+var stdin io.Reader = os.Stdin
+
+// displayPath is how a file of files is named in run's output.
+func displayPath(path string) string {
+	if path == stdinPath {
+		return stdinName
+	}
+	return path
 }
 
 func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
@@ -57,8 +91,32 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cover := flagString(fs, "coverage") == "true"
+	update := flagString(fs, "update") == "true"
+	fromStdin := 0
+	for _, a := range args {
+		if a == stdinPath {
+			fromStdin++
+		}
+	}
+	switch {
+	case update && (ov.variant != "" || ov.profile != ""):
+		return usageError(c, stderr, "--update writes what each file does as it is: it takes no --variant or --profile")
+	case update && fromStdin > 0:
+		return usageError(c, stderr, "--update rewrites files: it cannot update - (standard input)")
+	case fromStdin > 1:
+		return usageError(c, stderr, "- (standard input) given %d times: it holds one scenario", fromStdin)
+	}
+	var stdinData []byte
+	if fromStdin > 0 {
+		var err error
+		// One byte over the limit is enough for Parse to refuse the size.
+		if stdinData, err = io.ReadAll(io.LimitReader(stdin, maxStdin+1)); err != nil {
+			errorf(stderr, "reading standard input: %v", err)
+			return exitUsage
+		}
+	}
 	traces := map[string][][]trace.Record{}
-	passed, failed, invalid := 0, 0, 0
+	passed, failed, invalid, updated, unchanged := 0, 0, 0, 0, 0
 	// Every path is found first, so that the files of all paths run in
 	// one runFiles (on every processor, even when the shell expanded a
 	// glob into one argument per file); what a path has to say (its
@@ -66,16 +124,20 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	var files []string
 	var notes []pathNote
 	for _, arg := range args {
+		if arg == stdinPath {
+			files = append(files, stdinPath)
+			continue
+		}
 		found, skipped, err := scenario.Find(arg)
 		note := pathNote{before: len(files)}
 		switch {
 		case err != nil:
-			note.errs = append(note.errs, fmt.Sprintf("retrysim run: %s", termsafe.Text(err.Error())))
+			note.errs = append(note.errs, termsafe.Text(err.Error()))
 		case len(found) == 0:
-			note.errs = append(note.errs, fmt.Sprintf("retrysim run: %s: no scenario files (*.yaml, *.yml, *.json)", termsafe.Text(arg)))
+			note.errs = append(note.errs, fmt.Sprintf("%s: no scenario files (*.yaml, *.yml, *.json)", termsafe.Text(arg)))
 		}
 		for _, s := range skipped {
-			note.warnings = append(note.warnings, fmt.Sprintf("retrysim run: warning: %s", s))
+			note.warnings = append(note.warnings, fmt.Sprintf("warning: %s", s))
 		}
 		if note.errs != nil || note.warnings != nil {
 			notes = append(notes, note)
@@ -85,25 +147,46 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	printNotes := func(upTo int) {
 		for len(notes) > 0 && notes[0].before <= upTo {
 			for _, w := range notes[0].warnings {
-				fmt.Fprintln(stderr, w)
+				errorf(stderr, "%s", w)
 			}
 			for _, e := range notes[0].errs {
-				fmt.Fprintln(stderr, e)
+				errorf(stderr, "%s", e)
 				invalid++
 			}
 			notes = notes[1:]
 		}
 	}
-	runFiles(files, ov, func(i int, o fileRun) {
+	runFiles(files, ov, stdinData, func(i int, o fileRun) {
 		printNotes(i)
-		path, sc, res := files[i], o.sc, o.res
+		path, sc, res := displayPath(files[i]), o.sc, o.res
 		if o.err != nil {
-			fmt.Fprintln(stderr, termsafe.Text(o.err.Error()))
+			errorf(stderr, "%s", termsafe.Text(o.err.Error()))
 			invalid++
 			return
 		}
 		if cover {
 			traces[res.Variant] = append(traces[res.Variant], res.Records)
+		}
+		if update {
+			switch changed, err := updateFile(path, res); {
+			case err != nil && res.RunErr != nil:
+				errorf(stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
+				failed++
+			case err != nil:
+				errorf(stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
+				invalid++
+			case changed:
+				fmt.Fprintf(stdout, "UPDATED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
+				updated++
+			default:
+				fmt.Fprintf(stdout, "UNCHANGED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
+				unchanged++
+			}
+			return
+		}
+		if sc.Expect == nil {
+			errorf(stderr, "warning: %s: no expect block: nothing is checked (retrysim run --update %s writes one)",
+				termsafe.Text(path), termsafe.Text(path))
 		}
 		if printResult(stdout, sc, path, res) {
 			passed++
@@ -112,7 +195,11 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 	})
 	printNotes(len(files))
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if update {
+		fmt.Fprintf(stdout, "%d updated, %d unchanged\n", updated, unchanged)
+	} else {
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	}
 	if cover {
 		if code := coverageMain(traces, stdout, stderr); code != exitOK {
 			return code
@@ -121,9 +208,9 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case invalid > 0:
 		if invalid == 1 {
-			fmt.Fprintln(stderr, "retrysim run: 1 invalid scenario file or path")
+			errorf(stderr, "1 invalid scenario file or path")
 		} else {
-			fmt.Fprintf(stderr, "retrysim run: %d invalid scenario files or paths\n", invalid)
+			errorf(stderr, "%d invalid scenario files or paths", invalid)
 		}
 		return exitUsage
 	case failed > 0:
@@ -131,6 +218,9 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// maxStdin is the most "run -" reads: scenario files are capped at 1 MiB.
+const maxStdin = 1 << 20
 
 // pathNote is what run has to say of a path: its warnings, then its
 // error, printed before the outcome of files[before].
@@ -146,12 +236,13 @@ type fileRun struct {
 	err error
 }
 
-// runFiles loads every file, applies ov to it, and runs it, on as many
+// runFiles loads every file (stdinPath: the scenario in stdinData),
+// applies ov to it, and runs it, on as many
 // goroutines as there are processors (GOMAXPROCS), and calls emit with each outcome in the files'
 // order, so the output is the same whatever the parallelism. Files are
 // taken runBatch at a time, so that at most runBatch outcomes are held at
 // once however many files there are.
-func runFiles(files []string, ov overrides, emit func(i int, o fileRun)) {
+func runFiles(files []string, ov overrides, stdinData []byte, emit func(i int, o fileRun)) {
 	var gc gcTune
 	gc.start()
 	defer gc.stop()
@@ -169,7 +260,12 @@ func runFiles(files []string, ov overrides, emit func(i int, o fileRun)) {
 						return
 					}
 					o := &out[i]
-					if o.sc, o.err = scenario.Load(batch[i]); o.err == nil {
+					if batch[i] == stdinPath {
+						o.sc, o.err = scenario.Parse(stdinName, stdinData)
+					} else {
+						o.sc, o.err = scenario.Load(batch[i])
+					}
+					if o.err == nil {
 						if o.err = ov.apply(o.sc); o.err == nil {
 							o.res, o.err = sim.RunScenario(o.sc, sim.Options{Variant: ov.variant, NoJSON: true})
 						}
@@ -257,10 +353,10 @@ func printResult(w io.Writer, sc *scenario.Scenario, path string, res *sim.Resul
 }
 
 // loadOne loads the one scenario file of a command and applies ov to it,
-// reporting an error on stderr.
+// reporting an error on stderr (errorf: with the command's prefix).
 func loadOne(path string, ov overrides, stderr io.Writer) (*scenario.Scenario, bool) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		fmt.Fprintf(stderr, "%s: is a directory (give one scenario file)\n", termsafe.Text(path))
+		errorf(stderr, "%s: is a directory (give one scenario file)", termsafe.Text(path))
 		return nil, false
 	}
 	sc, err := scenario.Load(path)
@@ -268,7 +364,7 @@ func loadOne(path string, ov overrides, stderr io.Writer) (*scenario.Scenario, b
 		err = ov.apply(sc)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
+		errorf(stderr, "%s", termsafe.Text(err.Error()))
 		return nil, false
 	}
 	return sc, true

@@ -206,10 +206,16 @@ func TestRunEscapesScenarioText(t *testing.T) {
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
 	}
-	if errOut != "" {
-		t.Errorf("stderr not empty:\n%s", errOut)
+	// The files without expect are warned about, their names escaped.
+	for _, l := range strings.Split(strings.TrimSuffix(errOut, "\n"), "\n") {
+		if !strings.HasPrefix(l, "retrysim run: warning: ") || !strings.Contains(l, ": no expect block") {
+			t.Errorf("stderr line %q is not a warning about a file without expect", l)
+		}
 	}
-	if strings.ContainsAny(out, "\x1b\x7f\u0085\u202e") {
+	if n := strings.Count(errOut, "no expect block"); n != 4 {
+		t.Errorf("%d warnings, want 4 (the files without expect):\n%s", n, errOut)
+	}
+	if strings.ContainsAny(out+errOut, "\x1b\x7f\u0085\u202e") {
 		t.Errorf("control characters reach stdout:\n%q", out)
 	}
 	want := []string{
@@ -249,11 +255,11 @@ func TestRunEscapesErrors(t *testing.T) {
 	}
 	long, esc := lines[0], lines[1]
 	// Bounded: under 300 bytes besides the file name.
-	longFile := filepath.Join(dir, "a-long.json")
+	longFile := "retrysim run: " + filepath.Join(dir, "a-long.json")
 	if !strings.HasPrefix(long, longFile+":1:2: kkkk") || len(long)-len(longFile) > 300 {
 		t.Errorf("long key: %d bytes: %.400q", len(long), long)
 	}
-	if want := filepath.Join(dir, "b-esc.yaml") + `:1:28: turns[0].\x1b[8m\n: unknown key`; !strings.HasPrefix(esc, want) {
+	if want := "retrysim run: " + filepath.Join(dir, "b-esc.yaml") + `:1:28: turns[0].\x1b[8m\n: unknown key`; !strings.HasPrefix(esc, want) {
 		t.Errorf("escape key: %q\nwant prefix %q", esc, want)
 	}
 	if strings.Contains(errOut, "\x1b") {
@@ -437,5 +443,59 @@ func TestRunPathsInOrder(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "2 invalid scenario files or paths") {
 		t.Errorf("no invalid count of 2:\n%s", out.String())
+	}
+}
+
+// withStdin makes "run -" read text for the rest of the test.
+func withStdin(t *testing.T, text string) {
+	t.Helper()
+	old := stdin
+	stdin = strings.NewReader(text)
+	t.Cleanup(func() { stdin = old })
+}
+
+// TestRunStdin: "run -" reads one scenario from standard input, named
+// <stdin> in the output and in errors; "-" may come with other paths, once.
+func TestRunStdin(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"fail.yaml": failScenario})
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"YAML", passScenario, []string{"run", "-"}, exitOK, "PASS  passing  (<stdin>)\n1 passed, 0 failed\n", ""},
+		{"JSON", `{"name": "j", "turns": [{"stopReason": "stop"}], "expect": {"final": {"state": "idle"}}}`, []string{"run", "-"}, exitOK, "PASS  j  (<stdin>)\n", ""},
+		{"with a file", passScenario, []string{"run", filepath.Join(dir, "fail.yaml"), "-"}, exitFail,
+			"FAIL  failing  (" + filepath.Join(dir, "fail.yaml") + ")", ""},
+		{"invalid", badScenario, []string{"run", "-"}, exitUsage, "0 passed, 0 failed", "retrysim run: <stdin>:2:42: turns[1].stopReason: "},
+		{"empty", "", []string{"run", "-"}, exitUsage, "", "retrysim run: <stdin>: empty file"},
+		{"twice", passScenario, []string{"run", "-", "-"}, exitUsage, "", "retrysim run: - (standard input) given 2 times: it holds one scenario"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			withStdin(t, tt.stdin)
+			code, out, errOut := runMain(t, tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Fatalf("exit %d, want %d\nstdout (want %q):\n%s\nstderr (want %q):\n%s", code, tt.code, tt.stdout, out, tt.stderr, errOut)
+			}
+			if tt.stderr == "" && errOut != "" {
+				t.Errorf("stderr not empty:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestRunWarnsWithoutExpect: a file without expect checks nothing; run
+// says so on stderr (and the exit status stays 0).
+func TestRunWarnsWithoutExpect(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.yaml": passScenario, "b.yaml": "turns: [{stopReason: stop}]\n"})
+	code, out, errOut := runMain(t, "run", dir)
+	b := filepath.Join(dir, "b.yaml")
+	want := "retrysim run: warning: " + b + ": no expect block: nothing is checked (retrysim run --update " + b + " writes one)\n"
+	if code != exitOK || errOut != want || lastLine(out) != "2 passed, 0 failed" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", code, out, errOut, want)
 	}
 }

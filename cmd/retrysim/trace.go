@@ -50,7 +50,7 @@ func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := sim.RunScenario(sc, sim.Options{Variant: ov.variant})
 	if err != nil {
-		fmt.Fprintln(stderr, termsafe.Text(err.Error()))
+		errorf(stderr, "%s", termsafe.Text(err.Error()))
 		return exitUsage
 	}
 	out := res.Trace

@@ -8,13 +8,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/term"
 )
 
-// exitInterrupted is the exit status after a second Ctrl-C (128+SIGINT).
+// exitInterrupted is the exit status after SIGTERM or SIGHUP in run --watch
+// (128+SIGINT, as a shell reports an interrupted command).
 const exitInterrupted = 130
 
 // watchHelp is added to "run"'s help.
@@ -22,12 +24,20 @@ const watchHelp = `
 
 With --watch, plays one scenario FILE on the real clock in the terminal:
 each trace line is printed as it happens (as "trace --format text" prints
-it); during a backoff the original's loader counts down, "Retrying (1/3) in
-2s… (esc to cancel)", and Esc cancels the retry (abort_retry). The first
-Ctrl-C aborts, the second exits with status 130; SIGTERM and SIGHUP
-restore the terminal and exit 130 at once. Without a terminal the
-same lines are printed in real time, without the loader. Expectations and
-exit status are as without --watch.`
+it, laid out in 80 columns); during a backoff the original's loader counts
+down, "Retrying (1/3) in 2s… (esc to cancel)", and Esc cancels the retry
+(abort_retry). Ctrl-C aborts (abort). Either ends the play at that
+instant: what the command causes then is printed, the rest of the script
+is not played, and the final line has the time of the cancel; the
+expectations are then shown for information ("CANCELLED  name  (path)")
+and the exit status is 0 (2 if the file is invalid, 1 if the simulation
+did not finish). SIGTERM and SIGHUP restore the terminal and exit with
+status 130 at once. Without a terminal the same lines are printed in real
+time, without the loader. Otherwise expectations and exit status are as
+without --watch.`
+
+// watchWidth is the width, in columns, of every line run --watch prints.
+const watchWidth = 80
 
 // init adds --watch to the "run" command (registered by run.go, whose init
 // runs first: files are initialised in name order). If there is no "run"
@@ -76,12 +86,15 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 		return exitUsage
 	}
 	path := args[0]
+	if path == stdinPath {
+		return usageError(c, stderr, "--watch reads keys from standard input: give a scenario file, not -")
+	}
 	sc, ok := loadOne(path, ov, stderr)
 	if !ok {
 		return exitUsage
 	}
 
-	cfg := term.Config{Scenario: sc, Variant: ov.variant, Out: stdout}
+	cfg := term.Config{Scenario: sc, Variant: ov.variant, Out: stdout, Width: watchWidth}
 	in, inOK := stdin.(*os.File)
 	out, outOK := stdout.(*os.File)
 	if inOK && outOK && term.IsTerminal(in.Fd()) && term.IsTerminal(out.Fd()) {
@@ -99,20 +112,56 @@ func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdo
 	res, err := term.Play(context.Background(), cfg)
 	switch {
 	case errors.Is(err, term.ErrInterrupted):
-		fmt.Fprintln(stderr, "retrysim run: interrupted")
+		errorf(stderr, "interrupted")
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "retrysim run: %s\n", termsafe.Text(path+": "+err.Error()))
+		errorf(stderr, "%s", termsafe.Text(path+": "+err.Error()))
 		var se *scenario.Error
 		if errors.As(err, &se) {
 			return exitUsage
 		}
 		return exitFail
 	}
-	if printResult(stdout, sc, path, res) {
-		fmt.Fprintln(stdout, "1 passed, 0 failed")
+	if res.Cancelled != "" && res.RunErr == nil {
+		printCancelled(stdout, sc, path, res)
 		return exitOK
 	}
-	fmt.Fprintln(stdout, "0 passed, 1 failed")
-	return exitFail
+	verdict, summary, code := "PASS", "1 passed, 0 failed", exitOK
+	if !res.Passed() {
+		verdict, summary, code = "FAIL", "0 passed, 1 failed", exitFail
+	}
+	printWatchResult(stdout, verdict, sc, path, res.Failures)
+	fmt.Fprintln(stdout, summary)
+	return code
+}
+
+// printWatchResult prints a watched scenario's verdict as run does
+// ("VERDICT  name  (path)", the failures indented), each line wrapped to
+// fit watchWidth.
+func printWatchResult(w io.Writer, verdict string, sc *scenario.Scenario, path string, notes []string) {
+	fmt.Fprintln(w, term.Wrap(fmt.Sprintf("%s  %s  (%s)", verdict, termsafe.Text(sc.Name), termsafe.Text(path)), watchWidth, 4))
+	for _, n := range notes {
+		fmt.Fprintln(w, term.Wrap("    "+termsafe.Text(n), watchWidth, 6))
+	}
+}
+
+// printCancelled prints the outcome of a play the user cancelled: its
+// expectations, for information (the script was not played to its end).
+func printCancelled(w io.Writer, sc *scenario.Scenario, path string, res *term.Result) {
+	key := "Esc"
+	if res.Cancelled == "abort" {
+		key = "Ctrl-C"
+	}
+	at := strconv.FormatFloat(res.CancelledAt.Seconds(), 'f', 3, 64) + "s"
+	var notes []string
+	switch {
+	case sc.Expect == nil:
+		notes = []string{fmt.Sprintf("cancelled at %s (%s: %s); the scenario has no expectations", at, key, res.Cancelled)}
+	case len(res.Failures) == 0:
+		notes = []string{fmt.Sprintf("cancelled at %s (%s: %s); the expectations hold all the same", at, key, res.Cancelled)}
+	default:
+		notes = append([]string{fmt.Sprintf("cancelled at %s (%s: %s); the expectations, for information:", at, key, res.Cancelled)}, res.Failures...)
+	}
+	printWatchResult(w, "CANCELLED", sc, path, notes)
+	fmt.Fprintln(w, "0 passed, 0 failed, 1 cancelled")
 }

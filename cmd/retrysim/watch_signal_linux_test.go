@@ -20,7 +20,7 @@ func lflag(t *testing.T, fd uintptr) uint32 {
 
 // TestWatchOnTerminalSIGTERMAndSIGHUP: SIGTERM and SIGHUP restore the
 // terminal (line editing and echo back on, cursor shown) and exit 130 at
-// once, as a second Ctrl-C. They used to kill the process with the
+// once. They used to kill the process with the
 // terminal left in key mode.
 func TestWatchOnTerminalSIGTERMAndSIGHUP(t *testing.T) {
 	path := writeScenario(t, longBackoff)
