@@ -14,6 +14,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -195,9 +196,9 @@ func (a *Auditor) Profile() policy.Profile { return a.profile }
 // summary then counts the lines read before it.
 func (a *Auditor) Audit(r io.Reader, report func(Finding)) (Summary, error) {
 	a.report, a.sum, a.st = report, Summary{}, state{}
-	lr := newLineReader(r, MaxLineSize)
+	lr := lines.NewReader(r, MaxLineSize)
 	for {
-		line, tooLong, err := lr.next()
+		line, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

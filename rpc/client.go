@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ohmypi/retryfsm/internal/lines"
 )
 
 // DefaultTimeout bounds a call whose context has no deadline.
@@ -616,10 +618,10 @@ func encodeCommand(typ string, fields map[string]any, id string) ([]byte, error)
 // the event queue.
 func (c *Client) read() {
 	defer close(c.readEnd)
-	lr := newLineReader(c.r, maxResponseLine)
+	lr := lines.NewReader(c.r, maxResponseLine)
 	var readErr error
 	for {
-		line, tooLong, err := lr.next()
+		line, tooLong, err := lr.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				readErr = err

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
@@ -144,13 +145,13 @@ type inputLine struct {
 // their buffers are recycled through free, so reading makes no garbage.
 const lineBuffers = 64
 
-// readLines reads in line by line into lines until an error (io.EOF
+// readLines reads in line by line into out until an error (io.EOF
 // included, which it sends too) or until done is closed. It copies each
 // line into a buffer from free when there is one.
-func readLines(in io.Reader, lines chan<- inputLine, free <-chan []byte, done <-chan struct{}) {
-	lr := newLineReader(in, MaxLineSize)
+func readLines(in io.Reader, out chan<- inputLine, free <-chan []byte, done <-chan struct{}) {
+	lr := lines.NewReader(in, MaxLineSize)
 	for {
-		line, tooLong, err := lr.next()
+		line, tooLong, err := lr.Next()
 		var buf []byte
 		select {
 		case buf = <-free:
@@ -158,7 +159,7 @@ func readLines(in io.Reader, lines chan<- inputLine, free <-chan []byte, done <-
 		}
 		msg := inputLine{line: append(buf, line...), tooLong: tooLong, err: err}
 		select {
-		case lines <- msg:
+		case out <- msg:
 		case <-done:
 			return
 		}
