@@ -273,30 +273,40 @@ func (r *Result) JSON() ([]byte, error) {
 	for _, g := range r.Groups {
 		gj := groupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK, Seeds: g.Seeds, CapacityPer100ms: g.CapacityPer100ms}
 		for i := range g.Profiles {
-			s := &g.Profiles[i]
-			sum := s.Summarize(g.CapacityPer100ms)
-			hist := [][2]int64{}
-			for b, c := range s.TimeToSuccess.Counts {
-				if c != 0 {
-					hist = append(hist, [2]int64{bucketUpper(b), int64(c)})
-				}
-			}
-			gj.Profiles = append(gj.Profiles, statsJSON{Profile: s.Profile, Sessions: s.Sessions, Prompts: s.Prompts,
-				Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting, Calls: s.Calls, WireCalls: s.WireCalls,
-				CallsPerPrompt: sum.CallsPerPrompt, WireCallsPerPrompt: sum.WireCallsPerPrompt, Rejected: s.Rejected,
-				InRetryAfter: s.InRetryAfter, ChainsSucceeded: s.ChainsSucceeded, ChainsExhausted: s.ChainsExhausted,
-				ChainsFailFast: s.ChainsFailFast, ChainsOther: s.ChainsOther, TimeToSuccessP50Ms: sum.P50,
-				TimeToSuccessP90Ms: sum.P90, TimeToSuccessP99Ms: sum.P99, TimeToSuccessMaxMs: sum.Max,
-				LongestWaitMs: sum.LongestWaitMs, PeakDuring: s.PeakDuring, PeakAfter: s.PeakAfter,
-				PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist})
+			gj.Profiles = append(gj.Profiles, g.Profiles[i].toJSON(g.CapacityPer100ms))
 		}
 		out.Groups = append(out.Groups, gj)
 	}
+	return encodeIndented(out)
+}
+
+// toJSON is s's JSON form, with capacity the provider's per 100 ms.
+func (s *Stats) toJSON(capacity float64) statsJSON {
+	sum := s.Summarize(capacity)
+	hist := [][2]int64{}
+	for b, c := range s.TimeToSuccess.Counts {
+		if c != 0 {
+			hist = append(hist, [2]int64{bucketUpper(b), int64(c)})
+		}
+	}
+	return statsJSON{Profile: s.Profile, Sessions: s.Sessions, Prompts: s.Prompts,
+		Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting, Calls: s.Calls, WireCalls: s.WireCalls,
+		CallsPerPrompt: sum.CallsPerPrompt, WireCallsPerPrompt: sum.WireCallsPerPrompt, Rejected: s.Rejected,
+		InRetryAfter: s.InRetryAfter, ChainsSucceeded: s.ChainsSucceeded, ChainsExhausted: s.ChainsExhausted,
+		ChainsFailFast: s.ChainsFailFast, ChainsOther: s.ChainsOther, TimeToSuccessP50Ms: sum.P50,
+		TimeToSuccessP90Ms: sum.P90, TimeToSuccessP99Ms: sum.P99, TimeToSuccessMaxMs: sum.Max,
+		LongestWaitMs: sum.LongestWaitMs, PeakDuring: s.PeakDuring, PeakAfter: s.PeakAfter,
+		PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist}
+}
+
+// encodeIndented writes v as JSON indented by two spaces, HTML characters
+// unescaped, with a final newline.
+func encodeIndented(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:  "fleet",
-		args:  "[FILE...]",
+		args:  "[FILE...] | merge PARTIAL...",
 		short: "simulate many agent sessions sharing one provider: what a retry policy does to a fleet",
 		long: `Simulates a fleet: agent sessions, each running a retry profile on the
 session core, sharing one provider with a capacity, outage windows and
@@ -49,6 +50,16 @@ The table has one row per profile (and "all" for a mix):
     LONGEST     the longest retry wait armed
     PEAK        most requests in one 100 ms bin during / after an outage
     RATIO       those peaks over the provider's capacity per 100 ms
+
+A sweep larger than one machine runs in shards: --shard I/N --json runs
+every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
+order: files, then profile mixes, then seeds; shards are numbered from 0
+to N-1) and prints its partial result, which names the sweep (a hash of
+every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
+reads the partial results of every shard of one split (in any order) and
+prints the sweep's result, the same as the whole sweep prints (--json: the
+same bytes); a shard missing or given twice, or a shard of another sweep,
+is an error naming it. merge takes only --json.
 
 Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
 		flags: fleetFlags,
@@ -86,6 +97,7 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
+	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
 	fs.Bool("json", false, "print the results as JSON")
 }
 
@@ -93,6 +105,20 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(args) > 0 && args[0] == "merge" {
+		return runFleetMerge(fs, set, args[1:], stdout, stderr)
+	}
+	var shard *fleet.Shard
+	if set["shard"] {
+		sh, err := fleet.ParseShard(flagString(fs, "shard"))
+		if err != nil {
+			return usageError(c, stderr, "--shard: %v", err)
+		}
+		if flagString(fs, "json") != "true" {
+			return usageError(c, stderr, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json")
+		}
+		shard = &sh
+	}
 	var specs []*fleet.Spec
 	if len(args) == 0 {
 		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
@@ -118,12 +144,68 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			cfgs = append(cfgs, cfg)
 		}
 	}
+	if shard != nil {
+		p, err := fleet.RunShard(cfgs, *shard, 0)
+		var out []byte
+		if err == nil {
+			out, err = p.JSON()
+		}
+		if err == nil {
+			_, err = stdout.Write(out)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
 	res, err := fleet.Sweep(cfgs, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
+	return writeFleetResult(fs, res, stdout, stderr)
+}
+
+// runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
+// results of a sweep's shards merged into the sweep's result.
+func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout, stderr io.Writer) int {
+	c := lookup("fleet")
+	var others []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "json" {
+			others = append(others, "--"+f.Name)
+		}
+	})
+	if len(others) > 0 {
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+	}
+	if len(paths) == 0 {
+		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	parts := make([]*fleet.Partial, len(paths))
+	for i, path := range paths {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			parts[i], err = fleet.ReadPartial(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet merge: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
+			return exitUsage
+		}
+	}
+	res, err := fleet.MergePartials(parts, paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
+	}
+	return writeFleetResult(fs, res, stdout, stderr)
+}
+
+// writeFleetResult prints res as --json or the table says.
+func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Writer) int {
 	var out []byte
+	var err error
 	if flagString(fs, "json") == "true" {
 		out, err = res.JSON()
 	} else {

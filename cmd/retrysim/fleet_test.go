@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -154,8 +157,8 @@ func TestFleetUsageErrors(t *testing.T) {
 	}
 }
 
-// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but --json sets
-// a key of the fleet files, every key but name and description has a
+// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
+// flags (--json, --shard) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -166,7 +169,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" {
+		if f.Name == "json" || f.Name == "shard" {
 			return
 		}
 		key, ok := keyOf[f.Name]
@@ -183,5 +186,101 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 		if !covered[k] {
 			t.Errorf("key %s has no flag", k)
 		}
+	}
+}
+
+// TestFleetShardsMerge: the four shards of a sweep, each run on its own and
+// merged (given in any order), print the whole sweep's --json byte for
+// byte, and its table.
+func TestFleetShardsMerge(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"small.yaml": "sessions: 40\nrate: 20\ncapacity: {rps: 5, burst: 10}\n" +
+		"outages: [{start: 1s, duration: 5s, kind: 529}]\nprofile: [omp-2026-02, 'omp-2026-02=50%,omp-2026-06=50%']\n"})
+	// Two groups of three runs: shard 3/4, merged first, holds a run of
+	// the second group only.
+	sweep := []string{"fleet", "--seeds", "1-3", filepath.Join(dir, "small.yaml")}
+	code, whole, errOut := runMain(t, append(sweep, "--json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, table, errOut := runMain(t, sweep...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var files []string
+	for i := range 4 {
+		code, out, errOut := runMain(t, append(sweep, "--json", "--shard", strconv.Itoa(i)+"/4")...)
+		if code != exitOK || errOut != "" {
+			t.Fatalf("shard %d/4: exit %d: %s", i, code, errOut)
+		}
+		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 1,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
+			t.Fatalf("shard %d/4:\n%s", i, out)
+		}
+		files = append(files, filepath.Join(dir, "shard"+strconv.Itoa(i)+".json"))
+		if err := os.WriteFile(files[i], []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Reverse(files)
+	code, merged, errOut := runMain(t, append([]string{"fleet", "merge", "--json"}, files...)...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	if merged != whole {
+		t.Fatalf("merged shards differ from the whole sweep:\n%s\n---\n%s", merged, whole)
+	}
+	var res fleetJSON
+	if err := json.Unmarshal([]byte(merged), &res); err != nil || len(res.Fleets) != 2 || len(res.Fleets[0].Seeds) != 3 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	code, mergedTable, errOut := runMain(t, append([]string{"fleet", "merge"}, files...)...)
+	if code != exitOK || mergedTable != table {
+		t.Fatalf("merge's table: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedTable, table)
+	}
+}
+
+// TestFleetShardMergeErrors: bad --shard values, --shard without --json, a
+// missing or repeated shard, shards of another sweep, a file that is not a
+// partial result and flags merge does not take are usage errors.
+func TestFleetShardMergeErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, args ...string) string {
+		code, out, errOut := runMain(t, append([]string{"fleet", "--json", "--sessions", "20"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	s0 := write("s0.json", "--seeds", "1-3", "--shard", "0/3")
+	s1 := write("s1.json", "--seeds", "1-3", "--shard", "1/3")
+	s2 := write("s2.json", "--seeds", "1-3", "--shard", "2/3")
+	other := write("other.json", "--seeds", "1-4", "--shard", "2/3")
+	plain := write("plain.json", "--seeds", "1-3")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "3/3", "--json"}, `retrysim fleet: --shard: "3/3": shard index 3 is out of range (allowed: 0 to 2; shards are numbered from 0)`},
+		{[]string{"--shard", "1-3", "--json"}, `--shard: "1-3": expected I/N, shard I of N numbered from 0`},
+		{[]string{"--shard", "0/3"}, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json"},
+		{[]string{"merge", s0, s2}, "retrysim fleet merge: shard 1/3 missing (a split into 3 needs every shard from 0/3 to 2/3)"},
+		{[]string{"merge", s0, s1, s2, s1}, "shard 1/3 given twice: " + s1 + " and " + s1},
+		{[]string{"merge", s0, s1, other}, other + ": a shard of another sweep than " + s0},
+		{[]string{"merge", s0, s1, s2, plain}, plain + ": shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)"},
+		{[]string{"merge", s0, filepath.Join(dir, "nope.json")}, "nope.json: open"},
+		{[]string{"merge", "--sessions", "5", s0}, "merge: --sessions: not a flag of merge (merge takes --json"},
+		{[]string{"merge"}, "merge: no partial results"},
+	} {
+		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	code, out, errOut := runMain(t, "fleet", "merge", s2, s0, s1)
+	if code != exitOK || !strings.Contains(out, "seeds 1-3") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 }
