@@ -514,6 +514,7 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 func (r *runner) send(s *sess, layer uint8, call uint64) {
 	st := &r.stats[s.prof]
 	st.WireCalls++
+	st.WireSeries.Add(r.now)
 	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
 	}
@@ -722,7 +723,7 @@ func (r *runner) flush(i int) {
 // result is the run's Result.
 func (r *runner) result() *Result {
 	g := Group{Fleet: r.cfg.Name, Mix: r.cfg.Profiles.String(), SDK: r.cfg.SDK, Seeds: []int64{r.cfg.Seed},
-		CapacityPer100ms: r.cfg.capacityPer100ms(), Profiles: r.stats}
+		CapacityPer100ms: r.cfg.capacityPer100ms(), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
 	for i := range g.Profiles {
 		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
 	}

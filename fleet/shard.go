@@ -201,12 +201,53 @@ type partialGroupJSON struct {
 	CapacityPer100ms float64            `json:"capacityPer100ms"`
 	Profiles         []partialStatsJSON `json:"profiles"`
 	Index            int                `json:"index"`
+	Outages          []string           `json:"outages"`
 }
 
 type partialStatsJSON struct {
 	statsJSON
-	LongestWaitNs      int64 `json:"longestWaitNs"`
-	TimeToSuccessMaxNs int64 `json:"timeToSuccessMaxNs"`
+	LongestWaitNs      int64      `json:"longestWaitNs"`
+	TimeToSuccessMaxNs int64      `json:"timeToSuccessMaxNs"`
+	WireCallsPerBin    seriesJSON `json:"wireCallsPerBin"`
+}
+
+// seriesJSON is a Series: its width and its counts up to the last
+// non-empty bin.
+type seriesJSON struct {
+	BinMs  int64   `json:"binMs"`
+	Counts []int64 `json:"counts"`
+}
+
+func (s *Series) toJSON() seriesJSON {
+	n := len(s.Counts)
+	for n > 0 && s.Counts[n-1] == 0 {
+		n--
+	}
+	return seriesJSON{BinMs: int64(s.BinWidth() / time.Millisecond), Counts: slices.Clone(s.Counts[:n])}
+}
+
+// series reads a seriesJSON: the width SeriesBase × 2^k, at most
+// SeriesBins counts, none negative.
+func (sj *seriesJSON) series(at string) (Series, error) {
+	var s Series
+	w := SeriesBase
+	for w < MaxDuration && int64(w/time.Millisecond) < sj.BinMs {
+		w *= 2
+	}
+	if int64(w/time.Millisecond) != sj.BinMs {
+		return Series{}, partialErr(at+".binMs", "%d is not a bin width (allowed: %d ms times a power of 2)", sj.BinMs, SeriesBase.Milliseconds())
+	}
+	if len(sj.Counts) > SeriesBins {
+		return Series{}, partialErr(at+".counts", "%d bins (allowed: at most %d)", len(sj.Counts), SeriesBins)
+	}
+	s.Width = w
+	for i, c := range sj.Counts {
+		if c < 0 {
+			return Series{}, partialErr(at+".counts["+strconv.Itoa(i)+"]", "%d is negative (allowed: from 0)", c)
+		}
+		s.Counts[i] = c
+	}
+	return s, nil
 }
 
 // JSON writes p as retrysim fleet --shard I/N --json prints it (indented,
@@ -223,11 +264,15 @@ func (p *Partial) JSON() ([]byte, error) {
 	for i := range p.Result.Groups {
 		g := &p.Result.Groups[i]
 		gj := partialGroupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK, Seeds: g.Seeds, CapacityPer100ms: g.CapacityPer100ms,
-			Index: p.GroupIndex[i]}
+			Index: p.GroupIndex[i], Outages: []string{}}
 		for j := range g.Profiles {
 			s := &g.Profiles[j]
 			gj.Profiles = append(gj.Profiles, partialStatsJSON{statsJSON: s.toJSON(g.CapacityPer100ms),
-				LongestWaitNs: int64(s.LongestWait), TimeToSuccessMaxNs: int64(s.TimeToSuccess.Max)})
+				LongestWaitNs: int64(s.LongestWait), TimeToSuccessMaxNs: int64(s.TimeToSuccess.Max),
+				WireCallsPerBin: s.WireSeries.toJSON()})
+		}
+		for _, o := range g.Outages {
+			gj.Outages = append(gj.Outages, o.String())
 		}
 		out.Groups = append(out.Groups, gj)
 	}
@@ -295,6 +340,13 @@ func ReadPartial(data []byte) (*Partial, error) {
 			return nil, partialErr(at, "no seeds or no profiles (a group holds at least one run)")
 		}
 		g := Group{Fleet: gj.Fleet, Mix: gj.Profile, SDK: gj.SDK, Seeds: gj.Seeds, CapacityPer100ms: gj.CapacityPer100ms}
+		for k, text := range gj.Outages {
+			o, err := ParseOutage(text)
+			if err != nil {
+				return nil, partialErr(at+".outages["+strconv.Itoa(k)+"]", "%v", err)
+			}
+			g.Outages = append(g.Outages, o)
+		}
 		for j := range gj.Profiles {
 			s, err := gj.Profiles[j].stats(at + ".profiles[" + strconv.Itoa(j) + "]")
 			if err != nil {
@@ -346,6 +398,13 @@ func (sj *partialStatsJSON) stats(at string) (Stats, error) {
 	}
 	if h.N != uint64(s.Succeeded) {
 		return Stats{}, partialErr(at+".timeToSuccessBuckets", "count %d differs from succeeded %d", h.N, s.Succeeded)
+	}
+	var err error
+	if s.WireSeries, err = sj.WireCallsPerBin.series(at + ".wireCallsPerBin"); err != nil {
+		return Stats{}, err
+	}
+	if n := s.WireSeries.Total(); n != s.WireCalls {
+		return Stats{}, partialErr(at+".wireCallsPerBin.counts", "add up to %d, not wireCalls %d", n, s.WireCalls)
 	}
 	return s, nil
 }

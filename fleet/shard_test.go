@@ -199,9 +199,15 @@ func TestReadPartialErrors(t *testing.T) {
 		{"unknown field", edit(`"runs": 6`, `"runs": 6, "extra": 1`), `unknown field "extra"`},
 		{"bad shard", edit(`"index": 0,`, `"index": 5,`), "shard: shard index 5 is out of range (allowed: 0 to 1"},
 		{"negative", edit(`"calls": `, `"calls": -`), "fleets[0].profiles[0].calls: "},
-		{"group index", edit(`"index": 0
-    }`, `"index": 3
-    }`), "fleets[0].index: 3 is out of range (allowed: 0 to 2)"},
+		{"group index", edit(`"index": 0,
+      "outages"`, `"index": 3,
+      "outages"`), "fleets[0].index: 3 is out of range (allowed: 0 to 2)"},
+		{"outage", edit(`"2s,20s,529"`, `"2s,20s,418"`), `fleets[0].outages[0]: "2s,20s,418": unknown kind "418"`},
+		{"bin width", edit(`"binMs": `, `"binMs": 3`), "fleets[0].profiles[0].wireCallsPerBin.binMs: "},
+		{"series total", edit(`"counts": [
+            `, `"counts": [
+            1000000,
+            `), "fleets[0].profiles[0].wireCallsPerBin.counts: add up to "},
 		{"two values", append(slices.Clone(good), good...), "more than one JSON value"},
 	} {
 		_, err := ReadPartial(c.data)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
+	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -158,7 +160,7 @@ func TestFleetUsageErrors(t *testing.T) {
 }
 
 // TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
-// flags (--json, --shard) sets a key of the fleet files, every key but name and description has a
+// flags (--json, --shard, --plot) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -169,7 +171,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" || f.Name == "shard" {
+		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" {
 			return
 		}
 		key, ok := keyOf[f.Name]
@@ -282,5 +284,63 @@ func TestFleetShardMergeErrors(t *testing.T) {
 	code, out, errOut := runMain(t, "fleet", "merge", s2, s0, s1)
 	if code != exitOK || !strings.Contains(out, "seeds 1-3") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// TestFleetPlot: --plot writes a PNG or an SVG and leaves stdout as it is;
+// merge plots too; an unknown extension, or --plot with --shard, is a
+// usage error.
+func TestFleetPlot(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"fleet", "--sessions", "50", "--outage", "2s,5s,529", "--prompt-errors", "0,529", "--seeds", "1-2"}
+	code, plain, errOut := runMain(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	pngPath := filepath.Join(dir, "fleet.png")
+	code, out, errOut := runMain(t, append(args, "--plot", pngPath)...)
+	if code != exitOK || out != plain || errOut != "" {
+		t.Fatalf("exit %d, stderr %s; stdout:\n%s\nwant:\n%s", code, errOut, out, plain)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("%s: not a PNG: %v", pngPath, err)
+	}
+	shard := filepath.Join(dir, "s0.json")
+	code, out, errOut = runMain(t, append(args, "--json", "--shard", "0/1")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svgPath := filepath.Join(dir, "merged.svg")
+	code, out, errOut = runMain(t, "fleet", "merge", "--plot", svgPath, shard)
+	if code != exitOK || out != plain {
+		t.Fatalf("merge: exit %d, stderr %s; stdout:\n%s", code, errOut, out)
+	}
+	svg, err := os.ReadFile(svgPath)
+	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("%s: %v\n%.200s", svgPath, err, svg)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(args, "--plot", filepath.Join(dir, "fleet.jpg")), `retrysim fleet: --plot: "` + filepath.Join(dir, "fleet.jpg") + `": unknown image format ".jpg" (allowed: a file ending in .png or .svg)`},
+		{[]string{"fleet", "merge", "--plot", "x.pdf", shard}, `--plot: "x.pdf": unknown image format ".pdf"`},
+		{append(args, "--plot", pngPath, "--json", "--shard", "0/2"), "--plot draws a whole sweep: plot the merged shards"},
+	} {
+		code, out, errOut := runMain(t, c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fleet.jpg")); err == nil {
+		t.Error("a file of an unknown format was written")
 	}
 }
