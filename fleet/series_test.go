@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,5 +72,35 @@ func TestWireSeriesCountsWireCalls(t *testing.T) {
 		if s.WireCalls <= s.Calls || s.WireSeries.Total() != s.WireCalls {
 			t.Errorf("%s: series %d, wire calls %d, calls %d", s.Profile, s.WireSeries.Total(), s.WireCalls, s.Calls)
 		}
+	}
+}
+
+// TestSweepProgress: a sweep's progress counter ends at the sum of its
+// runs' sessions (those cut by a horizon too, and past a batch), while the
+// result is the same as without it.
+func TestSweepProgress(t *testing.T) {
+	cfgs := seedSweep(1, 3)
+	cfgs[1].Sessions = 3000
+	cfgs[2].Horizon = 3 * time.Second // sessions not done, not arrived
+	var done atomic.Int64
+	with, err := SweepWith(cfgs, SweepOptions{Progress: &done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Sweep(cfgs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wj, _ := with.JSON()
+	oj, _ := without.JSON()
+	if got := done.Load(); got != 200+3000+200 || !bytes.Equal(wj, oj) {
+		t.Fatalf("progress %d, want 3400; results equal: %v", got, bytes.Equal(wj, oj))
+	}
+	var w int64
+	for _, s := range with.Groups[0].Profiles[:2] {
+		w += s.Waiting
+	}
+	if w == 0 {
+		t.Fatal("the horizon left no prompt waiting: the test does not cut sessions")
 	}
 }

@@ -19,6 +19,10 @@ func Sweep(cfgs []Config, workers int) (*Result, error) {
 type SweepOptions struct {
 	// Workers is the number of runs at once (0: GOMAXPROCS).
 	Workers int
+	// Progress, when set, counts the sessions done over every run (see
+	// Options.Progress): at the end it has grown by the sum of the runs'
+	// Sessions.
+	Progress *atomic.Int64
 }
 
 // SweepWith is Sweep with options. A run's result is merged as soon as
@@ -53,7 +57,7 @@ func SweepWith(cfgs []Config, opt SweepOptions) (*Result, error) {
 				if i >= len(cfgs) {
 					return
 				}
-				res, err := Run(cfgs[i], Options{})
+				res, err := Run(cfgs[i], Options{Progress: opt.Progress})
 				mu.Lock()
 				if err != nil {
 					if runErr == nil || i < runErr.Index {

@@ -8,13 +8,19 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/term"
 )
 
 func init() {
@@ -67,6 +73,9 @@ shards) as one image of two panels: the wire calls per second over time,
 a line per profile, with the outage windows shaded, from each profile's
 1024 time bins (100 ms wide, doubled as the fleet runs longer); and the
 CDF of the time from a prompt to its success, from the histogram.
+
+When stderr is a terminal and the fleets run for more than a second, a
+progress bar of the sessions done shows there (nothing else changes).
 
 Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
 		flags: fleetFlags,
@@ -159,8 +168,17 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			cfgs = append(cfgs, cfg)
 		}
 	}
+	var total int64
+	for k, cfg := range cfgs {
+		if shard == nil || shard.Holds(k) {
+			total += int64(cfg.Sessions)
+		}
+	}
+	prog := startProgress(stderr, total)
+	opt := fleet.SweepOptions{Progress: &prog.done}
 	if shard != nil {
-		p, err := fleet.RunShard(cfgs, *shard, 0)
+		p, err := fleet.RunShardWith(cfgs, *shard, opt)
+		prog.stop()
 		var out []byte
 		if err == nil {
 			out, err = p.JSON()
@@ -174,12 +192,96 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := fleet.SweepWith(cfgs, opt)
+	prog.stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
 	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+}
+
+// The progress bar: shown on stderr when it is a terminal and the fleets
+// have run for progressAfter; progressClock is its clock. Tests replace
+// both.
+var (
+	progressAfter             = time.Second
+	progressClock clock.Clock = clock.New()
+)
+
+// progressTick is how often the bar is redrawn.
+const progressTick = 100 * time.Millisecond
+
+// fleetProgress is the progress bar of the sessions done (done, which the
+// fleets add to) out of total. It writes nothing to stdout, and nothing at
+// all unless stderr is a terminal.
+type fleetProgress struct {
+	done  atomic.Int64
+	total int64
+	out   *os.File // stderr, a terminal; nil: no bar
+	start time.Time
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	bar   *progressbar.ProgressBar // nil until shown; the goroutine's until stop
+}
+
+// startProgress starts the bar's goroutine when stderr is a terminal: it
+// shows the bar once the fleets have run for progressAfter and redraws it
+// every progressTick until stop.
+func startProgress(stderr io.Writer, total int64) *fleetProgress {
+	p := &fleetProgress{total: total}
+	f, ok := stderr.(*os.File)
+	if !ok || total <= 0 || !term.IsTerminal(f.Fd()) {
+		return p
+	}
+	p.out, p.start, p.quit = f, progressClock.Now(), make(chan struct{})
+	timer := progressClock.Timer(progressAfter)
+	p.wg.Go(func() {
+		defer timer.Stop()
+		select {
+		case <-p.quit:
+			return
+		case <-timer.C:
+		}
+		ticker := progressClock.Ticker(progressTick)
+		defer ticker.Stop()
+		for {
+			p.show()
+			select {
+			case <-p.quit:
+				return
+			case <-ticker.C:
+			}
+		}
+	})
+	return p
+}
+
+// show draws the bar at the sessions done.
+func (p *fleetProgress) show() {
+	if p.bar == nil {
+		out := p.out
+		p.bar = progressbar.NewOptions64(p.total, progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("fleet"),
+			progressbar.OptionSetItsString("sessions"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30), progressbar.OptionThrottle(progressTick), progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetRenderBlankState(true), progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }))
+	}
+	p.bar.Set64(min(p.done.Load(), p.total))
+}
+
+// stop ends the bar's goroutine; when the fleets ran for progressAfter or
+// more, the bar is drawn full, with the time taken, and the line ended.
+func (p *fleetProgress) stop() {
+	if p.out == nil {
+		return
+	}
+	close(p.quit)
+	p.wg.Wait()
+	if p.bar == nil && progressClock.Since(p.start) < progressAfter {
+		return
+	}
+	p.show()
+	p.bar.Finish()
 }
 
 // plotFlag checks --plot's file name: its format ("" without --plot), or

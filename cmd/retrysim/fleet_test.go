@@ -12,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/creack/pty"
 
 	"github.com/ohmypi/retryfsm/fleet"
 )
@@ -342,5 +346,100 @@ func TestFleetPlot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fleet.jpg")); err == nil {
 		t.Error("a file of an unknown format was written")
+	}
+}
+
+// onTerminal returns the terminal side of a new pseudo-terminal and a
+// function that closes it and returns everything written to it.
+func onTerminal(t *testing.T) (*os.File, func() string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	screen := readScreen(ptmx)
+	closed := false
+	closeAll := func() string {
+		if !closed {
+			closed = true
+			tty.Close()
+			<-screen.done // the master reads EIO once the terminal side is closed
+			ptmx.Close()
+		}
+		return screen.String()
+	}
+	t.Cleanup(func() { closeAll() })
+	return tty, closeAll
+}
+
+// setProgress replaces the progress bar's threshold and clock for a test.
+func setProgress(t *testing.T, after time.Duration, c clock.Clock) {
+	t.Helper()
+	oldAfter, oldClock := progressAfter, progressClock
+	progressAfter, progressClock = after, c
+	t.Cleanup(func() { progressAfter, progressClock = oldAfter, oldClock })
+}
+
+// TestFleetProgressAfterASecond: on a terminal, the bar shows only when
+// the fleets have run for a second (a mock clock): not after 0.9 s, and
+// after 1.5 s it ends full, with its line ended.
+func TestFleetProgressAfterASecond(t *testing.T) {
+	mock := clock.NewMock()
+	setProgress(t, time.Second, mock)
+	tty, screen := onTerminal(t)
+	p := startProgress(tty, 1000)
+	p.done.Add(1000)
+	mock.Add(900 * time.Millisecond)
+	p.stop()
+	if out := screen(); out != "" {
+		t.Fatalf("a run of 0.9 s drew on the terminal: %q", out)
+	}
+	tty, screen = onTerminal(t)
+	p = startProgress(tty, 1000)
+	p.done.Add(400)
+	mock.Add(1500 * time.Millisecond)
+	p.done.Add(600)
+	p.stop()
+	out := screen()
+	if !strings.Contains(out, "fleet 100%") || !strings.Contains(out, "(1000/1000") || !strings.HasSuffix(out, "\r\n") {
+		t.Fatalf("a run of 1.5 s: no full bar on the terminal: %q", out)
+	}
+}
+
+// TestFleetProgressOnlyOnATerminal: with the threshold at 0, a fleet run
+// with stderr on a terminal draws a bar there, and prints the same stdout
+// as with stderr not a terminal, where nothing is written to stderr.
+func TestFleetProgressOnlyOnATerminal(t *testing.T) {
+	setProgress(t, 0, clock.New())
+	args := []string{"fleet", "--sessions", "2000", "--seeds", "1-2", "--json"}
+	code, plain, errOut := runMain(t, args...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("stderr not a terminal: exit %d, stderr %q", code, errOut)
+	}
+	// A file is no terminal either.
+	file, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	var out bytes.Buffer
+	if code := realMain(args, &out, file); code != exitOK || out.String() != plain {
+		t.Fatalf("stderr a file: exit %d, stdout:\n%s", code, out.String())
+	}
+	if info, err := file.Stat(); err != nil || info.Size() != 0 {
+		t.Fatalf("stderr a file: %v, %d bytes written", err, info.Size())
+	}
+	tty, screen := onTerminal(t)
+	out.Reset()
+	if code := realMain(args, &out, tty); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	bar := screen()
+	t.Logf("the bar: %q", bar)
+	if out.String() != plain {
+		t.Fatalf("stdout differs with a progress bar:\n%s\n---\n%s", out.String(), plain)
+	}
+	if !strings.Contains(bar, "fleet 100%") || !strings.Contains(bar, "(4000/4000") || !strings.Contains(bar, "sessions") {
+		t.Fatalf("no bar on the terminal: %q", bar)
 	}
 }
