@@ -70,9 +70,10 @@ is an error naming it. merge takes only --json and --plot.
 
 --plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
 shards) as one image of two panels: the wire calls per second over time,
-a line per profile, with the outage windows shaded, from each profile's
-1024 time bins (100 ms wide, doubled as the fleet runs longer); and the
-CDF of the time from a prompt to its success, from the histogram.
+a line per profile (the mean of a sweep's seeds), with the outage windows
+shaded, from each profile's 1024 time bins (100 ms wide, doubled as the
+fleet runs longer); and the CDF of the time from a prompt to its success,
+from the histogram.
 
 When stderr is a terminal and the fleets run for more than a second, a
 progress bar of the sessions done shows there (nothing else changes).

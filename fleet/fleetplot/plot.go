@@ -44,10 +44,16 @@ func FormatOf(path string) (string, error) {
 // its series and per second.
 type Rate struct {
 	Label string
+	// Group is the index of its group in the result (lines of one group
+	// share a dash pattern).
+	Group int
 	// Width is the bins' width; bin i is [i×Width, (i+1)×Width).
 	Width time.Duration
-	// Counts are the wire calls per bin, up to the last bin of any line
-	// with a call; PerSecond the same over the width in seconds.
+	// Runs is the number of runs (seeds) merged into the group.
+	Runs int
+	// Counts are the wire calls per bin, over every run, up to the last
+	// bin of any line with a call; PerSecond is the mean per run: the
+	// counts over the width in seconds and over Runs.
 	Counts    []int64
 	PerSecond []float64
 }
@@ -121,7 +127,7 @@ func DataOf(res *fleet.Result) Data {
 				n--
 			}
 			last = max(last, n)
-			d.Rates = append(d.Rates, Rate{Label: label, Width: ser.BinWidth(), Counts: ser.Counts[:]})
+			d.Rates = append(d.Rates, Rate{Label: label, Group: gi, Runs: max(1, len(g.Seeds)), Width: ser.BinWidth(), Counts: ser.Counts[:]})
 			if c, ok := cdfOf(&s.TimeToSuccess); ok {
 				c.Label, c.Line = label, len(d.Rates)-1
 				d.CDFs = append(d.CDFs, c)
@@ -133,7 +139,7 @@ func DataOf(res *fleet.Result) Data {
 		r.Counts = slices.Clone(r.Counts[:min(last+1, len(r.Counts))])
 		r.PerSecond = make([]float64, len(r.Counts))
 		for j, c := range r.Counts {
-			r.PerSecond[j] = float64(c) / r.Width.Seconds()
+			r.PerSecond[j] = float64(c) / r.Width.Seconds() / float64(r.Runs)
 		}
 	}
 	return d
@@ -195,12 +201,25 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 	return err
 }
 
+// style gives line i of d its color, and its group's dash pattern.
+func style(d *Data, i int, l *plotter.Line) {
+	l.Color = plotutil.DarkColors[i%len(plotutil.DarkColors)]
+	l.Dashes = plotutil.Dashes(d.Rates[i].Group)
+	l.Width = vg.Points(1.2)
+}
+
 // outageColor shades the outage windows.
 var outageColor = color.NRGBA{R: 230, G: 80, B: 60, A: 50}
 
 func callsPanel(d *Data) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Wire calls per second (outages shaded)"
+	for _, r := range d.Rates {
+		if r.Runs > 1 {
+			p.Title.Text = "Wire calls per second, mean of the seeds (outages shaded)"
+			break
+		}
+	}
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "calls/s"
 	p.Legend.Top = true
@@ -232,7 +251,7 @@ func callsPanel(d *Data) (*plot.Plot, error) {
 			return nil, err
 		}
 		l.StepStyle = plotter.PostStep
-		l.Color = plotutil.Color(i)
+		style(d, i, l)
 		p.Add(l)
 		p.Legend.Add(r.Label, l)
 	}
@@ -262,7 +281,7 @@ func cdfPanel(d *Data) (*plot.Plot, error) {
 			return nil, err
 		}
 		l.StepStyle = plotter.PostStep
-		l.Color = plotutil.Color(c.Line)
+		style(d, c.Line, l)
 		p.Add(l)
 		p.Legend.Add(c.Label, l)
 	}

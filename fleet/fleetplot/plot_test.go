@@ -36,7 +36,7 @@ func outageSweep(t *testing.T) *fleet.Result {
 
 // TestDataMatchesMetrics: the lines plotted are the metrics: each
 // profile's calls per bin add up to its wire calls, the rates are the
-// counts over the width, the CDF ends at 1 and crosses 1/2 at the p50,
+// counts over the width and the two seeds, the CDF ends at 1 and crosses 1/2 at the p50,
 // and the outage is the fleet's.
 func TestDataMatchesMetrics(t *testing.T) {
 	res := outageSweep(t)
@@ -50,11 +50,11 @@ func TestDataMatchesMetrics(t *testing.T) {
 		var sum int64
 		for j, c := range r.Counts {
 			sum += c
-			if math.Abs(r.PerSecond[j]*r.Width.Seconds()-float64(c)) > 1e-9 {
+			if math.Abs(r.PerSecond[j]*r.Width.Seconds()*2-float64(c)) > 1e-9 {
 				t.Fatalf("%s bin %d: %v per second over %v, count %d", r.Label, j, r.PerSecond[j], r.Width, c)
 			}
 		}
-		if r.Label != s.Profile || sum != s.WireCalls || sum == 0 || r.Width != s.WireSeries.BinWidth() {
+		if r.Label != s.Profile || r.Runs != 2 || sum != s.WireCalls || sum == 0 || r.Width != s.WireSeries.BinWidth() {
 			t.Errorf("%s: the bins add up to %d, wire calls %d (%s)", r.Label, sum, s.WireCalls, s.Profile)
 		}
 		c := d.CDFs[i]
