@@ -46,6 +46,10 @@ func bucketUpper(i int) int64 {
 	return (m+1)<<e - 1
 }
 
+// BucketUpperMs is the largest whole millisecond in histogram bucket i
+// (SPEC.md §15.4).
+func BucketUpperMs(i int) int64 { return bucketUpper(i) }
+
 // Add counts d.
 func (h *Histogram) Add(d time.Duration) {
 	h.Counts[bucketOf(d)]++
@@ -81,6 +85,77 @@ func (h *Histogram) Quantile(p float64) float64 {
 	return maxMs
 }
 
+// Series bins: SeriesBins bins of equal width from t=0, the width
+// SeriesBase × 2^k for the smallest k that holds every call counted.
+const (
+	SeriesBins = 1024
+	SeriesBase = 100 * time.Millisecond
+)
+
+// Series counts events (wire calls) over time in SeriesBins bins of equal
+// width from t=0 (SPEC.md §15.7): when an event falls past the last bin,
+// the width doubles and each pair of adjacent bins is added into one. Its
+// memory is fixed, and series of different runs merge exactly: the one
+// with the narrower bins is coarsened to the wider width, then bins add.
+type Series struct {
+	// Width is the bins' width; 0 stands for SeriesBase.
+	Width time.Duration
+	// Counts are the events per bin: bin i is [i×Width, (i+1)×Width).
+	Counts [SeriesBins]int64
+}
+
+// BinWidth is the bins' width.
+func (s *Series) BinWidth() time.Duration {
+	if s.Width == 0 {
+		return SeriesBase
+	}
+	return s.Width
+}
+
+// Add counts one event at t (t >= 0).
+func (s *Series) Add(t time.Duration) {
+	w := s.BinWidth()
+	i := t / w
+	for i >= SeriesBins {
+		s.coarsen()
+		w = s.Width
+		i = t / w
+	}
+	s.Counts[i]++
+}
+
+// coarsen doubles the width, adding each pair of bins.
+func (s *Series) coarsen() {
+	for i := range SeriesBins / 2 {
+		s.Counts[i] = s.Counts[2*i] + s.Counts[2*i+1]
+	}
+	clear(s.Counts[SeriesBins/2:])
+	s.Width = 2 * s.BinWidth()
+}
+
+// Merge adds o's counts to s's, at the wider of their widths.
+func (s *Series) Merge(o *Series) {
+	for s.BinWidth() < o.BinWidth() {
+		s.coarsen()
+	}
+	c := *o
+	for c.BinWidth() < s.BinWidth() {
+		c.coarsen()
+	}
+	for i, n := range c.Counts {
+		s.Counts[i] += n
+	}
+}
+
+// Total is the number of events counted.
+func (s *Series) Total() int64 {
+	var n int64
+	for _, c := range s.Counts {
+		n += c
+	}
+	return n
+}
+
 // Stats are one profile's metrics in a fleet (SPEC.md §15.4 defines each).
 // Every field is a counter, a maximum or a histogram, so Stats of runs
 // merge exactly.
@@ -109,6 +184,9 @@ type Stats struct {
 	PeakDuring, PeakAfter int64
 	// TimeToSuccess holds the succeeded prompts' times from issue to done.
 	TimeToSuccess Histogram
+	// WireSeries counts the wire calls by when they were sent: the calls
+	// per second over time.
+	WireSeries Series
 }
 
 // Merge adds o's metrics to s's.
@@ -130,6 +208,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.PeakDuring = max(s.PeakDuring, o.PeakDuring)
 	s.PeakAfter = max(s.PeakAfter, o.PeakAfter)
 	s.TimeToSuccess.Merge(&o.TimeToSuccess)
+	s.WireSeries.Merge(&o.WireSeries)
 }
 
 // AllProfiles is the name of the row that sums every profile of a mix.
@@ -145,6 +224,8 @@ type Group struct {
 	// CapacityPer100ms is the provider's capacity per 100 ms (0: no limit):
 	// rps/10, else maxInFlight over the mean call latency.
 	CapacityPer100ms float64
+	// Outages are the fleet's outage windows (for plots).
+	Outages []Outage
 	// Profiles are the mix's profiles in order, then, for a mix of more
 	// than one, AllProfiles.
 	Profiles []Stats
@@ -167,13 +248,14 @@ func (r *Result) Merge(o *Result) error {
 		if i < 0 {
 			g := og
 			g.Seeds = slices.Clone(og.Seeds)
+			g.Outages = slices.Clone(og.Outages)
 			g.Profiles = slices.Clone(og.Profiles)
 			r.Groups = append(r.Groups, g)
 			continue
 		}
 		g := &r.Groups[i]
-		if g.CapacityPer100ms != og.CapacityPer100ms || len(g.Profiles) != len(og.Profiles) {
-			return fmt.Errorf("fleet %s, profile %s: the results to merge differ in capacity or profiles", og.Fleet, og.Mix)
+		if g.CapacityPer100ms != og.CapacityPer100ms || len(g.Profiles) != len(og.Profiles) || !slices.Equal(g.Outages, og.Outages) {
+			return fmt.Errorf("fleet %s, profile %s: the results to merge differ in capacity, outages or profiles", og.Fleet, og.Mix)
 		}
 		for j := range og.Profiles {
 			if g.Profiles[j].Profile != og.Profiles[j].Profile {
@@ -273,30 +355,40 @@ func (r *Result) JSON() ([]byte, error) {
 	for _, g := range r.Groups {
 		gj := groupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK, Seeds: g.Seeds, CapacityPer100ms: g.CapacityPer100ms}
 		for i := range g.Profiles {
-			s := &g.Profiles[i]
-			sum := s.Summarize(g.CapacityPer100ms)
-			hist := [][2]int64{}
-			for b, c := range s.TimeToSuccess.Counts {
-				if c != 0 {
-					hist = append(hist, [2]int64{bucketUpper(b), int64(c)})
-				}
-			}
-			gj.Profiles = append(gj.Profiles, statsJSON{Profile: s.Profile, Sessions: s.Sessions, Prompts: s.Prompts,
-				Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting, Calls: s.Calls, WireCalls: s.WireCalls,
-				CallsPerPrompt: sum.CallsPerPrompt, WireCallsPerPrompt: sum.WireCallsPerPrompt, Rejected: s.Rejected,
-				InRetryAfter: s.InRetryAfter, ChainsSucceeded: s.ChainsSucceeded, ChainsExhausted: s.ChainsExhausted,
-				ChainsFailFast: s.ChainsFailFast, ChainsOther: s.ChainsOther, TimeToSuccessP50Ms: sum.P50,
-				TimeToSuccessP90Ms: sum.P90, TimeToSuccessP99Ms: sum.P99, TimeToSuccessMaxMs: sum.Max,
-				LongestWaitMs: sum.LongestWaitMs, PeakDuring: s.PeakDuring, PeakAfter: s.PeakAfter,
-				PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist})
+			gj.Profiles = append(gj.Profiles, g.Profiles[i].toJSON(g.CapacityPer100ms))
 		}
 		out.Groups = append(out.Groups, gj)
 	}
+	return encodeIndented(out)
+}
+
+// toJSON is s's JSON form, with capacity the provider's per 100 ms.
+func (s *Stats) toJSON(capacity float64) statsJSON {
+	sum := s.Summarize(capacity)
+	hist := [][2]int64{}
+	for b, c := range s.TimeToSuccess.Counts {
+		if c != 0 {
+			hist = append(hist, [2]int64{bucketUpper(b), int64(c)})
+		}
+	}
+	return statsJSON{Profile: s.Profile, Sessions: s.Sessions, Prompts: s.Prompts,
+		Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting, Calls: s.Calls, WireCalls: s.WireCalls,
+		CallsPerPrompt: sum.CallsPerPrompt, WireCallsPerPrompt: sum.WireCallsPerPrompt, Rejected: s.Rejected,
+		InRetryAfter: s.InRetryAfter, ChainsSucceeded: s.ChainsSucceeded, ChainsExhausted: s.ChainsExhausted,
+		ChainsFailFast: s.ChainsFailFast, ChainsOther: s.ChainsOther, TimeToSuccessP50Ms: sum.P50,
+		TimeToSuccessP90Ms: sum.P90, TimeToSuccessP99Ms: sum.P99, TimeToSuccessMaxMs: sum.Max,
+		LongestWaitMs: sum.LongestWaitMs, PeakDuring: s.PeakDuring, PeakAfter: s.PeakAfter,
+		PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist}
+}
+
+// encodeIndented writes v as JSON indented by two spaces, HTML characters
+// unescaped, with a final newline.
+func encodeIndented(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -46,7 +47,16 @@ type Options struct {
 	// Trace, when set, is asked once per session as it arrives; a non-nil
 	// Tracer gets that session's records and calls.
 	Trace func(info SessionInfo) Tracer
+	// Progress, when set, counts the sessions done: the run adds them as
+	// they end (in batches), and when it ends the rest (those not arrived
+	// or not done by the horizon), so that it adds Sessions in all. It may
+	// be shared by runs at once and read while they run.
+	Progress *atomic.Int64
 }
+
+// progressBatch is how many ended sessions a run adds to Options.Progress
+// at once.
+const progressBatch = 1024
 
 // chainEnd classifies the rules of the sound retry table that end a chain.
 type chainEnd uint8
@@ -157,6 +167,8 @@ type runner struct {
 	arrRNG  rand.PCG
 	credit  []float64 // smooth weighted round robin of the profiles
 	errSum  float64   // the background error rates and the overflow rate
+	// sessions ended and not yet added to opt.Progress; sessions added
+	ended, reported int64
 }
 
 // Run simulates the fleet cfg (validated first) and returns its result: one
@@ -299,6 +311,9 @@ func (r *runner) run() {
 		}
 		r.settle(s)
 	}
+	if r.opt.Progress != nil {
+		r.opt.Progress.Add(int64(r.cfg.Sessions) - r.reported)
+	}
 	for i := range r.bins {
 		r.flush(i)
 	}
@@ -413,6 +428,13 @@ func (r *runner) settle(s *sess) {
 	s.gen++
 	s.tracer = nil
 	r.free = append(r.free, s.slot)
+	if r.opt.Progress != nil {
+		if r.ended++; r.ended == progressBatch {
+			r.opt.Progress.Add(r.ended)
+			r.reported += r.ended
+			r.ended = 0
+		}
+	}
 }
 
 // step steps s's core of layer with r.ev now and performs its effects. A
@@ -514,6 +536,7 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 func (r *runner) send(s *sess, layer uint8, call uint64) {
 	st := &r.stats[s.prof]
 	st.WireCalls++
+	st.WireSeries.Add(r.now)
 	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
 	}
@@ -722,7 +745,7 @@ func (r *runner) flush(i int) {
 // result is the run's Result.
 func (r *runner) result() *Result {
 	g := Group{Fleet: r.cfg.Name, Mix: r.cfg.Profiles.String(), SDK: r.cfg.SDK, Seeds: []int64{r.cfg.Seed},
-		CapacityPer100ms: r.cfg.capacityPer100ms(), Profiles: r.stats}
+		CapacityPer100ms: r.cfg.capacityPer100ms(), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
 	for i := range g.Profiles {
 		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
 	}

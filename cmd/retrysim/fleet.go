@@ -5,20 +5,28 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
+	"github.com/benbjohnson/clock"
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/term"
 )
 
 func init() {
 	register(&command{
 		name:  "fleet",
-		args:  "[FILE...]",
+		args:  "[FILE...] | merge PARTIAL...",
 		short: "simulate many agent sessions sharing one provider: what a retry policy does to a fleet",
 		long: `Simulates a fleet: agent sessions, each running a retry profile on the
 session core, sharing one provider with a capacity, outage windows and
@@ -49,6 +57,26 @@ The table has one row per profile (and "all" for a mix):
     LONGEST     the longest retry wait armed
     PEAK        most requests in one 100 ms bin during / after an outage
     RATIO       those peaks over the provider's capacity per 100 ms
+
+A sweep larger than one machine runs in shards: --shard I/N --json runs
+every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
+order: files, then profile mixes, then seeds; shards are numbered from 0
+to N-1) and prints its partial result, which names the sweep (a hash of
+every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
+reads the partial results of every shard of one split (in any order) and
+prints the sweep's result, the same as the whole sweep prints (--json: the
+same bytes); a shard missing or given twice, or a shard of another sweep,
+is an error naming it. merge takes only --json and --plot.
+
+--plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
+shards) as one image of two panels: the wire calls per second over time,
+a line per profile (the mean of a sweep's seeds), with the outage windows
+shaded, from each profile's 1024 time bins (100 ms wide, doubled as the
+fleet runs longer); and the CDF of the time from a prompt to its success,
+from the histogram.
+
+When stderr is a terminal and the fleets run for more than a second, a
+progress bar of the sessions done shows there (nothing else changes).
 
 Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
 		flags: fleetFlags,
@@ -86,13 +114,36 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
+	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
 	fs.Bool("json", false, "print the results as JSON")
+	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
 }
 
 func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(args) > 0 && args[0] == "merge" {
+		return runFleetMerge(fs, set, args[1:], stdout, stderr)
+	}
+	var shard *fleet.Shard
+	if set["shard"] {
+		sh, err := fleet.ParseShard(flagString(fs, "shard"))
+		if err != nil {
+			return usageError(c, stderr, "--shard: %v", err)
+		}
+		if flagString(fs, "json") != "true" {
+			return usageError(c, stderr, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json")
+		}
+		shard = &sh
+	}
+	plotFormat, ok := plotFlag(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if shard != nil && plotFormat != "" {
+		return usageError(c, stderr, "--plot draws a whole sweep: plot the merged shards ('retrysim fleet merge --plot FILE PARTIAL...')")
+	}
 	var specs []*fleet.Spec
 	if len(args) == 0 {
 		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
@@ -118,12 +169,186 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			cfgs = append(cfgs, cfg)
 		}
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	var total int64
+	for k, cfg := range cfgs {
+		if shard == nil || shard.Holds(k) {
+			total += int64(cfg.Sessions)
+		}
+	}
+	prog := startProgress(stderr, total)
+	opt := fleet.SweepOptions{Progress: &prog.done}
+	if shard != nil {
+		p, err := fleet.RunShardWith(cfgs, *shard, opt)
+		prog.stop()
+		var out []byte
+		if err == nil {
+			out, err = p.JSON()
+		}
+		if err == nil {
+			_, err = stdout.Write(out)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	res, err := fleet.SweepWith(cfgs, opt)
+	prog.stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
+	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+}
+
+// The progress bar: shown on stderr when it is a terminal and the fleets
+// have run for progressAfter; progressClock is its clock. Tests replace
+// both.
+var (
+	progressAfter             = time.Second
+	progressClock clock.Clock = clock.New()
+)
+
+// progressTick is how often the bar is redrawn.
+const progressTick = 100 * time.Millisecond
+
+// fleetProgress is the progress bar of the sessions done (done, which the
+// fleets add to) out of total. It writes nothing to stdout, and nothing at
+// all unless stderr is a terminal.
+type fleetProgress struct {
+	done  atomic.Int64
+	total int64
+	out   *os.File // stderr, a terminal; nil: no bar
+	start time.Time
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	bar   *progressbar.ProgressBar // nil until shown; the goroutine's until stop
+}
+
+// startProgress starts the bar's goroutine when stderr is a terminal: it
+// shows the bar once the fleets have run for progressAfter and redraws it
+// every progressTick until stop.
+func startProgress(stderr io.Writer, total int64) *fleetProgress {
+	p := &fleetProgress{total: total}
+	f := outputFile(stderr)
+	if f == nil || total <= 0 || !term.IsTerminal(f.Fd()) {
+		return p
+	}
+	p.out, p.start, p.quit = f, progressClock.Now(), make(chan struct{})
+	timer := progressClock.Timer(progressAfter)
+	p.wg.Go(func() {
+		defer timer.Stop()
+		select {
+		case <-p.quit:
+			return
+		case <-timer.C:
+		}
+		ticker := progressClock.Ticker(progressTick)
+		defer ticker.Stop()
+		for {
+			p.show()
+			select {
+			case <-p.quit:
+				return
+			case <-ticker.C:
+			}
+		}
+	})
+	return p
+}
+
+// show draws the bar at the sessions done.
+func (p *fleetProgress) show() {
+	if p.bar == nil {
+		out := p.out
+		p.bar = progressbar.NewOptions64(p.total, progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("fleet"),
+			progressbar.OptionSetItsString("sessions"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30), progressbar.OptionThrottle(progressTick), progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetRenderBlankState(true), progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }))
+	}
+	p.bar.Set64(min(p.done.Load(), p.total))
+}
+
+// stop ends the bar's goroutine; when the fleets ran for progressAfter or
+// more, the bar is drawn full, with the time taken, and the line ended.
+func (p *fleetProgress) stop() {
+	if p.out == nil {
+		return
+	}
+	close(p.quit)
+	p.wg.Wait()
+	if p.bar == nil && progressClock.Since(p.start) < progressAfter {
+		return
+	}
+	p.show()
+	p.bar.Finish()
+}
+
+// plotFlag checks --plot's file name: its format ("" without --plot), or
+// false after a usage error.
+func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) (string, bool) {
+	if !set["plot"] {
+		return "", true
+	}
+	format, err := fleetplot.FormatOf(flagString(fs, "plot"))
+	if err != nil {
+		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
+		return "", false
+	}
+	return format, true
+}
+
+// runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
+// results of a sweep's shards merged into the sweep's result.
+func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout, stderr io.Writer) int {
+	c := lookup("fleet")
+	var others []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "json" && f.Name != "plot" {
+			others = append(others, "--"+f.Name)
+		}
+	})
+	if len(others) > 0 {
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json and --plot; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+	}
+	plotFormat, ok := plotFlag(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	parts := make([]*fleet.Partial, len(paths))
+	for i, path := range paths {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			parts[i], err = fleet.ReadPartial(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet merge: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
+			return exitUsage
+		}
+	}
+	res, err := fleet.MergePartials(parts, paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
+	}
+	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+}
+
+// writeFleetResult prints res as --json or the table says, and draws it to
+// --plot's file in plotFormat ("": no plot).
+func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, stdout, stderr io.Writer) int {
+	if plotFormat != "" {
+		if err := writePlot(flagString(fs, "plot"), plotFormat, res); err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(err.Error()))
+			return exitFail
+		}
+	}
 	var out []byte
+	var err error
 	if flagString(fs, "json") == "true" {
 		out, err = res.JSON()
 	} else {
@@ -137,6 +362,20 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// writePlot draws res to the file path in format.
+func writePlot(path, format string, res *fleet.Result) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fleetplot.Write(f, res, format)
 }
 
 // applyFleetFlags sets every flag given (set) over spec's keys; an invalid

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
+	"image/png"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/creack/pty"
 
 	"github.com/ohmypi/retryfsm/fleet"
 )
@@ -154,8 +163,8 @@ func TestFleetUsageErrors(t *testing.T) {
 	}
 }
 
-// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but --json sets
-// a key of the fleet files, every key but name and description has a
+// TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
+// flags (--json, --shard, --plot) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -166,7 +175,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" {
+		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" {
 			return
 		}
 		key, ok := keyOf[f.Name]
@@ -183,5 +192,254 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 		if !covered[k] {
 			t.Errorf("key %s has no flag", k)
 		}
+	}
+}
+
+// TestFleetShardsMerge: the four shards of a sweep, each run on its own and
+// merged (given in any order), print the whole sweep's --json byte for
+// byte, and its table.
+func TestFleetShardsMerge(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"small.yaml": "sessions: 40\nrate: 20\ncapacity: {rps: 5, burst: 10}\n" +
+		"outages: [{start: 1s, duration: 5s, kind: 529}]\nprofile: [omp-2026-02, 'omp-2026-02=50%,omp-2026-06=50%']\n"})
+	// Two groups of three runs: shard 3/4, merged first, holds a run of
+	// the second group only.
+	sweep := []string{"fleet", "--seeds", "1-3", filepath.Join(dir, "small.yaml")}
+	code, whole, errOut := runMain(t, append(sweep, "--json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, table, errOut := runMain(t, sweep...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var files []string
+	for i := range 4 {
+		code, out, errOut := runMain(t, append(sweep, "--json", "--shard", strconv.Itoa(i)+"/4")...)
+		if code != exitOK || errOut != "" {
+			t.Fatalf("shard %d/4: exit %d: %s", i, code, errOut)
+		}
+		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 1,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
+			t.Fatalf("shard %d/4:\n%s", i, out)
+		}
+		files = append(files, filepath.Join(dir, "shard"+strconv.Itoa(i)+".json"))
+		if err := os.WriteFile(files[i], []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Reverse(files)
+	code, merged, errOut := runMain(t, append([]string{"fleet", "merge", "--json"}, files...)...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	if merged != whole {
+		t.Fatalf("merged shards differ from the whole sweep:\n%s\n---\n%s", merged, whole)
+	}
+	var res fleetJSON
+	if err := json.Unmarshal([]byte(merged), &res); err != nil || len(res.Fleets) != 2 || len(res.Fleets[0].Seeds) != 3 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	code, mergedTable, errOut := runMain(t, append([]string{"fleet", "merge"}, files...)...)
+	if code != exitOK || mergedTable != table {
+		t.Fatalf("merge's table: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedTable, table)
+	}
+}
+
+// TestFleetShardMergeErrors: bad --shard values, --shard without --json, a
+// missing or repeated shard, shards of another sweep, a file that is not a
+// partial result and flags merge does not take are usage errors.
+func TestFleetShardMergeErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, args ...string) string {
+		code, out, errOut := runMain(t, append([]string{"fleet", "--json", "--sessions", "20"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	s0 := write("s0.json", "--seeds", "1-3", "--shard", "0/3")
+	s1 := write("s1.json", "--seeds", "1-3", "--shard", "1/3")
+	s2 := write("s2.json", "--seeds", "1-3", "--shard", "2/3")
+	other := write("other.json", "--seeds", "1-4", "--shard", "2/3")
+	plain := write("plain.json", "--seeds", "1-3")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "3/3", "--json"}, `retrysim fleet: --shard: "3/3": shard index 3 is out of range (allowed: 0 to 2; shards are numbered from 0)`},
+		{[]string{"--shard", "1-3", "--json"}, `--shard: "1-3": expected I/N, shard I of N numbered from 0`},
+		{[]string{"--shard", "0/3"}, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json"},
+		{[]string{"merge", s0, s2}, "retrysim fleet merge: shard 1/3 missing (a split into 3 needs every shard from 0/3 to 2/3)"},
+		{[]string{"merge", s0, s1, s2, s1}, "shard 1/3 given twice: " + s1 + " and " + s1},
+		{[]string{"merge", s0, s1, other}, other + ": a shard of another sweep than " + s0},
+		{[]string{"merge", s0, s1, s2, plain}, plain + ": shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)"},
+		{[]string{"merge", s0, filepath.Join(dir, "nope.json")}, "nope.json: open"},
+		{[]string{"merge", "--sessions", "5", s0}, "merge: --sessions: not a flag of merge (merge takes --json"},
+		{[]string{"merge"}, "merge: no partial results"},
+	} {
+		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	code, out, errOut := runMain(t, "fleet", "merge", s2, s0, s1)
+	if code != exitOK || !strings.Contains(out, "seeds 1-3") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// TestFleetPlot: --plot writes a PNG or an SVG and leaves stdout as it is;
+// merge plots too; an unknown extension, or --plot with --shard, is a
+// usage error.
+func TestFleetPlot(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"fleet", "--sessions", "50", "--outage", "2s,5s,529", "--prompt-errors", "0,529", "--seeds", "1-2"}
+	code, plain, errOut := runMain(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	pngPath := filepath.Join(dir, "fleet.png")
+	code, out, errOut := runMain(t, append(args, "--plot", pngPath)...)
+	if code != exitOK || out != plain || errOut != "" {
+		t.Fatalf("exit %d, stderr %s; stdout:\n%s\nwant:\n%s", code, errOut, out, plain)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("%s: not a PNG: %v", pngPath, err)
+	}
+	shard := filepath.Join(dir, "s0.json")
+	code, out, errOut = runMain(t, append(args, "--json", "--shard", "0/1")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svgPath := filepath.Join(dir, "merged.svg")
+	code, out, errOut = runMain(t, "fleet", "merge", "--plot", svgPath, shard)
+	if code != exitOK || out != plain {
+		t.Fatalf("merge: exit %d, stderr %s; stdout:\n%s", code, errOut, out)
+	}
+	svg, err := os.ReadFile(svgPath)
+	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("%s: %v\n%.200s", svgPath, err, svg)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(args, "--plot", filepath.Join(dir, "fleet.jpg")), `retrysim fleet: --plot: "` + filepath.Join(dir, "fleet.jpg") + `": unknown image format ".jpg" (allowed: a file ending in .png or .svg)`},
+		{[]string{"fleet", "merge", "--plot", "x.pdf", shard}, `--plot: "x.pdf": unknown image format ".pdf"`},
+		{append(args, "--plot", pngPath, "--json", "--shard", "0/2"), "--plot draws a whole sweep: plot the merged shards"},
+	} {
+		code, out, errOut := runMain(t, c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fleet.jpg")); err == nil {
+		t.Error("a file of an unknown format was written")
+	}
+}
+
+// onTerminal returns the terminal side of a new pseudo-terminal and a
+// function that closes it and returns everything written to it.
+func onTerminal(t *testing.T) (*os.File, func() string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	screen := readScreen(ptmx)
+	closed := false
+	closeAll := func() string {
+		if !closed {
+			closed = true
+			tty.Close()
+			<-screen.done // the master reads EIO once the terminal side is closed
+			ptmx.Close()
+		}
+		return screen.String()
+	}
+	t.Cleanup(func() { closeAll() })
+	return tty, closeAll
+}
+
+// setProgress replaces the progress bar's threshold and clock for a test.
+func setProgress(t *testing.T, after time.Duration, c clock.Clock) {
+	t.Helper()
+	oldAfter, oldClock := progressAfter, progressClock
+	progressAfter, progressClock = after, c
+	t.Cleanup(func() { progressAfter, progressClock = oldAfter, oldClock })
+}
+
+// TestFleetProgressAfterASecond: on a terminal, the bar shows only when
+// the fleets have run for a second (a mock clock): not after 0.9 s, and
+// after 1.5 s it ends full, with its line ended.
+func TestFleetProgressAfterASecond(t *testing.T) {
+	mock := clock.NewMock()
+	setProgress(t, time.Second, mock)
+	tty, screen := onTerminal(t)
+	p := startProgress(tty, 1000)
+	p.done.Add(1000)
+	mock.Add(900 * time.Millisecond)
+	p.stop()
+	if out := screen(); out != "" {
+		t.Fatalf("a run of 0.9 s drew on the terminal: %q", out)
+	}
+	tty, screen = onTerminal(t)
+	p = startProgress(tty, 1000)
+	p.done.Add(400)
+	mock.Add(1500 * time.Millisecond)
+	p.done.Add(600)
+	p.stop()
+	out := screen()
+	if !strings.Contains(out, "fleet 100%") || !strings.Contains(out, "(1000/1000") || !strings.HasSuffix(out, "\r\n") {
+		t.Fatalf("a run of 1.5 s: no full bar on the terminal: %q", out)
+	}
+}
+
+// TestFleetProgressOnlyOnATerminal: with the threshold at 0, a fleet run
+// with stderr on a terminal draws a bar there, and prints the same stdout
+// as with stderr not a terminal, where nothing is written to stderr.
+func TestFleetProgressOnlyOnATerminal(t *testing.T) {
+	setProgress(t, 0, clock.New())
+	args := []string{"fleet", "--sessions", "2000", "--seeds", "1-2", "--json"}
+	code, plain, errOut := runMain(t, args...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("stderr not a terminal: exit %d, stderr %q", code, errOut)
+	}
+	// A file is no terminal either.
+	file, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	var out bytes.Buffer
+	if code := realMain(args, &out, file); code != exitOK || out.String() != plain {
+		t.Fatalf("stderr a file: exit %d, stdout:\n%s", code, out.String())
+	}
+	if info, err := file.Stat(); err != nil || info.Size() != 0 {
+		t.Fatalf("stderr a file: %v, %d bytes written", err, info.Size())
+	}
+	tty, screen := onTerminal(t)
+	out.Reset()
+	if code := realMain(args, &out, tty); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	bar := screen()
+	t.Logf("the bar: %q", bar)
+	if out.String() != plain {
+		t.Fatalf("stdout differs with a progress bar:\n%s\n---\n%s", out.String(), plain)
+	}
+	if !strings.Contains(bar, "fleet 100%") || !strings.Contains(bar, "(4000/4000") || !strings.Contains(bar, "sessions") {
+		t.Fatalf("no bar on the terminal: %q", bar)
 	}
 }

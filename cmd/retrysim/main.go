@@ -183,6 +183,23 @@ type commandOutput struct {
 	name string
 }
 
+// Unwrap is the writer underneath (a terminal check needs the *os.File).
+func (o commandOutput) Unwrap() io.Writer { return o.Writer }
+
+// outputFile is the *os.File under w (through commandOutput), or nil.
+func outputFile(w io.Writer) *os.File {
+	for {
+		switch v := w.(type) {
+		case *os.File:
+			return v
+		case interface{ Unwrap() io.Writer }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
 // errorf reports an error on stderr in the one style of the CLI's errors:
 // "retrysim NAME: ...", NAME the command's when stderr is the one
 // runCommand handed it ("retrysim: ..." otherwise).

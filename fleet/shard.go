@@ -1,0 +1,493 @@
+package fleet
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+// PartialFormat is the version of the partial result's JSON form; a
+// partial of another version is refused by ReadPartial.
+const PartialFormat = 1
+
+// MaxShards is the largest number of shards a sweep is split into.
+const MaxShards = 1_000_000
+
+// Shard is one part of a sweep split Count ways: the runs whose index k in
+// the sweep (its fixed order: files, then profile mixes, then seeds) has
+// k mod Count == Index. Shards are numbered from 0.
+type Shard struct {
+	Index int // 0 to Count-1
+	Count int // 1 to MaxShards
+}
+
+// String writes the shard as ParseShard reads it: "I/N".
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Count) }
+
+// Holds reports whether the sweep's run k belongs to the shard.
+func (s Shard) Holds(k int) bool { return s.Count > 0 && k%s.Count == s.Index }
+
+// held is the number of runs the shard holds of a sweep of runs runs.
+func (s Shard) held(runs int) int { return (runs - s.Index + s.Count - 1) / s.Count }
+
+// validate checks the shard's numbers.
+func (s Shard) validate() error {
+	if s.Count < 1 || s.Count > MaxShards {
+		return fmt.Errorf("%d shards is out of range (allowed: 1 to %d)", s.Count, MaxShards)
+	}
+	if s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("shard index %d is out of range (allowed: 0 to %d; shards are numbered from 0)", s.Index, s.Count-1)
+	}
+	return nil
+}
+
+// ParseShard reads "I/N": shard I of N, I from 0 to N-1.
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	idx, err1 := strconv.Atoi(strings.TrimSpace(i))
+	cnt, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("%q: expected I/N, shard I of N numbered from 0 (e.g. 0/4 to 3/4)", s)
+	}
+	sh := Shard{Index: idx, Count: cnt}
+	if err := sh.validate(); err != nil {
+		return Shard{}, fmt.Errorf("%q: %v", s, err)
+	}
+	return sh, nil
+}
+
+// SweepID is the identity of the sweep cfgs (its runs in order): "sha256:"
+// and the hex SHA-256 of the JSON of the partial format's version, every
+// configuration (normalized) and the settings of every profile they name.
+// Shards of one sweep carry the same identity; shards of sweeps that differ
+// in any run, in their order, or in a profile's settings do not.
+func SweepID(cfgs []Config) (string, error) {
+	id := struct {
+		Format   int
+		Configs  []Config
+		Profiles map[string]policy.Settings
+	}{Format: PartialFormat, Configs: make([]Config, len(cfgs)), Profiles: map[string]policy.Settings{}}
+	for i, c := range cfgs {
+		c = c.normalized()
+		id.Configs[i] = c
+		names := []string{c.SDK}
+		for _, sh := range c.Profiles {
+			names = append(names, sh.Profile)
+		}
+		for _, name := range names {
+			if name == "" {
+				continue
+			}
+			p, err := policy.ProfileByName(name)
+			if err != nil {
+				return "", &SweepError{Index: i, Name: c.Name, Err: err}
+			}
+			id.Profiles[name] = p.Settings
+		}
+	}
+	data, err := json.Marshal(id)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// Partial is the result of one shard of a sweep: its runs merged, and what
+// MergePartials needs to put shards back together.
+type Partial struct {
+	// Sweep is the sweep's identity (SweepID).
+	Sweep string
+	// Runs is the number of runs in the whole sweep, Groups the number of
+	// groups in its result.
+	Runs, Groups int
+	// Shard says which of the sweep's runs the partial holds.
+	Shard Shard
+	// Result is the shard's runs merged in the sweep's order.
+	Result Result
+	// GroupIndex gives, for each group of Result, its index among the
+	// whole sweep's groups (the order of the sweep's result).
+	GroupIndex []int
+}
+
+// groupKey is the key of the group cfg's run falls in.
+func groupKey(c *Config) string {
+	c2 := c.normalized()
+	return c2.Name + "\x00" + c2.Profiles.String() + "\x00" + c2.SDK
+}
+
+// RunShard runs shard sh of the sweep cfgs on up to workers goroutines
+// (0: GOMAXPROCS) and returns its partial result. Every configuration of
+// the sweep is validated first, as Sweep does, whichever shard runs it.
+func RunShard(cfgs []Config, sh Shard, workers int) (*Partial, error) {
+	return RunShardWith(cfgs, sh, SweepOptions{Workers: workers})
+}
+
+// RunShardWith is RunShard with options for the runs.
+func RunShardWith(cfgs []Config, sh Shard, opt SweepOptions) (*Partial, error) {
+	if err := sh.validate(); err != nil {
+		return nil, err
+	}
+	for i, c := range cfgs {
+		if err := c.Validate(); err != nil {
+			return nil, &SweepError{Index: i, Name: c.Name, Err: err}
+		}
+	}
+	id, err := SweepID(cfgs)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string // the sweep's groups, in order
+	var mine []Config
+	var at []int // the sweep's index of each of mine
+	for k := range cfgs {
+		key := groupKey(&cfgs[k])
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+		if sh.Holds(k) {
+			mine = append(mine, cfgs[k])
+			at = append(at, k)
+		}
+	}
+	res, err := SweepWith(mine, opt)
+	if err != nil {
+		var se *SweepError
+		if errors.As(err, &se) {
+			se.Index = at[se.Index]
+		}
+		return nil, err
+	}
+	p := &Partial{Sweep: id, Runs: len(cfgs), Groups: len(keys), Shard: sh, Result: *res}
+	for _, g := range res.Groups {
+		p.GroupIndex = append(p.GroupIndex, slices.Index(keys, g.key()))
+	}
+	return p, nil
+}
+
+// The partial result's JSON form: the --json form's groups and figures,
+// each group with its index in the sweep, each profile with the exact
+// durations (ns) the milliseconds of the --json form round.
+
+type partialJSON struct {
+	Shard  shardJSON          `json:"shard"`
+	Groups []partialGroupJSON `json:"fleets"`
+}
+
+type shardJSON struct {
+	Format int    `json:"format"`
+	Index  int    `json:"index"`
+	Count  int    `json:"count"`
+	Sweep  string `json:"sweep"`
+	Runs   int    `json:"runs"`
+	Groups int    `json:"groups"`
+}
+
+type partialGroupJSON struct {
+	Fleet            string             `json:"fleet"`
+	Profile          string             `json:"profile"`
+	SDK              string             `json:"sdk"`
+	Seeds            []int64            `json:"seeds"`
+	CapacityPer100ms float64            `json:"capacityPer100ms"`
+	Profiles         []partialStatsJSON `json:"profiles"`
+	Index            int                `json:"index"`
+	Outages          []string           `json:"outages"`
+}
+
+type partialStatsJSON struct {
+	statsJSON
+	LongestWaitNs      int64      `json:"longestWaitNs"`
+	TimeToSuccessMaxNs int64      `json:"timeToSuccessMaxNs"`
+	WireCallsPerBin    seriesJSON `json:"wireCallsPerBin"`
+}
+
+// seriesJSON is a Series: its width and its counts up to the last
+// non-empty bin.
+type seriesJSON struct {
+	BinMs  int64   `json:"binMs"`
+	Counts []int64 `json:"counts"`
+}
+
+func (s *Series) toJSON() seriesJSON {
+	n := len(s.Counts)
+	for n > 0 && s.Counts[n-1] == 0 {
+		n--
+	}
+	return seriesJSON{BinMs: int64(s.BinWidth() / time.Millisecond), Counts: slices.Clone(s.Counts[:n])}
+}
+
+// series reads a seriesJSON: the width SeriesBase × 2^k, at most
+// SeriesBins counts, none negative.
+func (sj *seriesJSON) series(at string) (Series, error) {
+	var s Series
+	w := SeriesBase
+	for w < MaxDuration && int64(w/time.Millisecond) < sj.BinMs {
+		w *= 2
+	}
+	if int64(w/time.Millisecond) != sj.BinMs {
+		return Series{}, partialErr(at+".binMs", "%d is not a bin width (allowed: %d ms times a power of 2)", sj.BinMs, SeriesBase.Milliseconds())
+	}
+	if len(sj.Counts) > SeriesBins {
+		return Series{}, partialErr(at+".counts", "%d bins (allowed: at most %d)", len(sj.Counts), SeriesBins)
+	}
+	s.Width = w
+	for i, c := range sj.Counts {
+		if c < 0 {
+			return Series{}, partialErr(at+".counts["+strconv.Itoa(i)+"]", "%d is negative (allowed: from 0)", c)
+		}
+		s.Counts[i] = c
+	}
+	return s, nil
+}
+
+// JSON writes p as retrysim fleet --shard I/N --json prints it (indented,
+// a final newline): {"shard": {format, index, count, sweep, runs, groups},
+// "fleets": [...]}, each fleet as in Result.JSON with its "index" in the
+// sweep's result, each profile with "longestWaitNs" and
+// "timeToSuccessMaxNs" after the --json form's fields.
+func (p *Partial) JSON() ([]byte, error) {
+	if len(p.GroupIndex) != len(p.Result.Groups) {
+		return nil, fmt.Errorf("partial result: %d group indexes for %d groups", len(p.GroupIndex), len(p.Result.Groups))
+	}
+	out := partialJSON{Shard: shardJSON{Format: PartialFormat, Index: p.Shard.Index, Count: p.Shard.Count, Sweep: p.Sweep,
+		Runs: p.Runs, Groups: p.Groups}, Groups: []partialGroupJSON{}}
+	for i := range p.Result.Groups {
+		g := &p.Result.Groups[i]
+		gj := partialGroupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK, Seeds: g.Seeds, CapacityPer100ms: g.CapacityPer100ms,
+			Index: p.GroupIndex[i], Outages: []string{}}
+		for j := range g.Profiles {
+			s := &g.Profiles[j]
+			gj.Profiles = append(gj.Profiles, partialStatsJSON{statsJSON: s.toJSON(g.CapacityPer100ms),
+				LongestWaitNs: int64(s.LongestWait), TimeToSuccessMaxNs: int64(s.TimeToSuccess.Max),
+				WireCallsPerBin: s.WireSeries.toJSON()})
+		}
+		for _, o := range g.Outages {
+			gj.Outages = append(gj.Outages, o.String())
+		}
+		out.Groups = append(out.Groups, gj)
+	}
+	return encodeIndented(out)
+}
+
+// PartialError is an invalid partial result: where in it, and what is
+// wrong and allowed.
+type PartialError struct {
+	Field string // the JSON path, e.g. "fleets[0].profiles[1].calls"; "" for the whole
+	Msg   string
+}
+
+// Error gives "FIELD: MSG".
+func (e *PartialError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func partialErr(field, format string, a ...any) error {
+	return &PartialError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ReadPartial reads a partial result as Partial.JSON writes it. Unknown
+// fields, another format version, negative counts, buckets that are not
+// the histogram's and inconsistent numbers are errors naming the field.
+func ReadPartial(data []byte) (*Partial, error) {
+	var pj partialJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pj); err != nil {
+		return nil, partialErr("", "not a partial result of retrysim fleet --shard I/N --json: %v", err)
+	}
+	if dec.More() {
+		return nil, partialErr("", "not a partial result: more than one JSON value")
+	}
+	sj := pj.Shard
+	if sj.Format != PartialFormat {
+		if sj.Format == 0 && sj.Sweep == "" {
+			return nil, partialErr("shard", "missing: not a partial result (retrysim fleet --shard I/N --json writes one)")
+		}
+		return nil, partialErr("shard.format", "%d is not supported (allowed: %d)", sj.Format, PartialFormat)
+	}
+	p := &Partial{Sweep: sj.Sweep, Runs: sj.Runs, Groups: sj.Groups, Shard: Shard{Index: sj.Index, Count: sj.Count}}
+	if err := p.Shard.validate(); err != nil {
+		return nil, partialErr("shard", "%v", err)
+	}
+	if !strings.HasPrefix(p.Sweep, "sha256:") {
+		return nil, partialErr("shard.sweep", "%q is not a sweep's identity (allowed: sha256:HEX)", p.Sweep)
+	}
+	if p.Runs < 0 || p.Groups < 0 || p.Groups > p.Runs {
+		return nil, partialErr("shard", "runs %d, groups %d (allowed: 0 <= groups <= runs)", p.Runs, p.Groups)
+	}
+	for i, gj := range pj.Groups {
+		at := "fleets[" + strconv.Itoa(i) + "]"
+		if gj.Index < 0 || gj.Index >= p.Groups {
+			return nil, partialErr(at+".index", "%d is out of range (allowed: 0 to %d)", gj.Index, p.Groups-1)
+		}
+		if slices.Contains(p.GroupIndex, gj.Index) {
+			return nil, partialErr(at+".index", "%d listed twice", gj.Index)
+		}
+		if len(gj.Seeds) == 0 || len(gj.Profiles) == 0 {
+			return nil, partialErr(at, "no seeds or no profiles (a group holds at least one run)")
+		}
+		g := Group{Fleet: gj.Fleet, Mix: gj.Profile, SDK: gj.SDK, Seeds: gj.Seeds, CapacityPer100ms: gj.CapacityPer100ms}
+		for k, text := range gj.Outages {
+			o, err := ParseOutage(text)
+			if err != nil {
+				return nil, partialErr(at+".outages["+strconv.Itoa(k)+"]", "%v", err)
+			}
+			g.Outages = append(g.Outages, o)
+		}
+		for j := range gj.Profiles {
+			s, err := gj.Profiles[j].stats(at + ".profiles[" + strconv.Itoa(j) + "]")
+			if err != nil {
+				return nil, err
+			}
+			g.Profiles = append(g.Profiles, s)
+		}
+		p.Result.Groups = append(p.Result.Groups, g)
+		p.GroupIndex = append(p.GroupIndex, gj.Index)
+	}
+	return p, nil
+}
+
+// stats is the Stats of a partial's profile entry.
+func (sj *partialStatsJSON) stats(at string) (Stats, error) {
+	s := Stats{Profile: sj.Profile, Sessions: sj.Sessions, Prompts: sj.Prompts, Succeeded: sj.Succeeded, Failed: sj.Failed,
+		Waiting: sj.Waiting, Calls: sj.Calls, WireCalls: sj.WireCalls, Rejected: sj.Rejected, InRetryAfter: sj.InRetryAfter,
+		ChainsSucceeded: sj.ChainsSucceeded, ChainsExhausted: sj.ChainsExhausted, ChainsFailFast: sj.ChainsFailFast,
+		ChainsOther: sj.ChainsOther, LongestWait: time.Duration(sj.LongestWaitNs), PeakDuring: sj.PeakDuring, PeakAfter: sj.PeakAfter}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"sessions", s.Sessions}, {"prompts", s.Prompts}, {"succeeded", s.Succeeded}, {"failed", s.Failed}, {"waiting", s.Waiting},
+		{"calls", s.Calls}, {"wireCalls", s.WireCalls}, {"rejected", s.Rejected}, {"inRetryAfter", s.InRetryAfter},
+		{"chainsSucceeded", s.ChainsSucceeded}, {"chainsExhausted", s.ChainsExhausted}, {"chainsFailFast", s.ChainsFailFast},
+		{"chainsOther", s.ChainsOther}, {"peakDuring", s.PeakDuring}, {"peakAfter", s.PeakAfter},
+		{"longestWaitNs", sj.LongestWaitNs}, {"timeToSuccessMaxNs", sj.TimeToSuccessMaxNs}} {
+		if f.v < 0 {
+			return Stats{}, partialErr(at+"."+f.name, "%d is negative (allowed: from 0)", f.v)
+		}
+	}
+	if s.Profile == "" {
+		return Stats{}, partialErr(at+".profile", "empty (allowed: a profile's name or %q)", AllProfiles)
+	}
+	h := &s.TimeToSuccess
+	h.Max = time.Duration(sj.TimeToSuccessMaxNs)
+	last := -1
+	for k, b := range sj.TimeToSuccessHist {
+		i := -1
+		if b[0] >= 0 && b[0] <= int64(math.MaxInt64/time.Millisecond) {
+			i = bucketOf(time.Duration(b[0]) * time.Millisecond)
+		}
+		if i < 0 || bucketUpper(i) != b[0] || i <= last || b[1] <= 0 {
+			return Stats{}, partialErr(at+".timeToSuccessBuckets["+strconv.Itoa(k)+"]", "%v is not a bucket (allowed: [upperMs, count] of the histogram's buckets, in increasing order, counts above 0)", b)
+		}
+		last = i
+		h.Counts[i] = uint64(b[1])
+		h.N += uint64(b[1])
+	}
+	if h.N != uint64(s.Succeeded) {
+		return Stats{}, partialErr(at+".timeToSuccessBuckets", "count %d differs from succeeded %d", h.N, s.Succeeded)
+	}
+	var err error
+	if s.WireSeries, err = sj.WireCallsPerBin.series(at + ".wireCallsPerBin"); err != nil {
+		return Stats{}, err
+	}
+	if n := s.WireSeries.Total(); n != s.WireCalls {
+		return Stats{}, partialErr(at+".wireCallsPerBin.counts", "add up to %d, not wireCalls %d", n, s.WireCalls)
+	}
+	return s, nil
+}
+
+// MergePartials merges the partial results of every shard of one sweep
+// into the sweep's result, exactly as Sweep would have returned it (groups
+// in the sweep's order). names label the partials in errors (file names;
+// "#i" when missing). Partials of different sweeps or splits, a shard
+// given twice or a shard missing are errors naming them.
+func MergePartials(parts []*Partial, names []string) (*Result, error) {
+	name := func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return "#" + strconv.Itoa(i)
+	}
+	if len(parts) == 0 {
+		return nil, errors.New("no partial results to merge")
+	}
+	first := parts[0]
+	owner := map[int]int{} // shard index -> part
+	for i, p := range parts {
+		switch {
+		case p.Sweep != first.Sweep || p.Runs != first.Runs || p.Groups != first.Groups:
+			return nil, fmt.Errorf("%s: a shard of another sweep than %s (sweep %s of %d runs, not %s of %d runs)",
+				name(i), name(0), p.Sweep, p.Runs, first.Sweep, first.Runs)
+		case p.Shard.Count != first.Shard.Count:
+			return nil, fmt.Errorf("%s: shard %s of a split into %d, %s is of a split into %d (merge the shards of one split)",
+				name(i), p.Shard, p.Shard.Count, name(0), first.Shard.Count)
+		case len(p.GroupIndex) != len(p.Result.Groups):
+			return nil, fmt.Errorf("%s: %d group indexes for %d groups", name(i), len(p.GroupIndex), len(p.Result.Groups))
+		}
+		var runs int
+		for _, g := range p.Result.Groups {
+			runs += len(g.Seeds)
+		}
+		if held := p.Shard.held(p.Runs); runs != held {
+			return nil, fmt.Errorf("%s: holds %d runs; shard %s of a sweep of %d runs holds %d", name(i), runs, p.Shard, p.Runs, held)
+		}
+		if j, dup := owner[p.Shard.Index]; dup {
+			return nil, fmt.Errorf("shard %s given twice: %s and %s", p.Shard, name(j), name(i))
+		}
+		owner[p.Shard.Index] = i
+	}
+	var missing []string
+	for k := range first.Shard.Count {
+		if _, ok := owner[k]; !ok {
+			missing = append(missing, Shard{Index: k, Count: first.Shard.Count}.String())
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shard %s missing (a split into %d needs every shard from 0/%d to %d/%d)",
+			strings.Join(missing, ", "), first.Shard.Count, first.Shard.Count, first.Shard.Count-1, first.Shard.Count)
+	}
+	type part struct {
+		index, shard int
+		g            *Group
+		name         string
+	}
+	var all []part
+	for i, p := range parts {
+		for j := range p.Result.Groups {
+			all = append(all, part{index: p.GroupIndex[j], shard: p.Shard.Index, g: &p.Result.Groups[j], name: name(i)})
+		}
+	}
+	slices.SortFunc(all, func(a, b part) int {
+		if a.index != b.index {
+			return a.index - b.index
+		}
+		return a.shard - b.shard
+	})
+	out := &Result{}
+	for k, x := range all {
+		if k > 0 && all[k-1].index == x.index && all[k-1].g.key() != x.g.key() {
+			return nil, fmt.Errorf("%s: group %d is fleet %s, profile %s; %s has it as fleet %s, profile %s",
+				x.name, x.index, x.g.Fleet, x.g.Mix, all[k-1].name, all[k-1].g.Fleet, all[k-1].g.Mix)
+		}
+		if err := out.Merge(&Result{Groups: []Group{*x.g}}); err != nil {
+			return nil, fmt.Errorf("%s: %w", x.name, err)
+		}
+	}
+	if len(out.Groups) != first.Groups {
+		return nil, fmt.Errorf("the shards hold %d of the sweep's %d groups", len(out.Groups), first.Groups)
+	}
+	return out, nil
+}
