@@ -8,7 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 const publicDir = "../../testdata/conformance/public"
 
