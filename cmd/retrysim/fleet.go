@@ -419,36 +419,15 @@ func applyFleetFlags(spec *fleet.Spec, fs *flag.FlagSet, set map[string]bool) er
 		case "retry-after":
 			c.OverCapacity.RetryAfter, err = time.ParseDuration(v)
 		case "outage":
-			c.Outages = nil
-			for _, s := range list(name) {
-				var o fleet.Outage
-				if o, err = fleet.ParseOutage(s); err != nil {
-					break
-				}
-				c.Outages = append(c.Outages, o)
-			}
+			c.Outages, err = parseEach(list(name), fleet.ParseOutage)
 		case "error":
-			c.Errors = nil
-			for _, s := range list(name) {
-				var r fleet.Rate
-				if r, err = fleet.ParseRate(s); err != nil {
-					break
-				}
-				c.Errors = append(c.Errors, r)
-			}
+			c.Errors, err = parseEach(list(name), fleet.ParseRate)
 		case "overflow":
 			c.Overflow, err = strconv.ParseFloat(v, 64)
 		case "prompt-errors":
 			c.PromptErrors, err = fleet.ParsePromptErrors(v)
 		case "profile":
-			spec.Mixes = nil
-			for _, s := range list(name) {
-				var m fleet.Mix
-				if m, err = fleet.ParseMix(s); err != nil {
-					break
-				}
-				spec.Mixes = append(spec.Mixes, m)
-			}
+			spec.Mixes, err = parseEach(list(name), fleet.ParseMix)
 		case "sdk":
 			c.SDK = v
 			if v != "" {
@@ -570,4 +549,18 @@ func seedsText(seeds []int64) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
+}
+
+// parseEach parses every value of a repeated flag with parse, stopping at
+// the first error.
+func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, v := range values {
+		x, err := parse(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
