@@ -321,7 +321,7 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	}
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
-		data, err := os.ReadFile(path)
+		data, err := readBounded(path, maxPartialSize)
 		if err == nil {
 			parts[i], err = fleet.ReadPartial(data)
 		}
@@ -563,4 +563,27 @@ func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, erro
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// maxPartialSize bounds the size of a partial result fleet merge reads
+// (a shard's result holds one summary per fleet group, a few hundred
+// kilobytes; a larger file is not one). A variable for the tests.
+var maxPartialSize int64 = 256 << 20
+
+// readBounded reads the file at path, refusing one larger than max bytes
+// before reading it all, so that memory stays bounded whatever the input.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("larger than %d bytes: not a partial result (one holds a summary per fleet group)", max)
+	}
+	return data, nil
 }

@@ -289,6 +289,13 @@ func TestFleetShardMergeErrors(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "seeds 1-3") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
+	// A file over the size bound is refused before it is read whole.
+	defer func(old int64) { maxPartialSize = old }(maxPartialSize)
+	maxPartialSize = 10
+	code, out, errOut = runMain(t, "fleet", "merge", s0, s1, s2)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, s0+": larger than 10 bytes") {
+		t.Errorf("over the bound: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 // TestFleetPlot: --plot writes a PNG or an SVG and leaves stdout as it is;
