@@ -145,6 +145,11 @@ func receiverType(expr ast.Expr) string {
 	}
 }
 
+// TestExportedHaveDocComments: every exported top-level identifier of the
+// module's non-test files (funcs, methods of exported types, types, consts
+// and vars) has a doc comment, and every package has a package comment in
+// one of its non-test files. Removing any of them makes it fail, naming
+// the file and line.
 func TestExportedHaveDocComments(t *testing.T) {
 	root := moduleRoot(t)
 	files := goFiles(t, root)
@@ -153,11 +158,14 @@ func TestExportedHaveDocComments(t *testing.T) {
 	}
 	fset := token.NewFileSet()
 	var missing []string
+	pkgDoc := map[string]bool{} // directory: some file has a package comment
 	for _, path := range files {
 		file, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
+		dir := filepath.Dir(path)
+		pkgDoc[dir] = pkgDoc[dir] || file.Doc != nil
 		for _, m := range undocumented(fset, file) {
 			rel, err := filepath.Rel(root, m)
 			if err != nil {
@@ -166,11 +174,25 @@ func TestExportedHaveDocComments(t *testing.T) {
 			missing = append(missing, rel)
 		}
 	}
+	dirs := make([]string, 0, len(pkgDoc))
+	for dir := range pkgDoc {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		if !pkgDoc[dir] {
+			rel, err := filepath.Rel(root, dir)
+			if err != nil {
+				rel = dir
+			}
+			missing = append(missing, rel+": package comment")
+		}
+	}
 	for _, m := range missing {
 		t.Errorf("no doc comment: %s", m)
 	}
 	if len(missing) > 0 {
-		t.Logf("%d exported identifiers in %d files lack a doc comment", len(missing), len(files))
+		t.Logf("%d doc comments missing (%d files checked)", len(missing), len(files))
 	}
 }
 
