@@ -1,5 +1,5 @@
 // Package doccheck holds a test-only check that every exported top-level
-// identifier of the module carries a doc comment.
+// identifier of the module, and every package, carries a doc comment.
 package doccheck
 
 import (
