@@ -214,6 +214,8 @@ func checkState(t *State) invSet {
 	return fails
 }
 
+// String renders the violation as "invariant: path", the path being the
+// inputs from the initial state (Detail is not included).
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: %v", v.Invariant, v.Path)
 }

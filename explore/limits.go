@@ -42,6 +42,8 @@ type MaxRetriesError struct {
 	Limit      int    // MaxRetriesLimit of the variant
 }
 
+// Error states the value asked for, the variant and the allowed range
+// 0..Limit.
 func (e *MaxRetriesError) Error() string {
 	return fmt.Sprintf("maxRetries %d is out of range for variant %s (allowed: 0 to %d, the range explored in under 10 s and 1 GB)",
 		e.MaxRetries, e.Variant, e.Limit)

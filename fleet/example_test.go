@@ -1,0 +1,60 @@
+package fleet_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fleet"
+)
+
+// A small fleet through a 30-second outage: 20 sessions arrive at t=0, one
+// prompt of one 1 s call each, and the provider answers 529 for the first
+// 30 s. Half the sessions run the default profile (3 retries, 14 s of
+// waits in all), half omp-2026-06 (10 retries, waits capped at 8 s). Run
+// simulates it deterministically from the seed.
+func ExampleRun() {
+	mix, err := fleet.ParseMix("omp-2026-02=50%,omp-2026-06=50%")
+	if err != nil {
+		panic(err)
+	}
+	cfg := fleet.Default(20)
+	cfg.Rate = 0                            // every session arrives at t=0
+	cfg.PromptErrors = fleet.PromptErrors{} // no scripted errors: only the outage
+	cfg.Outages = []fleet.Outage{{Start: 0, Duration: 30 * time.Second, Kind: fleet.Kind529}}
+	cfg.Profiles = mix
+	cfg.Seed = 7
+
+	res, err := fleet.Run(cfg, fleet.Options{})
+	if err != nil {
+		panic(err)
+	}
+	for _, st := range res.Groups[0].Profiles {
+		fmt.Printf("%-12s prompts=%d succeeded=%d failed=%d wire=%d longest wait=%v\n",
+			st.Profile, st.Prompts, st.Succeeded, st.Failed, st.WireCalls, st.LongestWait.Round(time.Millisecond))
+	}
+	// Output:
+	// omp-2026-02  prompts=10 succeeded=0 failed=10 wire=40 longest wait=8s
+	// omp-2026-06  prompts=10 succeeded=10 failed=0 wire=89 longest wait=7.926s
+	// all          prompts=20 succeeded=10 failed=10 wire=129 longest wait=8s
+}
+
+// An SDK layer under the agent retries each call with its own settings
+// before the agent sees the error, so one agent call becomes several wire
+// calls.
+func ExampleRun_sdkLayer() {
+	for _, sdk := range []string{"", "anthropic-sdk"} {
+		cfg := fleet.Default(10) // each prompt: three 529 answers, then a success
+		cfg.SDK = sdk
+		res, err := fleet.Run(cfg, fleet.Options{})
+		if err != nil {
+			panic(err)
+		}
+		st := res.Groups[0].Profiles[0]
+		sum := st.Summarize(res.Groups[0].CapacityPer100ms)
+		fmt.Printf("sdk=%q succeeded=%d calls/prompt=%.1f wire calls/prompt=%.1f p50=%.0fms\n",
+			sdk, st.Succeeded, sum.CallsPerPrompt, sum.WireCallsPerPrompt, sum.P50)
+	}
+	// Output:
+	// sdk="" succeeded=10 calls/prompt=4.0 wire calls/prompt=4.0 p50=15300ms
+	// sdk="anthropic-sdk" succeeded=10 calls/prompt=2.0 wire calls/prompt=4.0 p50=4735ms
+}
