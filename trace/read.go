@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -121,6 +123,10 @@ type wire struct {
 func Decode(line []byte) (Record, error) {
 	var w wire
 	if err := json.Unmarshal(line, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Record{}, fmt.Errorf("field %q: expected %s, got a JSON %s", wireKey(te.Field), wireKind(te.Type), te.Value)
+		}
 		return Record{}, err
 	}
 	typ, ok := ParseType(w.Type)
@@ -211,4 +217,38 @@ func Parse(trace []byte) ([]Record, error) {
 		out = append(out, r)
 	}
 	return out, sc.Err()
+}
+
+// wireKey is the trace's key path of a field path of wire, as
+// encoding/json names it (Go names for untagged fields: "Prompt" is
+// "prompt", "Final.State" "final.state").
+func wireKey(path string) string {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = strings.ToLower(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// wireKind says what JSON a field of Go type t takes.
+func wireKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return wireKind(t.Elem()) + " or null"
+	default:
+		return "an object"
+	}
 }
