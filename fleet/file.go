@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ohmypi/retryfsm/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -421,7 +422,7 @@ func (p *fileParser) mapping(n *yaml.Node, path string, allowed []string, fn fun
 			return
 		}
 		if !contains(allowed, key) {
-			p.fail(k, field, "unknown key %q (allowed: %s)", key, strings.Join(allowed, ", "))
+			p.fail(k, field, "unknown key %q (allowed: %s)%s", key, strings.Join(allowed, ", "), suggest.Key(key, allowed))
 			return
 		}
 		seen[key] = k

@@ -77,7 +77,7 @@ func TestParseErrors(t *testing.T) {
 		{"sessions: ten\n", `f.yaml:1:11: sessions: expected an integer from 1 to 100000000, got "ten"`},
 		{"sessions: 1\nthink: 10\n", `f.yaml:2:8: think: "10": value "10"`},
 		{"sessions: 1\nhorizon: 60\n", `f.yaml:2:10: horizon: expected a duration such as "60s"`},
-		{"sessions: 1\ncapacity: {rps: 5, bust: 3}\n", `f.yaml:2:20: capacity.bust: unknown key "bust" (allowed: rps, burst, maxInFlight)`},
+		{"sessions: 1\ncapacity: {rps: 5, bust: 3}\n", `f.yaml:2:20: capacity.bust: unknown key "bust" (allowed: rps, burst, maxInFlight); did you mean burst?`},
 		{"sessions: 1\ncapacity: {rps: 5}\n", "f.yaml:2:11: capacity.burst: 0 is out of range (allowed: an integer from 1 to 1e9 with rps, 0 without)"},
 		{"sessions: 1\noutages: [{start: 1s, kind: 529}]\n", "f.yaml:2:11: outages[0]: an outage window needs duration and kind"},
 		{"sessions: 1\noutages: [{duration: 1s, kind: overflow}]\n", `outages[0].kind: unknown kind "overflow" (allowed: 529, 503, 500, network, usage_limit, 429)`},

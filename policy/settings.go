@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/internal/suggest"
 )
 
 // Settings is the "retry" settings group. The zero value is not the default:
@@ -431,7 +432,7 @@ func jsonObject(b []byte, prefix string, allowed []string) (map[string]json.RawM
 	// whatever the map's iteration order.
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(allowed, k) {
-			return nil, fmt.Errorf("retry settings: unknown key %s (allowed: %s)", strconv.Quote(prefix+k), strings.Join(allowed, ", "))
+			return nil, fmt.Errorf("retry settings: unknown key %s (allowed: %s)%s", strconv.Quote(prefix+k), strings.Join(allowed, ", "), suggest.Key(k, allowed))
 		}
 	}
 	return fields, nil

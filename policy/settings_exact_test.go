@@ -12,20 +12,20 @@ import (
 
 // TestSettingsJSONKeysExact: keys are matched exactly (encoding/json's
 // case-insensitive match took {"MAXRETRIES":7} as 7) and an unknown key is an
-// error that names it and lists the allowed keys.
+// error that names it, lists the allowed keys and the closest ones.
 func TestSettingsJSONKeysExact(t *testing.T) {
-	for _, tc := range []struct{ in, key string }{
-		{`{"MAXRETRIES":7}`, "MAXRETRIES"},
-		{`{"Enabled":false}`, "Enabled"},
-		{`{"basedelayms":5}`, "basedelayms"},
-		{`{"maxRetries":2,"retries":3}`, "retries"},
-		{`{"maxRetries":2,"MaxRetries":3}`, "MaxRetries"},
-		{`{"":1}`, ""},
-		{`{"zeta":1,"alpha":2}`, "alpha"}, // the first unknown key in sorted order
+	for _, tc := range []struct{ in, key, hint string }{
+		{`{"MAXRETRIES":7}`, "MAXRETRIES", "; did you mean maxRetries?"},
+		{`{"Enabled":false}`, "Enabled", "; did you mean enabled?"},
+		{`{"basedelayms":5}`, "basedelayms", "; did you mean baseDelayMs?"},
+		{`{"maxRetries":2,"retries":3}`, "retries", "; did you mean maxRetries?"},
+		{`{"maxRetries":2,"MaxRetries":3}`, "MaxRetries", "; did you mean maxRetries?"},
+		{`{"":1}`, "", ""},
+		{`{"zeta":1,"alpha":2}`, "alpha", ""}, // the first unknown key in sorted order
 	} {
 		var got policy.Settings
 		err := json.Unmarshal([]byte(tc.in), &got)
-		want := `retry settings: unknown key "` + tc.key + `" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`
+		want := `retry settings: unknown key "` + tc.key + `" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)` + tc.hint
 		if err == nil || err.Error() != want {
 			t.Errorf("Unmarshal(%s) = %+v, %v; want the error %q", tc.in, got, err, want)
 		}

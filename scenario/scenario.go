@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/trace"
@@ -729,7 +730,7 @@ func (p *scnParser) mapping(n *yaml.Node, path string, allowed []string, fn func
 			p.fail(k, scnJoin(path, key), "duplicate key%s (first at line %d:%d)", scnQuoteKey(key), prev.k.Line, prev.k.Column)
 		}
 		if !scnContains(allowed, key) {
-			p.fail(k, scnJoin(path, key), "unknown key%s (allowed: %s)", scnQuoteKey(key), strings.Join(allowed, ", "))
+			p.fail(k, scnJoin(path, key), "unknown key%s (allowed: %s)%s", scnQuoteKey(key), strings.Join(allowed, ", "), suggest.Key(key, allowed))
 		}
 		e := scnEntry{key, k, v}
 		seen[key] = e

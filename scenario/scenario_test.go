@@ -379,7 +379,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"profile before original", "profile: pi\nvariant: original\n", "t.yaml:1:10", "profile", "variant original allows only profile omp-2026-02, not pi"},
 		{"original with opt-in settings", "variant: original\nsettings: {maxRetries: 2, jitter: {mode: full}}\n", "t.yaml:2:11", "settings", "variant original takes only enabled, maxRetries and baseDelayMs"},
 		{"jitter ratio over 1", "settings:\n  jitter: {mode: down, ratio: 1.5}\n", "t.yaml:2:31", "settings.jitter.ratio", "1.5 is out of range (allowed: a number from 0 to 1)"},
-		{"jitter unknown key", "settings: {jitter: {mod: down}}", "t.yaml:1:21", "settings.jitter.mod", `unknown key "jitter.mod" (allowed: mode, ratio)`},
+		{"jitter unknown key", "settings: {jitter: {mod: down}}", "t.yaml:1:21", "settings.jitter.mod", `unknown key "jitter.mod" (allowed: mode, ratio); did you mean mode?`},
 		{"jitter mode number", "settings: {jitter: {mode: 1}}", "t.yaml:1:27", "settings.jitter.mode", "1 is not a string (allowed: none, down, updown, full or equal)"},
 		{"jitter mode unknown", "settings: {jitter: {mode: sideways}}", "t.yaml:1:27", "settings.jitter.mode", `"sideways" is out of range (allowed: none, down, updown, full or equal)`},
 		{"jitter not a mapping", "settings: {jitter: down}", "t.yaml:1:20", "settings.jitter", `expected a mapping with keys mode, ratio, got string "down"`},

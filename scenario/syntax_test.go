@@ -189,7 +189,7 @@ func TestScenarioJSONByExtension(t *testing.T) {
 	}
 	// Parse goes by the name too; JSON errors keep their field paths.
 	_, err := Parse("t.json", []byte("{\"turns\": [{\"stopReason\": \"stop\",\n  \"stopReasn\": \"x\"}]}"))
-	if want := `t.json:2:3: turns[0].stopReasn: unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs, status, headers)`; err == nil || err.Error() != want {
+	if want := `t.json:2:3: turns[0].stopReasn: unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs, status, headers); did you mean stopReason?`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 	_, err = Parse("t.json", []byte("{\"prompt\": \"a\",\n \"prompt\": \"b\"}"))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
@@ -76,7 +77,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if strings.HasPrefix(name, "-") {
 			flagName, _, _ := strings.Cut(strings.TrimLeft(name, "-"), "=")
 			fmt.Fprintf(stderr, "retrysim: unknown flag %s (flags go after the command)%s\n", name,
-				didYouMean(flagName, []string{"help", "version"}, "--"))
+				suggest.DidYouMean(flagName, []string{"help", "version"}, "--"))
 			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
 			return exitUsage
 		}
@@ -97,82 +98,10 @@ func unknownCommand(prefix, name string) string {
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	if hint := didYouMean(name, names, ""); hint != "" {
+	if hint := suggest.DidYouMean(name, names, ""); hint != "" {
 		return fmt.Sprintf("%s: unknown command %q%s", prefix, name, hint)
 	}
 	return fmt.Sprintf("%s: unknown command %q (commands: %s)", prefix, name, commandNames())
-}
-
-// didYouMean returns "; did you mean X?" (X and the other closest
-// candidates, each prefixed with dash), or "" when no candidate is close
-// to typed: within an edit distance (editDistance) of 1 for names of up to
-// 4 characters, 2 for longer ones, or, when none is, a candidate that
-// typed (of 2 characters or more) begins.
-func didYouMean(typed string, candidates []string, dash string) string {
-	limit := 1
-	if len([]rune(typed)) > 4 {
-		limit = 2
-	}
-	var best []string
-	bestDist := limit + 1
-	for _, c := range candidates {
-		switch d := editDistance(strings.ToLower(typed), strings.ToLower(c)); {
-		case d < bestDist:
-			best, bestDist = []string{c}, d
-		case d == bestDist:
-			best = append(best, c)
-		}
-	}
-	if best == nil && len(typed) >= 2 {
-		for _, c := range candidates {
-			if strings.HasPrefix(c, typed) {
-				best = append(best, c)
-			}
-		}
-	}
-	if best == nil {
-		return ""
-	}
-	slices.Sort(best)
-	best = slices.Compact(best)
-	for i := range best {
-		best[i] = dash + best[i]
-	}
-	list := best[len(best)-1]
-	if len(best) > 1 {
-		list = strings.Join(best[:len(best)-1], ", ") + " or " + list
-	}
-	return "; did you mean " + list + "?"
-}
-
-// editDistance is the optimal string alignment distance between a and b
-// (in runes): the Levenshtein distance (insertions, deletions,
-// substitutions) where swapping two adjacent characters also counts as
-// one edit, so that "rnu" is 1 from "run".
-func editDistance(a, b string) int {
-	s, t := []rune(a), []rune(b)
-	// d[i][j] is the distance between s[:i] and t[:j]; three rows kept.
-	prev2 := make([]int, len(t)+1)
-	prev := make([]int, len(t)+1)
-	cur := make([]int, len(t)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(s); i++ {
-		cur[0] = i
-		for j := 1; j <= len(t); j++ {
-			cost := 1
-			if s[i-1] == t[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(t)]
 }
 
 // commandOutput is the stderr runCommand hands a command: it knows the
@@ -326,7 +255,7 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			names := []string{"help"}
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-			msg += didYouMean(name, names, "--")
+			msg += suggest.DidYouMean(name, names, "--")
 		}
 		errorf(stderr, "%s", msg)
 		fs := newFlagSet(c, stderr)
@@ -421,7 +350,7 @@ func checkOverrides(c *command, fs *flag.FlagSet, stderr io.Writer) (overrides, 
 		for _, p := range policy.Profiles() {
 			names = append(names, p.Name)
 		}
-		usageError(c, stderr, "--profile: %v%s", err, didYouMean(name, names, ""))
+		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, names, ""))
 		return overrides{}, false
 	}
 	if variant == "original" && prof.Name != policy.DefaultProfile {
@@ -468,7 +397,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 		return "", true
 	}
 	if _, err := policy.VariantByName(v); err != nil {
-		usageError(c, stderr, "--variant: %v%s", err, didYouMean(v, session.VariantNames(), ""))
+		usageError(c, stderr, "--variant: %v%s", err, suggest.DidYouMean(v, session.VariantNames(), ""))
 		return "", false
 	}
 	return v, true
@@ -478,7 +407,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 func checkFormat(c *command, fs *flag.FlagSet, stderr io.Writer, allowed ...string) (string, bool) {
 	f := flagString(fs, "format")
 	if !slices.Contains(allowed, f) {
-		usageError(c, stderr, "--format: unknown format %q (allowed: %s)%s", f, strings.Join(allowed, ", "), didYouMean(f, allowed, ""))
+		usageError(c, stderr, "--format: unknown format %q (allowed: %s)%s", f, strings.Join(allowed, ", "), suggest.DidYouMean(f, allowed, ""))
 		return "", false
 	}
 	return f, true

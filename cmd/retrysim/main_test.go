@@ -188,24 +188,6 @@ func TestDidYouMean(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"run", "run", 0}, {"", "run", 3}, {"run", "", 3},
-		{"rnu", "run", 1}, // a swap is one edit
-		{"rnu", "rpc", 2}, {"profil", "profile", 1}, {"kitten", "sitting", 3},
-		{"ca", "abc", 3}, // optimal string alignment: no edit of a swapped pair
-		{"ünï", "nüï", 1},
-	}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 // TestErrorPrefix: every command reports its errors in one style, the
 // first line "retrysim NAME: ...": flag errors, usage errors, invalid
 // files and paths, whatever command meets them.
