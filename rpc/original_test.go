@@ -21,6 +21,8 @@ var (
 	refUsage = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
 	refCost  = []string{"input", "output", "cacheRead", "cacheWrite", "total"}
 	refText  = []string{"type", "text"} // {type:"text", text}
+	// A tool call block (packages/ai/src/types.ts ToolCall): {type:"toolCall", id, name, arguments}.
+	refToolCall = []string{"type", "id", "name", "arguments"}
 	// A user message (packages/ai/src/types.ts): {role, content, timestamp}.
 	refUserMessage = []string{"role", "content", "timestamp"}
 	// agent_end is {type:"agent_end", messages:[...]}: the run's messages.
@@ -309,4 +311,41 @@ func TestServePromptQueueingNotSimulated(t *testing.T) {
 		`b4 prompt false: prompt: "images" must be an array of images (accepted and ignored), got an object`,
 		`b5 prompt false: prompt: "streamingBehavior" must be "steer" or "followUp", got null`,
 	})
+}
+
+// TestToolUseContent: a toolUse reply's message carries one toolCall
+// block (ids call_1, call_2, ... in order), as the original's do.
+func TestToolUseContent(t *testing.T) {
+	out := serveVirtual(t, "turns:\n  - {stopReason: toolUse}\n  - {stopReason: toolUse}\n  - {stopReason: stop}\n",
+		`{"id":"p","type":"prompt","message":"hi"}`+"\n")
+	var ids []string
+	for _, l := range out {
+		var r struct {
+			Type    string
+			Message struct {
+				StopReason string
+				Content    []json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != "message_end" || r.Message.StopReason != "toolUse" {
+			continue
+		}
+		if len(r.Message.Content) != 1 {
+			t.Fatalf("toolUse content %s, want one block", l)
+		}
+		vals := checkShape(t, "toolCall content", r.Message.Content[0], refToolCall, nil, nil)
+		var id, typ string
+		_ = json.Unmarshal(vals["id"], &id)
+		_ = json.Unmarshal(vals["type"], &typ)
+		if typ != "toolCall" || string(vals["arguments"]) != "{}" {
+			t.Errorf("toolCall block %s", r.Message.Content[0])
+		}
+		ids = append(ids, id)
+	}
+	if !slices.Equal(ids, []string{"call_1", "call_2"}) {
+		t.Errorf("tool call ids %q, want call_1, call_2", ids)
+	}
 }

@@ -308,6 +308,9 @@ func (s *server) response(r *trace.ResponseRecord) {
 // scenario scripts no text).
 const simulatedText = "(simulated)"
 
+// simulatedTool is the name of a toolUse reply's tool call.
+const simulatedTool = "simulated_tool"
+
 // eventWriter turns the session's trace records into the protocol's
 // events. It keeps the messages of the run in flight, which agent_end
 // carries; they are bounded by the scenario's turns, since a run ends once
@@ -321,6 +324,8 @@ type eventWriter struct {
 	prompt string
 	msgs   []byte // the run's messages, as JSON objects separated by commas
 	msg    []byte // scratch: one assistant message
+	// toolCalls counts the tool calls written (their ids).
+	toolCalls int
 }
 
 func newEventWriter(sc *scenario.Scenario, withT bool) eventWriter {
@@ -403,7 +408,7 @@ func (w *eventWriter) appendTimestamp(b []byte, r *trace.Record) []byte {
 // appendAssistant appends message_end's assistant message: the trace's
 // fields (role, stopReason, errorMessage), then the rest of the original's
 // AssistantMessage in its order (content: none for an error or an aborted
-// reply, one text block otherwise; api, provider, model; usage: the
+// reply, one toolCall block for a toolUse reply, one text block otherwise; api, provider, model; usage: the
 // reply's input and cacheRead tokens, zero elsewhere; timestamp).
 func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 	m := &r.Message
@@ -413,9 +418,17 @@ func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 		b = append(b, `,"errorMessage":`...)
 		b = jsonw.AppendString(b, m.ErrorMessage)
 	}
-	if m.StopReason == policy.StopReasonError || m.StopReason == policy.StopReasonAborted {
+	switch m.StopReason {
+	case policy.StopReasonError, policy.StopReasonAborted:
 		b = append(b, `,"content":[]`...)
-	} else {
+	case policy.StopReasonToolUse:
+		// The tool call the reply asks for (the simulator's tools take no
+		// time and return nothing): ids call_1, call_2, ... in order.
+		w.toolCalls++
+		b = append(b, `,"content":[{"type":"toolCall","id":"call_`...)
+		b = strconv.AppendInt(b, int64(w.toolCalls), 10)
+		b = append(b, `","name":"`+simulatedTool+`","arguments":{}}]`...)
+	default:
 		b = append(b, `,"content":[{"type":"text","text":"`+simulatedText+`"}]`...)
 	}
 	b = append(b, `,"api":`...)
