@@ -61,9 +61,12 @@ func asstOf(a at, model, stop, errMsg string) string {
 	if errMsg != "" {
 		fmt.Fprintf(&b, `,"errorMessage":%q`, errMsg)
 	}
-	if stop == "error" || stop == "aborted" {
+	switch stop {
+	case "error", "aborted":
 		b.WriteString(`,"content":[]`)
-	} else {
+	case "toolUse": // the session's first tool call (the tests have one)
+		b.WriteString(`,"content":[{"type":"toolCall","id":"call_1","name":"simulated_tool","arguments":{}}]`)
+	default:
 		b.WriteString(`,"content":[{"type":"text","text":"(simulated)"}]`)
 	}
 	fmt.Fprintf(&b, `,"api":"anthropic-messages","provider":"anthropic","model":%q`, model)
