@@ -15,6 +15,12 @@ import (
 const (
 	// MaxSessions is the largest number of sessions of one fleet.
 	MaxSessions = 100_000_000
+	// MaxLiveSessions is the largest number of sessions a fleet keeps
+	// alive at once (each takes about 2.5 KB): the bound of its memory.
+	// Sessions arriving at rate 0 all live at once; at a rate, a fleet
+	// whose arrivals outrun its sessions' ends past this bound stops
+	// with an error (*LiveSessionsError).
+	MaxLiveSessions = 1_000_000
 	// MaxPrompts is the largest number of prompts per session.
 	MaxPrompts = 1_000_000
 	// MaxCalls bounds a count distribution's values (calls per prompt).
@@ -350,6 +356,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.Rate >= 0 && c.Rate <= 1e9) {
 		return fieldErr("rate", "%v is out of range (allowed: sessions per second from 0, all at t=0, to 1e9)", c.Rate)
+	}
+	if c.Rate == 0 && c.Sessions > MaxLiveSessions {
+		return fieldErr("sessions", "%d sessions all at t=0 is more than the %d a fleet keeps alive at once (about 2.5 KB each; allowed: at most %d with rate 0, or a rate that spreads them)", c.Sessions, MaxLiveSessions, MaxLiveSessions)
 	}
 	if c.Prompts < 1 || c.Prompts > MaxPrompts {
 		return fieldErr("prompts", "%d is out of range (allowed: an integer from 1 to %d)", c.Prompts, MaxPrompts)

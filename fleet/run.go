@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -169,6 +170,23 @@ type runner struct {
 	errSum  float64   // the background error rates and the overflow rate
 	// sessions ended and not yet added to opt.Progress; sessions added
 	ended, reported int64
+	// maxLive is the bound of the sessions alive at once
+	// (MaxLiveSessions; tests lower it); err why the run stopped.
+	maxLive int
+	err     error
+}
+
+// LiveSessionsError is the error of a fleet that would keep more than
+// MaxLiveSessions sessions alive at once: its arrivals outrun its
+// sessions' ends (memory grows with the sessions alive).
+type LiveSessionsError struct {
+	Limit int
+	At    time.Duration // the virtual time of the arrival over the bound
+}
+
+// Error says the bound, when the run passed it, and what to change.
+func (e *LiveSessionsError) Error() string {
+	return fmt.Sprintf("more than %d sessions alive at once at t=%v (about 2.5 KB each): lower rate or sessions, or shorten what a session does", e.Limit, e.At)
 }
 
 // Run simulates the fleet cfg (validated first) and returns its result: one
@@ -182,11 +200,14 @@ func Run(cfg Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	r.run()
+	if r.err != nil {
+		return nil, r.err
+	}
 	return r.result(), nil
 }
 
 func newRunner(cfg Config, opt Options) (*runner, error) {
-	r := &runner{cfg: cfg, opt: opt}
+	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
 	var cls []*policy.Classifier
 	add := func(name string, records uint32) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
@@ -281,7 +302,9 @@ func (r *runner) run() {
 		r.now = e.at
 		switch e.kind {
 		case evArrive:
-			r.arrive()
+			if r.arrive(); r.err != nil {
+				return
+			}
 			continue
 		case evOutage:
 			r.cut(&r.cfg.Outages[e.id])
@@ -357,6 +380,10 @@ func (r *runner) arrive() {
 		slot = r.free[n-1]
 		r.free = r.free[:n-1]
 	} else {
+		if len(r.sessions) >= r.maxLive {
+			r.err = &LiveSessionsError{Limit: r.maxLive, At: r.now}
+			return
+		}
 		r.sessions = append(r.sessions, sess{})
 		slot = int32(len(r.sessions) - 1)
 		if r.sdk != nil {

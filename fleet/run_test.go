@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +62,38 @@ func TestDefaultFleet(t *testing.T) {
 	}
 	if q := s.TimeToSuccess.Quantile(0.5); q != float64(want.Milliseconds()) {
 		t.Fatalf("p50 %v", q)
+	}
+}
+
+// TestLiveSessionsBound: a fleet keeps at most maxLive sessions alive at
+// once. Arrivals that outrun the sessions' ends stop the run with a
+// *LiveSessionsError; all at t=0 over MaxLiveSessions is refused by
+// Validate; within the bound the run is as before.
+func TestLiveSessionsBound(t *testing.T) {
+	c := Default(100) // each session lives about 15 s; 1000 arrive per second
+	c.Rate = 1000
+	r, err := newRunner(c.normalized(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.maxLive = 10
+	r.run()
+	var live *LiveSessionsError
+	if !errors.As(r.err, &live) || live.Limit != 10 || len(r.sessions) != 10 {
+		t.Fatalf("err %v with %d sessions, want a LiveSessionsError at 10", r.err, len(r.sessions))
+	}
+	r, _ = newRunner(c.normalized(), Options{})
+	r.maxLive = 100
+	if r.run(); r.err != nil {
+		t.Fatalf("within the bound: %v", r.err)
+	}
+	c = Default(MaxLiveSessions + 1)
+	c.Rate = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "more than the 1000000 a fleet keeps alive at once") {
+		t.Fatalf("all at t=0 over the bound: %v", err)
+	}
+	c.Sessions = MaxLiveSessions
+	if err := c.Validate(); err != nil {
+		t.Fatalf("all at t=0 at the bound: %v", err)
 	}
 }
