@@ -56,5 +56,5 @@ func ExampleCheckSettings() {
 	}
 	fmt.Println(p.Name, sum.Line())
 	// Output:
-	// omp-2026-06 states=116 transitions=952 violations=0
+	// omp-2026-06 states=128 transitions=1060 violations=0
 }

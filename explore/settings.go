@@ -29,11 +29,23 @@ const (
 // reply under the jitter mode: the one that makes the longest wait (0 for
 // down, the largest float64 below 1 for updown, full and equal; 0 for
 // none, which takes no draw). Timers are abstract and a draw only changes
-// the length of a wait, so one draw is explored: the one that puts the
-// wait-bound invariant to the hardest test (SPEC.md §12.6).
+// the length of a wait, so the two ends of the range are explored: this
+// one, which puts the wait-bound invariant to the hardest test, and
+// ShortJitterDraw's, which reply:retryable:short-draw carries (SPEC.md
+// §12.6).
 func JitterDraw(mode string) float64 {
 	switch mode {
 	case policy.JitterUpDown, policy.JitterFull, policy.JitterEqual:
+		return math.Nextafter(1, 0)
+	}
+	return 0
+}
+
+// ShortJitterDraw returns the draw that makes the shortest wait under the
+// jitter mode (the largest float64 below 1 for down, 0 for updown, full
+// and equal), which reply:retryable:short-draw carries.
+func ShortJitterDraw(mode string) float64 {
+	if mode == policy.JitterDown {
 		return math.Nextafter(1, 0)
 	}
 	return 0
@@ -56,8 +68,9 @@ type config struct {
 	// replies without hints, and a reply no candidate message gives its
 	// class under the settings.
 	off uint32
-	// draw is the jitter draw of every retryable reply (JitterDraw).
-	draw float64
+	// draw is the jitter draw of every retryable reply (JitterDraw) but
+	// reply:retryable:short-draw's, shortDraw (ShortJitterDraw).
+	draw, shortDraw float64
 	// sat > 0 (persistent mode): the attempt counter and the chain's
 	// observed attempt saturate at sat in the state (SPEC.md §12.6).
 	sat int
@@ -77,7 +90,7 @@ type replyInput struct {
 var defaultConfigs = func() [MaxMaxRetries + 1]*config {
 	var out [MaxMaxRetries + 1]*config
 	for mr := range out {
-		out[mr] = &config{set: policy.Settings{Enabled: true, MaxRetries: mr, BaseDelay: baseDelay}, msgs: replyOf, alpha: alphabet, off: hintInputs}
+		out[mr] = &config{set: policy.Settings{Enabled: true, MaxRetries: mr, BaseDelay: baseDelay}, msgs: replyOf, alpha: alphabet, off: hintInputs | 1<<ReplyRetryableShortDraw}
 	}
 	return out
 }()
@@ -125,7 +138,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 	if v != nil && v != session.Sound && !anyVariant && optIn(&s) {
 		return nil, fmt.Errorf("variant %s takes only the default settings (maxRetries and baseDelayMs; its table has no rule for the opt-in settings)", v.Name)
 	}
-	c := &config{set: s, msgs: replyOf, off: hintInputs}
+	c := &config{set: s, msgs: replyOf, off: hintInputs | 1<<ReplyRetryableShortDraw}
 	cls, err := classifierOf(&s)
 	if err != nil {
 		return nil, err
@@ -150,7 +163,11 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		}
 	}
 	if s.Jittered() {
-		c.draw = JitterDraw(s.Jitter.Mode)
+		c.draw, c.shortDraw = JitterDraw(s.Jitter.Mode), ShortJitterDraw(s.Jitter.Mode)
+		if c.off&(1<<ReplyRetryable) == 0 { // both ends of the range
+			c.msgs[ReplyRetryableShortDraw] = c.msgs[ReplyRetryable]
+			c.off &^= 1 << ReplyRetryableShortDraw
+		}
 	}
 	if s.MaxBackoff > 0 {
 		c.waitBound = msOf(s.MaxBackoff) * (1 + s.Jitter.Ratio)
@@ -173,7 +190,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 			return nil, fmt.Errorf("the backoff of attempt %d (%v) exceeds the longest wait the explorer encodes (%d ms): lower maxRetries or set maxBackoffMs", k, w, maxRem)
 		}
 	}
-	c.alpha, err = classify(cls, &c.msgs, c.draw, s.Jittered(), alphabet)
+	c.alpha, err = classify(cls, &c.msgs, c.draw, c.shortDraw, s.Jittered(), alphabet)
 	if err != nil {
 		return nil, err
 	}

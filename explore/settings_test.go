@@ -561,3 +561,40 @@ func (c *config) satRecord(r trace.Record) trace.Record {
 	}
 	return r
 }
+
+// TestJitterBothEnds: a jitter range is explored at both ends. Full
+// jitter on a 2 s backoff under a 1.5 s maxWaitMs: the longest draw's wait
+// (2 s) fails fast, the shortest's (0) retries; the explorer reaches both
+// (without reply:retryable:short-draw it saw only the fail-fast end), and
+// the invariants hold.
+func TestJitterBothEnds(t *testing.T) {
+	set := policy.DefaultSettings()
+	set.Jitter = policy.Jitter{Mode: policy.JitterFull, Ratio: 1}
+	set.RetryAfter.MaxWait = 1500 * time.Millisecond
+	c, err := newConfig(session.Sound, &set, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.off&(1<<ReplyRetryableShortDraw) != 0 || c.alpha.reply[ReplyRetryableShortDraw].Draw != 0 ||
+		c.alpha.reply[ReplyRetryable].Draw != JitterDraw(policy.JitterFull) {
+		t.Fatalf("draws: long %v, short %v (in the alphabet: %t)", c.alpha.reply[ReplyRetryable].Draw,
+			c.alpha.reply[ReplyRetryableShortDraw].Draw, c.off&(1<<ReplyRetryableShortDraw) == 0)
+	}
+	// Usage limits left out: a switched one waits 0 and would retry anyway.
+	opt := Options{MaxRetries: 2, without: 1<<ReplyUsageLimitSwitch | 1<<ReplyUsageLimitStay}
+	r := exploreConfig(opt, c)
+	if len(r.Violations) != 0 {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if !reached(r, session.Sound, failFastEvent) || !reached(r, session.Sound, "retry") {
+		t.Errorf("fail_fast reached %t, retry reached %t: want both", reached(r, session.Sound, failFastEvent), reached(r, session.Sound, "retry"))
+	}
+	opt.without |= 1 << ReplyRetryableShortDraw
+	if r := exploreConfig(opt, c); reached(r, session.Sound, "retry") {
+		t.Error("without the short draw the retry is reached too: the test shows nothing")
+	}
+	// The default settings' alphabet does not have the input.
+	if defaultConfig(3).off&(1<<ReplyRetryableShortDraw) == 0 {
+		t.Error("reply:retryable:short-draw in the default alphabet")
+	}
+}

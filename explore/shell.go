@@ -50,6 +50,11 @@ const (
 	// backoff, replace shortens the wait to 2 ms. In the alphabet with
 	// ReplyHintLong.
 	ReplyHintShort
+	// ReplyRetryableShortDraw is ReplyRetryable's error whose jitter draw
+	// makes the shortest wait (ShortJitterDraw; ReplyRetryable's makes the
+	// longest): in the alphabet only when the settings jitter, so that a
+	// jitter range is explored at both ends (SPEC.md §12.6).
+	ReplyRetryableShortDraw
 	numInputs
 )
 
@@ -57,6 +62,7 @@ var inputNames = [numInputs]string{
 	"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
 	"abort_retry", "abort", "set_auto_retry:true", "set_auto_retry:false", "prompt", "fire_timer",
 	"reply:usage_limit:switch", "reply:usage_limit:stay", "reply:hint:long", "reply:hint:short",
+	"reply:retryable:short-draw",
 }
 
 // String returns the input's name, e.g. "reply:retryable".
@@ -130,7 +136,7 @@ type classifiedAlphabet struct {
 
 // alphabet is the default settings' alphabet.
 var alphabet = func() *classifiedAlphabet {
-	a, err := classify(nil, &replyOf, 0, false, nil)
+	a, err := classify(nil, &replyOf, 0, 0, false, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -138,7 +144,8 @@ var alphabet = func() *classifiedAlphabet {
 }()
 
 // classify classifies the replies msgs with cls (nil: the original's
-// message classification); jittered gives each retryable reply the draw.
+// message classification); jittered gives each retryable reply the draw
+// (ReplyRetryableShortDraw shortDraw).
 // A message with no stop reason is not in the alphabet (config.off: a
 // hinted reply of settings that ignore hints, a reply no candidate
 // message gives its class).
@@ -146,7 +153,7 @@ var alphabet = func() *classifiedAlphabet {
 // default alphabet's outcomes (ref): an overflow reply that classifies
 // otherwise under cls (which no mode does: overflow comes first in each)
 // is an error.
-func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
+func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw, shortDraw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
 	a := &classifiedAlphabet{}
 	add := func(o policy.Outcome) error {
 		for _, x := range a.outcomes {
@@ -165,6 +172,9 @@ func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw float64,
 			o := cls.Reply(msgs[in].msg, contextWindow, epoch)
 			if jittered && o.Class == policy.ClassRetryable {
 				o.Draw = draw
+				if in == ReplyRetryableShortDraw {
+					o.Draw = shortDraw
+				}
 			}
 			a.reply[in] = o
 			if err := add(o); err != nil {

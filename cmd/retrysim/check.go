@@ -27,8 +27,8 @@ maxRetries is fixed per exploration, within the range measured to explore
 in under 10 s and 1 GB on 2 cores (with --max-retries-upto N, for 0..N
 together): ` + maxRetriesRanges() + `.
 
---profile NAME explores that profile's retry settings (SPEC.md §12.6: the
-jitter draw fixed at the longest wait, persistent mode's counter
+--profile NAME explores that profile's retry settings (SPEC.md §12.6: a
+jitter range at its two ends, persistent mode's counter
 saturated, hinted replies when the profile reads hints). Its maxRetries is
 the profile's own unless --max-retries or --max-retries-upto is given.
 Variant original takes only the default profile (` + policy.DefaultProfile + `).
