@@ -175,7 +175,7 @@ func New(opt Options) (*Auditor, error) {
 		set, name = opt.Settings.Clone(), "the settings given over profile "+p.Name
 	}
 	set = set.Normalized()
-	c, err := policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
+	c, err := set.Classifier()
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", name, err)
 	}

@@ -139,7 +139,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		return nil, fmt.Errorf("variant %s takes only the default settings (maxRetries and baseDelayMs; its table has no rule for the opt-in settings)", v.Name)
 	}
 	c := &config{set: s, msgs: replyOf, off: hintInputs | 1<<ReplyRetryableShortDraw}
-	cls, err := classifierOf(&s)
+	cls, err := s.Classifier()
 	if err != nil {
 		return nil, err
 	}
@@ -256,15 +256,6 @@ func (c *config) pickMessages(cls *policy.Classifier) {
 			c.msgs[in] = replyInput{}
 		}
 	}
-}
-
-// classifierOf is the Classifier of set's classification settings (nil:
-// the original's message classification), as sim makes it.
-func classifierOf(set *policy.Settings) (*policy.Classifier, error) {
-	if (set.Classify == "" || set.Classify == policy.ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
-		return nil, nil
-	}
-	return policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
 }
 
 // saturate lowers the attempt counter and the chain's observed attempt to

@@ -158,12 +158,3 @@ func (c *catalog) outcome(a answer, i int) *policy.Outcome {
 	}
 	return &e.out[i]
 }
-
-// classifierOf is the Classifier of set's classification settings (nil:
-// the original's message classification), as the simulator builds it.
-func classifierOf(set *policy.Settings) (*policy.Classifier, error) {
-	if (set.Classify == "" || set.Classify == policy.ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
-		return nil, nil
-	}
-	return policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
-}

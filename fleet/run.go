@@ -214,7 +214,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		if err != nil {
 			return layerRT{}, err
 		}
-		c, err := classifierOf(&p.Settings)
+		c, err := p.Settings.Classifier()
 		if err != nil {
 			return layerRT{}, err
 		}

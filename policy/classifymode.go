@@ -39,6 +39,23 @@ type Classifier struct {
 	NonRetryable []*regexp.Regexp
 }
 
+// Classifier returns the Classifier of s's classification settings
+// (classify and the pattern lists), or nil, the original's message
+// classification (ClassifyReply), when they are the default ones. The
+// error is NewClassifier's.
+func (s *Settings) Classifier() (*Classifier, error) {
+	if s.messageClassification() {
+		return nil, nil
+	}
+	return NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
+}
+
+// messageClassification reports whether s classifies as the original:
+// mode message, no patterns.
+func (s *Settings) messageClassification() bool {
+	return (s.Classify == "" || s.Classify == ClassifyMessage) && len(s.RetryablePatterns) == 0 && len(s.NonRetryablePatterns) == 0
+}
+
 // NewClassifier builds a Classifier from settings: mode as
 // parseClassifyMode reads it, and the two pattern lists as compilePatterns
 // compiles them. An error names the setting at fault ("classify",

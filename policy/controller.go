@@ -361,7 +361,7 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 // classifier returns the Classifier of set's classification settings
 // (nil, the original's, for the default), built once per change.
 func (c *Controller) classifier(set *Settings) *Classifier {
-	if (set.Classify == "" || set.Classify == ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
+	if set.messageClassification() {
 		return nil
 	}
 	c.clsMu.Lock()

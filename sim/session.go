@@ -115,7 +115,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	s.sched.AfterEach = s.settle
 	s.rng = rand.New(&s.pcg)
 	s.seed()
-	if s.cls, err = classifierOf(&s.set); err != nil {
+	if s.cls, err = s.set.Classifier(); err != nil {
 		return nil, err
 	}
 	s.clsFresh = true
@@ -127,22 +127,13 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	return s, nil
 }
 
-// classifierOf is the Classifier of set's classification settings (nil:
-// the original's message classification).
-func classifierOf(set *policy.Settings) (*policy.Classifier, error) {
-	if (set.Classify == "" || set.Classify == policy.ClassifyMessage) && len(set.RetryablePatterns) == 0 && len(set.NonRetryablePatterns) == 0 {
-		return nil, nil
-	}
-	return policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
-}
-
 // setSettings puts set in force, with its classifier.
 func (s *Session) setSettings(set policy.Settings) {
 	old := s.set
 	s.set = set
 	if old.Classify != set.Classify || !slices.Equal(old.RetryablePatterns, set.RetryablePatterns) ||
 		!slices.Equal(old.NonRetryablePatterns, set.NonRetryablePatterns) {
-		s.cls, _ = classifierOf(&s.set) // valid: checked before
+		s.cls, _ = s.set.Classifier() // valid: checked before
 		s.clsFresh = false
 	}
 }
@@ -154,7 +145,7 @@ func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
 	s.set = s.sc.Settings
 	s.core.Config.CompactionEnabled = s.sc.Compaction.Enabled
-	s.cls, _ = classifierOf(&s.set)
+	s.cls, _ = s.set.Classifier()
 	s.clsFresh = true
 	s.seed()
 	if s.json != nil {
