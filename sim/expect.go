@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -179,22 +179,12 @@ func expCompactFields(keys []string, fields map[string]any) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(expCompactValue(k))
+		b.WriteString(jsonw.Compact(k))
 		b.WriteByte(':')
-		b.WriteString(expCompactValue(fields[k]))
+		b.WriteString(jsonw.Compact(fields[k]))
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-func expCompactValue(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 func expIntList(xs []int) string {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"unicode"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 )
 
@@ -175,7 +176,7 @@ func txtValue(raw json.RawMessage) string {
 			if txtBareString(s) {
 				return s
 			}
-			return compactJSON(s)
+			return jsonw.Compact(s)
 		}
 	}
 	var b bytes.Buffer
@@ -190,7 +191,7 @@ func txtKey(k string) string {
 	if txtPlain(k) {
 		return k
 	}
-	return compactJSON(k)
+	return jsonw.Compact(k)
 }
 
 // txtBareString reports whether string value s can be shown without quotes:
@@ -212,15 +213,4 @@ func txtPlain(s string) bool {
 		}
 	}
 	return true
-}
-
-// compactJSON writes v as compact JSON without HTML escaping.
-func compactJSON(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
 }

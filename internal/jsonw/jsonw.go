@@ -1,10 +1,26 @@
 package jsonw
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
+
+// Compact returns v as compact JSON without HTML escaping (fmt's %v when
+// encoding/json cannot write it), for messages that quote a value.
+func Compact(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
 
 // AppendNumber appends v as JavaScript's JSON.stringify writes a number
 // (ECMAScript Number::toString): integers without a fraction, otherwise the
