@@ -110,8 +110,11 @@ var goSDKs = []struct {
 			st := c.Responses.NewStreaming(ctx, responsesParams)
 			var b strings.Builder
 			for st.Next() {
-				if ev := st.Current(); ev.Type == "response.output_text.delta" {
+				switch ev := st.Current(); ev.Type {
+				case "response.output_text.delta":
 					b.WriteString(ev.Delta)
+				case "error": // the Responses API's error event is an event, not a stream error
+					return b.String(), fmt.Errorf("error event: %s: %s", ev.Code, ev.Message)
 				}
 			}
 			return b.String(), st.Err()
@@ -126,6 +129,7 @@ func runSDK(t *testing.T, sc proxy.Script, call sdkCall) (text string, err error
 	synctest.Test(t, func(t *testing.T) {
 		s := serve(t, sc)
 		text, err = call.call(t.Context(), s)
+		synctest.Wait() // the handler has logged the request
 		recs, log = s.close(t)
 	})
 	return text, err, recs, log
