@@ -43,21 +43,10 @@ add up, peaks and maxima are the largest, percentiles come from the
 merged fixed-bucket histograms) and print in a fixed order, so the output
 does not depend on the number of processors.
 
-The table has one row per profile (and "all" for a mix):
+The table has one row per profile (and "all" for a mix), its columns
+(--legend prints this list under the tables):
 
-    SESSIONS    sessions that arrived
-    PROMPTS     prompts issued; OK, FAILED done, WAITING not done at the horizon
-    CALLS/P     the agent's model calls per prompt (amplification)
-    WIRE/P      requests sent to the provider per prompt (SDK retries included)
-    429         requests answered 429 for being over capacity
-    IN_RA       requests sent inside a retry-after window the provider gave
-    FAILFAST    chains ended by the fail-fast (wait over retryAfter.maxWaitMs)
-    EXHAUSTED   chains ended by running out of retries
-    P50 P90 P99 MAX   time from a prompt to its success
-    LONGEST     the longest retry wait armed
-    PEAK        most requests in one 100 ms bin during / after an outage
-    RATIO       those peaks over the provider's capacity per 100 ms
-
+` + fleetLegend("    ") + `
 A sweep larger than one machine runs in shards: --shard I/N --json runs
 every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
 order: files, then profile mixes, then seeds; shards are numbered from 0
@@ -66,7 +55,7 @@ every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
 reads the partial results of every shard of one split (in any order) and
 prints the sweep's result, the same as the whole sweep prints (--json: the
 same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json and --plot.
+is an error naming it. merge takes only --json, --plot and --legend.
 
 --plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
 shards) as one image of two panels: the wire calls per second over time,
@@ -116,6 +105,7 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
 	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
 	fs.Bool("json", false, "print the results as JSON")
+	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
 	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
 }
 
@@ -138,7 +128,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		shard = &sh
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
+	if !ok || !legendFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if shard != nil && plotFormat != "" {
@@ -299,21 +289,31 @@ func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Write
 	return format, true
 }
 
+// legendFlag checks that --legend, when given, comes with the table: false
+// after a usage error.
+func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if set["legend"] && flagString(fs, "legend") == "true" && flagString(fs, "json") == "true" {
+		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
+		return false
+	}
+	return true
+}
+
 // runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
 // results of a sweep's shards merged into the sweep's result.
 func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	var others []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json and --plot; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot and --legend; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
+	if !ok || !legendFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
@@ -352,7 +352,7 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 	if flagString(fs, "json") == "true" {
 		out, err = res.JSON()
 	} else {
-		out, err = fleetTable(res)
+		out, err = fleetTable(res, flagString(fs, "legend") == "true")
 	}
 	if err == nil {
 		_, err = stdout.Write(out)
@@ -483,9 +483,72 @@ func parseCapacity(v string) (rps float64, burst int, err error) {
 	return rps, burst, nil
 }
 
+// fleetColumns are the table's columns in order: the heading, one word
+// (no space, so every row splits into as many fields as the heading line),
+// and what it counts. The table's heading line, its legend (--legend) and
+// --help are written from this list.
+var fleetColumns = []struct{ heading, meaning string }{
+	{"PROFILE", `the retry profile the sessions ran ("all": every session of a mix)`},
+	{"SESSIONS", "sessions that arrived"},
+	{"PROMPTS", "prompts issued"},
+	{"OK", "prompts done with a success"},
+	{"FAILED", "prompts done without one"},
+	{"WAITING", "prompts not done at the horizon"},
+	{"CALLS/PROMPT", "the agent's model calls per prompt (its amplification)"},
+	{"WIRE/PROMPT", "requests sent to the provider per prompt, an SDK layer's retries included"},
+	{"429_OVER_CAP", "requests answered 429 for being over the provider's capacity"},
+	{"IN_RETRY_AFTER", "retries sent inside a retry-after window the provider gave (ignoring its hint)"},
+	{"FAILFAST", "retry chains ended by the fail-fast (a wait over retryAfter.maxWaitMs)"},
+	{"EXHAUSTED", "retry chains ended by running out of retries"},
+	{"OK_P50", "time from a prompt to its success: median,"},
+	{"OK_P90", "90th percentile,"},
+	{"OK_P99", "99th percentile"},
+	{"OK_MAX", "and longest (- when no prompt succeeded)"},
+	{"LONGEST_WAIT", "the longest retry wait armed"},
+	{"PEAK_DURING/AFTER", "most requests sent in one 100 ms bin during an outage / in the recovery window after one"},
+	{"PEAK/CAPACITY", "those two peaks over the provider's capacity per 100 ms, during/after (- when unlimited)"},
+}
+
+// fleetHeadings is the table's heading line, tab-separated.
+func fleetHeadings() string {
+	h := make([]string, len(fleetColumns))
+	for i, c := range fleetColumns {
+		h[i] = c.heading
+	}
+	return strings.Join(h, "\t")
+}
+
+// fleetLegend writes the table's columns and their meanings, one column a
+// line (a meaning wrapped under itself), every line after indent.
+func fleetLegend(indent string) string {
+	width := 0
+	for _, c := range fleetColumns {
+		width = max(width, len(c.heading))
+	}
+	const lineWidth = 80
+	var b strings.Builder
+	for _, c := range fleetColumns {
+		line := indent + c.heading + strings.Repeat(" ", width+2-len(c.heading))
+		n := 0
+		for _, word := range strings.Fields(c.meaning) {
+			if n > 0 && len(line)+1+len(word) > lineWidth {
+				b.WriteString(line + "\n")
+				line, n = indent+strings.Repeat(" ", width+2), 0
+			}
+			if n > 0 {
+				line += " "
+			}
+			line += word
+			n++
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 // fleetTable writes res as one table per fleet group, aligned by
-// text/tabwriter.
-func fleetTable(res *fleet.Result) ([]byte, error) {
+// text/tabwriter, and with legend the columns' legend under the tables.
+func fleetTable(res *fleet.Result, legend bool) ([]byte, error) {
 	var b bytes.Buffer
 	for i, g := range res.Groups {
 		if i > 0 {
@@ -501,7 +564,7 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "fleet %s  profile %s  sdk %s  seeds %s  capacity %s\n", g.Fleet, g.Mix, sdk, seedsText(g.Seeds), capacity)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "PROFILE\tSESSIONS\tPROMPTS\tOK\tFAILED\tWAITING\tCALLS/P\tWIRE/P\t429\tIN_RA\tFAILFAST\tEXHAUSTED\tP50\tP90\tP99\tMAX\tLONGEST\tPEAK\tRATIO")
+		fmt.Fprintln(w, fleetHeadings())
 		for j := range g.Profiles {
 			s := &g.Profiles[j]
 			sum := s.Summarize(g.CapacityPer100ms)
@@ -513,6 +576,10 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		if err := w.Flush(); err != nil {
 			return nil, err
 		}
+	}
+	if legend {
+		b.WriteString("\ncolumns:\n")
+		b.WriteString(fleetLegend("  "))
 	}
 	return b.Bytes(), nil
 }

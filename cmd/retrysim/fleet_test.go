@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -31,12 +32,77 @@ func TestFleetDefaultTable(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "fleet default  profile omp-2026-02  sdk none  seeds 1  capacity unlimited") {
 		t.Fatalf("output:\n%s", out)
 	}
-	want := "PROFILE SESSIONS PROMPTS OK FAILED WAITING CALLS/P WIRE/P 429 IN_RA FAILFAST EXHAUSTED P50 P90 P99 MAX LONGEST PEAK RATIO"
+	want := "PROFILE SESSIONS PROMPTS OK FAILED WAITING CALLS/PROMPT WIRE/PROMPT 429_OVER_CAP IN_RETRY_AFTER FAILFAST EXHAUSTED " +
+		"OK_P50 OK_P90 OK_P99 OK_MAX LONGEST_WAIT PEAK_DURING/AFTER PEAK/CAPACITY"
 	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
 		t.Errorf("header %q, want %q", got, want)
 	}
 	if got := strings.Join(strings.Fields(lines[2]), " "); got != "omp-2026-02 300 300 300 0 0 4.00 4.00 0 0 0 0 15.3s 15.3s 15.3s 15.3s 8s 0/0 -" {
 		t.Errorf("row %q", got)
+	}
+}
+
+// TestFleetTableHeadingsAndLegend: the table's headings say what they
+// count (the issue's IN_RA, PEAK and RATIO are gone), each is one field, so
+// every row splits into as many fields as the heading line; --legend
+// prints under the tables a line for every column, and --help lists them
+// all; --legend is refused with --json; without it the table is alone.
+func TestFleetTableHeadingsAndLegend(t *testing.T) {
+	args := []string{"fleet", "--sessions", "200", "--capacity", "20", "--outage", "1s,3s,529",
+		"--profile", "omp-2026-02=50%,omp-2026-06=50%", "--profile", "pi"}
+	code, table, errOut := runMain(t, args...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	var headings []string
+	for line := range strings.Lines(table) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || f[0] == "fleet":
+		case f[0] == "PROFILE":
+			headings = f
+		default:
+			if len(f) != len(headings) || len(f) != len(fleetColumns) {
+				t.Errorf("row of %d fields under %d headings (%d columns): %q", len(f), len(headings), len(fleetColumns), line)
+			}
+		}
+	}
+	for _, cryptic := range []string{"IN_RA", "PEAK", "RATIO", "CALLS/P", "P50"} {
+		if slices.Contains(headings, cryptic) {
+			t.Errorf("heading %s is still there: %q", cryptic, headings)
+		}
+	}
+	if strings.Contains(table, "columns:") {
+		t.Errorf("the legend without --legend:\n%s", table)
+	}
+	code, withLegend, errOut := runMain(t, append(args, "--legend")...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("--legend: exit %d, stderr:\n%s", code, errOut)
+	}
+	legend, ok := strings.CutPrefix(withLegend, table+"\ncolumns:\n")
+	if !ok {
+		t.Fatalf("--legend is not the table then the legend:\n%s", withLegend)
+	}
+	code, help, _ := runMain(t, "fleet", "--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, h := range headings {
+		if !regexp.MustCompile(`(?m)^ +` + regexp.QuoteMeta(h) + ` +\S`).MatchString(legend) {
+			t.Errorf("the legend has no line for %s:\n%s", h, legend)
+		}
+		if !strings.Contains(help, "    "+h+" ") {
+			t.Errorf("--help does not list %s", h)
+		}
+	}
+	for line := range strings.Lines(legend) {
+		if n := len(strings.TrimSuffix(line, "\n")); n > 80 {
+			t.Errorf("a legend line of %d characters: %q", n, line)
+		}
+	}
+	code, out, errOut := runMain(t, "fleet", "--sessions", "10", "--json", "--legend")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--legend explains the table's columns: not with --json") {
+		t.Errorf("--legend --json: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
@@ -164,7 +230,7 @@ func TestFleetUsageErrors(t *testing.T) {
 }
 
 // TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
-// flags (--json, --shard, --plot) sets a key of the fleet files, every key but name and description has a
+// flags (--json, --shard, --plot, --legend) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -175,7 +241,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" {
+		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" || f.Name == "legend" {
 			return
 		}
 		key, ok := keyOf[f.Name]
