@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +56,10 @@ every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
 reads the partial results of every shard of one split (in any order) and
 prints the sweep's result, the same as the whole sweep prints (--json: the
 same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json, --plot and --legend.
+is an error naming it. merge takes only --json, --plot, --legend and
+--out. --out FILE writes the output to FILE instead of stdout. On a
+Kubernetes Indexed Job, --shard index/N takes I from the pod's
+$JOB_COMPLETION_INDEX (deploy/ holds the image and the Jobs).
 
 --plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
 shards) as one image of two panels: the wire calls per second over time,
@@ -103,8 +107,9 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
+	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
 	fs.Bool("json", false, "print the results as JSON")
+	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
 	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
 }
@@ -118,7 +123,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	var shard *fleet.Shard
 	if set["shard"] {
-		sh, err := fleet.ParseShard(flagString(fs, "shard"))
+		sh, err := parseShardFlag(flagString(fs, "shard"))
 		if err != nil {
 			return usageError(c, stderr, "--shard: %v", err)
 		}
@@ -128,7 +133,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		shard = &sh
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok || !legendFlag(c, fs, set, stderr) {
+	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if shard != nil && plotFormat != "" {
@@ -175,7 +180,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			out, err = p.JSON()
 		}
 		if err == nil {
-			_, err = stdout.Write(out)
+			err = writeOutput(fs, out, stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -289,6 +294,51 @@ func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Write
 	return format, true
 }
 
+// completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
+// of its pods to the pod's completion index, 0 to completions-1.
+const completionIndexEnv = "JOB_COMPLETION_INDEX"
+
+// parseShardFlag reads --shard: I/N, or index/N with I from
+// $JOB_COMPLETION_INDEX.
+func parseShardFlag(v string) (fleet.Shard, error) {
+	n, ok := strings.CutPrefix(v, "index/")
+	if !ok {
+		return fleet.ParseShard(v)
+	}
+	i, set := os.LookupEnv(completionIndexEnv)
+	if !set {
+		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	}
+	sh, err := fleet.ParseShard(i + "/" + n)
+	if err != nil {
+		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
+	}
+	return sh, nil
+}
+
+// outFlag checks --out's file before anything runs: its directory exists,
+// and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
+// write the same file); false after a usage error.
+func outFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if !set["out"] {
+		return true
+	}
+	path := flagString(fs, "out")
+	if i := strings.Index(path, "$("); i >= 0 {
+		ref := path[i:]
+		if j := strings.IndexByte(ref, ')'); j >= 0 {
+			ref = ref[:j+1]
+		}
+		usageError(c, stderr, "--out: %q: %s is a variable reference Kubernetes did not expand (not in the container's environment)", termsafe.Text(path), termsafe.Text(ref))
+		return false
+	}
+	if info, err := os.Stat(filepath.Dir(path)); path == "" || err != nil || !info.IsDir() {
+		usageError(c, stderr, "--out: %q: expected a file in an existing directory", termsafe.Text(path))
+		return false
+	}
+	return true
+}
+
 // legendFlag checks that --legend, when given, comes with the table: false
 // after a usage error.
 func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
@@ -305,15 +355,15 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	c := lookup("fleet")
 	var others []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot and --legend; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok || !legendFlag(c, fs, set, stderr) {
+	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
@@ -355,13 +405,26 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 		out, err = fleetTable(res, flagString(fs, "legend") == "true")
 	}
 	if err == nil {
-		_, err = stdout.Write(out)
+		err = writeOutput(fs, out, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// writeOutput writes out to --out's file, or to stdout without --out.
+func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
+	path := flagString(fs, "out")
+	if path == "" {
+		_, err := stdout.Write(out)
+		return err
+	}
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
 
 // writePlot draws res to the file path in format.

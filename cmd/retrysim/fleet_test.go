@@ -516,3 +516,72 @@ func TestFleetProgressOnlyOnATerminal(t *testing.T) {
 		t.Fatalf("no bar on the terminal: %q", bar)
 	}
 }
+
+// TestFleetShardFromJobIndex: --shard index/N takes the shard's index from
+// $JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it, and runs
+// exactly shard I/N; --out writes the output to a file, not stdout (merge's
+// too), and the shards written so merge into the whole sweep's bytes. An
+// unset, non-numeric or out-of-range index, an --out with a $(VAR) left
+// unexpanded or in a missing directory are usage errors naming them.
+func TestFleetShardFromJobIndex(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"fleet", "--json", "--sessions", "30", "--capacity", "5", "--outage", "1s,2s,529", "--seeds", "1-5"}
+	code, whole, errOut := runMain(t, sweep...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var files []string
+	for i := range 3 {
+		code, want, errOut := runMain(t, append(sweep, "--shard", strconv.Itoa(i)+"/3")...)
+		if code != exitOK {
+			t.Fatalf("shard %d/3: exit %d: %s", i, code, errOut)
+		}
+		t.Setenv(completionIndexEnv, strconv.Itoa(i))
+		file := filepath.Join(dir, "shard-"+strconv.Itoa(i)+".json")
+		code, out, errOut := runMain(t, append(sweep, "--shard", "index/3", "--out", file)...)
+		if code != exitOK || out != "" || errOut != "" {
+			t.Fatalf("index/3 with %s=%d: exit %d, stdout %q, stderr %s", completionIndexEnv, i, code, out, errOut)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Fatalf("index/3 with %s=%d wrote:\n%s\nshard %d/3 prints:\n%s", completionIndexEnv, i, got, i, want)
+		}
+		files = append(files, file)
+	}
+	mergedFile := filepath.Join(dir, "sweep.json")
+	code, out, errOut := runMain(t, append([]string{"fleet", "merge", "--json", "--out", mergedFile}, files...)...)
+	if code != exitOK || out != "" || errOut != "" {
+		t.Fatalf("merge --out: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if merged, err := os.ReadFile(mergedFile); err != nil || string(merged) != whole {
+		t.Fatalf("merged %v:\n%s\nwhole:\n%s", err, merged, whole)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("the directory holds %d files, want the 3 shards and the sweep (no temporary file left)", len(entries))
+	}
+
+	for _, c := range []struct {
+		index string // "": unset
+		args  []string
+		want  string
+	}{
+		{"", []string{"--shard", "index/3"}, `--shard: "index/3": $JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)`},
+		{"3", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="3": "3/3": shard index 3 is out of range (allowed: 0 to 2`},
+		{"one", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="one": "one/3": expected I/N`},
+		{"0", []string{"--shard", "index/3", "--out", filepath.Join(dir, "shard-$(JOB_COMPLETION_INDEX).json")},
+			`$(JOB_COMPLETION_INDEX) is a variable reference Kubernetes did not expand`},
+		{"0", []string{"--shard", "index/3", "--out", filepath.Join(dir, "missing", "shard.json")}, "--out: " + strconv.Quote(filepath.Join(dir, "missing", "shard.json")) + ": expected a file in an existing directory"},
+	} {
+		t.Setenv(completionIndexEnv, c.index)
+		if c.index == "" {
+			os.Unsetenv(completionIndexEnv)
+		}
+		code, out, errOut := runMain(t, append(slices.Clone(sweep), c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s=%q %q: exit %d, stdout %q, stderr:\n%s\nwant %q", completionIndexEnv, c.index, c.args, code, out, errOut, c.want)
+		}
+	}
+}
