@@ -230,7 +230,7 @@ func TestFleetUsageErrors(t *testing.T) {
 }
 
 // TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
-// flags (--json, --shard, --plot, --legend) sets a key of the fleet files, every key but name and description has a
+// flags (--json, --shard, --plot, --legend, --out) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -241,7 +241,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" || f.Name == "legend" {
+		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" || f.Name == "legend" || f.Name == "out" {
 			return
 		}
 		key, ok := keyOf[f.Name]
