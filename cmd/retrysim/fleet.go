@@ -53,13 +53,15 @@ every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
 order: files, then profile mixes, then seeds; shards are numbered from 0
 to N-1) and prints its partial result, which names the sweep (a hash of
 every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
-reads the partial results of every shard of one split (in any order) and
-prints the sweep's result, the same as the whole sweep prints (--json: the
-same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json, --plot, --legend and
---out. --out FILE writes the output to FILE instead of stdout. On a
-Kubernetes Indexed Job, --shard index/N takes I from the pod's
-$JOB_COMPLETION_INDEX (deploy/ holds the image and the Jobs).
+reads the partial results of every shard of one split (in any order; a
+directory stands for its *.json files) and prints the sweep's result, the
+same as the whole sweep prints (--json: the same bytes); a shard missing
+or given twice, or a shard of another sweep, is an error naming it. merge
+takes only --json, --plot, --legend and --out.
+
+--out FILE writes the output to FILE (whole, by a rename) instead of
+stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
 
 --plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
 shards) as one image of two panels: the wire calls per second over time,
@@ -339,6 +341,34 @@ func outFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer
 	return true
 }
 
+// partialPaths are merge's files: each argument, a directory standing for
+// the files in it named *.json (not hidden: an --out being written is), in
+// name order.
+func partialPaths(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil || !info.IsDir() {
+			paths = append(paths, arg) // read, or refused, as a file
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(paths)
+		for _, e := range entries {
+			if name := e.Name(); e.Type().IsRegular() && strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				paths = append(paths, filepath.Join(arg, name))
+			}
+		}
+		if len(paths) == n {
+			return nil, fmt.Errorf("%s: a directory with no partial result (no file named *.json)", arg)
+		}
+	}
+	return paths, nil
+}
+
 // legendFlag checks that --legend, when given, comes with the table: false
 // after a usage error.
 func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
@@ -368,6 +398,11 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	paths, err := partialPaths(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
 	}
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {

@@ -520,24 +520,37 @@ func TestFleetProgressOnlyOnATerminal(t *testing.T) {
 // TestFleetShardFromJobIndex: --shard index/N takes the shard's index from
 // $JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it, and runs
 // exactly shard I/N; --out writes the output to a file, not stdout (merge's
-// too), and the shards written so merge into the whole sweep's bytes. An
+// too), and the shards written so merge, given their directory, into the
+// whole sweep's bytes (a hidden file or one not named *.json there is not
+// read). An
 // unset, non-numeric or out-of-range index, an --out with a $(VAR) left
 // unexpanded or in a missing directory are usage errors naming them.
 func TestFleetShardFromJobIndex(t *testing.T) {
 	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	empty := filepath.Join(dir, "empty")
+	for _, d := range []string{shards, empty} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{".shard-9.json.update-1", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(shards, name), []byte("not a partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sweep := []string{"fleet", "--json", "--sessions", "30", "--capacity", "5", "--outage", "1s,2s,529", "--seeds", "1-5"}
 	code, whole, errOut := runMain(t, sweep...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var files []string
 	for i := range 3 {
 		code, want, errOut := runMain(t, append(sweep, "--shard", strconv.Itoa(i)+"/3")...)
 		if code != exitOK {
 			t.Fatalf("shard %d/3: exit %d: %s", i, code, errOut)
 		}
 		t.Setenv(completionIndexEnv, strconv.Itoa(i))
-		file := filepath.Join(dir, "shard-"+strconv.Itoa(i)+".json")
+		file := filepath.Join(shards, "shard-"+strconv.Itoa(i)+".json")
 		code, out, errOut := runMain(t, append(sweep, "--shard", "index/3", "--out", file)...)
 		if code != exitOK || out != "" || errOut != "" {
 			t.Fatalf("index/3 with %s=%d: exit %d, stdout %q, stderr %s", completionIndexEnv, i, code, out, errOut)
@@ -549,18 +562,21 @@ func TestFleetShardFromJobIndex(t *testing.T) {
 		if string(got) != want {
 			t.Fatalf("index/3 with %s=%d wrote:\n%s\nshard %d/3 prints:\n%s", completionIndexEnv, i, got, i, want)
 		}
-		files = append(files, file)
 	}
 	mergedFile := filepath.Join(dir, "sweep.json")
-	code, out, errOut := runMain(t, append([]string{"fleet", "merge", "--json", "--out", mergedFile}, files...)...)
+	code, out, errOut := runMain(t, "fleet", "merge", "--json", "--out", mergedFile, shards)
 	if code != exitOK || out != "" || errOut != "" {
 		t.Fatalf("merge --out: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 	if merged, err := os.ReadFile(mergedFile); err != nil || string(merged) != whole {
 		t.Fatalf("merged %v:\n%s\nwhole:\n%s", err, merged, whole)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
-		t.Errorf("the directory holds %d files, want the 3 shards and the sweep (no temporary file left)", len(entries))
+	if entries, _ := os.ReadDir(shards); len(entries) != 5 {
+		t.Errorf("the shards' directory holds %d files, want the 3 shards and the 2 others (no temporary file left)", len(entries))
+	}
+	code, out, errOut = runMain(t, "fleet", "merge", empty)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, empty+": a directory with no partial result (no file named *.json)") {
+		t.Errorf("merge of an empty directory: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
 	for _, c := range []struct {
