@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,30 +44,24 @@ add up, peaks and maxima are the largest, percentiles come from the
 merged fixed-bucket histograms) and print in a fixed order, so the output
 does not depend on the number of processors.
 
-The table has one row per profile (and "all" for a mix):
+The table has one row per profile (and "all" for a mix), its columns
+(--legend prints this list under the tables):
 
-    SESSIONS    sessions that arrived
-    PROMPTS     prompts issued; OK, FAILED done, WAITING not done at the horizon
-    CALLS/P     the agent's model calls per prompt (amplification)
-    WIRE/P      requests sent to the provider per prompt (SDK retries included)
-    429         requests answered 429 for being over capacity
-    IN_RA       requests sent inside a retry-after window the provider gave
-    FAILFAST    chains ended by the fail-fast (wait over retryAfter.maxWaitMs)
-    EXHAUSTED   chains ended by running out of retries
-    P50 P90 P99 MAX   time from a prompt to its success
-    LONGEST     the longest retry wait armed
-    PEAK        most requests in one 100 ms bin during / after an outage
-    RATIO       those peaks over the provider's capacity per 100 ms
-
+` + fleetLegend("    ") + `
 A sweep larger than one machine runs in shards: --shard I/N --json runs
 every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
 order: files, then profile mixes, then seeds; shards are numbered from 0
 to N-1) and prints its partial result, which names the sweep (a hash of
 every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
-reads the partial results of every shard of one split (in any order) and
-prints the sweep's result, the same as the whole sweep prints (--json: the
-same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json and --plot.
+reads the partial results of every shard of one split (in any order; a
+directory stands for its *.json files) and prints the sweep's result, the
+same as the whole sweep prints (--json: the same bytes); a shard missing
+or given twice, or a shard of another sweep, is an error naming it. merge
+takes only --json, --plot, --legend and --out.
+
+--out FILE writes the output to FILE (whole, by a rename) instead of
+stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
 
 --plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
 shards) as one image of two panels: the wire calls per second over time,
@@ -114,8 +109,10 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
+	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
 	fs.Bool("json", false, "print the results as JSON")
+	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
+	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
 	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
 }
 
@@ -128,7 +125,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	var shard *fleet.Shard
 	if set["shard"] {
-		sh, err := fleet.ParseShard(flagString(fs, "shard"))
+		sh, err := parseShardFlag(flagString(fs, "shard"))
 		if err != nil {
 			return usageError(c, stderr, "--shard: %v", err)
 		}
@@ -138,7 +135,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		shard = &sh
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
+	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if shard != nil && plotFormat != "" {
@@ -176,7 +173,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			out, err = p.JSON()
 		}
 		if err == nil {
-			_, err = stdout.Write(out)
+			err = writeOutput(fs, out, stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -299,25 +296,113 @@ func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Write
 	return format, true
 }
 
+// completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
+// of its pods to the pod's completion index, 0 to completions-1.
+const completionIndexEnv = "JOB_COMPLETION_INDEX"
+
+// parseShardFlag reads --shard: I/N, or index/N with I from
+// $JOB_COMPLETION_INDEX.
+func parseShardFlag(v string) (fleet.Shard, error) {
+	n, ok := strings.CutPrefix(v, "index/")
+	if !ok {
+		return fleet.ParseShard(v)
+	}
+	i, set := os.LookupEnv(completionIndexEnv)
+	if !set {
+		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	}
+	sh, err := fleet.ParseShard(i + "/" + n)
+	if err != nil {
+		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
+	}
+	return sh, nil
+}
+
+// outFlag checks --out's file before anything runs: its directory exists,
+// and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
+// write the same file); false after a usage error.
+func outFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if !set["out"] {
+		return true
+	}
+	path := flagString(fs, "out")
+	if i := strings.Index(path, "$("); i >= 0 {
+		ref := path[i:]
+		if j := strings.IndexByte(ref, ')'); j >= 0 {
+			ref = ref[:j+1]
+		}
+		usageError(c, stderr, "--out: %q: %s is a variable reference Kubernetes did not expand (not in the container's environment)", termsafe.Text(path), termsafe.Text(ref))
+		return false
+	}
+	if info, err := os.Stat(filepath.Dir(path)); path == "" || err != nil || !info.IsDir() {
+		usageError(c, stderr, "--out: %q: expected a file in an existing directory", termsafe.Text(path))
+		return false
+	}
+	return true
+}
+
+// partialPaths are merge's files: each argument, a directory standing for
+// the files in it named *.json (not hidden: an --out being written is), in
+// name order.
+func partialPaths(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil || !info.IsDir() {
+			paths = append(paths, arg) // read, or refused, as a file
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(paths)
+		for _, e := range entries {
+			if name := e.Name(); e.Type().IsRegular() && strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				paths = append(paths, filepath.Join(arg, name))
+			}
+		}
+		if len(paths) == n {
+			return nil, fmt.Errorf("%s: a directory with no partial result (no file named *.json)", arg)
+		}
+	}
+	return paths, nil
+}
+
+// legendFlag checks that --legend, when given, comes with the table: false
+// after a usage error.
+func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if set["legend"] && flagString(fs, "legend") == "true" && flagString(fs, "json") == "true" {
+		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
+		return false
+	}
+	return true
+}
+
 // runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
 // results of a sweep's shards merged into the sweep's result.
 func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	var others []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json and --plot; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
 	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
+	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	paths, err := partialPaths(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
 	}
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
@@ -352,16 +437,29 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 	if flagString(fs, "json") == "true" {
 		out, err = res.JSON()
 	} else {
-		out, err = fleetTable(res)
+		out, err = fleetTable(res, flagString(fs, "legend") == "true")
 	}
 	if err == nil {
-		_, err = stdout.Write(out)
+		err = writeOutput(fs, out, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// writeOutput writes out to --out's file, or to stdout without --out.
+func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
+	path := flagString(fs, "out")
+	if path == "" {
+		_, err := stdout.Write(out)
+		return err
+	}
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
 
 // writePlot draws res to the file path in format.
@@ -483,9 +581,72 @@ func parseCapacity(v string) (rps float64, burst int, err error) {
 	return rps, burst, nil
 }
 
+// fleetColumns are the table's columns in order: the heading, one word
+// (no space, so every row splits into as many fields as the heading line),
+// and what it counts. The table's heading line, its legend (--legend) and
+// --help are written from this list.
+var fleetColumns = []struct{ heading, meaning string }{
+	{"PROFILE", `the retry profile the sessions ran ("all": every session of a mix)`},
+	{"SESSIONS", "sessions that arrived"},
+	{"PROMPTS", "prompts issued"},
+	{"OK", "prompts done with a success"},
+	{"FAILED", "prompts done without one"},
+	{"WAITING", "prompts not done at the horizon"},
+	{"CALLS/PROMPT", "the agent's model calls per prompt (its amplification)"},
+	{"WIRE/PROMPT", "requests sent to the provider per prompt, an SDK layer's retries included"},
+	{"429_OVER_CAP", "requests answered 429 for being over the provider's capacity"},
+	{"IN_RETRY_AFTER", "retries sent inside a retry-after window the provider gave (ignoring its hint)"},
+	{"FAILFAST", "retry chains ended by the fail-fast (a wait over retryAfter.maxWaitMs)"},
+	{"EXHAUSTED", "retry chains ended by running out of retries"},
+	{"OK_P50", "time from a prompt to its success: median,"},
+	{"OK_P90", "90th percentile,"},
+	{"OK_P99", "99th percentile"},
+	{"OK_MAX", "and longest (- when no prompt succeeded)"},
+	{"LONGEST_WAIT", "the longest retry wait armed"},
+	{"PEAK_DURING/AFTER", "most requests sent in one 100 ms bin during an outage / in the recovery window after one"},
+	{"PEAK/CAPACITY", "those two peaks over the provider's capacity per 100 ms, during/after (- when unlimited)"},
+}
+
+// fleetHeadings is the table's heading line, tab-separated.
+func fleetHeadings() string {
+	h := make([]string, len(fleetColumns))
+	for i, c := range fleetColumns {
+		h[i] = c.heading
+	}
+	return strings.Join(h, "\t")
+}
+
+// fleetLegend writes the table's columns and their meanings, one column a
+// line (a meaning wrapped under itself), every line after indent.
+func fleetLegend(indent string) string {
+	width := 0
+	for _, c := range fleetColumns {
+		width = max(width, len(c.heading))
+	}
+	const lineWidth = 80
+	var b strings.Builder
+	for _, c := range fleetColumns {
+		line := indent + c.heading + strings.Repeat(" ", width+2-len(c.heading))
+		n := 0
+		for _, word := range strings.Fields(c.meaning) {
+			if n > 0 && len(line)+1+len(word) > lineWidth {
+				b.WriteString(line + "\n")
+				line, n = indent+strings.Repeat(" ", width+2), 0
+			}
+			if n > 0 {
+				line += " "
+			}
+			line += word
+			n++
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 // fleetTable writes res as one table per fleet group, aligned by
-// text/tabwriter.
-func fleetTable(res *fleet.Result) ([]byte, error) {
+// text/tabwriter, and with legend the columns' legend under the tables.
+func fleetTable(res *fleet.Result, legend bool) ([]byte, error) {
 	var b bytes.Buffer
 	for i, g := range res.Groups {
 		if i > 0 {
@@ -501,7 +662,7 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "fleet %s  profile %s  sdk %s  seeds %s  capacity %s\n", g.Fleet, g.Mix, sdk, seedsText(g.Seeds), capacity)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "PROFILE\tSESSIONS\tPROMPTS\tOK\tFAILED\tWAITING\tCALLS/P\tWIRE/P\t429\tIN_RA\tFAILFAST\tEXHAUSTED\tP50\tP90\tP99\tMAX\tLONGEST\tPEAK\tRATIO")
+		fmt.Fprintln(w, fleetHeadings())
 		for j := range g.Profiles {
 			s := &g.Profiles[j]
 			sum := s.Summarize(g.CapacityPer100ms)
@@ -513,6 +674,10 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		if err := w.Flush(); err != nil {
 			return nil, err
 		}
+	}
+	if legend {
+		b.WriteString("\ncolumns:\n")
+		b.WriteString(fleetLegend("  "))
 	}
 	return b.Bytes(), nil
 }
