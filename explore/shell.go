@@ -262,19 +262,19 @@ type shell struct {
 	posts   []post
 
 	// Per step.
-	in       Input        // the step's input
-	firing   bool         // the step fires a timer: the timers it arms are not Late
-	pruned   bool         // the step needed more than the timer bounds
-	fails    invSet       // invariants the step violates
-	lastIn   policy.Input // the input of the step's last transition record
-	lastEv   string       // the event of the step's last transition record
-	endAt    bool         // the step's last retry record is auto_retry_end
+	in     Input        // the step's input
+	firing bool         // the step fires a timer: the timers it arms are not Late
+	pruned bool         // the step needed more than the timer bounds
+	fails  invSet       // invariants the step violates
+	lastIn policy.Input // the input of the step's last transition record
+	lastEv string       // the event of the step's last transition record
+	endAt  bool         // the step's last retry record is auto_retry_end
 	// compacted: the step compacted an overflow and a continue will follow
 	// (auto_compaction_end with willRetry).
 	compacted bool
-	fellBack bool         // a retry_fallback waits for its auto_retry_start
-	units    []int        // (rule, from-state) units of the transitions recorded
-	_        [128]byte
+	fellBack  bool  // a retry_fallback waits for its auto_retry_start
+	units     []int // (rule, from-state) units of the transitions recorded
+	_         [128]byte
 }
 
 // invariantRecords are the records the invariants read.
