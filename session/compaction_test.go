@@ -15,11 +15,11 @@ type coreRun struct {
 	core *session.Core
 	set  policy.Settings
 	s    session.State
-	call uint64           // the model call in flight
-	comp session.Timer    // the compaction continue armed last
+	call uint64        // the model call in flight
+	comp session.Timer // the compaction continue armed last
 	// armed is the timer of each kind armed last.
 	armed [session.CompactionTimer + 1]session.Timer
-	fx   []session.Effect // the last step's effects
+	fx    []session.Effect // the last step's effects
 }
 
 func newCoreRun(t *testing.T, v *session.Variant, compaction bool) *coreRun {

@@ -73,11 +73,15 @@ const (
 	RoleUser
 	RoleAssistant
 	RoleToolResult
+	// RoleCompactionSummary is the summary a rebuilt context starts with
+	// (RebuildFromHistory).
+	RoleCompactionSummary
 )
 
-// String returns "user", "assistant", "toolResult" or "".
+// String returns "user", "assistant", "toolResult", "compactionSummary"
+// or "".
 func (r Role) String() string {
-	return [...]string{"", "user", "assistant", "toolResult"}[r]
+	return [...]string{"", "user", "assistant", "toolResult", "compactionSummary"}[r]
 }
 
 // Message is an assistant message of the runtime context: the classified

@@ -429,6 +429,9 @@ func (st *stepper) rebuildContext() {
 	s := st.s
 	s.Context = s.History
 	s.Context.Count++ // the compaction summary, first
+	if s.Context.Last == RoleAssistant && s.Context.BeforeLast == RoleNone {
+		s.Context.BeforeLast = RoleCompactionSummary // a history of one message
+	}
 	if s.Context.Last == RoleAssistant && s.Context.Assistant.Reply.StopReason == policy.StopReasonError {
 		s.Context.dropLastAssistant()
 	}
