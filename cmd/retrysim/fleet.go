@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,6 +143,11 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if shard != nil && plotFormat != "" {
 		return usageError(c, stderr, "--plot draws a whole sweep: plot the merged shards ('retrysim fleet merge --plot FILE PARTIAL...')")
 	}
+	plot, code := openPlot(fs, plotFormat, stderr)
+	if code != exitOK {
+		return code
+	}
+	defer plot.discard()
 	var specs []*fleet.Spec
 	if len(args) == 0 {
 		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
@@ -196,7 +203,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	return writeFleetResult(fs, plot, res, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -404,6 +411,11 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
+	plot, code := openPlot(fs, plotFormat, stderr)
+	if code != exitOK {
+		return code
+	}
+	defer plot.discard()
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
 		data, err := readBounded(path, maxPartialSize)
@@ -420,17 +432,70 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	return writeFleetResult(fs, plot, res, stdout, stderr)
+}
+
+// plotFile is --plot's file, opened before the fleets run so that a path
+// that cannot be written is found before a long run, not after it.
+type plotFile struct {
+	path, format string
+	f            *os.File
+	created      bool // it did not exist: removed when nothing is drawn
+	drawn        bool
+}
+
+// openPlot opens --plot's file for writing (nil without --plot); it
+// reports an error and returns exitFail when the path cannot be written.
+func openPlot(fs *flag.FlagSet, format string, stderr io.Writer) (*plotFile, int) {
+	if format == "" {
+		return nil, exitOK
+	}
+	p := &plotFile{path: flagString(fs, "plot"), format: format}
+	if _, err := os.Lstat(p.path); errors.Is(err, iofs.ErrNotExist) {
+		p.created = true
+	}
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: --plot: %s (nothing was run)\n", termsafe.Text(err.Error()))
+		return nil, exitFail
+	}
+	p.f = f
+	return p, exitOK
+}
+
+// draw writes res to the file, replacing what it held.
+func (p *plotFile) draw(res *fleet.Result) error {
+	p.drawn = true
+	if err := p.f.Truncate(0); err != nil {
+		p.f.Close()
+		return err
+	}
+	err := fleetplot.Write(p.f, res, p.format)
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// discard closes the file when nothing was drawn, removing it if it did
+// not exist before.
+func (p *plotFile) discard() {
+	if p == nil || p.drawn {
+		return
+	}
+	p.f.Close()
+	if p.created {
+		os.Remove(p.path)
+	}
 }
 
 // writeFleetResult prints res as --json or the table says, and draws it to
-// --plot's file in plotFormat ("": no plot).
-func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, stdout, stderr io.Writer) int {
-	if plotFormat != "" {
-		if err := writePlot(flagString(fs, "plot"), plotFormat, res); err != nil {
-			fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(err.Error()))
-			return exitFail
-		}
+// --plot's file (nil: no plot). A plot that cannot be drawn is reported
+// (exit 1) after the table or JSON is printed all the same.
+func writeFleetResult(fs *flag.FlagSet, plot *plotFile, res *fleet.Result, stdout, stderr io.Writer) int {
+	var plotErr error
+	if plot != nil {
+		plotErr = plot.draw(res)
 	}
 	var out []byte
 	var err error
@@ -444,6 +509,10 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+		return exitFail
+	}
+	if plotErr != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(plotErr.Error()))
 		return exitFail
 	}
 	return exitOK
@@ -460,20 +529,6 @@ func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
-}
-
-// writePlot draws res to the file path in format.
-func writePlot(path, format string, res *fleet.Result) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fleetplot.Write(f, res, format)
 }
 
 // applyFleetFlags sets every flag given (set) over spec's keys; an invalid
@@ -736,13 +791,36 @@ func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, erro
 var maxPartialSize int64 = 256 << 20
 
 // readBounded reads the file at path, refusing one larger than max bytes
-// before reading it all, so that memory stays bounded whatever the input.
+// from its size before reading any of it, and a device or a folder (it has
+// no size: /dev/zero would be read up to max), so that time and memory stay
+// bounded whatever the input. A pipe (a process substitution) is read up to
+// max bytes.
 func readBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch mode := info.Mode(); {
+	case mode.IsRegular():
+		if info.Size() > max {
+			return nil, fmt.Errorf("larger than %d bytes (%d bytes): not a partial result (one holds a summary per fleet group)", max, info.Size())
+		}
+	case mode&(os.ModeNamedPipe|os.ModeSocket) != 0:
+	default:
+		what := "not a regular file"
+		switch {
+		case mode.IsDir():
+			what = "a folder"
+		case mode&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, fmt.Errorf("%s, not a partial result (a file 'retrysim fleet --shard I/N --json' wrote)", what)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -49,6 +51,43 @@ func TestFleetShardOfAMillionRuns(t *testing.T) {
 		}
 		if !strings.Contains(out, `"runs": 1000000`) || !strings.Contains(out, "\"seeds\": [\n        1000000\n      ]") {
 			t.Errorf("%v: not the shard of the last run:\n%s", args, out)
+		}
+	}
+}
+
+// TestFleetMergeSizeCapFromStat: a 300 MB partial is refused from its size
+// before any of it is read, and /dev/zero and a folder are refused as not
+// files, each in under 1 MB allocated (issue 19 §3: 8 s and 600 MB; 256
+// MiB read from /dev/zero).
+func TestFleetMergeSizeCapFromStat(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(300 << 20); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	cases := []struct{ path, want string }{
+		{big, big + ": larger than 268435456 bytes (314572800 bytes): not a partial result"},
+		{dir, dir + ": a folder, not a partial result"},
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		cases = append(cases, struct{ path, want string }{"/dev/zero", "/dev/zero: a device, not a partial result"})
+	}
+	for _, c := range cases {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		code, out, errOut := runMain(t, "fleet", "merge", c.path)
+		runtime.ReadMemStats(&after)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", c.path, code, out, errOut, c.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("%s: %d bytes allocated to refuse it", c.path, alloc)
 		}
 	}
 }
