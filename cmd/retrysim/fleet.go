@@ -17,7 +17,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/term"
@@ -66,14 +65,14 @@ every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
 reads the partial results of every shard of one split (in any order) and
 prints the sweep's result, the same as the whole sweep prints (--json: the
 same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json and --plot.
+is an error naming it. merge takes only --json.
 
---plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
-shards) as one image of two panels: the wire calls per second over time,
-a line per profile (the mean of a sweep's seeds), with the outage windows
-shaded, from each profile's 1024 time bins (100 ms wide, doubled as the
-fleet runs longer); and the CDF of the time from a prompt to its success,
-from the histogram.
+The charts (the wire calls per second over time per profile with the
+outage windows shaded, and the CDF of the time from a prompt to its
+success) are drawn by a command of their own, so that retrysim builds
+without a chart library: print the result with --json --shard 0/1 (or
+the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png
+PARTIAL...'. --plot says so.
 
 When stderr is a terminal and the fleets run for more than a second, a
 progress bar of the sessions done shows there (nothing else changes).
@@ -116,7 +115,7 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
 	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
 	fs.Bool("json", false, "print the results as JSON")
-	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
+	fs.String("plot", "", "moved: the charts are drawn by retrysim-plot from the --json --shard 0/1 result (see above)")
 }
 
 func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
@@ -137,12 +136,8 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		shard = &sh
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
-		return exitUsage
-	}
-	if shard != nil && plotFormat != "" {
-		return usageError(c, stderr, "--plot draws a whole sweep: plot the merged shards ('retrysim fleet merge --plot FILE PARTIAL...')")
+	if set["plot"] {
+		return plotMoved(c, stderr)
 	}
 	var specs []*fleet.Spec
 	if len(args) == 0 {
@@ -199,7 +194,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	return writeFleetResult(fs, res, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -285,18 +280,10 @@ func (p *fleetProgress) stop() {
 	p.bar.Finish()
 }
 
-// plotFlag checks --plot's file name: its format ("" without --plot), or
-// false after a usage error.
-func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) (string, bool) {
-	if !set["plot"] {
-		return "", true
-	}
-	format, err := fleetplot.FormatOf(flagString(fs, "plot"))
-	if err != nil {
-		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
-		return "", false
-	}
-	return format, true
+// plotMoved is the usage error of --plot, which moved to retrysim-plot.
+func plotMoved(c *command, stderr io.Writer) int {
+	return usageError(c, stderr, "--plot: the charts are drawn by retrysim-plot, so that retrysim builds without a chart library: "+
+		"print the result with --json --shard 0/1 (or the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'")
 }
 
 // runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
@@ -310,11 +297,10 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json and --plot; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
-		return exitUsage
+	if set["plot"] {
+		return plotMoved(c, stderr)
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
@@ -335,18 +321,11 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	return writeFleetResult(fs, res, stdout, stderr)
 }
 
-// writeFleetResult prints res as --json or the table says, and draws it to
-// --plot's file in plotFormat ("": no plot).
-func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, stdout, stderr io.Writer) int {
-	if plotFormat != "" {
-		if err := writePlot(flagString(fs, "plot"), plotFormat, res); err != nil {
-			fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(err.Error()))
-			return exitFail
-		}
-	}
+// writeFleetResult prints res as --json or the table says.
+func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Writer) int {
 	var out []byte
 	var err error
 	if flagString(fs, "json") == "true" {
@@ -362,20 +341,6 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 		return exitFail
 	}
 	return exitOK
-}
-
-// writePlot draws res to the file path in format.
-func writePlot(path, format string, res *fleet.Result) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fleetplot.Write(f, res, format)
 }
 
 // applyFleetFlags sets every flag given (set) over spec's keys; an invalid
