@@ -184,6 +184,7 @@ type Controller struct {
 	subs   []sub       // copied on write: a delivery iterates the slice it read
 	obs    []transObs  // copied on write
 	rel    []func()    // copied on write
+	ends   []endObs    // copied on write
 	nextID int
 	// lastValid are the last settings that passed Validate.
 	lastValid Settings
@@ -245,6 +246,11 @@ type transObs struct {
 	f  func(fsm.Edge)
 }
 
+type endObs struct {
+	id int
+	f  func(AutoRetryEnd, error)
+}
+
 // itemKind is the kind of a queued delivery.
 type itemKind uint8
 
@@ -279,7 +285,7 @@ type item struct {
 	id           uint64        // itemArm: the wait's id
 	text         string        // itemStart: errorMessage; itemEnd: finalError; itemFallback: the next model
 	from2        string        // itemFallback: the model left
-	rule         *Rule         // itemEdge: the rule fired
+	rule         *Rule         // itemEdge: the rule fired; itemEnd: the rule ending the chain
 	wait         *chainWait    // itemRelease: the chain's waiters, or nil
 }
 
@@ -627,6 +633,30 @@ func (c *Controller) OnTransition(f func(fsm.Edge)) (unregister func()) {
 	}
 }
 
+// OnChainEnd registers f, called with each auto_retry_end just after the
+// subscribers got it, and with how that chain ended as WaitForRetry reports
+// it: nil for a success, an error matching ErrRetryCancelled for a cancel,
+// an *ExhaustedError (with its Reason) for a give-up. It runs under the
+// same rules as subscribers (adapters/otel counts outcomes by reason with
+// it); the returned function unregisters it.
+func (c *Controller) OnChainEnd(f func(end AutoRetryEnd, err error)) (unregister func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	id := c.nextID
+	c.ends = append(c.ends[:len(c.ends):len(c.ends)], endObs{id, f})
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, s := range c.ends {
+			if s.id == id {
+				c.ends = append(c.ends[:i:i], c.ends[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
 // OnRelease registers f, called each time an open chain is closed (its
 // WaitForRetry callers released), under the same rules as subscribers.
 func (c *Controller) OnRelease(f func()) {
@@ -759,7 +789,7 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 			c.ctl = 0
 		case StepEmitEnd:
 			end := d.End(e)
-			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError})
+			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
 			ended, out = true, endOf(d.Rule, end)
 			if out.kind == outCancelled {
 				out.cause = cause
@@ -798,9 +828,9 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 		c.mu.Unlock()
 	case len(its) > 0 || len(c.queue) > 0:
 		c.delivering = true
-		subs, obs, rel := c.subs, c.obs, c.rel
+		subs, obs, rel, ends := c.subs, c.obs, c.rel, c.ends
 		c.mu.Unlock()
-		c.deliver(its, subs, obs, rel)
+		c.deliver(its, subs, obs, rel, ends)
 	default:
 		c.mu.Unlock()
 	}
@@ -848,8 +878,8 @@ func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *
 // of the moment they were taken), then those queued meanwhile, batch by
 // batch, with the delivering token held (the caller took it) and the lock
 // not held; it gives the token back when the queue is empty.
-func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func()) {
-	c.deliverBatch(first, subs, obs, rel)
+func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
+	c.deliverBatch(first, subs, obs, rel, ends)
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 {
@@ -859,9 +889,9 @@ func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []fun
 		}
 		batch := c.queue
 		c.queue, c.spare = c.spare, nil
-		subs, obs, rel = c.subs, c.obs, c.rel
+		subs, obs, rel, ends = c.subs, c.obs, c.rel, c.ends
 		c.mu.Unlock()
-		c.deliverBatch(batch, subs, obs, rel)
+		c.deliverBatch(batch, subs, obs, rel, ends)
 		clear(batch) // let the strings go
 		c.mu.Lock()
 		c.spare = batch[:0]
@@ -872,7 +902,7 @@ func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []fun
 // deliverBatch makes the deliveries its in order. Should a callback panic,
 // the deliveries after it go back to the front of the queue (the next
 // delivery makes them) and the token is given back.
-func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func()) {
+func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
 	i := 0
 	defer func() {
 		if i < len(its) {
@@ -883,12 +913,12 @@ func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []
 		}
 	}()
 	for ; i < len(its); i++ {
-		c.deliverOne(&its[i], subs, obs, rel)
+		c.deliverOne(&its[i], subs, obs, rel, ends)
 	}
 }
 
 // deliverOne makes one delivery (lock not held).
-func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func()) {
+func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
 	switch it.kind {
 	case itemEdge:
 		for _, o := range obs {
@@ -923,6 +953,13 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 	case itemEnd:
 		for _, s := range subs {
 			s.f(AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text})
+		}
+		if len(ends) > 0 {
+			ev := AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text}
+			err := endOf(it.rule, ev).err()
+			for _, e := range ends {
+				e.f(ev, err)
+			}
 		}
 	case itemRelease:
 		if it.wait != nil {

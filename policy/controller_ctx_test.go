@@ -89,6 +89,20 @@ func newCtxAgent(t *testing.T, latency time.Duration) (*ctxAgent, func() []strin
 		events = append(events, string(b))
 		mu.Unlock()
 	})
+	// How each chain ended, after its auto_retry_end.
+	ctl.OnChainEnd(func(_ policy.AutoRetryEnd, err error) {
+		var ex *policy.ExhaustedError
+		s := "end: success"
+		switch {
+		case errors.As(err, &ex):
+			s = "end: " + string(ex.Reason)
+		case errors.Is(err, policy.ErrRetryCancelled):
+			s = "end: cancelled"
+		}
+		mu.Lock()
+		events = append(events, s)
+		mu.Unlock()
+	})
 	return a, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -132,6 +146,7 @@ func TestPromptDeadlineBoundsChain(t *testing.T) {
 			`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":30,"errorMessage":"529 overloaded_error: Overloaded"}`,
 			`{"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":60,"errorMessage":"529 overloaded_error: Overloaded"}`,
 			`{"type":"auto_retry_end","success":false,"attempt":2,"finalError":"Retry cancelled"}`,
+			"end: cancelled",
 		}
 		if got := events(); !slices.Equal(got, want) {
 			t.Errorf("events:\n%q\nwant\n%q", got, want)
@@ -170,7 +185,7 @@ func TestPromptCancelStopsRunningContinue(t *testing.T) {
 			t.Errorf("calls at %v, want 2 (0 and 1.03s)", calls)
 		}
 		got := events()
-		if len(got) == 0 || got[len(got)-1] != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}` {
+		if len(got) < 2 || got[len(got)-2] != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}` {
 			t.Errorf("events %q, want the chain cancelled at attempt 1", got)
 		}
 	})
@@ -192,6 +207,10 @@ func TestPromptCtxAfterChain(t *testing.T) {
 			t.Fatalf("%d calls, want 4", n)
 		}
 		n := len(events())
+		// OnChainEnd, after the auto_retry_end, says why the chain gave up.
+		if got := events()[n-2:]; !slices.Equal(got, []string{`{"type":"auto_retry_end","success":false,"attempt":3,"finalError":"529 overloaded_error: Overloaded"}`, "end: max_retries"}) {
+			t.Errorf("last events %q, want the exhausted end, then OnChainEnd's max_retries", got)
+		}
 
 		// A ctx cancelled after its chain ended: nothing happens.
 		ctx, cancel := context.WithCancel(context.Background())

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +18,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/term"
@@ -65,12 +62,12 @@ takes only --json, --plot, --legend and --out.
 stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
 pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
 
---plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
-shards) as one image of two panels: the wire calls per second over time,
-a line per profile (the mean of a sweep's seeds), with the outage windows
-shaded, from each profile's 1024 time bins (100 ms wide, doubled as the
-fleet runs longer); and the CDF of the time from a prompt to its success,
-from the histogram.
+The charts (the wire calls per second over time per profile with the
+outage windows shaded, and the CDF of the time from a prompt to its
+success) are drawn by a command of their own, so that retrysim builds
+without a chart library: print the result with --json --shard 0/1 (or
+the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png
+PARTIAL...'. --plot says so.
 
 When stderr is a terminal and the fleets run for more than a second, a
 progress bar of the sessions done shows there (nothing else changes).
@@ -115,7 +112,7 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.Bool("json", false, "print the results as JSON")
 	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
-	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
+	fs.String("plot", "", "moved: the charts are drawn by retrysim-plot from the --json --shard 0/1 result (see above)")
 }
 
 func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
@@ -136,18 +133,12 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		shard = &sh
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
+	if set["plot"] {
+		return plotMoved(c, stderr)
+	}
+	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
-	if shard != nil && plotFormat != "" {
-		return usageError(c, stderr, "--plot draws a whole sweep: plot the merged shards ('retrysim fleet merge --plot FILE PARTIAL...')")
-	}
-	plot, code := openPlot(fs, plotFormat, stderr)
-	if code != exitOK {
-		return code
-	}
-	defer plot.discard()
 	var specs []*fleet.Spec
 	if len(args) == 0 {
 		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
@@ -203,7 +194,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
-	return writeFleetResult(fs, plot, res, stdout, stderr)
+	return writeFleetResult(fs, res, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -289,18 +280,10 @@ func (p *fleetProgress) stop() {
 	p.bar.Finish()
 }
 
-// plotFlag checks --plot's file name: its format ("" without --plot), or
-// false after a usage error.
-func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) (string, bool) {
-	if !set["plot"] {
-		return "", true
-	}
-	format, err := fleetplot.FormatOf(flagString(fs, "plot"))
-	if err != nil {
-		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
-		return "", false
-	}
-	return format, true
+// plotMoved is the usage error of --plot, which moved to retrysim-plot.
+func plotMoved(c *command, stderr io.Writer) int {
+	return usageError(c, stderr, "--plot: the charts are drawn by retrysim-plot, so that retrysim builds without a chart library: "+
+		"print the result with --json --shard 0/1 (or the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'")
 }
 
 // completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
@@ -397,10 +380,12 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok || !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
+	if set["plot"] {
+		return plotMoved(c, stderr)
+	}
+	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
@@ -411,11 +396,6 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	plot, code := openPlot(fs, plotFormat, stderr)
-	if code != exitOK {
-		return code
-	}
-	defer plot.discard()
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
 		data, err := readBounded(path, maxPartialSize)
@@ -432,71 +412,11 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	return writeFleetResult(fs, plot, res, stdout, stderr)
+	return writeFleetResult(fs, res, stdout, stderr)
 }
 
-// plotFile is --plot's file, opened before the fleets run so that a path
-// that cannot be written is found before a long run, not after it.
-type plotFile struct {
-	path, format string
-	f            *os.File
-	created      bool // it did not exist: removed when nothing is drawn
-	drawn        bool
-}
-
-// openPlot opens --plot's file for writing (nil without --plot); it
-// reports an error and returns exitFail when the path cannot be written.
-func openPlot(fs *flag.FlagSet, format string, stderr io.Writer) (*plotFile, int) {
-	if format == "" {
-		return nil, exitOK
-	}
-	p := &plotFile{path: flagString(fs, "plot"), format: format}
-	if _, err := os.Lstat(p.path); errors.Is(err, iofs.ErrNotExist) {
-		p.created = true
-	}
-	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		fmt.Fprintf(stderr, "retrysim fleet: --plot: %s (nothing was run)\n", termsafe.Text(err.Error()))
-		return nil, exitFail
-	}
-	p.f = f
-	return p, exitOK
-}
-
-// draw writes res to the file, replacing what it held.
-func (p *plotFile) draw(res *fleet.Result) error {
-	p.drawn = true
-	if err := p.f.Truncate(0); err != nil {
-		p.f.Close()
-		return err
-	}
-	err := fleetplot.Write(p.f, res, p.format)
-	if cerr := p.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// discard closes the file when nothing was drawn, removing it if it did
-// not exist before.
-func (p *plotFile) discard() {
-	if p == nil || p.drawn {
-		return
-	}
-	p.f.Close()
-	if p.created {
-		os.Remove(p.path)
-	}
-}
-
-// writeFleetResult prints res as --json or the table says, and draws it to
-// --plot's file (nil: no plot). A plot that cannot be drawn is reported
-// (exit 1) after the table or JSON is printed all the same.
-func writeFleetResult(fs *flag.FlagSet, plot *plotFile, res *fleet.Result, stdout, stderr io.Writer) int {
-	var plotErr error
-	if plot != nil {
-		plotErr = plot.draw(res)
-	}
+// writeFleetResult prints res as --json or the table says.
+func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Writer) int {
 	var out []byte
 	var err error
 	if flagString(fs, "json") == "true" {
@@ -509,10 +429,6 @@ func writeFleetResult(fs *flag.FlagSet, plot *plotFile, res *fleet.Result, stdou
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
-		return exitFail
-	}
-	if plotErr != nil {
-		fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(plotErr.Error()))
 		return exitFail
 	}
 	return exitOK

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -364,61 +363,26 @@ func TestFleetShardMergeErrors(t *testing.T) {
 	}
 }
 
-// TestFleetPlot: --plot writes a PNG or an SVG and leaves stdout as it is;
-// merge plots too; an unknown extension, or --plot with --shard, is a
-// usage error.
+// TestFleetPlot: --plot moved to retrysim-plot (so that retrysim links no
+// chart library): the flag, on a run or on merge, is a usage error saying
+// how to draw, and nothing runs or is written (cmd/retrysim-plot's tests
+// draw).
 func TestFleetPlot(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"fleet", "--sessions", "50", "--outage", "2s,5s,529", "--prompt-errors", "0,529", "--seeds", "1-2"}
-	code, plain, errOut := runMain(t, args...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
 	pngPath := filepath.Join(dir, "fleet.png")
-	code, out, errOut := runMain(t, append(args, "--plot", pngPath)...)
-	if code != exitOK || out != plain || errOut != "" {
-		t.Fatalf("exit %d, stderr %s; stdout:\n%s\nwant:\n%s", code, errOut, out, plain)
-	}
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Fatalf("%s: not a PNG: %v", pngPath, err)
-	}
-	shard := filepath.Join(dir, "s0.json")
-	code, out, errOut = runMain(t, append(args, "--json", "--shard", "0/1")...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	svgPath := filepath.Join(dir, "merged.svg")
-	code, out, errOut = runMain(t, "fleet", "merge", "--plot", svgPath, shard)
-	if code != exitOK || out != plain {
-		t.Fatalf("merge: exit %d, stderr %s; stdout:\n%s", code, errOut, out)
-	}
-	svg, err := os.ReadFile(svgPath)
-	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
-		t.Fatalf("%s: %v\n%.200s", svgPath, err, svg)
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{append(args, "--plot", filepath.Join(dir, "fleet.jpg")), `retrysim fleet: --plot: "` + filepath.Join(dir, "fleet.jpg") + `": unknown image format ".jpg" (allowed: a file ending in .png or .svg)`},
-		{[]string{"fleet", "merge", "--plot", "x.pdf", shard}, `--plot: "x.pdf": unknown image format ".pdf"`},
-		{append(args, "--plot", pngPath, "--json", "--shard", "0/2"), "--plot draws a whole sweep: plot the merged shards"},
+	for _, args := range [][]string{
+		{"fleet", "--sessions", "50", "--plot", pngPath},
+		{"fleet", "merge", "--plot", pngPath, filepath.Join(dir, "s0.json")},
 	} {
-		code, out, errOut := runMain(t, c.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
-			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
+		code, out, errOut := runMain(t, args...)
+		want := "--plot: the charts are drawn by retrysim-plot, so that retrysim builds without a chart library: " +
+			"print the result with --json --shard 0/1 (or the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'"
+		if code != exitUsage || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", args, code, out, errOut, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "fleet.jpg")); err == nil {
-		t.Error("a file of an unknown format was written")
+	if _, err := os.Stat(pngPath); err == nil {
+		t.Error("retrysim wrote an image")
 	}
 }
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,47 +40,3 @@ func TestRunAndCheckReportWriteErrors(t *testing.T) {
 	}
 }
 
-// TestFleetPlotUnwritableFoundBeforeRun: a --plot path that cannot be
-// written is reported before the fleets run (issue 19 §4: a 200,000-session
-// run ended with exit 1 and nothing), and a file that was not there is not
-// left behind by a failed run.
-func TestFleetPlotUnwritableFoundBeforeRun(t *testing.T) {
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "no-such-dir", "fleet.png")
-	code, out, errOut := runMain(t, "fleet", "--sessions", "200000", "--plot", bad)
-	if code != exitFail || out != "" || !strings.Contains(errOut, "retrysim fleet: --plot: open "+bad) || !strings.Contains(errOut, "(nothing was run)") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	// merge too, before reading its partials.
-	code, _, errOut = runMain(t, "fleet", "merge", "--plot", bad, filepath.Join(dir, "missing.json"))
-	if code != exitFail || !strings.Contains(errOut, "--plot: open "+bad) {
-		t.Fatalf("merge: exit %d, stderr %q", code, errOut)
-	}
-	// A run that fails leaves no new plot file.
-	fresh := filepath.Join(dir, "fresh.svg")
-	code, _, _ = runMain(t, "fleet", "merge", "--plot", fresh, filepath.Join(dir, "missing.json"))
-	if _, err := os.Stat(fresh); code == exitOK || !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("exit %d; the plot file after a failed merge: %v", code, err)
-	}
-}
-
-// TestFleetPlotWriteErrorStillPrintsTheTable: when the plot cannot be
-// drawn after the run (here a device that refuses it), the table is
-// printed all the same and the exit status is 1.
-func TestFleetPlotWriteErrorStillPrintsTheTable(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
-	link := filepath.Join(t.TempDir(), "fleet.png")
-	if err := os.Symlink("/dev/full", link); err != nil {
-		t.Skip(err)
-	}
-	code, plain, _ := runMain(t, "fleet", "--sessions", "20")
-	if code != exitOK {
-		t.Fatal(code)
-	}
-	code, out, errOut := runMain(t, "fleet", "--sessions", "20", "--plot", link)
-	if code != exitFail || out != plain || !strings.Contains(errOut, "retrysim fleet: --plot: ") {
-		t.Fatalf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, plain)
-	}
-}
