@@ -225,7 +225,9 @@ func isRetry(rec *proxy.Record, last *wireAnswer) (bool, int) {
 	return last != nil && last.failed(), -1
 }
 
-func (w *wireAnswer) failed() bool { return strings.HasPrefix(w.what, "error") || strings.HasPrefix(w.what, "no answer") }
+func (w *wireAnswer) failed() bool {
+	return strings.HasPrefix(w.what, "error") || strings.HasPrefix(w.what, "no answer")
+}
 
 func (c *wireCheck) find(line int, rule Rule, reason string) {
 	c.findings++
