@@ -248,9 +248,9 @@ func (c *wireCheck) onRequest(line int, rec *proxy.Record, retry bool, rc int) {
 		wait := rec.Timestamp - prev.end
 		switch {
 		case !prev.mayRetry:
-			c.find(line, WireRetried, fmt.Sprintf("a retry of %s (line %d), which profile %s does not retry: %s", prev.what, prev.line, c.name, prev.why))
+			c.find(line, WireRetried, fmt.Sprintf("a retry of %s, which profile %s does not retry: %s", prev.what, c.name, prev.why))
 		case wait < prev.lo-hintToleranceMs || wait > prev.hi+c.slack:
-			c.find(line, WireWait, fmt.Sprintf("retry %d waited %s ms after %s (line %d); profile %s waits %s", retries, fmtWait(wait), prev.what, prev.line, c.name, prev.why))
+			c.find(line, WireWait, fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what, c.name, prev.why))
 		}
 		if rc >= 0 && prev.retryCount >= 0 && rc != prev.retryCount+1 {
 			c.find(line, WireRetryCount, fmt.Sprintf("%s %d after %d", retryCountHeader, rc, prev.retryCount))
