@@ -299,9 +299,7 @@ func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAn
 		return w
 	default:
 		w.what = fmt.Sprintf("error %d at line %d", rec.Status, line)
-		if m.ErrorMessage == "" {
-			m.ErrorMessage = strconv.Itoa(rec.Status)
-		}
+		m.ErrorMessage = sdkErrorMessage(rec)
 	}
 	now := time.UnixMicro(int64(w.end * 1000))
 	o := c.cls.Reply(m, 0, now)
@@ -355,4 +353,15 @@ func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAn
 		w.why = fmt.Sprintf("%s ms (%s, attempt %d)", fmtWait(lo), rule, k)
 	}
 	return w
+}
+
+// sdkErrorMessage is an error answer's message as the Stainless SDKs show
+// it to the agent ("529 {...}": the status, then the body), which a
+// profile classifying messages reads.
+func sdkErrorMessage(rec *proxy.Record) string {
+	if rec.ErrorType == "" {
+		return strings.TrimSpace(strconv.Itoa(rec.Status) + " " + rec.ErrorMessage)
+	}
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": rec.ErrorType, "message": rec.ErrorMessage}})
+	return strconv.Itoa(rec.Status) + " " + string(b)
 }
