@@ -225,7 +225,9 @@ func isRetry(rec *proxy.Record, last *wireAnswer) (bool, int) {
 	return last != nil && last.failed(), -1
 }
 
-func (w *wireAnswer) failed() bool { return strings.HasPrefix(w.what, "error") || strings.HasPrefix(w.what, "no answer") }
+func (w *wireAnswer) failed() bool {
+	return strings.HasPrefix(w.what, "error") || strings.HasPrefix(w.what, "no answer")
+}
 
 func (c *wireCheck) find(line int, rule Rule, reason string) {
 	c.findings++
@@ -246,9 +248,9 @@ func (c *wireCheck) onRequest(line int, rec *proxy.Record, retry bool, rc int) {
 		wait := rec.Timestamp - prev.end
 		switch {
 		case !prev.mayRetry:
-			c.find(line, WireRetried, fmt.Sprintf("a retry of %s (line %d), which profile %s does not retry: %s", prev.what, prev.line, c.name, prev.why))
+			c.find(line, WireRetried, fmt.Sprintf("a retry of %s, which profile %s does not retry: %s", prev.what, c.name, prev.why))
 		case wait < prev.lo-hintToleranceMs || wait > prev.hi+c.slack:
-			c.find(line, WireWait, fmt.Sprintf("retry %d waited %s ms after %s (line %d); profile %s waits %s", retries, fmtWait(wait), prev.what, prev.line, c.name, prev.why))
+			c.find(line, WireWait, fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what, c.name, prev.why))
 		}
 		if rc >= 0 && prev.retryCount >= 0 && rc != prev.retryCount+1 {
 			c.find(line, WireRetryCount, fmt.Sprintf("%s %d after %d", retryCountHeader, rc, prev.retryCount))
@@ -297,9 +299,7 @@ func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAn
 		return w
 	default:
 		w.what = fmt.Sprintf("error %d at line %d", rec.Status, line)
-		if m.ErrorMessage == "" {
-			m.ErrorMessage = strconv.Itoa(rec.Status)
-		}
+		m.ErrorMessage = sdkErrorMessage(rec)
 	}
 	now := time.UnixMicro(int64(w.end * 1000))
 	o := c.cls.Reply(m, 0, now)
@@ -353,4 +353,15 @@ func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAn
 		w.why = fmt.Sprintf("%s ms (%s, attempt %d)", fmtWait(lo), rule, k)
 	}
 	return w
+}
+
+// sdkErrorMessage is an error answer's message as the Stainless SDKs show
+// it to the agent ("529 {...}": the status, then the body), which a
+// profile classifying messages reads.
+func sdkErrorMessage(rec *proxy.Record) string {
+	if rec.ErrorType == "" {
+		return strings.TrimSpace(strconv.Itoa(rec.Status) + " " + rec.ErrorMessage)
+	}
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": rec.ErrorType, "message": rec.ErrorMessage}})
+	return strconv.Itoa(rec.Status) + " " + string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -78,6 +79,8 @@ func New(opt Options) (*Proxy, error) {
 			},
 			FlushInterval: -1,
 			Transport:     opt.Transport,
+			// a body cut by a fault is the wire log's, not an error to print
+			ErrorLog: log.New(io.Discard, "", 0),
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				rec := recordOf(r)
 				if rec != nil {

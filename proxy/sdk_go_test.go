@@ -56,7 +56,7 @@ var goSDKs = []struct {
 	profile string
 	calls   []sdkCall
 }{
-	{"anthropic-sdk-go", "anthropic-sdk", []sdkCall{
+	{"anthropic-sdk-go", "anthropic-sdk-go", []sdkCall{
 		{"messages", func(ctx context.Context, s *served) (string, error) {
 			c := anthropicClient(s)
 			m, err := c.Messages.New(ctx, anthropicParams)
@@ -77,7 +77,7 @@ var goSDKs = []struct {
 			return b.String(), st.Err()
 		}},
 	}},
-	{"openai-go", "openai-sdk", []sdkCall{
+	{"openai-go", "openai-sdk-go", []sdkCall{
 		{"chat", func(ctx context.Context, s *served) (string, error) {
 			c := openaiClient(s)
 			r, err := c.Chat.Completions.New(ctx, chatParams)

@@ -1057,11 +1057,11 @@ func TestOptInProperties(t *testing.T) {
 }
 
 // TestOptInPropertiesPerProfile: the same property starting from each of
-// the nine profiles in turn, so that each is patched and checked.
+// the profiles in turn, so that each is patched and checked.
 func TestOptInPropertiesPerProfile(t *testing.T) {
 	names := poProfileNames()
-	if len(names) != 9 {
-		t.Errorf("%d profiles, want 9: %v", len(names), names)
+	if len(names) != 11 {
+		t.Errorf("%d profiles, want 11: %v", len(names), names)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
