@@ -436,6 +436,9 @@ func withoutFlags(args []string, valued, bools []string) []string {
 // merge's output flags) prints, and merge --json over the volume is the
 // whole sweep's --json.
 func TestIndexedJobPlayedLocally(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds retrysim as the Dockerfile does (-short skips it)")
+	}
 	img := readDockerfile(t, "Dockerfile")
 	if img.base != "scratch" || img.user == "" || img.user == "root" || img.user == "0" {
 		t.Errorf("the image is FROM %s as user %q, want scratch, not root", img.base, img.user)
