@@ -138,14 +138,12 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range spec.Configs() {
-		if err := c.Validate(); err != nil {
-			var fe *FieldError
-			if errors.As(err, &fe) {
-				return nil, &FileError{Pos: p.posOf(fe.Field), Field: fe.Field, Msg: fe.Msg}
-			}
-			return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
+	if err := spec.Validate(); err != nil { // every run, without expanding the seeds
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, &FileError{Pos: p.posOf(fe.Field), Field: fe.Field, Msg: fe.Msg}
 		}
+		return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
 	}
 	return spec, nil
 }

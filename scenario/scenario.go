@@ -24,6 +24,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -41,13 +42,13 @@ const (
 // Scenario defaults (see the conformance README).
 const (
 	scnDefaultVariant       = "sound"
-	scnDefaultContextWindow = int64(200000)
+	scnDefaultContextWindow = session.DefaultContextWindow
 	scnDefaultPrompt        = "hello"
-	scnDefaultEpochMs       = int64(1771200000000) // 2026-02-16T00:00:00Z
-	scnDefaultProvider      = "anthropic"
-	scnDefaultModelID       = "claude-sonnet-4-5"
-	scnDefaultBaseURL       = "https://api.anthropic.com"
-	scnDefaultSessionID     = "session-1"
+	scnDefaultEpochMs       = session.DefaultEpochMs
+	scnDefaultProvider      = session.DefaultProvider
+	scnDefaultModelID       = session.DefaultModel
+	scnDefaultBaseURL       = session.DefaultBaseURL
+	scnDefaultSessionID     = session.DefaultSessionID
 	scnDefaultSeed          = int64(1)
 )
 

@@ -17,6 +17,8 @@ type coreRun struct {
 	s    session.State
 	call uint64           // the model call in flight
 	comp session.Timer    // the compaction continue armed last
+	// armed is the timer of each kind armed last.
+	armed [session.CompactionTimer + 1]session.Timer
 	fx   []session.Effect // the last step's effects
 }
 
@@ -39,6 +41,7 @@ func (c *coreRun) step(ms int, ev session.Event) {
 		case session.Call:
 			c.call = e.Call
 		case session.Arm:
+			c.armed[e.Timer.Kind] = e.Timer
 			if e.Timer.Kind == session.CompactionTimer {
 				c.comp = e.Timer
 			}

@@ -154,28 +154,19 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		specs = append(specs, spec)
 	}
-	var cfgs []fleet.Config
 	for _, spec := range specs {
 		if err := applyFleetFlags(spec, fs, set); err != nil {
 			return usageError(c, stderr, "%v", err)
 		}
-		for _, cfg := range spec.Configs() {
-			if err := cfg.Validate(); err != nil {
-				return usageError(c, stderr, "fleet %s: %v", cfg.Name, err)
-			}
-			cfgs = append(cfgs, cfg)
+		if err := spec.Validate(); err != nil {
+			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
 		}
 	}
-	var total int64
-	for k, cfg := range cfgs {
-		if shard == nil || shard.Holds(k) {
-			total += int64(cfg.Sessions)
-		}
-	}
-	prog := startProgress(stderr, total)
-	opt := fleet.SweepOptions{Progress: &prog.done}
 	if shard != nil {
-		p, err := fleet.RunShardWith(cfgs, *shard, opt)
+		// A shard is run from the sweep's definition: its time and memory
+		// follow its own runs, not the sweep's.
+		prog := startProgress(stderr, fleet.ShardSessions(specs, *shard))
+		p, err := fleet.RunSpecsShard(specs, *shard, fleet.SweepOptions{Progress: &prog.done})
 		prog.stop()
 		var out []byte
 		if err == nil {
@@ -190,7 +181,16 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	res, err := fleet.SweepWith(cfgs, opt)
+	var cfgs []fleet.Config
+	var total int64
+	for _, spec := range specs {
+		for _, cfg := range spec.Configs() {
+			cfgs = append(cfgs, cfg)
+			total += int64(cfg.Sessions)
+		}
+	}
+	prog := startProgress(stderr, total)
+	res, err := fleet.SweepWith(cfgs, fleet.SweepOptions{Progress: &prog.done})
 	prog.stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)

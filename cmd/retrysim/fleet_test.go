@@ -284,7 +284,7 @@ func TestFleetShardsMerge(t *testing.T) {
 		if code != exitOK || errOut != "" {
 			t.Fatalf("shard %d/4: exit %d: %s", i, code, errOut)
 		}
-		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 1,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
+		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 2,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
 			t.Fatalf("shard %d/4:\n%s", i, out)
 		}
 		files = append(files, filepath.Join(dir, "shard"+strconv.Itoa(i)+".json"))
