@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -393,6 +394,8 @@ func scnWalk(dir string, depth int, found *[]string, skipped *[]SkippedFile) err
 				// whatever its name.
 				*skipped = append(*skipped, SkippedFile{Path: full, What: "a symbolic link to a directory"})
 				continue
+			case errors.Is(err, syscall.ELOOP):
+				what = "a symbolic link loop"
 			case err != nil:
 				what = "a broken symbolic link"
 			case !st.Mode().IsRegular():
@@ -555,9 +558,23 @@ func (p *scnParser) decodeJSON(data []byte) *yaml.Node {
 	if !json.Valid(data) {
 		p.jsonSyntaxError(data)
 	}
+	if !utf8.Valid(data) {
+		// encoding/json would read it as U+FFFD: refused, as YAML does.
+		off := 0
+		for off < len(data) {
+			r, size := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		pos := Pos{File: p.file}
+		pos.Line, pos.Column = scnJSONPos(data, off)
+		p.failPos(pos, "", fmt.Sprintf("invalid JSON: invalid UTF-8 (found byte %#02x; a scenario file is UTF-8)", data[off]))
+	}
 	// jsontext (encoding/json/v2's tokenizer) walks tokens without
 	// allocating for each; duplicates are reported by the loader itself,
-	// with positions, and invalid UTF-8 is read as encoding/json reads it.
+	// with positions (the text is valid UTF-8, checked above).
 	b := &scnJSONBuilder{p: p, data: data,
 		dec: jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	b.line, b.col = 1, 1
