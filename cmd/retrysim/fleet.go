@@ -85,7 +85,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func fleetFlags(fs *flag.FlagSet) {
-	fs.Int("sessions", 1000, "the number of agent `N`: sessions (key sessions)")
+	fs.Int("sessions", 1000, "the number `N` of agent sessions (key sessions)")
 	fs.Float64("rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
 	fs.Int("prompts", 1, "prompts per session, one after the other (key prompts)")
 	fs.String("think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
