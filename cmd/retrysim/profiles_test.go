@@ -14,8 +14,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// profileNames are the nine profiles in the order the command lists them.
-var profileNames = []string{"omp-2026-02", "omp-2026-06", "pi", "codex", "gemini-cli", "opencode", "aider", "anthropic-sdk", "openai-sdk"}
+// profileNames are the profiles in the order the command lists them: the
+// registry's (policy.Profiles).
+var profileNames = func() []string {
+	var names []string
+	for _, p := range policy.Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}()
 
 // TestProfilesTable: the table has a header and one row per profile, in
 // order, with the profile's parameters in their columns.
