@@ -67,7 +67,7 @@ func TestProfilesTable(t *testing.T) {
 		"omp-2026-06": "omp-2026-06 10 500 2 8000 down 0.25 floor - 300000 message no",
 		"codex":       "codex 5 200 2 - updown 0.1 replace - - message+patterns no",
 		"gemini-cli":  "gemini-cli 9 5000 2 30000 updown 0.3 floor - 300000 status+patterns no",
-		"openai-sdk":  "openai-sdk 2 500 2 8000 down 0.25 replace 60000 - status+patterns no",
+		"openai-sdk":  "openai-sdk 2 500 2 8000 down 0.25 replace - - status+patterns no",
 	} {
 		n := len(strings.Fields(want))
 		if got := strings.Join(cells(name)[:n], " "); got != want {
