@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"path/filepath"
+
 	"slices"
 	"strings"
 	"time"
@@ -24,21 +24,16 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/imageformat"
 )
 
 // Formats are the image formats Write writes, by file extension.
-var Formats = []string{"png", "svg"}
+var Formats = imageformat.Formats
 
 // FormatOf is the format of an image file by its extension (".png" or
 // ".svg", any case); another extension is an error saying which are
 // allowed.
-func FormatOf(path string) (string, error) {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	if !slices.Contains(Formats, ext) {
-		return "", fmt.Errorf("%q: unknown image format %q (allowed: a file ending in .png or .svg)", path, filepath.Ext(path))
-	}
-	return ext, nil
-}
+func FormatOf(path string) (string, error) { return imageformat.Of(path) }
 
 // Rate is one line of the calls panel: a profile's wire calls per bin of
 // its series and per second.
