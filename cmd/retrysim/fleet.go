@@ -705,22 +705,7 @@ func ratioText(s fleet.Summary, capacity float64) string {
 }
 
 // seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
-func seedsText(seeds []int64) string {
-	var parts []string
-	for i := 0; i < len(seeds); {
-		j := i
-		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10)+"-"+strconv.FormatInt(seeds[j], 10))
-		} else {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
+func seedsText(seeds []int64) string { return fleet.SeedsText(seeds) }
 
 // parseEach parses every value of a repeated flag with parse, stopping at
 // the first error.
