@@ -68,18 +68,18 @@ func findPlotCommand() (string, error) {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
-	where := "$PATH"
+	where := "not found on $PATH"
 	if exe, err := os.Executable(); err == nil {
 		dir := filepath.Dir(exe)
 		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
 			return p, nil
 		}
-		where = dir + " nor on $PATH"
+		where = "found neither beside retrysim (in " + dir + ") nor on $PATH"
 	}
 	if p, err := exec.LookPath(plotCommand); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("the charts are drawn by the command %s (so that retrysim links no chart library), found neither in %s: "+
+	return "", fmt.Errorf("the charts are drawn by the command %s (so that retrysim links no chart library), %s: "+
 		"install it with 'go install ./cmd/retrysim-plot' in the repository (beside retrysim: 'go install ./cmd/...'), "+
 		"or print the result with --json --shard 0/1 and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'", plotCommand, where)
 }
