@@ -1,7 +1,9 @@
-// Command retrysim-plot draws a fleet's result as charts: one image of two
-// panels, the wire calls per second over time per profile with the outage
-// windows shaded, and the CDF of the time from a prompt to its success
-// (package fleet/fleetplot, SPEC.md §15.7).
+// Command retrysim-plot draws a fleet's result as charts (package
+// fleet/fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
+// calls per second over time per profile (the provider's capacity a line,
+// the outage windows shaded, the highest spike marked) beside the CDF of
+// the time from a prompt to its success over every prompt (the failed and
+// still-waiting prompts the gap below 100 %).
 //
 // Usage:
 //
