@@ -117,14 +117,12 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err := p.Read(func() { spec = p.parse(data) }); err != nil {
 		return nil, &FileError{Pos: Pos(err.Pos), Field: err.Field, Msg: err.Msg, Err: err.Err}
 	}
-	for _, c := range spec.Configs() {
-		if err := c.Validate(); err != nil {
-			var fe *FieldError
-			if errors.As(err, &fe) {
-				return nil, &FileError{Pos: Pos(p.PosOf(fe.Field)), Field: fe.Field, Msg: fe.Msg}
-			}
-			return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
+	if err := spec.Validate(); err != nil { // every run, without expanding the seeds
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, &FileError{Pos: Pos(p.PosOf(fe.Field)), Field: fe.Field, Msg: fe.Msg}
 		}
+		return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
 	}
 	return spec, nil
 }

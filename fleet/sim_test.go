@@ -50,9 +50,9 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	cfg.Overflow = 0.03
 	cfg.Profiles = nil
 	for _, p := range policy.Profiles() {
-		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / 9})
+		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(policy.Profiles()))})
 	}
-	cfg.Profiles[0].Percent = 100 - 8*(100.0/9)
+	cfg.Profiles[0].Percent = 100 - float64(len(policy.Profiles())-1)*(100.0/float64(len(policy.Profiles())))
 	var traced []*recorder
 	res, err := fleet.Run(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
 		if info.Index%7 != 0 {

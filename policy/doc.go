@@ -36,7 +36,7 @@
 //	// Prompt runs a new prompt. It is done when its run and its retry chain are:
 //	// nil, an error matching ErrRetryCancelled, an *ExhaustedError or ctx.Err().
 //	func (a *agent) Prompt(ctx context.Context, text string) error {
-//		a.ctl.OnPrompt()
+//		a.ctl.OnPrompt(ctx)
 //		a.messages = append(a.messages, text)
 //		a.run(ctx)
 //		return a.ctl.WaitForRetry(ctx)

@@ -155,6 +155,19 @@ var profiles = []Profile{
 			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
 			RetryAfter: RetryAfter{Use: HintReplace, MaxHint: 60 * time.Second}, Classify: ClassifyStatus,
 			RetryablePatterns: stainlessRetryable}},
+	{Name: "anthropic-sdk-go",
+		Summary: "Anthropic Go SDK v2.15.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound, below 0 at once)",
+		Source:  "anthropics/anthropic-sdk-go@v2.15.0",
+		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
+			Jitter: Jitter{Mode: JitterDown, Ratio: 0.25}, RetryAfter: RetryAfter{Use: HintReplace}, Classify: ClassifyStatus,
+			RetryablePatterns: stainlessRetryable}},
+	{Name: "openai-sdk-go",
+		Summary: "OpenAI Go SDK v3.98.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace; a hint over 120 s is not waited (the error is returned)",
+		Source:  "openai/openai-go@v3.98.0",
+		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
+			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
+			RetryAfter: RetryAfter{Use: HintReplace, MaxWait: 120 * time.Second}, Classify: ClassifyStatus,
+			RetryablePatterns: stainlessRetryable}},
 }
 
 // Profiles returns every profile, the default first (copies).

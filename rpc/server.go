@@ -58,7 +58,8 @@ type Options struct {
 // performs an abort (real clock), writes the resulting events and returns
 // nil. When ctx is done (a signal, say) it performs an abort in both modes
 // (virtual time does not run on), writes the resulting events and returns
-// ctx.Err(). It returns an error wrapping ErrOutput when writing fails,
+// ctx.Err(); a ctx done before the end of input is acted on wins over it
+// (a signal and a closed input at the same moment abort). It returns an error wrapping ErrOutput when writing fails,
 // sim.ErrTooManyEvents when the simulation runs away, and ErrInput
 // wrapping the reader's error when reading fails (after the same abort).
 // Every error it returns starts with "rpc: " and is not also written to
@@ -186,6 +187,12 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 			return s.abortAndFinish(ctx.Err())
 		case <-wake:
 		case msg := <-lines:
+			// select picks at random among ready cases: a signal received
+			// before a line (the end of input included) is acted on
+			// always wins, so virtual time never runs on after it.
+			if err := ctx.Err(); err != nil {
+				return s.abortAndFinish(err)
+			}
 			switch {
 			case errors.Is(msg.err, io.EOF):
 				if s.virtual {

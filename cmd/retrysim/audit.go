@@ -41,6 +41,14 @@ Rules (SPEC.md §16):
     bad-json, bad-event, long-line
                       a line that could not be read (skipped)
 
+With --wire, each LOG is a wire log of "retrysim proxy" (SPEC.md §16.1):
+    wire-not-retried  an answer the profile retries, not retried
+    wire-retried      a retry of an answer the profile does not retry
+    wire-wait         a retry sent sooner or later than the profile waits
+                      (later by more than --slack)
+    wire-retry-count  an x-stainless-retry-count out of sequence
+and the summary names the profiles that fit best.
+
 Prints one line per finding, "LOG:LINE: rule: reason", in the order they are
 found (a chain-not-ended finding when the chain is known not to have ended),
 then a summary line. With --json, prints JSON Lines instead:
@@ -54,6 +62,7 @@ invalid flags or arguments or when a log cannot be read.`,
 			fs.String("settings", "", "merge the settings object `JSON` (SPEC.md §1's keys) over the profile's: the agent's own settings")
 			fs.Int64("context-window", 0, "the model's context window in `TOKENS`, for the overflow usage rule (0: message patterns only)")
 			fs.Bool("json", false, "print the findings and the summary as JSON Lines")
+			wireFlags(fs)
 		},
 		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			return runAudit(fs, args, os.Stdin, stdout, stderr)
@@ -109,6 +118,9 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 		return usageError(c, stderr, "%v", err)
 	}
 	asJSON := flagString(fs, "json") == "true"
+	if flagString(fs, "wire") == "true" {
+		return runAuditWire(fs, a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
+	}
 
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)

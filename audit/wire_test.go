@@ -1,0 +1,140 @@
+package audit_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/proxy"
+)
+
+// wreq is a wire log line: a request at ms (from 0) with the client's
+// retry count (-1: none), answered with status after answerMs.
+type wreq struct {
+	at       float64
+	rc       int
+	status   int
+	headers  map[string]string
+	answerMs float64
+	faults   []string
+}
+
+func wireLog(t *testing.T, reqs ...wreq) string {
+	t.Helper()
+	var b strings.Builder
+	for i, r := range reqs {
+		rec := proxy.Record{Type: "request", Seq: i + 1, Timestamp: 1_800_000_000_000 + r.at, Method: "POST", Path: "/v1/messages",
+			API: proxy.Anthropic, Status: r.status, Headers: r.headers, AnswerMs: r.answerMs, Faults: r.faults}
+		if r.rc >= 0 {
+			rec.Client = map[string]string{"x-stainless-retry-count": fmt.Sprint(r.rc)}
+		}
+		switch {
+		case r.status == 529:
+			rec.ErrorType, rec.ErrorMessage = "overloaded_error", "Overloaded"
+		case r.status >= 400:
+			rec.ErrorType, rec.ErrorMessage = "api_error", "error"
+		}
+		line, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func auditWireText(t *testing.T, profile, log string) ([]audit.Finding, audit.WireSummary) {
+	t.Helper()
+	a, err := audit.New(audit.Options{Profile: profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []audit.Finding
+	sum, err := a.AuditWire(strings.NewReader(log), audit.WireOptions{Slack: -1}, func(f audit.Finding) { fs = append(fs, f) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs, sum
+}
+
+// TestWireRules: one log per rule, each with the finding at its line, and
+// the logs a profile gives clean.
+func TestWireRules(t *testing.T) {
+	ra := func(k, v string) map[string]string { return map[string]string{k: v} }
+	cases := []struct {
+		name, profile string
+		reqs          []wreq
+		want          string // "rule@line ...", "" for clean
+	}{
+		{"backoff", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 529, nil, 1, nil}, {1452, 2, 200, nil, 1, nil}}, ""},
+		{"backoff too soon", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {101, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"backoff too late", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {600, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"not retried: a new call", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {500, 0, 200, nil, 1, nil}}, "wire-not-retried@1"},
+		{"not retried: the log ends", "anthropic-sdk-go", []wreq{{0, 0, 500, nil, 1, nil}}, "wire-not-retried@1"},
+		{"a 400 is not retried", "anthropic-sdk-go", []wreq{{0, 0, 400, nil, 1, nil}, {500, 0, 200, nil, 1, nil}}, ""},
+		{"a 400 retried", "anthropic-sdk-go", []wreq{{0, 0, 400, nil, 1, nil}, {500, 1, 200, nil, 1, nil}}, "wire-retried@2"},
+		{"x-should-retry true on a 400", "anthropic-sdk-go", []wreq{{0, 0, 400, ra("x-should-retry", "true"), 1, nil}, {500, 1, 200, nil, 1, nil}}, ""},
+		{"a success retried", "anthropic-sdk-go", []wreq{{0, 0, 200, nil, 1, nil}, {500, 1, 200, nil, 1, nil}}, "wire-retried@2"},
+		{"retries spent", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 529, nil, 1, nil}, {1452, 2, 529, nil, 1, nil}, {5000, 3, 200, nil, 1, nil}}, "wire-retried@4"},
+		{"retry count skips", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 2, 200, nil, 1, nil}}, "wire-retry-count@2"},
+		{"hint waited", "anthropic-sdk-go", []wreq{{0, 0, 429, ra("retry-after-ms", "2000"), 1, nil}, {2001, 1, 200, nil, 1, nil}}, ""},
+		{"hint not waited", "anthropic-sdk-go", []wreq{{0, 0, 429, ra("retry-after-ms", "2000"), 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"hint over maxWaitMs not retried", "openai-sdk-go", []wreq{{0, 0, 429, ra("retry-after", "150"), 1, nil}}, ""},
+		{"hint over maxWaitMs retried", "openai-sdk-go", []wreq{{0, 0, 429, ra("retry-after", "150"), 1, nil}, {150001, 1, 200, nil, 1, nil}}, "wire-retried@2"},
+		{"hint over maxHintMs: the backoff", "openai-sdk", []wreq{{0, 0, 429, ra("retry-after", "65"), 1, nil}, {65001, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"a dropped connection retried", "openai-sdk-go", []wreq{{0, 0, 0, nil, 1, []string{"drop"}}, {451, 1, 200, nil, 1, nil}}, ""},
+		{"no retry count: an error then a request is a retry", "anthropic-sdk-go", []wreq{{0, -1, 529, nil, 1, nil}, {100, -1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"pi's backoff", "pi", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _ := auditWireText(t, tc.profile, wireLog(t, tc.reqs...))
+			var got []string
+			for _, f := range fs {
+				got = append(got, fmt.Sprintf("%s@%d", f.Rule, f.Line))
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("findings %v, want %q: %v", got, tc.want, fs)
+			}
+		})
+	}
+}
+
+// TestWireBadLines: lines that are not JSON or of the wrong type are
+// reported and skipped; other JSON is skipped.
+func TestWireBadLines(t *testing.T) {
+	log := "not json\n" + `{"type":"request","seq":"x"}` + "\n\n" + `{"type":"other"}` + "\n" + wireLog(t, wreq{0, 0, 200, nil, 1, nil})
+	fs, sum := auditWireText(t, "anthropic-sdk-go", log)
+	if len(fs) != 2 || fs[0].Rule != audit.BadJSON || fs[0].Line != 1 || fs[1].Rule != audit.BadEvent || fs[1].Line != 2 {
+		t.Errorf("findings %v", fs)
+	}
+	if sum.Lines != 5 || sum.Bad != 2 || sum.Skipped != 2 || sum.Events != 1 || sum.Findings != 2 {
+		t.Errorf("summary %+v", sum.Summary)
+	}
+}
+
+// TestWireBestFit: the summary names the profiles with the fewest
+// findings: a 65 s hint waited in full fits the Go SDKs' profiles and
+// anthropic-sdk, not openai-sdk (a hint over 60 s: the backoff) nor the
+// default (hints ignored).
+func TestWireBestFit(t *testing.T) {
+	log := wireLog(t, wreq{0, 0, 429, map[string]string{"retry-after": "65"}, 1, nil}, wreq{65001, 1, 200, nil, 1, nil})
+	_, sum := auditWireText(t, "pi", log)
+	for _, p := range []string{"anthropic-sdk", "anthropic-sdk-go", "openai-sdk-go"} {
+		if !slices.Contains(sum.Best, p) {
+			t.Errorf("best %v, want %s among them", sum.Best, p)
+		}
+	}
+	for _, p := range []string{"openai-sdk", "omp-2026-02", "pi"} {
+		if slices.Contains(sum.Best, p) {
+			t.Errorf("best %v, want no %s", sum.Best, p)
+		}
+	}
+	if len(sum.Fits) != 11 || sum.Findings == 0 {
+		t.Errorf("fits %v, findings under pi %d", sum.Fits, sum.Findings)
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+)
+
+// wireFlags are audit's flags for wire logs.
+func wireFlags(fs *flag.FlagSet) {
+	fs.Bool("wire", false, "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries")
+	fs.Float64("slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+}
+
+// auditWireJSONSummary is the last line of "retrysim audit --wire --json".
+type auditWireJSONSummary struct {
+	Type    string `json:"type"` // "summary"
+	Profile string `json:"profile"`
+	Logs    int    `json:"logs"`
+	audit.WireSummary
+}
+
+// runAuditWire runs "retrysim audit --wire": findings and exit status as
+// audit's, the summary naming the best-fitting profiles.
+func runAuditWire(fs *flag.FlagSet, a *audit.Auditor, profile string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := lookup("audit")
+	slack, err := strconv.ParseFloat(flagString(fs, "slack"), 64)
+	if err != nil || slack < 0 || slack > 3_600_000 {
+		return usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", flagString(fs, "slack"))
+	}
+	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
+	if slack == 0 {
+		opt.Slack = -1 // none
+	}
+	asJSON := flagString(fs, "json") == "true"
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	var total audit.WireSummary
+	readFailed := false
+	for _, path := range args {
+		name := path
+		if path == "-" {
+			name = "<stdin>"
+		}
+		report := func(f audit.Finding) {
+			if asJSON {
+				_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
+				return
+			}
+			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
+		}
+		sum, err := auditWirePath(a, path, stdin, opt, report)
+		total.Add(sum)
+		if err != nil {
+			_ = out.Flush()
+			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
+			readFailed = true
+		}
+	}
+	if asJSON {
+		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: len(args), WireSummary: total})
+	} else {
+		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, len(args), total))
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
+		return exitFail
+	}
+	switch {
+	case readFailed:
+		return exitUsage
+	case total.Findings > 0:
+		return exitFail
+	}
+	return exitOK
+}
+
+func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (audit.WireSummary, error) {
+	if path == "-" {
+		return a.AuditWire(stdin, opt, report)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return audit.WireSummary{}, fmt.Errorf("is a directory (give log files)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return audit.WireSummary{}, err
+	}
+	defer f.Close()
+	return a.AuditWire(f, opt, report)
+}
+
+// auditWireSummaryLine is the text output's last line, e.g. "audit --wire:
+// clean in 1 log (3 lines: 3 requests, 0 skipped, 0 bad; 1 call, 2 retries;
+// profile anthropic-sdk-go); best fit: anthropic-sdk, anthropic-sdk-go (0
+// findings)".
+func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireSummary) string {
+	verdict := "clean"
+	if s.Findings > 0 {
+		verdict = plural(s.Findings, "finding")
+	}
+	policyName := "profile " + profile
+	if settings {
+		policyName += " with --settings"
+	}
+	best := "none"
+	if len(s.Best) > 0 {
+		least := 0
+		for _, f := range s.Fits {
+			if f.Profile == s.Best[0] {
+				least = f.Findings
+			}
+		}
+		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding") + ")"
+	}
+	return fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
+		verdict, plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
+		plural(s.Chains, "call"), plural(s.Retries, "retry"), policyName, best)
+}

@@ -1,0 +1,286 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/scenario"
+)
+
+// upstreamEvents is what the fake upstream streams.
+var upstreamEvents = []string{
+	"event: message_start\ndata: {\"type\":\"message_start\"}\n\n",
+	"event: ping\ndata: {\"type\":\"ping\"}\n\n",
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\"}\n\n",
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+}
+
+// fakeUpstream is a loopback server that records the bodies it gets and
+// answers JSON, or its events for a streaming request.
+func fakeUpstream(t *testing.T) (*httptest.Server, *[]string) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.Path+" "+string(b))
+		if bytes.Contains(b, []byte(`"stream":true`)) {
+			w.Header().Set("content-type", "text/event-stream")
+			for _, ev := range upstreamEvents {
+				_, _ = io.WriteString(w, ev)
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		w.Header().Set("x-upstream", "yes")
+		_, _ = io.WriteString(w, `{"upstream":true}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+func post(t *testing.T, url, body string) (*http.Response, string, error) {
+	t.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res, string(b), err
+}
+
+// TestUpstream: with an upstream, the script's error turns are the
+// proxy's, success turns, requests after the last turn and other paths
+// are forwarded unchanged (streams as they come), and the stream faults
+// apply to forwarded streams.
+func TestUpstream(t *testing.T) {
+	up, got := fakeUpstream(t)
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Upstream: up.URL, Log: &log, Script: proxy.Script{
+		Turns:  []scenario.Turn{errTurn(529, "Overloaded", map[string]string{"retry-after": "1"}), okTurn()},
+		Faults: []proxy.Fault{{Request: 4, Kind: proxy.FaultStreamCut, Events: 2}, {Request: 5, Kind: proxy.FaultSSEError, Events: 1}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	const body = `{"model":"claude","max_tokens":5,"messages":[]}`
+	res, b, err := post(t, srv.URL+"/v1/messages", body)
+	if err != nil || res.StatusCode != 529 || res.Header.Get("retry-after") != "1" || !strings.Contains(b, `"overloaded_error"`) {
+		t.Fatalf("request 1: %v %v %q, want the scripted 529", err, res, b)
+	}
+	for i := 2; i <= 3; i++ {
+		res, b, err = post(t, srv.URL+"/v1/messages", body)
+		if err != nil || res.StatusCode != 200 || b != `{"upstream":true}` || res.Header.Get("x-upstream") != "yes" {
+			t.Fatalf("request %d: %v %v %q, want the upstream's answer", i, err, res, b)
+		}
+	}
+	stream := `{"model":"claude","stream":true}`
+	_, b, err = post(t, srv.URL+"/v1/messages", stream)
+	if err == nil || b != strings.Join(upstreamEvents[:2], "") {
+		t.Errorf("request 4 (cut after 2 events): %v, %q", err, b)
+	}
+	_, b, err = post(t, srv.URL+"/v1/messages", stream)
+	if err != nil || !strings.HasPrefix(b, upstreamEvents[0]+"event: error\ndata: ") || !strings.Contains(b, "overloaded_error") || strings.Contains(b, "message_stop") {
+		t.Errorf("request 5 (error event after 1): %v, %q", err, b)
+	}
+	_, b, err = post(t, srv.URL+"/v1/messages", stream)
+	if err != nil || b != strings.Join(upstreamEvents, "") {
+		t.Errorf("request 6 (a stream forwarded whole): %v, %q", err, b)
+	}
+	r, err := http.Get(srv.URL + "/v1/models")
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("GET /v1/models: %v %v", err, r)
+	}
+	r.Body.Close()
+	srv.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(*got) != 6 || (*got)[0] != "POST /v1/messages "+body || (*got)[5] != "GET /v1/models " {
+		t.Errorf("the upstream got %q", *got)
+	}
+	recs := readLog(t, log.Bytes())
+	if len(recs) != 7 || recs[0].Upstream || !recs[1].Upstream || recs[3].Events != 2 || len(recs[3].Faults) != 1 || recs[4].Faults[0] != "sse-error after 1 events" {
+		t.Errorf("wire log %+v", recs)
+	}
+}
+
+func readLog(t *testing.T, b []byte) []proxy.Record {
+	t.Helper()
+	var recs []proxy.Record
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var r proxy.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// TestRequestErrors: a body over the limit is 413, a body that is not
+// JSON 400, another path 404 and another method 405, each in the
+// provider's error shape and logged.
+func TestRequestErrors(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{MaxBodyBytes: 100, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"POST", "/v1/messages", `{"model":"` + strings.Repeat("x", 200) + `"}`, 413, `{"type":"error","error":{"type":"request_too_large","message":"request body too large: the limit is 100 bytes"}`},
+		{"POST", "/v1/chat/completions", strings.Repeat("x", 101), 413, `{"error":{"message":"request body too large: the limit is 100 bytes","type":"invalid_request_error"`},
+		{"POST", "/v1/responses", `not json`, 400, `"type":"invalid_request_error"`},
+		{"POST", "/v1/embeddings", `{}`, 404, `no endpoint POST /v1/embeddings`},
+		{"GET", "/v1/messages", ``, 405, `"type":"invalid_request_error"`},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
+		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s %s: %d %s, want %d and %s", tc.method, tc.path, w.Code, w.Body, tc.status, tc.want)
+		}
+	}
+	recs := readLog(t, log.Bytes())
+	if len(recs) != 5 || recs[0].Status != 413 || recs[0].Error != "request body over 100 bytes" || recs[2].Status != 400 {
+		t.Errorf("wire log %+v", recs)
+	}
+}
+
+// TestAnswerShapes: toolUse and length turns are answers the SDKs parse:
+// a tool call named after the request's first tool, a reply cut by the
+// token limit, on each endpoint.
+func TestAnswerShapes(t *testing.T) {
+	turns := []scenario.Turn{{StopReason: policy.StopReasonToolUse}, {StopReason: policy.StopReasonLength}}
+	synctest.Test(t, func(t *testing.T) {
+		s := serve(t, proxy.Script{Turns: turns, Repeat: true})
+		ctx := t.Context()
+		ac := anthropicClient(s)
+		params := anthropicParams
+		params.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", InputSchema: anthropic.ToolInputSchemaParam{}}}}
+		m, err := ac.Messages.New(ctx, params)
+		if err != nil || m.StopReason != "tool_use" || m.Content[0].Type != "tool_use" || m.Content[0].Name != "get_weather" {
+			t.Errorf("anthropic tool use: %v %+v", err, m)
+		}
+		m, err = ac.Messages.New(ctx, anthropicParams)
+		if err != nil || m.StopReason != "max_tokens" {
+			t.Errorf("anthropic length: %v %+v", err, m)
+		}
+		oc := openaiClient(s)
+		cp := chatParams
+		cp.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather"})}
+		c, err := oc.Chat.Completions.New(ctx, cp)
+		if err != nil || c.Choices[0].FinishReason != "tool_calls" || c.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" {
+			t.Errorf("chat tool use: %v %+v", err, c)
+		}
+		c, err = oc.Chat.Completions.New(ctx, chatParams)
+		if err != nil || c.Choices[0].FinishReason != "length" {
+			t.Errorf("chat length: %v %+v", err, c)
+		}
+		r, err := oc.Responses.New(ctx, responsesParams)
+		if err != nil || r.Output[0].Type != "function_call" || r.Output[0].Name != "retrysim_tool" {
+			t.Errorf("responses tool use: %v %+v", err, r)
+		}
+		r, err = oc.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5"})
+		if err != nil || r.Status != "incomplete" || r.IncompleteDetails.Reason != "max_output_tokens" {
+			t.Errorf("responses length: %v %+v", err, r)
+		}
+		synctest.Wait()
+		if recs, _ := s.close(t); len(recs) != 6 || recs[4].Turn != 1 || recs[5].Turn != 2 {
+			t.Errorf("wire log %+v (repeat: turns 1, 2, 1, 2, 1, 2)", recs)
+		}
+	})
+}
+
+// TestLoadScript: a proxy script reads its scenario's turns (relative to
+// itself) and its faults; a scenario file is a script of its turns.
+func TestLoadScript(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sc := write("s.yaml", "turns:\n  - {stopReason: error, errorMessage: x, status: 503}\n  - {stopReason: stop}\n")
+	s, err := proxy.LoadScript(sc)
+	if err != nil || len(s.Turns) != 2 || s.Turns[0].Status != 503 || s.Faults != nil {
+		t.Fatalf("scenario file: %+v, %v", s, err)
+	}
+	ps := write("p.yaml", "scenario: s.yaml\nrepeat: true\ntext: hi there\nfaults:\n  - {request: 2, kind: latency, delayMs: 250}\n  - {kind: slow-body, delayMs: 10, chunk: 8}\n  - {request: 3, kind: stream-cut, events: 4}\n")
+	s, err = proxy.LoadScript(ps)
+	want := []proxy.Fault{{Request: 2, Kind: proxy.FaultLatency, Delay: 250e6}, {Kind: proxy.FaultSlowBody, Delay: 10e6, Chunk: 8}, {Request: 3, Kind: proxy.FaultStreamCut, Events: 4}}
+	if err != nil || len(s.Turns) != 2 || !s.Repeat || s.Text != "hi there" || len(s.Faults) != 3 {
+		t.Fatalf("proxy script: %+v, %v", s, err)
+	}
+	for i, f := range want {
+		if s.Faults[i] != f {
+			t.Errorf("fault %d: %+v, want %+v", i, s.Faults[i], f)
+		}
+	}
+	for text, msg := range map[string]string{
+		"faults:\n  - {kind: latency, delayMs: -1}\n": `p.yaml:2:30: faults[0].delayMs: "-1" is not allowed (allowed: an integer from 0 to 3600000)`,
+		"faults:\n  - {request: 1}\n":                 `p.yaml:2:5: faults[0]: kind is required`,
+		"faults: {}\n":                                `p.yaml:1:9: faults: not a list`,
+		"scenario: nope.yaml\n":                       `p.yaml:1:11: scenario: `,
+		"repeat: yes please\n":                        `p.yaml:1:9: repeat: "yes please" is not true or false`,
+		"text: a\ntext: b\n":                          `p.yaml:2:1: text: duplicate key`,
+		"- a\n":                                       `p.yaml:1:1: a script is a mapping`,
+		"faults:\n  - {kind: drop, evnets: 1}\n":      `p.yaml:2:18: faults[0]: unknown key "evnets" (allowed: request, kind, delayMs, events, chunk); did you mean events?`,
+	} {
+		_, err := proxy.LoadScript(write("p.yaml", text))
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want %s", text, err, msg)
+		}
+	}
+}
+
+// TestWireLogMemoryBounded: the proxy keeps nothing per request: the heap
+// after 20 000 requests is within 1 MB of its size after 2 000.
+func TestWireLogMemoryBounded(t *testing.T) {
+	p, err := proxy.New(proxy.Options{Log: io.Discard, Script: proxy.Script{Turns: []scenario.Turn{errTurn(529, "Overloaded", nil), okTurn()}, Repeat: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"model":"m","max_tokens":5,"messages":[]}`)
+	heapAfter := func(n int) uint64 {
+		for i := 0; i < n; i++ {
+			w := httptest.NewRecorder()
+			p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(body)))
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	small := heapAfter(2000)
+	large := heapAfter(18000)
+	if large > small+1<<20 {
+		t.Errorf("heap %d after 20 000 requests, %d after 2 000", large, small)
+	}
+	if p.Requests() != 20000 {
+		t.Errorf("%d requests", p.Requests())
+	}
+}
