@@ -394,3 +394,68 @@ func TestFormatOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelGroups: a fleet run with two profile mixes and an SDK layer
+// shares one panel, its lines labelled by what tells the groups apart and
+// its heading listing the mixes; another fleet has its own panel, and the
+// same line keeps its style there.
+func TestPanelGroups(t *testing.T) {
+	var cfgs []fleet.Config
+	for _, name := range []string{"a", "b"} {
+		for _, mix := range []fleet.Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "omp-2026-06", Percent: 100}}} {
+			c := fleet.Default(20)
+			c.Name, c.Profiles = name, mix
+			cfgs = append(cfgs, c)
+		}
+	}
+	c := fleet.Default(20)
+	c.Name, c.SDK = "b", "omp-2026-02"
+	cfgs = append(cfgs, c)
+	res, err := fleet.Sweep(cfgs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DataOf(res)
+	if len(d.Panels) != 2 {
+		t.Fatalf("%d panels", len(d.Panels))
+	}
+	var labels []string
+	for _, r := range d.Panels[0].Rates {
+		labels = append(labels, r.Label)
+	}
+	want := []string{"omp-2026-02=50%,omp-2026-06=50% omp-2026-02", "omp-2026-02=50%,omp-2026-06=50% omp-2026-06",
+		"omp-2026-02=50%,omp-2026-06=50% all profiles", "omp-2026-06"}
+	if !slices.Equal(labels, want) || len(d.Panels[0].CDFs) != 3 {
+		t.Errorf("fleet a: lines %q (want %q), %d CDFs", labels, want, len(d.Panels[0].CDFs))
+	}
+	if h := d.Panels[0].Heading; h != "fleet a  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50% | omp-2026-06" {
+		t.Errorf("heading %q", h)
+	}
+	b := d.Panels[1]
+	if !strings.HasSuffix(b.Heading, "  ·  sdk omp-2026-02") || b.Rates[len(b.Rates)-1].Label != "sdk omp-2026-02 omp-2026-02" ||
+		b.Rates[0].Label != "omp-2026-02=50%,omp-2026-06=50% no sdk omp-2026-02" {
+		t.Errorf("fleet b: heading %q, first line %q, last %q", b.Heading, b.Rates[0].Label, b.Rates[len(b.Rates)-1].Label)
+	}
+	if d.Panels[0].Rates[3].Style == d.Panels[0].Rates[0].Style || d.Panels[0].Rates[2].Style != -1 {
+		t.Errorf("styles %d %d %d", d.Panels[0].Rates[0].Style, d.Panels[0].Rates[2].Style, d.Panels[0].Rates[3].Style)
+	}
+}
+
+// TestGap: the label of the prompts below 1.
+func TestGap(t *testing.T) {
+	for _, c := range []struct {
+		c    CDF
+		want string
+	}{
+		{CDF{Prompts: 10, Succeeded: 10}, "all succeeded"},
+		{CDF{Prompts: 3000, Succeeded: 218, Failed: 2782}, "92.7% failed"},
+		{CDF{Prompts: 1000, Succeeded: 965, Failed: 31, Waiting: 4}, "3.1% failed, 0.4% still waiting"},
+		{CDF{Prompts: 100000, Succeeded: 99999, Waiting: 1}, "<0.1% still waiting"},
+		{CDF{Prompts: 100000, Succeeded: 1, Failed: 99999}, ">99.9% failed"},
+		{CDF{Prompts: 5, Failed: 5}, "100.0% failed"},
+	} {
+		if got := c.c.Gap(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.c, got, c.want)
+		}
+	}
+}
