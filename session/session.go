@@ -303,6 +303,7 @@ const (
 	SetEnabled                          // retry.enabled becomes Enabled
 	SetSettings                         // the retry settings become *Settings
 	SetCompaction                       // Config.CompactionEnabled becomes Enabled
+	numEffectKinds                      // one past the last kind
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last
