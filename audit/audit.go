@@ -57,12 +57,19 @@ const (
 	BadEvent Rule = "bad-event"
 	// LongLine: a line longer than MaxLineSize (skipped unread).
 	LongLine Rule = "long-line"
+	// CompactionContinueMissing: an auto_compaction_end with willRetry
+	// true whose continue run never starts: none by the end of the log,
+	// or the next prompt's run starts more than 100 ms (and a slack)
+	// later (H19: the original rebuilt the context from the session
+	// history and its continue was rejected). Reported at the
+	// auto_compaction_end.
+	CompactionContinueMissing Rule = "compaction-continue-missing"
 )
 
 // Rules lists every rule, in the order of their constants.
 func Rules() []Rule {
 	return []Rule{ChainNotEnded, AttemptSequence, StaleCounter, StrayEnd, Delay, OverflowRetried, HintWindow,
-		BadJSON, BadEvent, LongLine}
+		BadJSON, BadEvent, LongLine, CompactionContinueMissing}
 }
 
 // MaxLineSize is the longest line read, in bytes, without its line
@@ -77,7 +84,14 @@ const MaxLineSize = 16 << 20
 const (
 	delayToleranceMs = 0.001
 	hintToleranceMs  = 1
+	// continueSlackMs is how late a compaction's continue may start after
+	// its 100 ms (a real agent's timer is late by its event loop).
+	continueSlackMs = 50
 )
+
+// compactionContinueMs is the wait between a successful compaction and its
+// continue (the original's and the engine's).
+const compactionContinueMs = 100
 
 // maxWhole bounds the whole numbers read (attempts), 2^53: every whole
 // number up to it is exact in a float64.
@@ -155,6 +169,7 @@ type Auditor struct {
 	report func(Finding)
 	sum    Summary
 	st     state
+	cur    []byte // the line being read (readLine), for quoting its values
 }
 
 // New returns an Auditor for opt; an unknown profile, invalid settings or a
@@ -238,6 +253,13 @@ type state struct {
 	hint hintCheck // the retry waiting for its run to start
 
 	promptLine int // an accepted prompt whose run has not started (0: none)
+
+	// compaction is the latest auto_compaction_end with willRetry whose
+	// continue run has not started (line 0: none).
+	compaction struct {
+		line int
+		at   stamp
+	}
 
 	rejected struct { // the last prompt response with success false
 		line  int
@@ -337,6 +359,11 @@ type messageEndLine struct {
 	} `json:"message"`
 }
 
+type compactionEndLine struct {
+	times
+	WillRetry *bool `json:"willRetry"`
+}
+
 type responseLine struct {
 	times
 	ID      jsontext.Value `json:"id"`
@@ -355,7 +382,8 @@ func (a *Auditor) readLine(line []byte) {
 		return
 	}
 	st := &a.st
-	defer func() { st.prevLine = st.line }()
+	a.cur = line
+	defer func() { st.prevLine = st.line; a.cur = nil }()
 	var h head
 	if err := jsonv2.Unmarshal(line, &h, decodeOptions); err != nil {
 		var se *jsontext.SyntacticError
@@ -404,7 +432,12 @@ func (a *Auditor) readLine(line []byte) {
 		if a.decode(line, typ, &e) {
 			st.fallback = true
 		}
-	case typ == rpcAgentEnd, tt == trace.AutoCompactionStart, tt == trace.AutoCompactionEnd, tt == trace.PromptResolved:
+	case tt == trace.AutoCompactionEnd:
+		var e compactionEndLine
+		if a.decode(line, typ, &e) && e.WillRetry != nil && *e.WillRetry {
+			st.compaction.line, st.compaction.at = st.line, e.stamp()
+		}
+	case typ == rpcAgentEnd, tt == trace.AutoCompactionStart, tt == trace.PromptResolved:
 		var e times
 		a.decode(line, typ, &e)
 	default:
@@ -471,11 +504,44 @@ func (a *Auditor) whole(typ, name string, v *float64) (int, bool) {
 	case v == nil:
 		a.badEvent(typ, name+" is missing (allowed: a whole number)")
 	case *v < 0 || *v != math.Trunc(*v) || *v > maxWhole:
-		a.badEvent(typ, name+" = "+fmtMs(*v)+" is not a whole number from 0")
+		// Quote the number as the line writes it: a float64 rounds a
+		// large one (9223372036854775807 would read 9223372036854776000).
+		text := rawMember(a.cur, name)
+		if text == "" {
+			text = fmtMs(*v)
+		}
+		a.badEvent(typ, name+" = "+text+" is not a whole number from 0")
 	default:
 		return int(*v), true
 	}
 	return 0, false
+}
+
+// rawMember is the text of the top-level member name of the JSON object
+// line, as written (at most 40 bytes of it), or "" when there is none.
+func rawMember(line []byte, name string) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), decodeOptions)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		k := key.String() // (the token is void after the next read)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return ""
+		}
+		if k == name {
+			if len(v) > 40 {
+				return string(v[:40]) + "…"
+			}
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // badEvent reports an event line that cannot be checked; it was counted
@@ -501,6 +567,7 @@ func (a *Auditor) find(line int, rule Rule, reason string) {
 
 func (a *Auditor) onAgentStart(at stamp) {
 	st := &a.st
+	a.compactionContinue(at)
 	st.reply = reply{}
 	retried := st.open && st.awaitingRun // this may be the retried run
 	st.awaitingRun = false
@@ -536,6 +603,28 @@ func (a *Auditor) onAgentStart(at stamp) {
 	}
 }
 
+// compactionContinue checks the pending compaction's continue at a run's
+// start: a run that is not a prompt's is the continue; a prompt's run that
+// starts past the continue's time shows it missing (H19). A prompt's run
+// before then leaves it unknown (the sound variant's prompt cancels the
+// continue), and so does a log without times.
+func (a *Auditor) compactionContinue(at stamp) {
+	st := &a.st
+	c := st.compaction
+	if c.line == 0 {
+		return
+	}
+	st.compaction.line = 0
+	if st.promptLine == 0 || at.kind == noTime || at.kind != c.at.kind {
+		return
+	}
+	if at.ms > c.at.ms+compactionContinueMs+continueSlackMs {
+		a.find(c.line, CompactionContinueMissing, fmt.Sprintf(
+			"the compaction's continue never started: the next run, prompt's at line %d, started %s ms later (the continue comes after %d ms)",
+			st.promptLine, fmtMs(at.ms-c.at.ms), compactionContinueMs))
+	}
+}
+
 func (a *Auditor) onMessageEnd(e *messageEndLine) {
 	if e.Message == nil || e.Message.Role != "assistant" {
 		return
@@ -549,6 +638,9 @@ func (a *Auditor) onMessageEnd(e *messageEndLine) {
 
 func (a *Auditor) onResponse(e *responseLine) {
 	st := &a.st
+	if e.Command != nil && *e.Command == "abort" {
+		st.compaction.line = 0 // the sound variant's abort cancels the continue
+	}
 	if e.Command == nil || *e.Command != "prompt" || e.Success == nil {
 		return
 	}
@@ -610,6 +702,11 @@ func (a *Auditor) closeChain() {
 
 func (a *Auditor) endOfLog() {
 	st := &a.st
+	if c := st.compaction; c.line != 0 {
+		a.find(c.line, CompactionContinueMissing, fmt.Sprintf(
+			"the compaction's continue never started: no run after it by the end of the log (line %d)", st.line))
+		st.compaction.line = 0
+	}
 	if st.open {
 		a.find(st.chainLine, ChainNotEnded, fmt.Sprintf(
 			"the chain that started here has no auto_retry_end by the end of the log (line %d); its last attempt was %d (line %d)",

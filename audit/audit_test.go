@@ -461,3 +461,40 @@ func TestRulesAreDistinct(t *testing.T) {
 		seen[r] = true
 	}
 }
+
+// TestCompactionContinueMissing: an auto_compaction_end with willRetry
+// whose continue run never starts (H19) is found at its line, by the end
+// of the log or when the next prompt's run starts past the continue's
+// time; a continue run, a prompt's run inside the 100 ms (the sound
+// variant's prompt cancels the continue), an abort, or a log without times
+// leave nothing to find.
+func TestCompactionContinueMissing(t *testing.T) {
+	stamped := func(ms int, line string) string {
+		return fmt.Sprintf(`{"t":%d,%s`, ms, strings.TrimPrefix(line, "{"))
+	}
+	compacted := []string{promptOK, stamped(0, agentStart), stamped(0, overflowError), stamped(0, agentEnd),
+		stamped(0, compactionStart), stamped(0, compactionEnd)} // 6
+	log := func(more ...string) []byte { return logOf(append(slices.Clone(compacted), more...)...) }
+	prompt2 := `{"id":"p2","type":"response","command":"prompt","success":true,"data":{"prompt":2}}`
+	tests := []struct {
+		name string
+		log  []byte
+		want []finding
+	}{
+		{"no run by the end of the log", log(), []finding{{6, audit.CompactionContinueMissing}}},
+		{"the continue runs", log(stamped(100, agentStart), stamped(100, replyStop), stamped(100, agentEnd)), nil},
+		{"the next prompt's run starts seconds later", log(prompt2, stamped(5000, agentStart), stamped(5000, replyStop)),
+			[]finding{{6, audit.CompactionContinueMissing}}},
+		{"the next prompt's run starts within the 100 ms", log(prompt2, stamped(10, agentStart), stamped(10, replyStop)), nil},
+		{"an abort", log(`{"id":"a","type":"response","command":"abort","success":true}`), nil},
+		{"willRetry false", logOf(promptOK, agentStart, overflowError, agentEnd, compactionStart,
+			`{"type":"auto_compaction_end","aborted":false,"willRetry":false}`), nil},
+		{"no times, the next prompt's run", logOf(promptOK, agentStart, overflowError, agentEnd, compactionStart, compactionEnd,
+			prompt2, agentStart, replyStop), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkFindings(t, tc.log, audit.Options{}, tc.want...)
+		})
+	}
+}

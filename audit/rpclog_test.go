@@ -93,6 +93,27 @@ var originalFindings = map[string][]at{
 		{audit.ChainNotEnded, "auto_retry_start", 1}, {audit.StrayEnd, "auto_retry_end", 1}},
 	"37-abort-during-retried-run.yaml": {
 		{audit.ChainNotEnded, "auto_retry_start", 1}, {audit.StrayEnd, "auto_retry_end", 1}},
+	// H19: the compaction rebuilt the context from the session history and
+	// its continue was rejected. After a retried error (H1 too: the chain
+	// stays open, the prompt waits):
+	"21-overflow-after-retried-error-continue-rejected.json": {
+		{audit.CompactionContinueMissing, "auto_compaction_end", 1}, {audit.ChainNotEnded, "auto_retry_start", 1}},
+	"39-overflow-mid-chain.yaml": {
+		{audit.CompactionContinueMissing, "auto_compaction_end", 1}, {audit.ChainNotEnded, "auto_retry_start", 1}},
+	"46-retry-after-compaction-from-exhausted.yaml": {
+		{audit.CompactionContinueMissing, "auto_compaction_end", 1}, {audit.ChainNotEnded, "auto_retry_start", 1}},
+	// ... and of a successful reply over the window.
+	"17-overflow-by-usage-on-success.yaml":          {{audit.CompactionContinueMissing, "auto_compaction_end", 1}},
+	"22-success-over-window-continue-rejected.json": {{audit.CompactionContinueMissing, "auto_compaction_end", 1}},
+}
+
+// hazardNotInLog are the files whose flag leaves no trace the rules read,
+// though the flag's rules find it elsewhere.
+var hazardNotInLog = map[string]string{
+	// The next prompt's run starts at the compaction's own time: without
+	// the continue_rejected of the trace the log is the sound variant's,
+	// whose prompt cancels the continue.
+	"23-aborted-over-window-before-prompt.json": "H19_compaction_continue_rejected",
 }
 
 // hazardRules are the rules that find each hazard class of the conformance
@@ -109,6 +130,7 @@ var hazardRules = map[string][]audit.Rule{
 	"H4_success_reset_mid_run":         nil,
 	"H5_prompt_rejected":               nil,
 	"H18_retry_without_waiting_prompt": nil,
+	"H19_compaction_continue_rejected": {audit.CompactionContinueMissing},
 }
 
 // lineOf returns the line number of the n-th line of type typ in log.
@@ -193,7 +215,7 @@ func TestEachHazardClassIsFound(t *testing.T) {
 				t.Errorf("%s: hazard %s has no entry in hazardRules", m.File, flag)
 				continue
 			}
-			if rules == nil {
+			if rules == nil || hazardNotInLog[m.File] == flag {
 				continue
 			}
 			if !slices.ContainsFunc(fs, func(f audit.Finding) bool { return slices.Contains(rules, f.Rule) }) {

@@ -47,7 +47,7 @@ type succ struct {
 }
 
 // invSet is a set of invariants, bit i for Invariant i.
-type invSet uint8
+type invSet uint16
 
 // expander computes the transitions of states with its own shell and
 // tallies what is summed or united over all expanders at the end.

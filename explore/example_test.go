@@ -41,6 +41,7 @@ func ExampleExplore_original() {
 	// attempt-zero-outside-chain: [prompt reply:retryable fire_timer fire_timer abort_retry]
 	// chain-ends: [prompt reply:retryable fire_timer fire_timer reply:fatal]
 	// prompt-resolves: [prompt reply:retryable fire_timer fire_timer reply:fatal]
+	// compaction-continues: [prompt reply:retryable fire_timer fire_timer reply:overflow]
 }
 
 // CheckSettings checks a range of maxRetries under a profile's retry

@@ -42,12 +42,18 @@ const (
 	// exceeds maxBackoffMs*(1+jitter.ratio), unless the reply's hint asks
 	// for more and retryAfter.use (floor or replace) and maxHintMs let it.
 	InvWaitBound
+	// InvCompactionContinues: right after a successful overflow compaction
+	// (willRetry) the context does not end with an assistant message, so
+	// the continue 100 ms later can start (the original's hazard
+	// H19_compaction_continue_rejected: the context rebuilt from the
+	// session history ends with an error the retry path had removed).
+	InvCompactionContinues
 	numInvariants
 )
 
 var invariantNames = [numInvariants]string{
 	"overflow-not-retried", "attempt-zero-outside-chain", "start-attempts", "end-in-chain",
-	"chain-ends", "disabled-no-start", "prompt-resolves", "wait-bound",
+	"chain-ends", "disabled-no-start", "prompt-resolves", "wait-bound", "compaction-continues",
 }
 
 var invariantText = [numInvariants]string{
@@ -59,6 +65,7 @@ var invariantText = [numInvariants]string{
 	"with retry disabled no chain starts",
 	"at quiescence (no timer, no run in flight) no prompt is unresolved (a prompt never resolves)",
 	"no wait exceeds maxBackoffMs*(1+jitter.ratio) unless a hint used by floor or replace asks for more",
+	"after a successful overflow compaction the context does not end with an assistant message, so its continue can start (H19_compaction_continue_rejected)",
 }
 
 // String returns the invariant's name, e.g. "chain-ends".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/scenario"
@@ -165,5 +166,52 @@ func TestExploreRejectsBadMaxRetries(t *testing.T) {
 	}
 	if r, err := Explore(Options{MaxRetries: 1}); err != nil || r.States == 0 {
 		t.Errorf("Explore(maxRetries 1) = %v, %v", r, err)
+	}
+}
+
+// TestCompactionContinuesH19: the explorer finds the original's hazard
+// H19_compaction_continue_rejected (reference §1.6, public scenario 21) as
+// a shortest path, a retried error then an overflow on the retry's
+// continue, and never in sound.
+func TestCompactionContinuesH19(t *testing.T) {
+	find := func(v *session.Variant) *Counterexample {
+		sum, err := Check(v, 0, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sum.Counterexamples {
+			if c := &sum.Counterexamples[i]; c.Invariant == InvCompactionContinues {
+				return c
+			}
+		}
+		return nil
+	}
+	if c := find(session.Sound); c != nil {
+		t.Errorf("sound violates %s: %v", InvCompactionContinues, c.Path)
+	}
+	c := find(session.Original)
+	if c == nil {
+		t.Fatal("original: no counterexample for compaction-continues")
+	}
+	want := []Input{ActPrompt, ReplyRetryable, FireTimer, FireTimer, ReplyOverflow}
+	if !slices.Equal(c.Path, want) || c.MaxRetries != 1 {
+		t.Errorf("original: path %v at maxRetries %d, want %v at 1", c.Path, c.MaxRetries, want)
+	}
+	if c.Replay == nil {
+		t.Fatalf("original: no replay: %s", c.NotReplayed)
+	}
+	sc, err := scenario.Parse("h19.yaml", c.Replay.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.RunScenario(sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed() {
+		t.Errorf("counterexample does not pass under sim: %v\n%s", res.Failures, c.Replay.YAML)
+	}
+	if !bytes.Contains(res.Trace, []byte(`"type":"continue_rejected","error":"Cannot continue from message role: assistant"`)) {
+		t.Errorf("the replay's trace has no rejected continue:\n%s", res.Trace)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/ohmypi/retryfsm/session"
 )
 
-// key is a State packed into 24 bytes without pointers, normalised: two
+// key is a State packed into 32 bytes without pointers, normalised: two
 // states that differ only in what the session core never reads again pack
 // equal (SPEC.md §12.1). k.state() is the canonical state of its class; the
 // explorer stores keys, not States (hundreds of thousands of states then
-// take 24 bytes each and give the GC nothing to scan), and the key is also
+// take 32 bytes each and give the GC nothing to scan), and the key is also
 // the visited-set key.
 //
 // What is normalised away:
@@ -54,6 +54,12 @@ import (
 type key struct {
 	hdr uint64
 	rem [maxTimers]uint32
+	// hist is the session history (RebuildFromHistory; 0 otherwise), packed
+	// as the context is: bits 0-1 Last, 2-3 BeforeLast, 4-7 Assistant
+	// code, 8 Assistant is an error, 9-12 Previous code (BeforeLast,
+	// Previous and the error bit only while the last message is an
+	// assistant one: a rebuild reads them then only).
+	hist uint32
 }
 
 // MaxMaxRetries is the largest maxRetries the state key encodes (its
@@ -153,6 +159,8 @@ func (s *State) key() key {
 		ok = ok && okp
 	}
 	w |= a << 37
+	h, okh := histCode(&ss.History)
+	ok = ok && okh
 	// Timer ids: the pending timers are 1..NT; a Ctl or CompTimer naming
 	// none of them is "dangling" (5, 6, in that order).
 	var dangling [2]uint64
@@ -191,8 +199,46 @@ func (s *State) key() key {
 	if !ok {
 		panic(fmt.Sprintf("explore: state %v does not fit the state key", *s))
 	}
-	k.hdr = w
+	k.hdr, k.hist = w, h
 	return k
+}
+
+// histCode packs the session history (see key.hist).
+func histCode(c *session.Context) (uint32, bool) {
+	h := uint32(roleCode(c.Last))
+	a, ok := replyCode(&c.Assistant.Reply, c.HasAssistant)
+	h |= uint32(a) << 4
+	if c.Last == session.RoleAssistant {
+		h |= uint32(roleCode(c.BeforeLast)) << 2
+		if c.Assistant.Reply.StopReason == policy.StopReasonError {
+			h |= 1 << 8
+		}
+		p, okp := replyCode(&c.Previous.Reply, c.HasPrevious)
+		h |= uint32(p) << 9
+		ok = ok && okp
+	}
+	return h, ok
+}
+
+// unpackHistory is histCode's inverse: the canonical history of h.
+func (k *key) unpackHistory(h uint32) session.Context {
+	var c session.Context
+	c.Last = codeRole[h&3]
+	switch c.Last {
+	case session.RoleNone:
+	case session.RoleAssistant:
+		c.Count = 2
+		c.BeforeLast = codeRole[h>>2&3]
+		c.Previous, c.HasPrevious = k.message(uint64(h >> 9 & 15))
+	default:
+		c.Count = 1
+	}
+	c.Assistant, c.HasAssistant = k.message(uint64(h >> 4 & 15))
+	if c.Last == session.RoleAssistant && h>>8&1 != 0 && !c.HasAssistant {
+		// An error that does not overflow: only its stop reason is read.
+		c.Assistant, c.HasAssistant = session.Message{Reply: policy.Outcome{StopReason: policy.StopReasonError}}, true
+	}
+	return c
 }
 
 // state unpacks k: the canonical state of its class.
@@ -235,6 +281,7 @@ func (k *key) state() State {
 		c.Count = 1
 	}
 	c.Assistant, c.HasAssistant = k.message(w >> 37 & 15)
+	ss.History = k.unpackHistory(k.hist)
 	s.NT = uint8(w >> 51 & 7)
 	for i := 0; i < int(s.NT); i++ {
 		r := k.rem[i]
@@ -271,5 +318,10 @@ func (k *key) hash() uint64 {
 	hi, lo := bits.Mul64(k.hdr^m1, uint64(k.rem[0])|uint64(k.rem[1])<<32^m2)
 	h := hi ^ lo
 	hi, lo = bits.Mul64(h^m3, uint64(k.rem[2])|uint64(k.rem[3])<<32^m1)
-	return hi ^ lo
+	h = hi ^ lo
+	if k.hist != 0 {
+		hi, lo = bits.Mul64(h^m2, uint64(k.hist)^m3)
+		h = hi ^ lo
+	}
+	return h
 }

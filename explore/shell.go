@@ -262,20 +262,23 @@ type shell struct {
 	posts   []post
 
 	// Per step.
-	in       Input        // the step's input
-	firing   bool         // the step fires a timer: the timers it arms are not Late
-	pruned   bool         // the step needed more than the timer bounds
-	fails    invSet       // invariants the step violates
-	lastIn   policy.Input // the input of the step's last transition record
-	lastEv   string       // the event of the step's last transition record
-	endAt    bool         // the step's last retry record is auto_retry_end
-	fellBack bool         // a retry_fallback waits for its auto_retry_start
-	units    []int        // (rule, from-state) units of the transitions recorded
-	_        [128]byte
+	in     Input        // the step's input
+	firing bool         // the step fires a timer: the timers it arms are not Late
+	pruned bool         // the step needed more than the timer bounds
+	fails  invSet       // invariants the step violates
+	lastIn policy.Input // the input of the step's last transition record
+	lastEv string       // the event of the step's last transition record
+	endAt  bool         // the step's last retry record is auto_retry_end
+	// compacted: the step compacted an overflow and a continue will follow
+	// (auto_compaction_end with willRetry).
+	compacted bool
+	fellBack  bool  // a retry_fallback waits for its auto_retry_start
+	units     []int // (rule, from-state) units of the transitions recorded
+	_         [128]byte
 }
 
 // invariantRecords are the records the invariants read.
-var invariantRecords = session.RecordMask(trace.Transition, trace.AutoRetryStart, trace.AutoRetryEnd, trace.RetryFallback)
+var invariantRecords = session.RecordMask(trace.Transition, trace.AutoRetryStart, trace.AutoRetryEnd, trace.RetryFallback, trace.AutoCompactionEnd)
 
 // newShell returns a shell for v and maxRetries with the default settings:
 // enabled at first, base delay 2 s, compaction enabled and succeeding. raw
@@ -316,6 +319,7 @@ func (sh *shell) enabled(s *State, in Input) bool {
 // stepped with its event and then with Settle, as sim's scheduler does.
 func (sh *shell) step(s *State, in Input) {
 	sh.fails, sh.pruned, sh.endAt, sh.lastIn, sh.lastEv, sh.fellBack, sh.in = 0, false, false, -1, "", false, in
+	sh.compacted = false
 	sh.units = sh.units[:0]
 	sh.firing = in == FireTimer
 	ev := &sh.ev
@@ -344,6 +348,11 @@ func (sh *shell) step(s *State, in Input) {
 	}
 	if sh.fellBack {
 		sh.fails |= 1 << InvStartAttempts
+	}
+	if sh.compacted && s.Session.Context.Last == session.RoleAssistant {
+		// The continue 100 ms later cannot start from an assistant
+		// message (H19).
+		sh.fails |= 1 << InvCompactionContinues
 	}
 }
 
@@ -426,6 +435,8 @@ func (sh *shell) record(s *State, r *trace.Record) {
 		}
 		s.ChainOpen, s.ChainAttempt = true, int16(a)
 		sh.endAt, sh.fellBack = false, false
+	case trace.AutoCompactionEnd:
+		sh.compacted = sh.compacted || r.CompactionEnd.WillRetry
 	case trace.RetryFallback:
 		// The next model: the count restarts, the next start is attempt 1.
 		s.ChainAttempt, sh.fellBack = 0, true

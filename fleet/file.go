@@ -1,19 +1,15 @@
 package fleet
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/suggest"
+	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -65,6 +61,7 @@ var (
 	outageKeys       = []string{"start", "duration", "kind", "retryAfter"}
 	promptErrorKeys  = []string{"count", "kind"}
 	compactionKeys   = []string{"enabled", "succeed"}
+	hintModeNames    = []string{string(HintHeader), string(HintText), string(HintNone)}
 )
 
 // Pos is a position in a fleet file; Line and Column are 1-based, 0 when
@@ -75,16 +72,7 @@ type Pos struct {
 }
 
 // String gives "file:line:col", leaving out what is unknown.
-func (p Pos) String() string {
-	s := p.File
-	if p.Line > 0 {
-		s += ":" + strconv.Itoa(p.Line)
-		if p.Column > 0 {
-			s += ":" + strconv.Itoa(p.Column)
-		}
-	}
-	return s
-}
+func (p Pos) String() string { return strictfile.Pos(p).String() }
 
 // FileError is an invalid fleet file: where, which key, and what is wrong
 // and allowed.
@@ -97,17 +85,7 @@ type FileError struct {
 
 // Error gives "file:3:14: outages[0].kind: ...".
 func (e *FileError) Error() string {
-	s := e.Pos.String()
-	if e.Field != "" {
-		if s != "" {
-			s += ": "
-		}
-		s += e.Field
-	}
-	if s != "" {
-		s += ": "
-	}
-	return s + e.Msg
+	return (&strictfile.Error{Pos: strictfile.Pos(e.Pos), Field: e.Field, Msg: e.Msg}).Error()
 }
 
 // Unwrap returns the underlying error.
@@ -130,103 +108,45 @@ func Load(path string) (*Spec, error) {
 	return Parse(path, data)
 }
 
-// Parse reads a fleet file's text; name is the file's path, for errors and
-// the fleet's default name (its base name without the extension).
+// Parse reads a fleet file's text (YAML, or JSON); name is the file's
+// path, for errors and the fleet's default name (its base name without
+// the extension).
 func Parse(name string, data []byte) (*Spec, error) {
-	p := &fileParser{file: name, at: map[string]*yaml.Node{}}
-	spec, err := p.parse(data)
-	if err != nil {
-		return nil, err
+	p := &fileParser{strictfile.Reader{File: name, What: "fleet", At: map[string]*yaml.Node{}}}
+	var spec *Spec
+	if err := p.Read(func() { spec = p.parse(data) }); err != nil {
+		return nil, &FileError{Pos: Pos(err.Pos), Field: err.Field, Msg: err.Msg, Err: err.Err}
 	}
-	for _, c := range spec.Configs() {
-		if err := c.Validate(); err != nil {
-			var fe *FieldError
-			if errors.As(err, &fe) {
-				return nil, &FileError{Pos: p.posOf(fe.Field), Field: fe.Field, Msg: fe.Msg}
-			}
-			return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
+	if err := spec.Validate(); err != nil { // every run, without expanding the seeds
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, &FileError{Pos: Pos(p.PosOf(fe.Field)), Field: fe.Field, Msg: fe.Msg}
 		}
+		return nil, &FileError{Pos: Pos{File: name}, Msg: err.Error()}
 	}
 	return spec, nil
 }
 
-type fileParser struct {
-	file string
-	// at holds the node of each key path read, to place Validate's errors.
-	at  map[string]*yaml.Node
-	err *FileError
-}
+// fileParser reads a fleet file with the one strict reader.
+type fileParser struct{ strictfile.Reader }
 
-func (p *fileParser) pos(n *yaml.Node) Pos {
-	if n == nil {
-		return Pos{File: p.file}
-	}
-	return Pos{File: p.file, Line: n.Line, Column: n.Column}
-}
-
-// posOf is where key path field (or its nearest parent read) is.
-func (p *fileParser) posOf(field string) Pos {
-	for f := field; f != ""; {
-		if n := p.at[f]; n != nil {
-			return p.pos(n)
-		}
-		i := strings.LastIndexAny(f, ".[")
-		if i < 0 {
-			break
-		}
-		f = f[:i]
-	}
-	return Pos{File: p.file}
-}
-
-// fail records the first error.
-func (p *fileParser) fail(n *yaml.Node, field, format string, a ...any) {
-	if p.err == nil {
-		p.err = &FileError{Pos: p.pos(n), Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
-}
-
-var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func (p *fileParser) parse(data []byte) (*Spec, error) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &FileError{Pos: Pos{File: p.file}, Msg: "empty file: expected a mapping with the fleet keys"}
-		}
-		msg, pos := err.Error(), Pos{File: p.file}
-		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
-			pos.Line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		return nil, &FileError{Pos: pos, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ")}
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, &FileError{Pos: p.pos(&extra), Msg: "more than one YAML document (one fleet per file)"}
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, &FileError{Pos: p.pos(&doc), Msg: "the top level must be a mapping with the fleet keys (" + strings.Join(FileKeys, ", ") + ")"}
-	}
-	root := doc.Content[0]
-	if n := findAlias(root); n != nil {
-		return nil, &FileError{Pos: p.pos(n), Msg: "YAML aliases are not supported; write the value out"}
-	}
-	base := filepath.Base(p.file)
+func (p *fileParser) parse(data []byte) *Spec {
+	root := p.Decode(data)
+	base := filepath.Base(p.File)
 	c := Config{Name: strings.TrimSuffix(base, filepath.Ext(base)), Compaction: Compaction{Enabled: true, Succeed: true}}
 	spec := &Spec{}
 	var seedsSet bool
-	p.mapping(root, "", FileKeys, func(key string, k, v *yaml.Node) {
+	p.Mapping(root, "", FileKeys, func(e strictfile.Entry) {
+		key, v := e.Key, e.V
 		switch key {
 		case "name":
-			c.Name = p.str(v, key)
+			c.Name = p.Str(v, key)
 		case "description":
-			spec.Description = p.str(v, key)
+			spec.Description = p.Str(v, key)
 		case "sessions":
 			c.Sessions = int(p.integer(v, key, 1, MaxSessions))
 		case "rate":
-			c.Rate = p.number(v, key)
+			c.Rate = p.Number(v, key)
 		case "prompts":
 			c.Prompts = int(p.integer(v, key, 1, MaxPrompts))
 		case "think":
@@ -238,82 +158,78 @@ func (p *fileParser) parse(data []byte) (*Spec, error) {
 		case "errorLatency":
 			c.ErrorLatency = p.dist(v, key, false)
 		case "capacity":
-			p.mapping(v, key, capacityKeys, func(key2 string, _, v2 *yaml.Node) {
-				path := key + "." + key2
-				switch key2 {
+			p.Mapping(v, key, capacityKeys, func(e strictfile.Entry) {
+				path := key + "." + e.Key
+				switch e.Key {
 				case "rps":
-					c.Capacity.RPS = p.number(v2, path)
+					c.Capacity.RPS = p.Number(e.V, path)
 				case "burst":
-					c.Capacity.Burst = int(p.integer(v2, path, 0, 1e9))
+					c.Capacity.Burst = int(p.integer(e.V, path, 0, 1e9))
 				case "maxInFlight":
-					c.Capacity.MaxInFlight = int(p.integer(v2, path, 0, 1e9))
+					c.Capacity.MaxInFlight = int(p.integer(e.V, path, 0, 1e9))
 				}
 			})
 		case "overCapacity":
-			p.mapping(v, key, overCapacityKeys, func(key2 string, _, v2 *yaml.Node) {
-				path := key + "." + key2
-				switch key2 {
+			p.Mapping(v, key, overCapacityKeys, func(e strictfile.Entry) {
+				path := key + "." + e.Key
+				switch e.Key {
 				case "hint":
-					c.OverCapacity.Hint = HintMode(p.enum(v2, path, "header", "text", "none"))
+					c.OverCapacity.Hint = HintMode(p.Enum(e.V, path, hintModeNames))
 				case "retryAfter":
-					c.OverCapacity.RetryAfter = p.duration(v2, path)
+					c.OverCapacity.RetryAfter = p.duration(e.V, path)
 				}
 			})
 		case "outages":
-			if v.Kind != yaml.SequenceNode {
-				p.fail(v, key, "expected a list of outage windows {start, duration, kind, retryAfter}, got %s", describe(v))
-				return
-			}
-			for i, o := range v.Content {
-				path := key + "[" + strconv.Itoa(i) + "]"
-				p.at[path] = o
+			for i, o := range p.Seq(v, key, "outage windows {"+strings.Join(outageKeys, ", ")+"}", 0) {
+				path := strictfile.Index(key, i)
+				p.At[path] = o
 				var w Outage
-				var hasKind, hasDur bool
-				p.mapping(o, path, outageKeys, func(key2 string, _, v2 *yaml.Node) {
-					path2 := path + "." + key2
-					switch key2 {
+				fields := p.Mapping(o, path, outageKeys, func(e strictfile.Entry) {
+					path2 := path + "." + e.Key
+					switch e.Key {
 					case "start":
-						w.Start = p.duration(v2, path2)
+						w.Start = p.duration(e.V, path2)
 					case "duration":
-						w.Duration, hasDur = p.duration(v2, path2), true
+						w.Duration = p.duration(e.V, path2)
 					case "kind":
-						w.Kind, hasKind = p.kind(v2, path2, OutageKinds), true
+						w.Kind = p.kind(e.V, path2, OutageKinds)
 					case "retryAfter":
-						w.RetryAfter = p.duration(v2, path2)
+						w.RetryAfter = p.duration(e.V, path2)
 					}
 				})
-				if p.err == nil && (!hasKind || !hasDur) {
-					p.fail(o, path, "an outage window needs duration and kind (keys: %s)", strings.Join(outageKeys, ", "))
+				_, hasKind := fields["kind"]
+				if _, hasDur := fields["duration"]; !hasKind || !hasDur {
+					p.Fail(o, path, "an outage window needs duration and kind (keys: %s)", strings.Join(outageKeys, ", "))
 				}
 				c.Outages = append(c.Outages, w)
 			}
 		case "errors":
+			kinds := ErrorKinds[:len(ErrorKinds)-1]
 			if v.Kind != yaml.MappingNode {
-				p.fail(v, key, "expected a mapping KIND: RATE (kinds: %s), got %s", kindList(ErrorKinds[:len(ErrorKinds)-1]), describe(v))
-				return
+				p.Fail(v, key, "expected a mapping KIND: RATE (kinds: %s), got %s", kindList(kinds), strictfile.Describe(v))
 			}
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k2, v2 := v.Content[i], v.Content[i+1]
-				kind := p.kind(k2, key, ErrorKinds[:len(ErrorKinds)-1])
+				kind := p.kind(k2, key, kinds)
 				path := key + "." + k2.Value
-				p.at[path] = v2
+				p.At[path] = v2
 				for _, r := range c.Errors {
-					if r.Kind == kind && p.err == nil {
-						p.fail(k2, path, "duplicate key")
+					if r.Kind == kind {
+						p.Fail(k2, path, "duplicate key")
 					}
 				}
-				c.Errors = append(c.Errors, Rate{Kind: kind, P: p.number(v2, path)})
+				c.Errors = append(c.Errors, Rate{Kind: kind, P: p.Number(v2, path)})
 			}
 		case "overflow":
-			c.Overflow = p.number(v, key)
+			c.Overflow = p.Number(v, key)
 		case "promptErrors":
-			p.mapping(v, key, promptErrorKeys, func(key2 string, _, v2 *yaml.Node) {
-				path := key + "." + key2
-				switch key2 {
+			p.Mapping(v, key, promptErrorKeys, func(e strictfile.Entry) {
+				path := key + "." + e.Key
+				switch e.Key {
 				case "count":
-					c.PromptErrors.Count = int(p.integer(v2, path, 0, MaxCalls))
+					c.PromptErrors.Count = int(p.integer(e.V, path, 0, MaxCalls))
 				case "kind":
-					c.PromptErrors.Kind = p.kind(v2, path, ErrorKinds)
+					c.PromptErrors.Kind = p.kind(e.V, path, ErrorKinds)
 				}
 			})
 		case "profile":
@@ -321,30 +237,30 @@ func (p *fileParser) parse(data []byte) (*Spec, error) {
 			if v.Kind == yaml.SequenceNode {
 				items = v.Content
 				if len(items) == 0 {
-					p.fail(v, key, "an empty list (allowed: a profile mix, or a list of them, one run each)")
+					p.Fail(v, key, "an empty list (allowed: a profile mix, or a list of them, one run each)")
 				}
 			}
 			for i, it := range items {
 				path := key
 				if v.Kind == yaml.SequenceNode {
-					path += "[" + strconv.Itoa(i) + "]"
+					path = strictfile.Index(key, i)
 				}
-				m, err := ParseMix(p.str(it, path))
-				if err != nil && p.err == nil {
-					p.fail(it, path, "%v", err)
+				m, err := ParseMix(p.Str(it, path))
+				if err != nil {
+					p.Fail(it, path, "%v", err)
 				}
 				spec.Mixes = append(spec.Mixes, m)
 			}
 		case "sdk":
-			c.SDK = p.str(v, key)
+			c.SDK = p.Str(v, key)
 		case "horizon":
 			c.Horizon = p.duration(v, key)
 		case "recovery":
 			c.Recovery = p.duration(v, key)
 		case "compaction":
-			p.mapping(v, key, compactionKeys, func(key2 string, _, v2 *yaml.Node) {
-				b := p.boolean(v2, key+"."+key2)
-				if key2 == "enabled" {
+			p.Mapping(v, key, compactionKeys, func(e strictfile.Entry) {
+				b := p.Boolean(e.V, key+"."+e.Key)
+				if e.Key == "enabled" {
 					c.Compaction.Enabled = b
 				} else {
 					c.Compaction.Succeed = b
@@ -354,18 +270,15 @@ func (p *fileParser) parse(data []byte) (*Spec, error) {
 			c.Seed = p.integer(v, key, 1, MaxSeed)
 		case "seeds":
 			var err error
-			spec.SeedFrom, spec.SeedTo, err = ParseSeeds(p.scalar(v, key))
-			if err != nil && p.err == nil {
-				p.fail(v, key, "%v", err)
+			spec.SeedFrom, spec.SeedTo, err = ParseSeeds(p.Scalar(v, key))
+			if err != nil {
+				p.Fail(v, key, "%v", err)
 			}
 			seedsSet = true
 		}
 	})
-	if p.err != nil {
-		return nil, p.err
-	}
-	if _, ok := p.at["sessions"]; !ok {
-		return nil, &FileError{Pos: p.pos(root), Field: "sessions", Msg: "missing: the number of sessions is required"}
+	if _, ok := p.At["sessions"]; !ok {
+		p.Fail(root, "sessions", "missing: the number of sessions is required")
 	}
 	if len(spec.Mixes) > 0 {
 		c.Profiles = spec.Mixes[0]
@@ -380,174 +293,40 @@ func (p *fileParser) parse(data []byte) (*Spec, error) {
 		c.Seed = spec.SeedFrom
 	}
 	spec.Config = c
-	return spec, nil
+	return spec
 }
 
-func findAlias(n *yaml.Node) *yaml.Node {
-	if n.Kind == yaml.AliasNode {
-		return n
-	}
-	for _, c := range n.Content {
-		if a := findAlias(c); a != nil {
-			return a
-		}
-	}
-	return nil
-}
-
-// mapping checks that n is a mapping of distinct keys out of allowed and
-// calls fn for each pair in file order.
-func (p *fileParser) mapping(n *yaml.Node, path string, allowed []string, fn func(key string, k, v *yaml.Node)) {
-	if p.err != nil {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		p.fail(n, path, "expected a mapping with keys %s, got %s", strings.Join(allowed, ", "), describe(n))
-		return
-	}
-	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content) && p.err == nil; i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		key := k.Value
-		field := key
-		if path != "" {
-			field = path + "." + key
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
-			p.fail(k, path, "keys must be plain strings (allowed keys: %s)", strings.Join(allowed, ", "))
-			return
-		}
-		if prev := seen[key]; prev != nil {
-			p.fail(k, field, "duplicate key (first at line %d:%d)", prev.Line, prev.Column)
-			return
-		}
-		if !contains(allowed, key) {
-			p.fail(k, field, "unknown key %q (allowed: %s)%s", key, strings.Join(allowed, ", "), suggest.Key(key, allowed))
-			return
-		}
-		seen[key] = k
-		p.at[field] = v
-		fn(key, k, v)
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// describe names a node's kind for an error.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		v := n.Value
-		if len(v) > 40 {
-			v = v[:40] + "…"
-		}
-		switch n.ShortTag() {
-		case "!!null":
-			return "null"
-		case "!!str":
-			return strconv.Quote(v)
-		}
-		return v
-	}
-	return "an alias"
-}
-
-// scalar is a scalar's text, whatever its tag.
-func (p *fileParser) scalar(n *yaml.Node, path string) string {
-	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
-		p.fail(n, path, "expected a value, got %s", describe(n))
-		return ""
-	}
-	return n.Value
-}
-
-func (p *fileParser) str(n *yaml.Node, path string) string {
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		p.fail(n, path, "expected a string, got %s", describe(n))
-		return ""
-	}
-	return n.Value
-}
-
-func (p *fileParser) enum(n *yaml.Node, path string, allowed ...string) string {
-	s := p.str(n, path)
-	if p.err == nil && !contains(allowed, s) {
-		p.fail(n, path, "unknown value %q (allowed: %s)", s, strings.Join(allowed, ", "))
-	}
-	return s
-}
-
-func (p *fileParser) boolean(n *yaml.Node, path string) bool {
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		p.fail(n, path, "expected a boolean (true or false), got %s", describe(n))
-	}
-	return b
-}
-
+// integer is an integer from lo to hi.
 func (p *fileParser) integer(n *yaml.Node, path string, lo, hi int64) int64 {
-	var v int64
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < lo || v > hi {
-		p.fail(n, path, "expected an integer from %d to %d, got %s", lo, hi, describe(n))
-	}
-	return v
-}
-
-func (p *fileParser) number(n *yaml.Node, path string) float64 {
-	var v float64
-	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil ||
-		math.IsNaN(v) || math.IsInf(v, 0) {
-		p.fail(n, path, "expected a number, got %s", describe(n))
-	}
-	return v
+	return p.Integer(n, path, lo, hi, fmt.Sprintf("an integer from %d to %d", lo, hi))
 }
 
 func (p *fileParser) duration(n *yaml.Node, path string) time.Duration {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && n.Value == "0" {
 		return 0
 	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		p.fail(n, path, `expected a duration such as "60s", "1.5s", "100ms" or "3h", got %s`, describe(n))
-		return 0
+	if n.Kind != yaml.ScalarNode || !strictfile.IsString(n) {
+		p.Fail(n, path, `expected a duration such as "60s", "1.5s", "100ms" or "3h", got %s`, strictfile.Describe(n))
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil || d < 0 || d > MaxDuration {
-		p.fail(n, path, `expected a duration from 0s to %v such as "60s", "100ms" or "3h", got %s`, MaxDuration, describe(n))
+		p.Fail(n, path, `expected a duration from 0s to %v such as "60s", "100ms" or "3h", got %s`, MaxDuration, strictfile.Describe(n))
 	}
 	return d
 }
 
 func (p *fileParser) dist(n *yaml.Node, path string, count bool) Dist {
-	s := p.scalar(n, path)
-	if p.err != nil {
-		return Dist{}
-	}
-	d, err := parseDist(s, count)
+	d, err := parseDist(p.Scalar(n, path), count)
 	if err != nil {
-		p.fail(n, path, "%v", err)
+		p.Fail(n, path, "%v", err)
 	}
 	return d
 }
 
 func (p *fileParser) kind(n *yaml.Node, path string, allowed []Kind) Kind {
-	s := p.scalar(n, path)
-	if p.err != nil {
-		return KindNone
-	}
-	k, err := ParseKind(s, allowed)
+	k, err := ParseKind(p.Scalar(n, path), allowed)
 	if err != nil {
-		p.fail(n, path, "%v", err)
+		p.Fail(n, path, "%v", err)
 	}
 	return k
 }

@@ -72,9 +72,9 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"", "f.yaml: empty file"},
 		{"- 1\n", "f.yaml:1:1: the top level must be a mapping"},
-		{"sessions: 1\nsessions: 2\n", "f.yaml:2:1: sessions: duplicate key (first at line 1:1)"},
+		{"sessions: 1\nsessions: 2\n", `f.yaml:2:1: sessions: duplicate key "sessions" (first at line 1:1)`},
 		{"rate: 1\n", "f.yaml:1:1: sessions: missing"},
-		{"sessions: ten\n", `f.yaml:1:11: sessions: expected an integer from 1 to 100000000, got "ten"`},
+		{"sessions: ten\n", `f.yaml:1:11: sessions: expected an integer from 1 to 100000000, got string "ten"`},
 		{"sessions: 1\nthink: 10\n", `f.yaml:2:8: think: "10": value "10"`},
 		{"sessions: 1\nhorizon: 60\n", `f.yaml:2:10: horizon: expected a duration such as "60s"`},
 		{"sessions: 1\ncapacity: {rps: 5, bust: 3}\n", `f.yaml:2:20: capacity.bust: unknown key "bust" (allowed: rps, burst, maxInFlight); did you mean burst?`},
@@ -88,9 +88,9 @@ func TestParseErrors(t *testing.T) {
 		{"sessions: 1\noverflow: 1\n", "f.yaml:2:11: overflow: 1 is out of range (allowed: a probability from 0 to below 1)"},
 		{"sessions: 1\nsdk: nope\n", `f.yaml:2:6: sdk: unknown profile "nope"`},
 		{"sessions: 1\nseeds: 0-3\n", `f.yaml:2:8: seeds: "0-3": expected A-B`},
-		{"sessions: &a 1\nrate: *a\n", "f.yaml:2:7: YAML aliases are not supported"},
+		{"sessions: &a 1\nrate: *a\n", "f.yaml:2:7: YAML aliases (*a) are not supported"},
 		{"sessions: 1\n---\nsessions: 2\n", "more than one YAML document"},
-		{"sessions: [1\n", "f.yaml:1: YAML:"},
+		{"sessions: [1\n", "f.yaml:1:11: invalid YAML: did not find expected ',' or ']' (the '[' here is not closed)"},
 	} {
 		_, err := Parse("f.yaml", []byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -133,6 +133,24 @@ func TestParseFlagsForms(t *testing.T) {
 	for _, s := range []string{"", "pi=50%", "pi,codex", "pi=0%,codex=100%", "pi=50%,pi=50%", "pi=x%,codex=50%"} {
 		if _, err := ParseMix(s); err == nil {
 			t.Errorf("mix %q accepted", s)
+		}
+	}
+}
+
+// TestParseSyntaxPositions: a fleet file's syntax errors name the line and
+// column, as a scenario file's do: control characters, bytes that are not
+// UTF-8 (in YAML and in JSON) and nesting too deep.
+func TestParseSyntaxPositions(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"f.yaml", "sessions: 1\nname: a\x01b\n", "f.yaml:2:8: invalid YAML: control characters are not allowed (found U+0001)"},
+		{"f.yaml", "sessions: 1\nname: a\xffb\n", "f.yaml:2:8: invalid YAML: invalid leading UTF-8 octet (found byte 0xff)"},
+		{"f.yaml", "sessions: 1\nname: " + strings.Repeat("[", 10001) + "\n", "f.yaml:2:10007: invalid YAML: exceeded max depth of 10000"},
+		{"f.json", "{\"sessions\": 1,\n \"name\": \"a\xffb\"}", "f.json:2:12: invalid JSON: invalid UTF-8 (found byte 0xff)"},
+		{"f.json", "{\"sessions\": 1,\n \"name\": \"a\x01b\"}", "f.json:2:12: invalid JSON: invalid character '\\x01' in string literal"},
+	} {
+		_, err := Parse(c.name, []byte(c.src))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package fleet
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // The provider's answers (SPEC.md §15.2). Each error kind has one status,
@@ -31,48 +33,33 @@ const (
 	MessageUsageLimit = `429 {"type":"error","error":{"type":"rate_limit_error","message":"You have reached your usage limit."}}`
 )
 
-// Identity of the sessions (the session core's Config), as the simulator's
-// scenarios default to, so that a fleet session and a scenario write the
-// same trace.
-const (
-	Provider  = "anthropic"
-	ModelID   = "claude-sonnet-4-5"
-	BaseURL   = "https://api.anthropic.com"
-	SessionID = "session-1"
-	// ContextWindow is the sessions' context window (no answer reports a
-	// usage, so only messages overflow).
-	ContextWindow = int64(200000)
-	// EpochMs is the wall-clock time of the simulation's t=0 (2026-02-16),
-	// passed to classification.
-	EpochMs = int64(1771200000000)
-)
-
-// answer is a provider answer: a success (kind KindNone; tool: a toolUse
-// turn, else the final stop) or an error of a kind, with a hint (its
-// retry-after in seconds, when hint is set) in the header or the text.
-type answer struct {
-	kind Kind
-	tool bool
-	hint HintMode // 429: how the retry-after is given; usage_limit: header
-	secs int64    // the retry-after in whole seconds (hint header or text)
+// Answer is one answer of the provider: a success (Kind KindNone; Tool: a
+// toolUse turn, else the final stop) or an error of a kind, with, for a
+// 429 or a usage limit, a retry-after of RetryAfter whole seconds given as
+// Hint says. An Answer is comparable (the catalog's key).
+type Answer struct {
+	Kind       Kind
+	Tool       bool
+	Hint       HintMode // 429: how the retry-after is given; usage_limit: header
+	RetryAfter int64    // the retry-after in whole seconds (hint header or text)
 }
 
-// hinted reports whether the answer gives a retry-after (a provider's
+// Hinted reports whether the answer gives a retry-after (a client's
 // retry-after window opens when it arrives).
-func (a answer) hinted() bool {
-	return (a.kind == Kind429 || a.kind == KindUsageLimit) && a.hint != HintNone
+func (a Answer) Hinted() bool {
+	return (a.Kind == Kind429 || a.Kind == KindUsageLimit) && a.Hint != HintNone
 }
 
-// message is the assistant message the answer is.
-func (a answer) message() policy.AssistantMessage {
-	if a.kind == KindNone {
-		if a.tool {
+// Message is the assistant message the answer is (SPEC.md §15.2's texts).
+func (a Answer) Message() policy.AssistantMessage {
+	if a.Kind == KindNone {
+		if a.Tool {
 			return policy.AssistantMessage{StopReason: policy.StopReasonToolUse}
 		}
 		return policy.AssistantMessage{StopReason: policy.StopReasonStop}
 	}
 	m := policy.AssistantMessage{StopReason: policy.StopReasonError}
-	switch a.kind {
+	switch a.Kind {
 	case Kind529:
 		m.Status, m.ErrorMessage = 529, Message529
 	case Kind503:
@@ -85,14 +72,14 @@ func (a answer) message() policy.AssistantMessage {
 		m.Status, m.ErrorMessage = 400, MessageOverflow
 	case Kind429, KindUsageLimit:
 		m.Status, m.ErrorMessage = 429, Message429
-		if a.kind == KindUsageLimit {
+		if a.Kind == KindUsageLimit {
 			m.ErrorMessage = MessageUsageLimit
 		}
-		secs := strconv.FormatInt(a.secs, 10)
-		switch a.hint {
+		secs := strconv.FormatInt(a.RetryAfter, 10)
+		switch a.Hint {
 		case HintHeader:
 			m.Headers = map[string]string{"retry-after": secs}
-			if a.kind == KindUsageLimit {
+			if a.Kind == KindUsageLimit {
 				m.ErrorMessage += " Please try again in " + secs + "s."
 			}
 		case HintText:
@@ -102,13 +89,167 @@ func (a answer) message() policy.AssistantMessage {
 	return m
 }
 
+// Provider is the fleet's provider (SPEC.md §15.2): its capacity (a token
+// bucket and a bound on the calls in flight), its outage windows, its
+// background and scripted errors, and the answer it gives one request.
+// Time is an argument, as in x/time/rate's reserveN(t): the Provider holds
+// no clock, so the simulator passes its virtual time and a server its
+// real time since start; the times of successive calls must not decrease.
+// A Provider is not safe for concurrent use.
+type Provider struct {
+	capacity     Capacity
+	overCapacity OverCapacity
+	outages      []Outage
+	errors       []Rate
+	overflow     float64
+	promptErrors PromptErrors
+	errSum       float64 // the background error rates and the overflow rate
+	tokens       float64 // the bucket's tokens at tokensAt
+	tokensAt     time.Duration
+	inFlight     int // calls admitted and not yet released
+}
+
+// NewProvider is the provider of fleet cfg (its capacity, over-capacity
+// answer, outages, error rates and prompt errors), its bucket full at
+// t=0. cfg is used as Validate accepts it; its zero values mean what
+// Config says.
+func NewProvider(cfg *Config) *Provider {
+	p := &Provider{capacity: cfg.Capacity, overCapacity: cfg.OverCapacity, outages: cfg.Outages,
+		errors: cfg.Errors, overflow: cfg.Overflow, promptErrors: cfg.PromptErrors,
+		tokens: float64(cfg.Capacity.Burst), errSum: cfg.Overflow}
+	if p.overCapacity.Hint == "" {
+		p.overCapacity.Hint = HintHeader
+	}
+	for _, e := range cfg.Errors {
+		p.errSum += e.P
+	}
+	return p
+}
+
+// Prompt is what the provider keeps of one prompt of a client: the
+// scripted errors (PromptErrors) answer its first admitted calls, and its
+// calls succeed as toolUse turns until the last it needs.
+type Prompt struct {
+	// Admitted counts its calls admitted so far (Request adds one).
+	Admitted int
+	// Remaining is the successful calls it still needs (Request takes one
+	// at each success; the last is the final stop).
+	Remaining int
+}
+
+// Request is the provider's answer to a call sent at now for prompt pr:
+// during an outage window the window's error (not admitted); over
+// capacity a 429 (over set, not admitted); else the call is admitted (in
+// flight until Release) and answered with a scripted error, a background
+// error or overflow drawn from rng (one draw when the provider has error
+// rates), or a success.
+func (p *Provider) Request(now time.Duration, pr *Prompt, rng *rand.PCG) (a Answer, admitted, over bool) {
+	for i := range p.outages {
+		o := &p.outages[i]
+		if now >= o.Start && now < o.End() {
+			a = Answer{Kind: o.Kind}
+			if o.Kind == Kind429 || o.Kind == KindUsageLimit {
+				a.Hint = HintHeader
+				if o.Kind == Kind429 {
+					a.Hint = p.overCapacity.Hint
+				}
+				ra := o.RetryAfter
+				if ra == 0 {
+					ra = o.End() - now
+				}
+				a.RetryAfter = ceilSeconds(ra)
+			}
+			return a, false, false
+		}
+	}
+	c := &p.capacity
+	if c.RPS > 0 {
+		p.tokens = min(float64(c.Burst), p.tokens+(now-p.tokensAt).Seconds()*c.RPS)
+		p.tokensAt = now
+		if p.tokens < 1 {
+			ra := p.overCapacity.RetryAfter
+			if ra == 0 {
+				ra = max(time.Second, time.Duration((1-p.tokens)/c.RPS*float64(time.Second)))
+			}
+			return Answer{Kind: Kind429, Hint: p.overCapacity.Hint, RetryAfter: ceilSeconds(ra)}, false, true
+		}
+	}
+	if c.MaxInFlight > 0 && p.inFlight >= c.MaxInFlight {
+		ra := p.overCapacity.RetryAfter
+		if ra == 0 {
+			ra = time.Second
+		}
+		return Answer{Kind: Kind429, Hint: p.overCapacity.Hint, RetryAfter: ceilSeconds(ra)}, false, true
+	}
+	if c.RPS > 0 {
+		p.tokens--
+	}
+	p.inFlight++
+	pr.Admitted++
+	if pe := &p.promptErrors; pr.Admitted <= pe.Count {
+		return p.errorAnswer(pe.Kind), true, false
+	}
+	if p.errSum > 0 {
+		u := float01(rng)
+		for _, e := range p.errors {
+			if u < e.P {
+				return p.errorAnswer(e.Kind), true, false
+			}
+			u -= e.P
+		}
+		if u < p.overflow {
+			return Answer{Kind: KindOverflow}, true, false
+		}
+	}
+	pr.Remaining--
+	return Answer{Tool: pr.Remaining > 0}, true, false
+}
+
+// Release ends an admitted call: answered, or cut by an outage.
+func (p *Provider) Release() { p.inFlight-- }
+
+// InFlight is the number of calls admitted and not yet released.
+func (p *Provider) InFlight() int { return p.inFlight }
+
+// Cuts reports whether the window answers the calls in flight at its
+// start (a server failing or overloaded drops its streams; a usage limit
+// or a rate limit does not).
+func (o Outage) Cuts() bool {
+	return o.Kind == Kind529 || o.Kind == Kind503 || o.Kind == Kind500 || o.Kind == KindNetwork
+}
+
+// Cut is the answer outage window i (one that Cuts) gives each admitted
+// call in flight at its start; each is then released.
+func (p *Provider) Cut(i int) Answer { return Answer{Kind: p.outages[i].Kind} }
+
+// errorAnswer is a background or scripted error of kind k: a 429 is given
+// as over capacity (its hint mode and retry-after, 1 s when computed), a
+// usage limit with that retry-after in the header and the text.
+func (p *Provider) errorAnswer(k Kind) Answer {
+	a := Answer{Kind: k}
+	if k == Kind429 || k == KindUsageLimit {
+		ra := p.overCapacity.RetryAfter
+		if ra == 0 {
+			ra = time.Second
+		}
+		a.Hint, a.RetryAfter = p.overCapacity.Hint, ceilSeconds(ra)
+		if k == KindUsageLimit {
+			a.Hint = HintHeader
+		}
+	}
+	return a
+}
+
+// ceilSeconds is d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
+
 // catalog classifies answers once per classifier: an answer's message is a
 // function of the answer alone (no time-relative hint), so its Outcome is
 // too, and the simulation looks it up instead of running the classifier's
 // regular expressions on every call.
 type catalog struct {
 	cls     []*policy.Classifier
-	entries map[answer]*catalogEntry
+	entries map[Answer]*catalogEntry
 	// plain holds the answers without a retry-after (by kind, and tool
 	// for a success), looked up without hashing.
 	plain [2 * numKinds]*catalogEntry
@@ -122,15 +263,15 @@ type catalogEntry struct {
 }
 
 func newCatalog(cls []*policy.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[answer]*catalogEntry, 64), epoch: time.UnixMilli(EpochMs).UTC()}
+	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
 }
 
 // entry is a's entry, made on first use.
-func (c *catalog) entry(a answer) *catalogEntry {
+func (c *catalog) entry(a Answer) *catalogEntry {
 	var slot **catalogEntry
-	if a.secs == 0 && a.hint == "" {
-		i := 2 * int(a.kind)
-		if a.tool {
+	if a.RetryAfter == 0 && a.Hint == "" {
+		i := 2 * int(a.Kind)
+		if a.Tool {
 			i++
 		}
 		slot = &c.plain[i]
@@ -140,7 +281,7 @@ func (c *catalog) entry(a answer) *catalogEntry {
 	}
 	e := c.entries[a]
 	if e == nil {
-		e = &catalogEntry{msg: a.message(), out: make([]policy.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
+		e = &catalogEntry{msg: a.Message(), out: make([]policy.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
 		c.entries[a] = e
 	}
 	if slot != nil {
@@ -150,10 +291,10 @@ func (c *catalog) entry(a answer) *catalogEntry {
 }
 
 // outcome is a classified by classifier i.
-func (c *catalog) outcome(a answer, i int) *policy.Outcome {
+func (c *catalog) outcome(a Answer, i int) *policy.Outcome {
 	e := c.entry(a)
 	if !e.done[i] {
-		e.out[i] = c.cls[i].Reply(e.msg, ContextWindow, c.epoch)
+		e.out[i] = c.cls[i].Reply(e.msg, session.DefaultContextWindow, c.epoch)
 		e.done[i] = true
 	}
 	return &e.out[i]

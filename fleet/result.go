@@ -211,6 +211,25 @@ func (s *Stats) Merge(o *Stats) {
 	s.WireSeries.Merge(&o.WireSeries)
 }
 
+// overflows reports the first counter (by its JSON name) whose sum with
+// o's would overflow int64. The histogram's and series' counts add up to
+// succeeded and wireCalls, so these bound them.
+func (s *Stats) overflows(o *Stats) (string, bool) {
+	for _, f := range []struct {
+		name string
+		a, b int64
+	}{{"sessions", s.Sessions, o.Sessions}, {"prompts", s.Prompts, o.Prompts}, {"succeeded", s.Succeeded, o.Succeeded},
+		{"failed", s.Failed, o.Failed}, {"waiting", s.Waiting, o.Waiting}, {"calls", s.Calls, o.Calls},
+		{"wireCalls", s.WireCalls, o.WireCalls}, {"rejected", s.Rejected, o.Rejected}, {"inRetryAfter", s.InRetryAfter, o.InRetryAfter},
+		{"chainsSucceeded", s.ChainsSucceeded, o.ChainsSucceeded}, {"chainsExhausted", s.ChainsExhausted, o.ChainsExhausted},
+		{"chainsFailFast", s.ChainsFailFast, o.ChainsFailFast}, {"chainsOther", s.ChainsOther, o.ChainsOther}} {
+		if (f.b > 0 && f.a > math.MaxInt64-f.b) || (f.b < 0 && f.a < math.MinInt64-f.b) {
+			return f.name, true
+		}
+	}
+	return "", false
+}
+
 // AllProfiles is the name of the row that sums every profile of a mix.
 const AllProfiles = "all"
 
@@ -255,12 +274,18 @@ func (r *Result) Merge(o *Result) error {
 		}
 		g := &r.Groups[i]
 		if g.CapacityPer100ms != og.CapacityPer100ms || len(g.Profiles) != len(og.Profiles) || !slices.Equal(g.Outages, og.Outages) {
-			return fmt.Errorf("fleet %s, profile %s: the results to merge differ in capacity, outages or profiles", og.Fleet, og.Mix)
+			return fmt.Errorf("fleet %s, profile %s: the results to merge differ in capacity, outages or profiles", quoteShort(og.Fleet), quoteShort(og.Mix))
 		}
 		for j := range og.Profiles {
 			if g.Profiles[j].Profile != og.Profiles[j].Profile {
-				return fmt.Errorf("fleet %s, profile %s: the results to merge list profiles in another order", og.Fleet, og.Mix)
+				return fmt.Errorf("fleet %s, profile %s: the results to merge list profiles in another order", quoteShort(og.Fleet), quoteShort(og.Mix))
 			}
+			if name, ok := g.Profiles[j].overflows(&og.Profiles[j]); ok {
+				return fmt.Errorf("fleet %s, profile %s, %s: %s adds up to more than %d (a count cannot be that large: a changed result)",
+					quoteShort(og.Fleet), quoteShort(og.Mix), quoteShort(og.Profiles[j].Profile), name, int64(math.MaxInt64))
+			}
+		}
+		for j := range og.Profiles {
 			g.Profiles[j].Merge(&og.Profiles[j])
 		}
 		g.Seeds = append(g.Seeds, og.Seeds...)

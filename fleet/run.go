@@ -120,17 +120,16 @@ type sess struct {
 	wireAdmitted  bool
 	wireLayer     uint8
 	promptsLeft   int
-	remaining     int // successful calls the prompt still needs
-	promptWire    int // wire calls of the prompt so far
+	prompt        Prompt // the provider's count of the prompt's calls
 	arrival       time.Duration
 	promptAt      time.Duration
 	window        time.Duration // the end of the provider's retry-after window
-	wire          answer        // the answer of the wire call in flight
+	wire          Answer        // the answer of the wire call in flight
 	wireCall      uint64
 	wireSeq       uint32        // the number of the last wire call (or cut)
 	sentAt        time.Duration // when the wire call in flight was sent
 	agentCall     uint64        // the agent's call the SDK layer is making
-	sdkAnswer     answer        // the SDK layer's last answer
+	sdkAnswer     Answer        // the SDK layer's last answer
 	cancelled     []uint64      // cancelled timers (layer in the top bit)
 	tracer        Tracer
 }
@@ -159,15 +158,11 @@ type runner struct {
 	ev        session.Event
 	stats     []Stats // per profile, then all
 	bins      []bins  // per profile, then all
-	// provider
-	tokens   float64
-	tokensAt time.Duration
-	inFlight int
+	prov      *Provider
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
 	credit  []float64 // smooth weighted round robin of the profiles
-	errSum  float64   // the background error rates and the overflow rate
 	// sessions ended and not yet added to opt.Progress; sessions added
 	ended, reported int64
 	// maxLive is the bound of the sessions alive at once
@@ -220,7 +215,8 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		}
 		cls = append(cls, c)
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
-			Provider: Provider, SessionID: SessionID, BaseURL: BaseURL, Model: ModelID, Profile: p.Name}
+			Provider: session.DefaultProvider, SessionID: session.DefaultSessionID, BaseURL: session.DefaultBaseURL,
+			Model: session.DefaultModel, Profile: p.Name}
 		l := layerRT{name: p.Name, set: p.Settings, cls: len(cls) - 1, jittered: p.Settings.Jittered(),
 			core:   session.Core{Variant: session.Sound, Config: conf, Records: records},
 			traced: session.Core{Variant: session.Sound, Config: conf}}
@@ -256,11 +252,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		r.bins[i].cur = -1
 	}
 	r.credit = make([]float64, len(r.agents))
-	r.tokens = float64(cfg.Capacity.Burst)
-	r.errSum = cfg.Overflow
-	for _, e := range cfg.Errors {
-		r.errSum += e.P
-	}
+	r.prov = NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
 	return r, nil
@@ -287,7 +279,7 @@ func JitterSeed(seed int64, i int) int64 {
 
 func (r *runner) run() {
 	for i, o := range r.cfg.Outages {
-		if o.cuts() {
+		if o.Cuts() {
 			r.q.push(event{at: o.Start, kind: evOutage, id: uint64(i)})
 		}
 	}
@@ -307,7 +299,7 @@ func (r *runner) run() {
 			}
 			continue
 		case evOutage:
-			r.cut(&r.cfg.Outages[e.id])
+			r.cut(int(e.id))
 			continue
 		}
 		s := &r.sessions[e.slot]
@@ -413,8 +405,7 @@ func (r *runner) prompt(s *sess) {
 	s.inPrompt = true
 	s.promptsLeft--
 	s.promptAt = r.now
-	s.remaining = r.cfg.Calls.count(&s.model)
-	s.promptWire = 0
+	s.prompt = Prompt{Remaining: r.cfg.Calls.count(&s.model)}
 	s.afterError = false
 	r.stats[s.prof].Prompts++
 	r.ev = session.Event{Kind: session.Prompt}
@@ -571,12 +562,12 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	if len(r.bins) > len(r.agents) {
 		r.count(len(r.agents))
 	}
-	a, admitted, over := r.decide(s)
+	a, admitted, over := r.prov.Request(r.now, &s.prompt, &s.model)
 	if over {
 		st.Rejected++
 	}
 	lat := &r.cfg.Latency
-	if a.kind != KindNone {
+	if a.Kind != KindNone {
 		lat = &r.cfg.ErrorLatency
 	}
 	d := lat.duration(&s.model, minLatency)
@@ -586,115 +577,22 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
-// cuts reports whether the window answers the calls in flight at its start
-// (a server failing or overloaded drops its streams; a usage limit or a
-// rate limit does not).
-func (o *Outage) cuts() bool {
-	return o.Kind == Kind529 || o.Kind == Kind503 || o.Kind == Kind500 || o.Kind == KindNetwork
-}
-
-// cut answers every admitted call in flight with o's error, now: each
-// answer is a queue event of its session, in the order of the sessions'
-// slots.
-func (r *runner) cut(o *Outage) {
+// cut answers every admitted call in flight with outage window i's error,
+// now: each answer is a queue event of its session, in the order of the
+// sessions' slots.
+func (r *runner) cut(i int) {
+	a := r.prov.Cut(i)
 	for i := range r.sessions {
 		s := &r.sessions[i]
 		if !s.active || s.wireCall == 0 || !s.wireAdmitted {
 			continue
 		}
-		r.inFlight--
-		s.wire, s.wireAdmitted = answer{kind: o.Kind}, false
+		r.prov.Release()
+		s.wire, s.wireAdmitted = a, false
 		s.wireSeq++ // the answer scheduled at the send is stale
 		r.q.push(event{at: r.now, kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 	}
 }
-
-// decide is the provider's answer to a call of s now; admitted: the call
-// passed the capacity check (it is in flight until answered); over: it did
-// not (the over-capacity 429).
-func (r *runner) decide(s *sess) (a answer, admitted, over bool) {
-	now := r.now
-	for i := range r.cfg.Outages {
-		o := &r.cfg.Outages[i]
-		if now >= o.Start && now < o.End() {
-			a = answer{kind: o.Kind}
-			if o.Kind == Kind429 || o.Kind == KindUsageLimit {
-				a.hint = HintHeader
-				if o.Kind == Kind429 {
-					a.hint = r.cfg.OverCapacity.Hint
-				}
-				ra := o.RetryAfter
-				if ra == 0 {
-					ra = o.End() - now
-				}
-				a.secs = ceilSeconds(ra)
-			}
-			return a, false, false
-		}
-	}
-	c := &r.cfg.Capacity
-	if c.RPS > 0 {
-		r.tokens = min(float64(c.Burst), r.tokens+(now-r.tokensAt).Seconds()*c.RPS)
-		r.tokensAt = now
-		if r.tokens < 1 {
-			ra := r.cfg.OverCapacity.RetryAfter
-			if ra == 0 {
-				ra = max(time.Second, time.Duration((1-r.tokens)/c.RPS*float64(time.Second)))
-			}
-			return answer{kind: Kind429, hint: r.cfg.OverCapacity.Hint, secs: ceilSeconds(ra)}, false, true
-		}
-	}
-	if c.MaxInFlight > 0 && r.inFlight >= c.MaxInFlight {
-		ra := r.cfg.OverCapacity.RetryAfter
-		if ra == 0 {
-			ra = time.Second
-		}
-		return answer{kind: Kind429, hint: r.cfg.OverCapacity.Hint, secs: ceilSeconds(ra)}, false, true
-	}
-	if c.RPS > 0 {
-		r.tokens--
-	}
-	r.inFlight++
-	s.promptWire++
-	if pe := &r.cfg.PromptErrors; s.promptWire <= pe.Count {
-		return r.errorAnswer(pe.Kind), true, false
-	}
-	if r.errSum > 0 {
-		u := float01(&s.model)
-		for _, e := range r.cfg.Errors {
-			if u < e.P {
-				return r.errorAnswer(e.Kind), true, false
-			}
-			u -= e.P
-		}
-		if u < r.cfg.Overflow {
-			return answer{kind: KindOverflow}, true, false
-		}
-	}
-	s.remaining--
-	return answer{tool: s.remaining > 0}, true, false
-}
-
-// errorAnswer is a background or scripted error of kind k: a 429 is given
-// as over capacity (its hint mode and retry-after, 1 s when computed), a
-// usage limit with that retry-after in the header and the text.
-func (r *runner) errorAnswer(k Kind) answer {
-	a := answer{kind: k}
-	if k == Kind429 || k == KindUsageLimit {
-		ra := r.cfg.OverCapacity.RetryAfter
-		if ra == 0 {
-			ra = time.Second
-		}
-		a.hint, a.secs = r.cfg.OverCapacity.Hint, ceilSeconds(ra)
-		if k == KindUsageLimit {
-			a.hint = HintHeader
-		}
-	}
-	return a
-}
-
-// ceilSeconds is d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
 // answer handles the answer to s's wire call call of layer.
 func (r *runner) answer(s *sess, layer uint8, call uint64) {
@@ -704,15 +602,15 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	a := s.wire
 	s.wireCall = 0
 	if s.wireAdmitted {
-		r.inFlight--
+		r.prov.Release()
 	}
 	if s.tracer != nil {
 		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
 	}
-	if a.hinted() {
-		s.window = after(r.now, time.Duration(a.secs)*time.Second)
+	if a.Hinted() {
+		s.window = after(r.now, time.Duration(a.RetryAfter)*time.Second)
 	}
-	s.afterError = a.kind != KindNone
+	s.afterError = a.Kind != KindNone
 	if layer == layerAgent {
 		r.deliver(s, a, call)
 		return
@@ -730,7 +628,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 }
 
 // deliver gives answer a to the agent's call call.
-func (r *runner) deliver(s *sess, a answer, call uint64) {
+func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev = session.Event{Kind: session.Reply, Call: call, Reply: *r.cat.outcome(a, l.cls)}
 	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {

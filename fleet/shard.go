@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ohmypi/retryfsm/policy"
 )
 
 // PartialFormat is the version of the partial result's JSON form; a
-// partial of another version is refused by ReadPartial.
-const PartialFormat = 1
+// partial of another version is refused by ReadPartial. Version 2 added
+// the sweep's groups and plan (shard.sweepFleets, shard.plan), which
+// merging checks every shard's seeds against.
+const PartialFormat = 2
 
 // MaxShards is the largest number of shards a sweep is split into.
 const MaxShards = 1_000_000
@@ -67,40 +66,14 @@ func ParseShard(s string) (Shard, error) {
 }
 
 // SweepID is the identity of the sweep cfgs (its runs in order): "sha256:"
-// and the hex SHA-256 of the JSON of the partial format's version, every
-// configuration (normalized) and the settings of every profile they name.
-// Shards of one sweep carry the same identity; shards of sweeps that differ
-// in any run, in their order, or in a profile's settings do not.
+// and the hex SHA-256 of the JSON of the partial format's version, the
+// sweep's stretches (each a configuration, normalized, over consecutive
+// seeds) and the settings of every profile they name. Shards of one sweep
+// carry the same identity however it was given (Configs or Specs); shards
+// of sweeps that differ in any run, in their order, or in a profile's
+// settings do not.
 func SweepID(cfgs []Config) (string, error) {
-	id := struct {
-		Format   int
-		Configs  []Config
-		Profiles map[string]policy.Settings
-	}{Format: PartialFormat, Configs: make([]Config, len(cfgs)), Profiles: map[string]policy.Settings{}}
-	for i, c := range cfgs {
-		c = c.normalized()
-		id.Configs[i] = c
-		names := []string{c.SDK}
-		for _, sh := range c.Profiles {
-			names = append(names, sh.Profile)
-		}
-		for _, name := range names {
-			if name == "" {
-				continue
-			}
-			p, err := policy.ProfileByName(name)
-			if err != nil {
-				return "", &SweepError{Index: i, Name: c.Name, Err: err}
-			}
-			id.Profiles[name] = p.Settings
-		}
-	}
-	data, err := json.Marshal(id)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return planOf(cfgs).id()
 }
 
 // Partial is the result of one shard of a sweep: its runs merged, and what
@@ -118,6 +91,12 @@ type Partial struct {
 	// GroupIndex gives, for each group of Result, its index among the
 	// whole sweep's groups (the order of the sweep's result).
 	GroupIndex []int
+	// SweepGroups are the whole sweep's groups, in the order of its result.
+	SweepGroups []SweepGroup
+	// Plan is the whole sweep's runs in order, as stretches of one group
+	// over consecutive seeds: what MergePartials checks each shard's seeds
+	// against.
+	Plan []SeedRange
 }
 
 // groupKey is the key of the group cfg's run falls in.
@@ -133,46 +112,12 @@ func RunShard(cfgs []Config, sh Shard, workers int) (*Partial, error) {
 	return RunShardWith(cfgs, sh, SweepOptions{Workers: workers})
 }
 
-// RunShardWith is RunShard with options for the runs.
+// RunShardWith is RunShard with options for the runs. Its time and memory
+// beyond cfgs are proportional to the shard's runs and the sweep's
+// stretches (runs of one configuration over consecutive seeds), not to the
+// sweep's runs.
 func RunShardWith(cfgs []Config, sh Shard, opt SweepOptions) (*Partial, error) {
-	if err := sh.validate(); err != nil {
-		return nil, err
-	}
-	for i, c := range cfgs {
-		if err := c.Validate(); err != nil {
-			return nil, &SweepError{Index: i, Name: c.Name, Err: err}
-		}
-	}
-	id, err := SweepID(cfgs)
-	if err != nil {
-		return nil, err
-	}
-	var keys []string // the sweep's groups, in order
-	var mine []Config
-	var at []int // the sweep's index of each of mine
-	for k := range cfgs {
-		key := groupKey(&cfgs[k])
-		if !slices.Contains(keys, key) {
-			keys = append(keys, key)
-		}
-		if sh.Holds(k) {
-			mine = append(mine, cfgs[k])
-			at = append(at, k)
-		}
-	}
-	res, err := SweepWith(mine, opt)
-	if err != nil {
-		var se *SweepError
-		if errors.As(err, &se) {
-			se.Index = at[se.Index]
-		}
-		return nil, err
-	}
-	p := &Partial{Sweep: id, Runs: len(cfgs), Groups: len(keys), Shard: sh, Result: *res}
-	for _, g := range res.Groups {
-		p.GroupIndex = append(p.GroupIndex, slices.Index(keys, g.key()))
-	}
-	return p, nil
+	return planOf(cfgs).runShard(sh, opt)
 }
 
 // The partial result's JSON form: the --json form's groups and figures,
@@ -185,12 +130,27 @@ type partialJSON struct {
 }
 
 type shardJSON struct {
-	Format int    `json:"format"`
-	Index  int    `json:"index"`
-	Count  int    `json:"count"`
-	Sweep  string `json:"sweep"`
-	Runs   int    `json:"runs"`
-	Groups int    `json:"groups"`
+	Format      int              `json:"format"`
+	Index       int              `json:"index"`
+	Count       int              `json:"count"`
+	Sweep       string           `json:"sweep"`
+	Runs        int              `json:"runs"`
+	Groups      int              `json:"groups"`
+	SweepFleets []sweepGroupJSON `json:"sweepFleets"`
+	Plan        []seedRangeJSON  `json:"plan"`
+}
+
+type sweepGroupJSON struct {
+	Fleet   string `json:"fleet"`
+	Profile string `json:"profile"`
+	SDK     string `json:"sdk"`
+}
+
+type seedRangeJSON struct {
+	Fleet    int   `json:"fleet"`
+	Run      int   `json:"run"`
+	SeedFrom int64 `json:"seedFrom"`
+	SeedTo   int64 `json:"seedTo"`
 }
 
 type partialGroupJSON struct {
@@ -241,10 +201,15 @@ func (sj *seriesJSON) series(at string) (Series, error) {
 		return Series{}, partialErr(at+".counts", "%d bins (allowed: at most %d)", len(sj.Counts), SeriesBins)
 	}
 	s.Width = w
+	var total int64
 	for i, c := range sj.Counts {
 		if c < 0 {
 			return Series{}, partialErr(at+".counts["+strconv.Itoa(i)+"]", "%d is negative (allowed: from 0)", c)
 		}
+		if c > math.MaxInt64-total {
+			return Series{}, partialErr(at+".counts", "add up to more than %d", int64(math.MaxInt64))
+		}
+		total += c
 		s.Counts[i] = c
 	}
 	return s, nil
@@ -260,7 +225,13 @@ func (p *Partial) JSON() ([]byte, error) {
 		return nil, fmt.Errorf("partial result: %d group indexes for %d groups", len(p.GroupIndex), len(p.Result.Groups))
 	}
 	out := partialJSON{Shard: shardJSON{Format: PartialFormat, Index: p.Shard.Index, Count: p.Shard.Count, Sweep: p.Sweep,
-		Runs: p.Runs, Groups: p.Groups}, Groups: []partialGroupJSON{}}
+		Runs: p.Runs, Groups: p.Groups, SweepFleets: []sweepGroupJSON{}, Plan: []seedRangeJSON{}}, Groups: []partialGroupJSON{}}
+	for _, g := range p.SweepGroups {
+		out.Shard.SweepFleets = append(out.Shard.SweepFleets, sweepGroupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK})
+	}
+	for _, r := range p.Plan {
+		out.Shard.Plan = append(out.Shard.Plan, seedRangeJSON{Fleet: r.Group, Run: r.Run, SeedFrom: r.From, SeedTo: r.To})
+	}
 	for i := range p.Result.Groups {
 		g := &p.Result.Groups[i]
 		gj := partialGroupJSON{Fleet: g.Fleet, Profile: g.Mix, SDK: g.SDK, Seeds: g.Seeds, CapacityPer100ms: g.CapacityPer100ms,
@@ -306,7 +277,14 @@ func ReadPartial(data []byte) (*Partial, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pj); err != nil {
-		return nil, partialErr("", "not a partial result of retrysim fleet --shard I/N --json: %v", err)
+		msg := err.Error()
+		// The decoder quotes an unknown key whole: quote at most maxQuoted bytes of it.
+		if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
+			if name, ok = strings.CutSuffix(name, `"`); ok {
+				msg = "json: unknown field " + quoteShort(name)
+			}
+		}
+		return nil, partialErr("", "not a partial result of retrysim fleet --shard I/N --json: %s", msg)
 	}
 	if dec.More() {
 		return nil, partialErr("", "not a partial result: more than one JSON value")
@@ -323,10 +301,13 @@ func ReadPartial(data []byte) (*Partial, error) {
 		return nil, partialErr("shard", "%v", err)
 	}
 	if !strings.HasPrefix(p.Sweep, "sha256:") {
-		return nil, partialErr("shard.sweep", "%q is not a sweep's identity (allowed: sha256:HEX)", p.Sweep)
+		return nil, partialErr("shard.sweep", "%s is not a sweep's identity (allowed: sha256:HEX)", quoteShort(p.Sweep))
 	}
 	if p.Runs < 0 || p.Groups < 0 || p.Groups > p.Runs {
 		return nil, partialErr("shard", "runs %d, groups %d (allowed: 0 <= groups <= runs)", p.Runs, p.Groups)
+	}
+	if err := p.readPlan(&sj); err != nil {
+		return nil, err
 	}
 	for i, gj := range pj.Groups {
 		at := "fleets[" + strconv.Itoa(i) + "]"
@@ -336,6 +317,15 @@ func ReadPartial(data []byte) (*Partial, error) {
 		if slices.Contains(p.GroupIndex, gj.Index) {
 			return nil, partialErr(at+".index", "%d listed twice", gj.Index)
 		}
+		want := p.SweepGroups[gj.Index]
+		for _, f := range []struct{ name, got, want string }{{"fleet", gj.Fleet, want.Fleet}, {"profile", gj.Profile, want.Mix}, {"sdk", gj.SDK, want.SDK}} {
+			if f.got != f.want {
+				return nil, partialErr(at+"."+f.name, "%s differs from the sweep's fleet %d in shard.sweepFleets (%s %s)", quoteShort(f.got), gj.Index, f.name, quoteShort(f.want))
+			}
+		}
+		if !(gj.CapacityPer100ms >= 0) {
+			return nil, partialErr(at+".capacityPer100ms", "%v is negative (allowed: from 0)", gj.CapacityPer100ms)
+		}
 		if len(gj.Seeds) == 0 || len(gj.Profiles) == 0 {
 			return nil, partialErr(at, "no seeds or no profiles (a group holds at least one run)")
 		}
@@ -343,6 +333,9 @@ func ReadPartial(data []byte) (*Partial, error) {
 		for k, text := range gj.Outages {
 			o, err := ParseOutage(text)
 			if err != nil {
+				if len(text) > maxQuoted { // the parser's error quotes it whole
+					return nil, partialErr(at+".outages["+strconv.Itoa(k)+"]", "%s is not an outage window (allowed: START,DURATION,KIND)", quoteShort(text))
+				}
 				return nil, partialErr(at+".outages["+strconv.Itoa(k)+"]", "%v", err)
 			}
 			g.Outages = append(g.Outages, o)
@@ -358,6 +351,92 @@ func ReadPartial(data []byte) (*Partial, error) {
 		p.GroupIndex = append(p.GroupIndex, gj.Index)
 	}
 	return p, nil
+}
+
+// readPlan reads the sweep's groups and plan of a partial's header: every
+// group named once, stretches that follow each other from run 0 to the
+// sweep's last, each group with runs.
+func (p *Partial) readPlan(sj *shardJSON) error {
+	if len(sj.SweepFleets) != p.Groups {
+		return partialErr("shard.sweepFleets", "%d fleets for groups %d (allowed: one per group)", len(sj.SweepFleets), p.Groups)
+	}
+	seen := make(map[string]bool, p.Groups)
+	for i, g := range sj.SweepFleets {
+		sg := SweepGroup{Fleet: g.Fleet, Mix: g.Profile, SDK: g.SDK}
+		if seen[sg.key()] {
+			return partialErr("shard.sweepFleets["+strconv.Itoa(i)+"]", "fleet %s, profile %s, sdk %s listed twice", quoteShort(g.Fleet), quoteShort(g.Profile), quoteShort(g.SDK))
+		}
+		seen[sg.key()] = true
+		p.SweepGroups = append(p.SweepGroups, sg)
+	}
+	run := 0
+	has := make([]bool, p.Groups)
+	for i, r := range sj.Plan {
+		at := "shard.plan[" + strconv.Itoa(i) + "]"
+		switch {
+		case r.Fleet < 0 || r.Fleet >= p.Groups:
+			return partialErr(at+".fleet", "%d is out of range (allowed: 0 to %d, an index in shard.sweepFleets)", r.Fleet, p.Groups-1)
+		case r.Run != run:
+			return partialErr(at+".run", "%d, not %d (the stretches follow each other from run 0)", r.Run, run)
+		case r.SeedFrom < 1 || r.SeedTo < r.SeedFrom || r.SeedTo > MaxSeed:
+			return partialErr(at, "seeds %d to %d (allowed: from 1 to %d, seedFrom <= seedTo)", r.SeedFrom, r.SeedTo, int64(MaxSeed))
+		case r.SeedTo-r.SeedFrom >= int64(p.Runs-run):
+			return partialErr(at, "seeds %d to %d run past the sweep's %d runs", r.SeedFrom, r.SeedTo, p.Runs)
+		}
+		run += int(r.SeedTo - r.SeedFrom + 1)
+		has[r.Fleet] = true
+		p.Plan = append(p.Plan, SeedRange{Group: r.Fleet, Run: r.Run, From: r.SeedFrom, To: r.SeedTo})
+	}
+	if run != p.Runs {
+		return partialErr("shard.plan", "covers %d runs, not the sweep's %d", run, p.Runs)
+	}
+	if i := slices.Index(has, false); i >= 0 {
+		return partialErr("shard.plan", "fleet %d has no runs (every group has at least one)", i)
+	}
+	return nil
+}
+
+// checkSeeds checks that each group of p holds exactly the seeds of the
+// runs of its shard in the sweep's plan: none outside the sweep, none of
+// another shard, none twice, none missing. The partial holds as many runs
+// as its shard does (checked first), which bounds the work.
+func (p *Partial) checkSeeds() error {
+	want := make([][]int64, p.Groups)
+	for _, r := range p.Plan {
+		if r.Group < 0 || r.Group >= p.Groups {
+			return partialErr("shard.plan", "fleet %d is out of range", r.Group)
+		}
+		n := int(r.To - r.From + 1)
+		for k := p.Shard.firstHeld(r.Run); k < r.Run+n; k += p.Shard.Count {
+			want[r.Group] = append(want[r.Group], r.From+int64(k-r.Run))
+		}
+	}
+	for j := range p.Result.Groups {
+		gi := p.GroupIndex[j]
+		if gi < 0 || gi >= p.Groups {
+			return partialErr("fleets["+strconv.Itoa(j)+"].index", "%d is out of range", gi)
+		}
+		w := want[gi]
+		slices.Sort(w)
+		if got := p.Result.Groups[j].Seeds; !slices.Equal(got, w) {
+			return partialErr("fleets["+strconv.Itoa(j)+"].seeds", "%s are not the seeds shard %s holds of fleet %d (%s)", seedsShort(got), p.Shard, gi, seedsShort(w))
+		}
+		want[gi] = nil
+	}
+	for gi, w := range want {
+		if len(w) > 0 {
+			return partialErr("fleets", "fleet %d missing: shard %s holds its seeds %s", gi, p.Shard, seedsShort(w))
+		}
+	}
+	return nil
+}
+
+// seedsShort writes seeds as "[1 2 3]", at most 8 of them then "… (N seeds)".
+func seedsShort(seeds []int64) string {
+	if len(seeds) <= 8 {
+		return fmt.Sprint(seeds)
+	}
+	return strings.TrimSuffix(fmt.Sprint(seeds[:8]), "]") + " … (" + strconv.Itoa(len(seeds)) + " seeds)]"
 }
 
 // stats is the Stats of a partial's profile entry.
@@ -393,6 +472,9 @@ func (sj *partialStatsJSON) stats(at string) (Stats, error) {
 			return Stats{}, partialErr(at+".timeToSuccessBuckets["+strconv.Itoa(k)+"]", "%v is not a bucket (allowed: [upperMs, count] of the histogram's buckets, in increasing order, counts above 0)", b)
 		}
 		last = i
+		if uint64(b[1]) > math.MaxInt64-h.N {
+			return Stats{}, partialErr(at+".timeToSuccessBuckets", "the counts add up to more than %d", int64(math.MaxInt64))
+		}
 		h.Counts[i] = uint64(b[1])
 		h.N += uint64(b[1])
 	}
@@ -424,16 +506,46 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no partial results to merge")
 	}
-	first := parts[0]
+	// The reference is the header most partials agree on (the first of
+	// them on a tie): a partial that differs is the one named.
+	headers := make([]string, len(parts))
+	votes := map[string]int{}
+	for i, p := range parts {
+		h, err := json.Marshal(struct {
+			Sweep        string
+			Runs, Groups int
+			Count        int
+			SweepGroups  []SweepGroup
+			Plan         []SeedRange
+		}{p.Sweep, p.Runs, p.Groups, p.Shard.Count, p.SweepGroups, p.Plan})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name(i), err)
+		}
+		sum := sha256.Sum256(h)
+		headers[i] = string(sum[:])
+		votes[headers[i]]++
+	}
+	ref := 0
+	for i := range parts {
+		if votes[headers[i]] > votes[headers[ref]] {
+			ref = i
+		}
+	}
+	first := parts[ref]
 	owner := map[int]int{} // shard index -> part
 	for i, p := range parts {
 		switch {
 		case p.Sweep != first.Sweep || p.Runs != first.Runs || p.Groups != first.Groups:
 			return nil, fmt.Errorf("%s: a shard of another sweep than %s (sweep %s of %d runs, not %s of %d runs)",
-				name(i), name(0), p.Sweep, p.Runs, first.Sweep, first.Runs)
+				name(i), name(ref), quoteShort(p.Sweep), p.Runs, quoteShort(first.Sweep), first.Runs)
 		case p.Shard.Count != first.Shard.Count:
 			return nil, fmt.Errorf("%s: shard %s of a split into %d, %s is of a split into %d (merge the shards of one split)",
-				name(i), p.Shard, p.Shard.Count, name(0), first.Shard.Count)
+				name(i), p.Shard, p.Shard.Count, name(ref), first.Shard.Count)
+		case headers[i] != headers[ref]:
+			return nil, fmt.Errorf("%s: the sweep's fleets or plan (shard.sweepFleets, shard.plan) differ from %s's, of the same sweep: a changed file",
+				name(i), name(ref))
+		case len(p.SweepGroups) != p.Groups:
+			return nil, fmt.Errorf("%s: %d sweep groups for groups %d", name(i), len(p.SweepGroups), p.Groups)
 		case len(p.GroupIndex) != len(p.Result.Groups):
 			return nil, fmt.Errorf("%s: %d group indexes for %d groups", name(i), len(p.GroupIndex), len(p.Result.Groups))
 		}
@@ -443,6 +555,9 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 		}
 		if held := p.Shard.held(p.Runs); runs != held {
 			return nil, fmt.Errorf("%s: holds %d runs; shard %s of a sweep of %d runs holds %d", name(i), runs, p.Shard, p.Runs, held)
+		}
+		if err := p.checkSeeds(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name(i), err)
 		}
 		if j, dup := owner[p.Shard.Index]; dup {
 			return nil, fmt.Errorf("shard %s given twice: %s and %s", p.Shard, name(j), name(i))
@@ -477,10 +592,10 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 		return a.shard - b.shard
 	})
 	out := &Result{}
-	for k, x := range all {
-		if k > 0 && all[k-1].index == x.index && all[k-1].g.key() != x.g.key() {
-			return nil, fmt.Errorf("%s: group %d is fleet %s, profile %s; %s has it as fleet %s, profile %s",
-				x.name, x.index, x.g.Fleet, x.g.Mix, all[k-1].name, all[k-1].g.Fleet, all[k-1].g.Mix)
+	for _, x := range all {
+		if want := first.SweepGroups[x.index]; x.g.key() != want.key() {
+			return nil, fmt.Errorf("%s: group %d is fleet %s, profile %s; the sweep's is fleet %s, profile %s",
+				x.name, x.index, quoteShort(x.g.Fleet), quoteShort(x.g.Mix), quoteShort(want.Fleet), quoteShort(want.Mix))
 		}
 		if err := out.Merge(&Result{Groups: []Group{*x.g}}); err != nil {
 			return nil, fmt.Errorf("%s: %w", x.name, err)

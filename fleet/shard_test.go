@@ -195,7 +195,7 @@ func TestReadPartialErrors(t *testing.T) {
 	}{
 		{"not JSON", []byte("fleet a"), "not a partial result of retrysim fleet --shard I/N --json"},
 		{"a whole result", plain, "shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)"},
-		{"another format", edit(`"format": 1`, `"format": 2`), "shard.format: 2 is not supported (allowed: 1)"},
+		{"another format", edit(`"format": 2`, `"format": 1`), "shard.format: 1 is not supported (allowed: 2)"},
 		{"unknown field", edit(`"runs": 6`, `"runs": 6, "extra": 1`), `unknown field "extra"`},
 		{"bad shard", edit(`"index": 0,`, `"index": 5,`), "shard: shard index 5 is out of range (allowed: 0 to 1"},
 		{"negative", edit(`"calls": `, `"calls": -`), "fleets[0].profiles[0].calls: "},

@@ -70,11 +70,17 @@ type chainEnd struct {
 	attempt int
 	final   string
 	reason  Reason
+	// cause is why a cancelled chain was cancelled: the ctx.Err() of the
+	// prompt's context, or nil for a command.
+	cause error
 }
 
 func (o chainEnd) err() error {
 	switch o.kind {
 	case outCancelled:
+		if o.cause != nil {
+			return &cancelledError{cause: o.cause}
+		}
 		return ErrRetryCancelled
 	case outReset:
 		return errReset
@@ -94,3 +100,12 @@ func endOf(r *Rule, e AutoRetryEnd) chainEnd {
 	}
 	return chainEnd{kind: outExhausted, attempt: e.Attempt, final: e.FinalError, reason: r.Reason}
 }
+
+// cancelledError is a chain cancelled because its prompt's context ended:
+// it matches ErrRetryCancelled and the context's error (errors.Is).
+type cancelledError struct{ cause error }
+
+func (e *cancelledError) Error() string { return ErrRetryCancelled.Error() + ": " + e.cause.Error() }
+
+// Unwrap returns ErrRetryCancelled and the context's error.
+func (e *cancelledError) Unwrap() []error { return []error{ErrRetryCancelled, e.cause} }

@@ -34,18 +34,18 @@ func TestWaitForRetryLastChain(t *testing.T) {
 		t.Errorf("error text %q does not say why and what", err)
 	}
 
-	h.ctl.OnPrompt()
+	h.ctl.OnPrompt(context.Background())
 	checkOutcome(t, "after OnPrompt", h.ctl.WaitForRetry(bg), nil)
 
 	// A chain open at the prompt is still the one WaitForRetry reports.
 	h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
-	h.ctl.OnPrompt() // ignored in backoff (the session would reject the prompt)
+	h.ctl.OnPrompt(context.Background()) // ignored in backoff (the session would reject the prompt)
 	res := h.startWaiter(bg)
 	h.ctl.Abort()
 	checkOutcome(t, "chain open at the prompt", waitResult(t, res), policy.ErrRetryCancelled)
 
 	// Reset: a blocked caller gets ErrRetryCancelled, and the outcome is forgotten.
-	h.ctl.OnPrompt()
+	h.ctl.OnPrompt(context.Background())
 	h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
 	res = h.startWaiter(bg)
 	h.ctl.Reset()

@@ -142,7 +142,7 @@ func TestControllerConcurrentUse(t *testing.T) {
 			case 4:
 				h.ctl.OnAgentEnd(nil)
 			}
-			h.ctl.OnPrompt()
+			h.ctl.OnPrompt(context.Background())
 		}
 	}()
 	close(start)

@@ -37,11 +37,17 @@ type Agent interface {
 	// the context ends with an assistant message); the chain then gives up
 	// with Reason continue_failed and the error's text as its finalError.
 	Continue(ctx context.Context) error
-	// DropLastAssistant removes the trailing assistant message from the
-	// runtime context (the persisted history keeps it). It is called while
-	// a retry decision is delivered, just after its auto_retry_start.
-	DropLastAssistant()
 }
+
+// An Agent that keeps its replies in a runtime context also has the method
+//
+//	DropLastAssistant()
+//
+// which removes the trailing assistant message from it (the persisted
+// history keeps it). The Controller calls it while a retry decision is
+// delivered, just after its auto_retry_start. An Agent with nothing to drop
+// (one that keeps no failed replies, such as retryfsm.Do's) need not have
+// it.
 
 // UsageLimitOptions is what the Controller tells auth storage about a
 // usage-limit error.
@@ -178,6 +184,7 @@ type Controller struct {
 	subs   []sub       // copied on write: a delivery iterates the slice it read
 	obs    []transObs  // copied on write
 	rel    []func()    // copied on write
+	ends   []endObs    // copied on write
 	nextID int
 	// lastValid are the last settings that passed Validate.
 	lastValid Settings
@@ -191,6 +198,14 @@ type Controller struct {
 	// cancels it (nil meanwhile).
 	runCtx    context.Context
 	runCancel context.CancelFunc
+
+	// The prompt's context (OnPrompt): its end cancels the chain. prompt
+	// counts the OnPrompt and Reset calls, so that a context that ends
+	// after the next prompt cancels nothing; promptStop unregisters the
+	// watch of the current one.
+	prompt     uint64
+	promptCtx  context.Context
+	promptStop func() bool
 
 	// The delivery queue: what decisions made while a delivery was under
 	// way queued, for the holder of the delivering token.
@@ -231,6 +246,11 @@ type transObs struct {
 	f  func(fsm.Edge)
 }
 
+type endObs struct {
+	id int
+	f  func(AutoRetryEnd, error)
+}
+
 // itemKind is the kind of a queued delivery.
 type itemKind uint8
 
@@ -265,7 +285,7 @@ type item struct {
 	id           uint64        // itemArm: the wait's id
 	text         string        // itemStart: errorMessage; itemEnd: finalError; itemFallback: the next model
 	from2        string        // itemFallback: the model left
-	rule         *Rule         // itemEdge: the rule fired
+	rule         *Rule         // itemEdge: the rule fired; itemEnd: the rule ending the chain
 	wait         *chainWait    // itemRelease: the chain's waiters, or nil
 }
 
@@ -304,6 +324,9 @@ func NewController(cfg Config) (*Controller, error) {
 // already queued are still made.
 func (c *Controller) Reset() {
 	c.mu.Lock()
+	c.prompt++
+	stopWatch := c.promptStop
+	c.promptCtx, c.promptStop = nil, nil
 	c.snap = Snapshot{State: StateIdle}
 	for _, l := range c.live {
 		stopTimer(l.t)
@@ -319,6 +342,9 @@ func (c *Controller) Reset() {
 	cancel := c.runCancel
 	c.runCtx, c.runCancel = nil, nil
 	c.mu.Unlock()
+	if stopWatch != nil {
+		stopWatch()
+	}
 	if cancel != nil {
 		cancel()
 	}
@@ -355,7 +381,7 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	if in == InputRetryable && set.Jittered() {
 		o.Draw = c.cfg.Rand()
 	}
-	return c.stepWith(in, &o, 0, &set)
+	return c.stepWith(in, &o, 0, &set, nil)
 }
 
 // classifier returns the Classifier of set's classification settings
@@ -378,8 +404,64 @@ func (c *Controller) classifier(set *Settings) *Classifier {
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
-// becomes idle). WaitForRetry forgets the chains that ended before it.
-func (c *Controller) OnPrompt() { c.step(InputPrompt, nil, 0) }
+// becomes idle) and binds the prompt's retry chain to ctx. WaitForRetry
+// forgets the chains that ended before it.
+//
+// When ctx is done (cancelled, or its deadline passed) before the chain
+// ends, the chain is cancelled as by Abort: the pending backoff wait is
+// stopped (auto_retry_end "Retry cancelled"), the ctx of a running
+// Agent.Continue is cancelled, and WaitForRetry reports an error matching
+// both ErrRetryCancelled and ctx.Err(). So no retried run starts after a
+// prompt bounded by ctx has returned. A ctx that ends once its chain has
+// ended, or after the next OnPrompt or Reset, changes nothing; nor does
+// the ctx of a prompt made while a chain is open (ignored, as the prompt
+// is). Pass
+// context.Background() for a chain that only AbortRetry, Abort or Reset
+// end (the behaviour of OnPrompt before it took a ctx).
+func (c *Controller) OnPrompt(ctx context.Context) {
+	c.step(InputPrompt, nil, 0)
+	c.mu.Lock()
+	if c.snap.Open {
+		// A prompt during a chain is ignored (the session rejects it):
+		// the chain stays bound to its own prompt's ctx.
+		c.mu.Unlock()
+		return
+	}
+	c.prompt++
+	gen := c.prompt
+	stopWatch := c.promptStop
+	c.promptCtx, c.promptStop = ctx, nil
+	c.mu.Unlock()
+	if stopWatch != nil {
+		stopWatch()
+	}
+	if ctx.Done() == nil {
+		return // never done
+	}
+	stop := context.AfterFunc(ctx, func() { c.promptEnded(gen, ctx) })
+	c.mu.Lock()
+	if c.prompt == gen {
+		c.promptStop = stop
+		stop = nil
+	}
+	c.mu.Unlock()
+	if stop != nil { // a later OnPrompt or Reset came in between
+		stop()
+	}
+}
+
+// promptEnded cancels the chain of prompt gen, whose ctx is done, as Abort
+// does, with ctx.Err() as the cause WaitForRetry reports. A later prompt
+// (or Reset) makes it inert.
+func (c *Controller) promptEnded(gen uint64, ctx context.Context) {
+	c.mu.Lock()
+	current := c.prompt == gen
+	c.mu.Unlock()
+	if current {
+		set := c.cfg.Settings.RetrySettings()
+		c.stepWith(InputAbort, nil, 0, &set, ctx.Err())
+	}
+}
 
 // AbortRetry cancels the open chain (the abort_retry command). At rest it
 // does nothing. A retried run in flight goes on (its ctx is not cancelled).
@@ -459,7 +541,11 @@ func (c *Controller) Snapshot() Snapshot {
 //   - an *ExhaustedError (errors.As) when it gave up, with its attempt,
 //     finalError and Reason (max_retries, non_retryable, disabled,
 //     no_message, continue_failed);
-//   - ctx.Err() when ctx ends before the open chain does.
+//   - an error matching both ErrRetryCancelled and the prompt's ctx.Err()
+//     when the ctx given to OnPrompt ended first (see OnPrompt);
+//   - ctx.Err() when ctx ends before the open chain does, unless ctx is
+//     (or ends with) the prompt's: it then waits for the cancellation to be
+//     delivered and reports it as above.
 //
 // A chain that ends at once (maxRetries 0) counts as a chain. A call blocked
 // on an open chain returns once the chain's auto_retry_end has been
@@ -489,8 +575,20 @@ func (c *Controller) WaitForRetry(ctx context.Context) error {
 	case <-w.done:
 		return w.out.err()
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	c.mu.Lock()
+	gen, pctx := c.prompt, c.promptCtx
+	c.mu.Unlock()
+	if pctx != nil && pctx.Err() != nil {
+		// The prompt's ctx is done too: its watch cancels the chain. It
+		// may not have run yet, or have run before this chain opened (an
+		// agent that fed a reply after its ctx ended): cancel it here (an
+		// abort at rest does nothing), and report that.
+		c.promptEnded(gen, pctx)
+		<-w.done
+		return w.out.err()
+	}
+	return ctx.Err()
 }
 
 // Subscribe registers f for every retry event delivered from now on, in
@@ -529,6 +627,30 @@ func (c *Controller) OnTransition(f func(fsm.Edge)) (unregister func()) {
 		for i, s := range c.obs {
 			if s.id == id {
 				c.obs = append(c.obs[:i:i], c.obs[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// OnChainEnd registers f, called with each auto_retry_end just after the
+// subscribers got it, and with how that chain ended as WaitForRetry reports
+// it: nil for a success, an error matching ErrRetryCancelled for a cancel,
+// an *ExhaustedError (with its Reason) for a give-up. It runs under the
+// same rules as subscribers (adapters/otel counts outcomes by reason with
+// it); the returned function unregisters it.
+func (c *Controller) OnChainEnd(f func(end AutoRetryEnd, err error)) (unregister func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	id := c.nextID
+	c.ends = append(c.ends[:len(c.ends):len(c.ends)], endObs{id, f})
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, s := range c.ends {
+			if s.id == id {
+				c.ends = append(c.ends[:i:i], c.ends[i+1:]...)
 				return
 			}
 		}
@@ -587,11 +709,13 @@ func stopTimer(t *clock.Timer) {
 func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 	// User code (the settings source) is called before locking.
 	set := c.cfg.Settings.RetrySettings()
-	return c.stepWith(in, o, timer, &set)
+	return c.stepWith(in, o, timer, &set, nil)
 }
 
-// stepWith is step with the settings already read.
-func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings) (retried bool) {
+// stepWith is step with the settings already read. cause, when not nil, is
+// why a cancelled chain was cancelled (the prompt's ctx.Err()), reported
+// by WaitForRetry with ErrRetryCancelled.
+func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings, cause error) (retried bool) {
 	set := *setp
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
@@ -665,11 +789,14 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 			c.ctl = 0
 		case StepEmitEnd:
 			end := d.End(e)
-			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError})
+			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
 			ended, out = true, endOf(d.Rule, end)
+			if out.kind == outCancelled {
+				out.cause = cause
+			}
 		case StepRelease:
 			if !ended {
-				out = chainEnd{kind: outCancelled} // the original's release without an end
+				out = chainEnd{kind: outCancelled, cause: cause} // the original's release without an end
 			}
 			ended = false
 			c.last = out
@@ -701,9 +828,9 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 		c.mu.Unlock()
 	case len(its) > 0 || len(c.queue) > 0:
 		c.delivering = true
-		subs, obs, rel := c.subs, c.obs, c.rel
+		subs, obs, rel, ends := c.subs, c.obs, c.rel, c.ends
 		c.mu.Unlock()
-		c.deliver(its, subs, obs, rel)
+		c.deliver(its, subs, obs, rel, ends)
 	default:
 		c.mu.Unlock()
 	}
@@ -751,8 +878,8 @@ func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *
 // of the moment they were taken), then those queued meanwhile, batch by
 // batch, with the delivering token held (the caller took it) and the lock
 // not held; it gives the token back when the queue is empty.
-func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func()) {
-	c.deliverBatch(first, subs, obs, rel)
+func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
+	c.deliverBatch(first, subs, obs, rel, ends)
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 {
@@ -762,9 +889,9 @@ func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []fun
 		}
 		batch := c.queue
 		c.queue, c.spare = c.spare, nil
-		subs, obs, rel = c.subs, c.obs, c.rel
+		subs, obs, rel, ends = c.subs, c.obs, c.rel, c.ends
 		c.mu.Unlock()
-		c.deliverBatch(batch, subs, obs, rel)
+		c.deliverBatch(batch, subs, obs, rel, ends)
 		clear(batch) // let the strings go
 		c.mu.Lock()
 		c.spare = batch[:0]
@@ -775,7 +902,7 @@ func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []fun
 // deliverBatch makes the deliveries its in order. Should a callback panic,
 // the deliveries after it go back to the front of the queue (the next
 // delivery makes them) and the token is given back.
-func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func()) {
+func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
 	i := 0
 	defer func() {
 		if i < len(its) {
@@ -786,12 +913,12 @@ func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []
 		}
 	}()
 	for ; i < len(its); i++ {
-		c.deliverOne(&its[i], subs, obs, rel)
+		c.deliverOne(&its[i], subs, obs, rel, ends)
 	}
 }
 
 // deliverOne makes one delivery (lock not held).
-func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func()) {
+func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
 	switch it.kind {
 	case itemEdge:
 		for _, o := range obs {
@@ -818,12 +945,21 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 			s.f(ev)
 		}
 	case itemDrop:
-		c.cfg.Agent.DropLastAssistant()
+		if d, ok := c.cfg.Agent.(interface{ DropLastAssistant() }); ok {
+			d.DropLastAssistant()
+		}
 	case itemArm:
 		c.arm(it)
 	case itemEnd:
 		for _, s := range subs {
 			s.f(AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text})
+		}
+		if len(ends) > 0 {
+			ev := AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text}
+			err := endOf(it.rule, ev).err()
+			for _, e := range ends {
+				e.f(ev, err)
+			}
 		}
 	case itemRelease:
 		if it.wait != nil {

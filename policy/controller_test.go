@@ -662,7 +662,7 @@ func TestControllerChainEnds(t *testing.T) {
 			}
 			checkOutcome(t, "WaitForRetry a minute later", h.assertAtRest(tc.wantState), tc.wantErr)
 			// The next prompt forgets the outcome.
-			h.ctl.OnPrompt()
+			h.ctl.OnPrompt(context.Background())
 			checkOutcome(t, "WaitForRetry after OnPrompt", h.ctl.WaitForRetry(context.Background()), nil)
 			// A later retryable error starts a fresh chain at attempt 1.
 			if set.MaxRetries > 0 {
@@ -852,7 +852,7 @@ func TestControllerTransitionsFollowTable(t *testing.T) {
 	})
 	h.toContinuing("529 overloaded_error")
 	h.ctl.OnMessageEnd(ctlOK)
-	h.ctl.OnPrompt() // idle: ignored, no edge
+	h.ctl.OnPrompt(context.Background()) // idle: ignored, no edge
 	unreg()
 	h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
 	h.ctl.AbortRetry()

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
@@ -8,12 +9,14 @@ import (
 
 // Event is a session-level retry event, as emitted to subscribers. The
 // concrete types are AutoRetryStart, AutoRetryEnd and RetryFallback (only
-// with retry.fallback set); their MarshalJSON and
-// AppendJSONFields write the original's exact JSON (key order included).
-// Note that json.Marshal and a default json.Encoder HTML-escape what
-// MarshalJSON returns ("<" becomes \u003c); write with AppendJSONFields or an
-// Encoder with SetEscapeHTML(false) to keep the original's bytes.
+// with retry.fallback set); their MarshalJSON and AppendJSONFields write
+// the original's exact JSON (key order included), so json.Marshal(e) works
+// on an Event as it is. Note that json.Marshal and a default json.Encoder
+// HTML-escape what MarshalJSON returns ("<" becomes \u003c, still the same
+// JSON value); write with AppendJSONFields or an Encoder with
+// SetEscapeHTML(false) to keep the original's bytes.
 type Event interface {
+	json.Marshaler
 	// Type is the event's "type" field: "auto_retry_start",
 	// "auto_retry_end" or "retry_fallback".
 	Type() string

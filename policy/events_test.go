@@ -86,3 +86,32 @@ func TestEventJSONNoHTMLEscaping(t *testing.T) {
 		t.Errorf("Encoder without HTML escaping = %s", buf.String())
 	}
 }
+
+// TestEventJSONMarshal: json.Marshal(e) on a policy.Event value (no type
+// assertion) writes the event's own JSON: the original's bytes, except
+// that json.Marshal HTML-escapes <, > and & (the same JSON value).
+func TestEventJSONMarshal(t *testing.T) {
+	events := []policy.Event{
+		policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded_error: Overloaded"},
+		policy.AutoRetryEnd{Attempt: 3, FinalError: "529 overloaded_error: Overloaded"},
+		policy.AutoRetryEnd{Success: true, Attempt: 1},
+		policy.RetryFallback{From: "claude-sonnet-4-5", To: "claude-haiku-4-5"},
+	}
+	for _, e := range events {
+		got, err := json.Marshal(e)
+		want := e.AppendJSONFields([]byte{'{'})
+		if err != nil || string(got) != string(want) {
+			t.Errorf("json.Marshal(%#v) = %s, %v; want %s", e, got, err, want)
+		}
+	}
+	// HTML characters: escaped by json.Marshal, the same value once decoded.
+	e := policy.Event(policy.AutoRetryEnd{Attempt: 1, FinalError: "502 <html>Bad Gateway & co</html>"})
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ FinalError string }
+	if err := json.Unmarshal(b, &v); err != nil || v.FinalError != "502 <html>Bad Gateway & co</html>" {
+		t.Errorf("%s decodes to %q, %v", b, v.FinalError, err)
+	}
+}

@@ -38,9 +38,6 @@ func (a *agent) compactIfOverflow(last *policy.AssistantMessage) {
 	}
 }
 
-// DropLastAssistant implements policy.Agent (the toy keeps no replies).
-func (a *agent) DropLastAssistant() {}
-
 // run is one run of the agent: its model calls (a tool use calls again),
 // each reply's message_end, then agent_end with the last reply.
 func (a *agent) run(ctx context.Context) {
@@ -67,7 +64,7 @@ func (a *agent) Continue(ctx context.Context) error {
 // Prompt runs a new prompt. It is done when its run and its retry chain are:
 // nil, an error matching ErrRetryCancelled, an *ExhaustedError or ctx.Err().
 func (a *agent) Prompt(ctx context.Context, text string) error {
-	a.ctl.OnPrompt()
+	a.ctl.OnPrompt(ctx)
 	a.messages = append(a.messages, text)
 	a.run(ctx)
 	return a.ctl.WaitForRetry(ctx)

@@ -10,8 +10,8 @@ import (
 
 func TestProfiles(t *testing.T) {
 	ps := policy.Profiles()
-	if len(ps) != 11 || ps[0].Name != policy.DefaultProfile {
-		t.Fatalf("%d profiles, first %q; want 11, the default first", len(ps), ps[0].Name)
+	if len(ps) == 0 || ps[0].Name != policy.DefaultProfile {
+		t.Fatalf("%d profiles, first %q; want the default first", len(ps), ps[0].Name)
 	}
 	seen := map[string]bool{}
 	for _, p := range ps {

@@ -408,7 +408,7 @@ func TestPanickingSubscriber(t *testing.T) {
 	if due := h.clk.dueTimes(); len(due) != 0 {
 		t.Fatalf("armed before the rest was delivered: %v", due)
 	}
-	inTime(t, "the next call", func() { h.ctl.OnPrompt() }) // ignored in backoff, but delivers
+	inTime(t, "the next call", func() { h.ctl.OnPrompt(context.Background()) }) // ignored in backoff, but delivers
 	if got := h.agent.drops.Load(); got != 1 {
 		t.Errorf("DropLastAssistant called %d times, want 1", got)
 	}

@@ -4,17 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
@@ -25,9 +21,6 @@ import (
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/trace"
 )
-
-// Commands the server understands (the "type" of a command line).
-var commandNames = []string{"prompt", "abort", "abort_retry", "set_auto_retry", "set_retry_settings", "set_auto_compaction", "get_state", "advance"}
 
 // MaxAdvanceMs is the largest "ms" an advance command accepts.
 const MaxAdvanceMs = 1_000_000_000_000
@@ -65,7 +58,8 @@ type Options struct {
 // performs an abort (real clock), writes the resulting events and returns
 // nil. When ctx is done (a signal, say) it performs an abort in both modes
 // (virtual time does not run on), writes the resulting events and returns
-// ctx.Err(). It returns an error wrapping ErrOutput when writing fails,
+// ctx.Err(); a ctx done before the end of input is acted on wins over it
+// (a signal and a closed input at the same moment abort). It returns an error wrapping ErrOutput when writing fails,
 // sim.ErrTooManyEvents when the simulation runs away, and ErrInput
 // wrapping the reader's error when reading fails (after the same abort).
 // Every error it returns starts with "rpc: " and is not also written to
@@ -82,7 +76,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	s.runCmd = s.runCommand
-	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, StreamOnly: true, NoJSON: true, Sink: s})
+	s.dec = jsontext.NewDecoder(&s.rd)
+	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, NoJSON: true, Sink: s})
 	if err != nil {
 		return err
 	}
@@ -108,20 +103,22 @@ type server struct {
 	virtual bool
 	log     io.Writer
 	ev      eventWriter
-	prompts int // prompts received, accepted or not (the session numbers them alike)
 	// cmd is the command being run by the session, whose response lines
 	// the session writes to its trace; nil between commands.
 	cmd *running
 	cur running // the command being run (cmd points at it)
-	// next is the command line being decoded; message and enabled the
-	// values of the command being run.
+	// next is the command line being decoded (rd and dec read it); event
+	// the session event it becomes, message a prompt's text.
 	next    command
+	rd      bytes.Reader
+	dec     *jsontext.Decoder
+	event   session.Event
 	message string
-	enabled bool
-	// newSettings are set_retry_settings' settings, merged and validated.
-	newSettings policy.Settings
-	runCmd      func() // runCommand, bound once
-	scratch     []byte
+	// settings are set_retry_settings' settings, merged and validated
+	// (event.Settings points at them).
+	settings policy.Settings
+	runCmd   func() // runCommand, bound once
+	scratch  []byte
 }
 
 // running is a command being run by the session.
@@ -129,7 +126,6 @@ type running struct {
 	id        string
 	hasID     bool
 	typ       string
-	prompt    int  // the prompt's number, for a prompt
 	silent    bool // no response (the abort at the end of the input)
 	responded bool
 }
@@ -191,6 +187,12 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 			return s.abortAndFinish(ctx.Err())
 		case <-wake:
 		case msg := <-lines:
+			// select picks at random among ready cases: a signal received
+			// before a line (the end of input included) is acted on
+			// always wins, so virtual time never runs on after it.
+			if err := ctx.Err(); err != nil {
+				return s.abortAndFinish(err)
+			}
 			switch {
 			case errors.Is(msg.err, io.EOF):
 				if s.virtual {
@@ -217,7 +219,7 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 // run on), its events, a flush; it returns cause.
 func (s *server) abortAndFinish(cause error) error {
 	s.cmd = &running{silent: true}
-	err := s.at(func() { s.sess.Do(scenario.Action{Do: "abort"}) })
+	err := s.at(func() { s.sess.Step(session.Event{Kind: session.Abort}) })
 	s.cmd = nil
 	if err != nil {
 		return s.fail(err)
@@ -279,8 +281,8 @@ func (s *server) Record(r *trace.Record) {
 }
 
 // response writes the session's response for the command being run, in
-// the protocol's form: the command's own id, and the prompt's number as
-// data. Only the first response of a command is written (the original
+// the protocol's form: the command's own id, and the prompt's number (the
+// session core's count) as data. Only the first response of a command is written (the original
 // answers a rejected prompt twice).
 func (s *server) response(r *trace.ResponseRecord) {
 	c := s.cmd
@@ -295,7 +297,7 @@ func (s *server) response(r *trace.ResponseRecord) {
 	var data []byte
 	switch {
 	case r.Command == "prompt":
-		data = strconv.AppendInt(append(s.scratch[:0], `{"prompt":`...), int64(c.prompt), 10)
+		data = strconv.AppendInt(append(s.scratch[:0], `{"prompt":`...), int64(s.sess.State().Prompts), 10)
 		data = append(data, '}')
 	case r.HasState:
 		data = trace.AppendState(s.scratch[:0], &r.State)
@@ -444,345 +446,6 @@ func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 	b = append(b, `,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":`...)
 	b = w.appendTimestamp(b, r)
 	return append(b, '}')
-}
-
-// ---- commands ----
-
-// cmdError is a command that cannot be run: the response's command and
-// error text.
-type cmdError struct {
-	command, msg string
-}
-
-// command is a command line decoded once: its id, its type and the raw
-// values of the fields the commands read.
-type command struct {
-	id                   string
-	hasID                bool
-	typ                  string
-	message, enabled, ms json.RawMessage // nil when absent
-	settings             json.RawMessage
-	// streaming and images are a prompt's streamingBehavior and images,
-	// checked and ignored.
-	streaming, images json.RawMessage
-}
-
-// fastCommand is a well-formed command line, read in one pass by
-// encoding/json/v2's implementation (which rejects duplicate names and
-// matches names exactly). Anything it refuses takes the slow path, which
-// says precisely what is wrong.
-type fastCommand struct {
-	ID        jsontext.Value `json:"id"`
-	Type      *string        `json:"type"`
-	Message   jsontext.Value `json:"message"`
-	Enabled   jsontext.Value `json:"enabled"`
-	Ms        jsontext.Value `json:"ms"`
-	Settings  jsontext.Value `json:"settings"`
-	Streaming jsontext.Value `json:"streamingBehavior"`
-	Images    jsontext.Value `json:"images"`
-}
-
-// handleLine handles one input line: a command, or an error response.
-func (s *server) handleLine(line []byte, tooLong bool) error {
-	// The serve loop flushes the output after the next wake-up is armed:
-	// a client that has read a command's output may move a mock clock on
-	// at once.
-	if tooLong {
-		s.respondErr("", false, "parse", fmt.Sprintf("Failed to parse command: line longer than %d bytes (discarded unread)", MaxLineSize))
-		return nil
-	}
-	if len(bytes.TrimSpace(line)) == 0 {
-		return nil // blank lines are skipped
-	}
-	if ce := parseCommand(line, &s.next); ce != nil {
-		s.respondErr(s.next.id, s.next.hasID, ce.command, ce.msg)
-		return nil
-	}
-	if err := s.run(&s.next); err != nil {
-		return s.fail(err)
-	}
-	return nil
-}
-
-// parseCommand decodes a command line into c. c.id is set (hasID) when
-// the line is an object whose "id" is a string, even when the command is
-// otherwise invalid.
-func parseCommand(line []byte, c *command) *cmdError {
-	*c = command{}
-	var fc fastCommand
-	if jsonv2.Unmarshal(line, &fc) == nil && fc.Type != nil && (fc.ID == nil || fc.ID.Kind() == '"') {
-		if fc.ID != nil {
-			c.hasID = jsonv2.Unmarshal(fc.ID, &c.id) == nil
-		}
-		c.typ = *fc.Type
-		c.message, c.enabled, c.ms = json.RawMessage(fc.Message), json.RawMessage(fc.Enabled), json.RawMessage(fc.Ms)
-		c.settings = json.RawMessage(fc.Settings)
-		c.streaming, c.images = json.RawMessage(fc.Streaming), json.RawMessage(fc.Images)
-		return nil
-	}
-	if !json.Valid(line) {
-		var v any
-		err := json.Unmarshal(line, &v)
-		msg := "invalid JSON"
-		if err != nil {
-			msg = "invalid JSON: " + err.Error()
-		}
-		return &cmdError{"parse", "Failed to parse command: " + msg}
-	}
-	trimmed := bytes.TrimLeft(line, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return &cmdError{"parse", "Failed to parse command: expected a JSON object, got " + describeRaw(trimmed)}
-	}
-	fields, dup, err := decodeFields(line)
-	if err != nil {
-		return &cmdError{"parse", "Failed to parse command: " + err.Error()}
-	}
-	command := "parse"
-	typRaw, hasType := fields["type"]
-	var typ string
-	typOK := hasType && json.Unmarshal(typRaw, &typ) == nil && isJSONString(typRaw)
-	if typOK {
-		command = typ
-	}
-	if raw, ok := fields["id"]; ok {
-		if !isJSONString(raw) {
-			return &cmdError{command, `"id" must be a string, got ` + describeRaw(raw)}
-		}
-		_ = json.Unmarshal(raw, &c.id)
-		c.hasID = true
-	}
-	switch {
-	case dup != "":
-		if dup == "type" {
-			command = "parse"
-		}
-		if len(dup) > 40 {
-			dup = dup[:40] + "..."
-		}
-		return &cmdError{command, "Failed to parse command: duplicate key " + string(jsonw.AppendString(nil, dup)) + " (each key may appear once)"}
-	case !hasType:
-		return &cmdError{command, `missing "type" (the command: one of ` + strings.Join(commandNames, ", ") + ")"}
-	case !typOK:
-		return &cmdError{command, `"type" must be a string naming the command (one of ` + strings.Join(commandNames, ", ") + "), got " + describeRaw(typRaw)}
-	}
-	c.typ = typ
-	c.message, c.enabled, c.ms = fields["message"], fields["enabled"], fields["ms"]
-	c.settings = fields["settings"]
-	c.streaming, c.images = fields["streamingBehavior"], fields["images"]
-	return nil
-}
-
-// decodeFields decodes a valid JSON object's members (keys compared after
-// unescaping, exactly). dup is the first key that appears twice; fields
-// then holds its first value.
-func decodeFields(line []byte) (fields map[string]json.RawMessage, dup string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, "", err
-	}
-	fields = make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, "", err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, "", err
-		}
-		if _, seen := fields[key]; seen {
-			if dup == "" {
-				dup = key
-			}
-			continue
-		}
-		fields[key] = v
-	}
-	return fields, dup, nil
-}
-
-func isJSONString(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '"'
-}
-
-// describeRaw names a JSON value for an error message.
-func describeRaw(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	clip := func(b []byte) string {
-		const n = 40
-		if len(b) > n {
-			return string(b[:n]) + "..."
-		}
-		return string(b)
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "string " + clip(raw)
-	case 't', 'f':
-		return "boolean " + string(raw)
-	case 'n':
-		return "null"
-	}
-	return "number " + clip(raw)
-}
-
-// run runs a valid command: its effects, its response and the events they
-// cause, in the original's order.
-func (s *server) run(c *command) error {
-	id, hasID, typ := c.id, c.hasID, c.typ
-	switch typ {
-	case "prompt":
-		raw := c.message
-		if raw == nil || !isJSONString(raw) || json.Unmarshal(raw, &s.message) != nil {
-			s.respondErr(id, hasID, typ, fieldError("prompt", "message", "a string", raw, raw != nil))
-			return nil
-		}
-		// Queueing is not simulated: a prompt with streamingBehavior is
-		// answered as one without it. Images are not read.
-		if raw := c.streaming; raw != nil && !isStreamingBehavior(raw) {
-			s.respondErr(id, hasID, typ, fieldError("prompt", "streamingBehavior", `"steer" or "followUp"`, raw, true))
-			return nil
-		}
-		if raw := bytes.TrimSpace(c.images); raw != nil && raw[0] != '[' {
-			s.respondErr(id, hasID, typ, fieldError("prompt", "images", "an array of images (accepted and ignored)", raw, true))
-			return nil
-		}
-		s.prompts++
-		return s.session(c, s.prompts)
-	case "abort", "abort_retry", "get_state":
-		return s.session(c, 0)
-	case "set_auto_retry", "set_auto_compaction":
-		raw := c.enabled
-		if raw == nil || json.Unmarshal(raw, &s.enabled) != nil || !isJSONBool(raw) {
-			s.respondErr(id, hasID, typ, fieldError(typ, "enabled", "true or false", raw, raw != nil))
-			return nil
-		}
-		return s.session(c, 0)
-	case "set_retry_settings":
-		raw := bytes.TrimSpace(c.settings)
-		if len(raw) == 0 || raw[0] != '{' {
-			s.respondErr(id, hasID, typ, fieldError("set_retry_settings", "settings", "an object of retry settings (SPEC §1), merged key by key over those in force", raw, raw != nil))
-			return nil
-		}
-		merged, err := s.sess.Settings().Apply(raw)
-		if err == nil {
-			err = merged.Validate()
-		}
-		if err != nil {
-			s.respondErr(id, hasID, typ, "set_retry_settings: settings: "+err.Error())
-			return nil
-		}
-		s.newSettings = merged
-		return s.session(c, 0)
-	case "advance":
-		if !s.virtual {
-			s.respondErr(id, hasID, typ, "advance needs --virtual (this server runs on the real clock)")
-			return nil
-		}
-		raw := c.ms
-		ms, valid := parseMs(raw)
-		if raw == nil || !valid {
-			s.respondErr(id, hasID, typ, fieldError("advance", "ms", fmt.Sprintf("an integer from 0 to %d", int64(MaxAdvanceMs)), raw, raw != nil))
-			return nil
-		}
-		now := s.sched.Elapsed()
-		target := now + time.Duration(ms)*time.Millisecond
-		if left := time.Duration(math.MaxInt64) - now; time.Duration(ms) > left/time.Millisecond {
-			s.respondErr(id, hasID, typ, fmt.Sprintf("advance: \"ms\" = %d would pass the largest virtual time, %d ms (now %d ms: at most %d more)",
-				ms, int64(math.MaxInt64/int64(time.Millisecond)), now.Milliseconds(), int64(left/time.Millisecond)))
-			return nil
-		}
-		if err := s.sched.Advance(target); err != nil {
-			return err
-		}
-		s.respondOK(id, hasID, typ, fmt.Appendf(nil, `{"t":%d}`, s.sched.Elapsed().Milliseconds()))
-		return nil
-	}
-	s.respondErr(id, hasID, typ, "Unknown command: "+typ+" (commands: "+strings.Join(commandNames, ", ")+")")
-	return nil
-}
-
-// session runs command c on the session as a scheduler event (runCmd);
-// the session writes its response where the original does (before or
-// after the events it causes), and Record turns it into the protocol's
-// response. A command the session did not answer gets a success response
-// after its events. prompt is a prompt's number.
-func (s *server) session(c *command, prompt int) error {
-	s.cur = running{id: c.id, hasID: c.hasID, prompt: prompt, typ: c.typ}
-	s.cmd = &s.cur
-	err := s.at(s.runCmd)
-	s.cmd = nil
-	if !s.cur.responded {
-		s.respondOK(c.id, c.hasID, c.typ, nil)
-	}
-	return err
-}
-
-// runCommand is the scheduler event of the command being run (s.cur).
-func (s *server) runCommand() {
-	c := &s.cur
-	switch c.typ {
-	case "prompt":
-		s.ev.setPrompt(s.message)
-		if got, _ := s.sess.Prompt(s.message, c.id, true); got != c.prompt {
-			fmt.Fprintf(s.log, "rpc: prompt numbered %d by the session, %d in the response\n", got, c.prompt)
-		}
-	case "set_auto_retry":
-		enabled := s.enabled
-		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id, Enabled: &enabled})
-	case "set_retry_settings":
-		s.sess.SetRetrySettings(c.id, s.newSettings)
-	case "set_auto_compaction":
-		s.sess.SetAutoCompaction(c.id, s.enabled)
-	case "abort":
-		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
-	default:
-		s.sess.Do(scenario.Action{Do: c.typ, ID: c.id})
-	}
-}
-
-// isStreamingBehavior reports whether raw is "steer" or "followUp".
-func isStreamingBehavior(raw json.RawMessage) bool {
-	var v string
-	return isJSONString(raw) && json.Unmarshal(raw, &v) == nil && (v == "steer" || v == "followUp")
-}
-
-func isJSONBool(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && (raw[0] == 't' || raw[0] == 'f')
-}
-
-// parseMs reads a non-negative integer number of milliseconds (any JSON
-// number with an integer value, such as 1000 or 1e3).
-func parseMs(raw json.RawMessage) (int64, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return n, n >= 0 && n <= MaxAdvanceMs
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f != math.Trunc(f) || f < 0 || f > MaxAdvanceMs {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-func fieldError(command, field, want string, raw json.RawMessage, present bool) string {
-	if !present {
-		return fmt.Sprintf("%s: missing %q (%s)", command, field, want)
-	}
-	return fmt.Sprintf("%s: %q must be %s, got %s", command, field, want, describeRaw(raw))
 }
 
 // ---- responses ----

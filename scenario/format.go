@@ -50,14 +50,14 @@ func Format(sc *Scenario) []byte {
 	}
 	variant := sc.Variant
 	if variant == "" {
-		variant = scnDefaultVariant
+		variant = defaultVariant
 	}
 	fmt.Fprintf(&b, "variant: %s\n", variant)
 	if sc.Profile != "" && sc.Profile != policy.DefaultProfile {
 		fmt.Fprintf(&b, "profile: %s\n", yamlString(sc.Profile))
 	}
 	fmt.Fprintf(&b, "settings: %s\n", settingsText(sc))
-	if sc.ContextWindow != scnDefaultContextWindow {
+	if sc.ContextWindow != defaultContextWindow {
 		fmt.Fprintf(&b, "contextWindow: %d\n", sc.ContextWindow)
 	}
 	if !sc.Compaction.Enabled || !sc.Compaction.Succeed {
@@ -67,17 +67,17 @@ func Format(sc *Scenario) []byte {
 		b.WriteString("initialPrompt: false\n")
 	}
 	for _, f := range []struct{ key, v, def string }{
-		{"prompt", sc.Prompt, scnDefaultPrompt}, {"provider", sc.Provider, scnDefaultProvider},
-		{"modelId", sc.ModelID, scnDefaultModelID}, {"baseUrl", sc.BaseURL, scnDefaultBaseURL}, {"sessionId", sc.SessionID, scnDefaultSessionID},
+		{"prompt", sc.Prompt, defaultPrompt}, {"provider", sc.Provider, defaultProvider},
+		{"modelId", sc.ModelID, defaultModelID}, {"baseUrl", sc.BaseURL, defaultBaseURL}, {"sessionId", sc.SessionID, defaultSessionID},
 	} {
 		if f.v != f.def && f.v != "" {
 			fmt.Fprintf(&b, "%s: %s\n", f.key, yamlString(f.v))
 		}
 	}
-	if sc.EpochMs != scnDefaultEpochMs && sc.EpochMs != 0 {
+	if sc.EpochMs != defaultEpochMs && sc.EpochMs != 0 {
 		fmt.Fprintf(&b, "epochMs: %d\n", sc.EpochMs)
 	}
-	if sc.Seed != scnDefaultSeed && sc.Seed != 0 {
+	if sc.Seed != defaultSeed && sc.Seed != 0 {
 		fmt.Fprintf(&b, "seed: %d\n", sc.Seed)
 	}
 	if sc.HasRandomFixed {

@@ -18,12 +18,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
-// scnSource records where a scenario's profile, variant and settings are
+// fileSource records where a scenario's profile, variant and settings are
 // in its file, so that SetProfile and SetVariant can place their errors.
-type scnSource struct {
+type fileSource struct {
 	profile, variant, settings Pos // where each key's value is (zero: not in the file)
 	// fields maps a settings field path as policy names it ("maxRetries",
 	// "jitter.ratio", "fallback[1]") to the position of its value.
@@ -45,10 +46,10 @@ func (sc *Scenario) SetProfile(name string) error {
 		return &Error{Pos: Pos{File: sc.Path}, Field: "profile", Msg: err.Error(), Err: err} // the name is the caller's, not the file's
 	}
 	if sc.Variant == "original" && prof.Name != policy.DefaultProfile {
-		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.variant }), Field: "variant",
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.variant }), Field: "variant",
 			Msg: fmt.Sprintf("variant original allows only profile %s, not %s (use variant sound)", policy.DefaultProfile, prof.Name)}
 	}
-	set, serr := scnMergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
+	set, serr := mergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
 	if serr != nil {
 		return serr
 	}
@@ -61,16 +62,16 @@ func (sc *Scenario) SetProfile(name string) error {
 // unknown, or when name is "original" and the profile is not
 // policy.DefaultProfile (the original has no other policy).
 func (sc *Scenario) SetVariant(name string) error {
-	if !scnContains(scnVariants, name) {
+	if !strictfile.Contains(variants, name) {
 		return &Error{Pos: Pos{File: sc.Path}, Field: "variant",
-			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", scnClip(name), strings.Join(scnVariants, ", "))}
+			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", strictfile.Clip(name), strings.Join(variants, ", "))}
 	}
 	if name == "original" && sc.Profile != "" && sc.Profile != policy.DefaultProfile {
-		return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.profile }), Field: "profile",
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.profile }), Field: "profile",
 			Msg: fmt.Sprintf("variant original allows only profile %s, not %s", policy.DefaultProfile, sc.Profile)}
 	}
 	if name == "original" {
-		if err := scnOriginalSettings(sc); err != nil {
+		if err := originalSettings(sc); err != nil {
 			return err
 		}
 	}
@@ -78,20 +79,18 @@ func (sc *Scenario) SetVariant(name string) error {
 	return nil
 }
 
-// scnOriginalSettings refuses, for the original variant, settings the
+// originalSettings refuses, for the original variant, settings the
 // original does not have (any opt-in key of SPEC §1 set to other than its
 // default): its table has no rule for them.
-func scnOriginalSettings(sc *Scenario) *Error {
-	plain := policy.Settings{Enabled: sc.Settings.Enabled, MaxRetries: sc.Settings.MaxRetries, BaseDelay: sc.Settings.BaseDelay}
-	if sc.Settings.Equal(plain) {
-		return nil
+func originalSettings(sc *Scenario) *Error {
+	if err := policy.Original.CheckSettings(&sc.Settings); err != nil {
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.settings }), Field: "settings", Msg: err.Error()}
 	}
-	return &Error{Pos: sc.srcPos(func(s *scnSource) Pos { return s.settings }), Field: "settings",
-		Msg: "variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)"}
+	return nil
 }
 
 // srcPos is the position at picks from sc's source, or the file alone.
-func (sc *Scenario) srcPos(at func(*scnSource) Pos) Pos {
+func (sc *Scenario) srcPos(at func(*fileSource) Pos) Pos {
 	if sc.src != nil {
 		if p := at(sc.src); p.Line > 0 {
 			return p
@@ -100,9 +99,9 @@ func (sc *Scenario) srcPos(at func(*scnSource) Pos) Pos {
 	return Pos{File: sc.Path}
 }
 
-// scnMergeSettings is prof's settings with patch merged over them,
-// validated (scnCheckSettings).
-func scnMergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *scnSource) (policy.Settings, *Error) {
+// mergeSettings is prof's settings with patch merged over them,
+// validated (checkSettings).
+func mergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *fileSource) (policy.Settings, *Error) {
 	set, err := prof.Settings, error(nil)
 	if len(patch) > 0 {
 		set, err = set.Apply(patch)
@@ -112,18 +111,18 @@ func scnMergeSettings(file string, prof policy.Profile, patch json.RawMessage, s
 		if src != nil && src.settings.Line > 0 {
 			at = src.settings
 		}
-		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: scnSettingsMsg(err, "", nil), Err: err}
+		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: settingsMsg(err, "", nil), Err: err}
 	}
-	if err := scnCheckSettings(file, prof, set, src); err != nil {
+	if err := checkSettings(file, prof, set, src); err != nil {
 		return policy.Settings{}, err
 	}
 	return set, nil
 }
 
-// scnCheckSettings validates set, prof's settings with the file's merged
+// checkSettings validates set, prof's settings with the file's merged
 // over them: an error names the field, and its position from src when the
 // file has it (else the settings mapping's, else the file's).
-func scnCheckSettings(file string, prof policy.Profile, set policy.Settings, src *scnSource) *Error {
+func checkSettings(file string, prof policy.Profile, set policy.Settings, src *fileSource) *Error {
 	at := Pos{File: file}
 	if src != nil && src.settings.Line > 0 {
 		at = src.settings
@@ -136,11 +135,11 @@ func scnCheckSettings(file string, prof policy.Profile, set policy.Settings, src
 	if !errors.As(err, &se) {
 		return &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
 	}
-	value := scnClip(se.Value) // a value from the file may be long
+	value := strictfile.Clip(se.Value) // a value from the file may be long
 	found := false
 	if src != nil {
 		// The field itself, or the key (jitter, fallback) it is part of.
-		for f := se.Field; f != ""; f = scnParentField(f) {
+		for f := se.Field; f != ""; f = parentField(f) {
 			if p, ok := src.fields[f]; ok {
 				at, found = p, f == se.Field
 				break
@@ -154,28 +153,28 @@ func scnCheckSettings(file string, prof policy.Profile, set policy.Settings, src
 		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
 }
 
-// scnParentField is the field a settings field path is part of: "jitter"
+// parentField is the field a settings field path is part of: "jitter"
 // for "jitter.ratio", "fallback" for "fallback[1]", "" for a top-level key.
-func scnParentField(f string) string {
+func parentField(f string) string {
 	if i := strings.LastIndexAny(f, ".["); i >= 0 {
 		return f[:i]
 	}
 	return ""
 }
 
-// scnSettingsMsg is the message of an error of policy.Settings.Apply for
+// settingsMsg is the message of an error of policy.Settings.Apply for
 // field path key (of node n, when known): without its "retry settings: "
 // prefix nor the "key = " or "key: " that the error's field path already
 // says, and "want a JSON object with keys K, got X" said as for the other
 // mappings of the file ("expected a mapping with keys K, got a list").
-func scnSettingsMsg(err error, key string, n *yaml.Node) string {
+func settingsMsg(err error, key string, n *yaml.Node) string {
 	msg := strings.TrimPrefix(err.Error(), "retry settings: ")
 	if key != "" {
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, key+" = "), key+": ")
 	}
 	if rest, ok := strings.CutPrefix(msg, "want a JSON object with keys "); ok && n != nil {
 		if i := strings.LastIndex(rest, ", got "); i >= 0 {
-			msg = fmt.Sprintf("expected a mapping with keys %s, got %s", rest[:i], scnDescribe(n))
+			msg = fmt.Sprintf("expected a mapping with keys %s, got %s", rest[:i], strictfile.Describe(n))
 		}
 	}
 	return msg
@@ -188,8 +187,8 @@ func settingsApply(patch []byte) error {
 	return err
 }
 
-// scnObject is the JSON object {key: value}.
-func scnObject(key string, value []byte) []byte {
+// jsonObject is the JSON object {key: value}.
+func jsonObject(key string, value []byte) []byte {
 	b := append(jsonw.AppendString([]byte{'{'}, key), ':')
 	return append(append(b, value...), '}')
 }
@@ -199,17 +198,17 @@ func scnObject(key string, value []byte) []byte {
 // base with it merged over; it records the position of every field in src.
 // When the merge fails, the keys are tried alone, so that the error is
 // placed at its key or value (inside jitter and retryAfter too). Ranges
-// are not checked here (scnCheckSettings).
-func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource, base policy.Settings) (json.RawMessage, policy.Settings) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && !scnIsString(n) {
+// are not checked here (checkSettings).
+func (p *parser) settingsPatch(n *yaml.Node, path string, src *fileSource, base policy.Settings) (json.RawMessage, policy.Settings) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && !strictfile.IsString(n) {
 		return nil, base
 	}
 	if n.Kind != yaml.MappingNode {
-		msg := "expected a mapping of retry settings, got " + scnDescribe(n)
+		msg := "expected a mapping of retry settings, got " + strictfile.Describe(n)
 		if err := settingsApply(p.toJSON(n, path, 1)); err != nil {
-			msg = scnSettingsMsg(err, "", n)
+			msg = settingsMsg(err, "", n)
 		}
-		p.fail(n, path, "%s", msg)
+		p.Fail(n, path, "%s", msg)
 	}
 	raw := p.toJSON(n, path, 1) // checks keys: strings, no duplicates
 	set, err := base.Apply(raw)
@@ -220,30 +219,30 @@ func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource, bas
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if check {
-			fp := scnJoin(path, k.Value)
-			try := func(value []byte) error { return settingsApply(scnObject(k.Value, value)) }
+			fp := strictfile.Join(path, k.Value)
+			try := func(value []byte) error { return settingsApply(jsonObject(k.Value, value)) }
 			if err := try([]byte("null")); err != nil { // an unknown key
-				p.failErr(k, fp, scnSettingsKeyMsg(err, k.Value, nil), err)
+				p.failErr(k, fp, settingsKeyMsg(err, k.Value, nil), err)
 			}
 			if err := try(p.toJSON(v, fp, 2)); err != nil {
 				at, atPath, key, err := p.blame(v, fp, k.Value, try, err)
-				p.failErr(at, atPath, scnSettingsKeyMsg(err, key, at), err)
+				p.failErr(at, atPath, settingsKeyMsg(err, key, at), err)
 			}
 		}
-		src.fields[k.Value] = p.pos(v)
+		src.fields[k.Value] = p.at(v)
 		switch v.Kind {
 		case yaml.MappingNode:
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				src.fields[k.Value+"."+v.Content[j].Value] = p.pos(v.Content[j+1])
+				src.fields[k.Value+"."+v.Content[j].Value] = p.at(v.Content[j+1])
 			}
 		case yaml.SequenceNode:
 			for j, item := range v.Content {
-				src.fields[k.Value+"["+strconv.Itoa(j)+"]"] = p.pos(item)
+				src.fields[k.Value+"["+strconv.Itoa(j)+"]"] = p.at(item)
 			}
 		}
 	}
 	if check { // no key fails alone: not expected
-		p.failErr(n, path, scnSettingsMsg(err, "", n), err)
+		p.failErr(n, path, settingsMsg(err, "", n), err)
 	}
 	return raw, set
 }
@@ -252,14 +251,14 @@ func (p *scnParser) settingsPatch(n *yaml.Node, path string, src *scnSource, bas
 // fails with err, the innermost mapping entry that fails alone (try
 // applies a value of v's place); it returns that node (a key when the key
 // is unknown), its path, its policy key path and its error.
-func (p *scnParser) blame(v *yaml.Node, path, key string, try func([]byte) error, err error) (*yaml.Node, string, string, error) {
+func (p *parser) blame(v *yaml.Node, path, key string, try func([]byte) error, err error) (*yaml.Node, string, string, error) {
 	if v.Kind != yaml.MappingNode {
 		return v, path, key, err
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, sv := v.Content[i], v.Content[i+1]
-		sub := func(value []byte) error { return try(scnObject(k.Value, value)) }
-		fp, fk := scnJoin(path, k.Value), key+"."+k.Value
+		sub := func(value []byte) error { return try(jsonObject(k.Value, value)) }
+		fp, fk := strictfile.Join(path, k.Value), key+"."+k.Value
 		if e := sub([]byte("null")); e != nil {
 			return k, fp, fk, e
 		}
@@ -270,11 +269,11 @@ func (p *scnParser) blame(v *yaml.Node, path, key string, try func([]byte) error
 	return v, path, key, err
 }
 
-// scnSettingsKeyMsg is scnSettingsMsg for key, a key from the file too
-// long to be quoted in full left out of the message, as scnQuoteKey does.
-func scnSettingsKeyMsg(err error, key string, n *yaml.Node) string {
-	msg := scnSettingsMsg(err, key, n)
-	if len(key) > scnMaxKeyInPath {
+// settingsKeyMsg is settingsMsg for key, a key from the file too
+// long to be quoted in full left out of the message, as strictfile.QuoteKey does.
+func settingsKeyMsg(err error, key string, n *yaml.Node) string {
+	msg := settingsMsg(err, key, n)
+	if len(key) > strictfile.MaxKeyInPath {
 		msg = strings.Replace(msg, " "+strconv.Quote(key), "", 1)
 	}
 	if len(msg) > 512 { // whatever the value: one bounded line
@@ -283,8 +282,8 @@ func scnSettingsKeyMsg(err error, key string, n *yaml.Node) string {
 	return msg
 }
 
-func (p *scnParser) failErr(n *yaml.Node, field, msg string, err error) {
-	panic(scnBailout{&Error{Pos: p.pos(n), Field: scnShortPath(field), Msg: msg, Err: err}})
+func (p *parser) failErr(n *yaml.Node, field, msg string, err error) {
+	p.FailErr(p.Pos(n), field, msg, err)
 }
 
 // toJSON converts node n (a value of the file) to JSON text: mappings
@@ -292,16 +291,16 @@ func (p *scnParser) failErr(n *yaml.Node, field, msg string, err error) {
 // is JSON, else as YAML reads them (0x1F is 31; a float keeps a fraction
 // or an exponent, so 1. stays a float), strings, booleans and null. Any
 // other value (an infinity, NaN, a binary) is an error.
-func (p *scnParser) toJSON(n *yaml.Node, path string, depth int) []byte {
+func (p *parser) toJSON(n *yaml.Node, path string, depth int) []byte {
 	return p.appendJSON(nil, n, path, depth)
 }
 
-func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) []byte {
-	if depth > scnMaxValueDepth {
-		p.fail(n, path, "value nested more than %d levels deep", scnMaxValueDepth)
+func (p *parser) appendJSON(b []byte, n *yaml.Node, path string, depth int) []byte {
+	if depth > maxValueDepth {
+		p.Fail(n, path, "value nested more than %d levels deep", maxValueDepth)
 	}
 	bad := func() {
-		p.fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", scnDescribe(n))
+		p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -309,19 +308,19 @@ func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) [
 		seen := make(map[string]*yaml.Node, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			p.rejectMerge(k, path)
-			if k.Kind != yaml.ScalarNode || !scnIsString(k) {
-				p.fail(k, path, "keys must be strings, got %s", scnDescribe(k))
+			p.RejectMerge(k, path)
+			if k.Kind != yaml.ScalarNode || !strictfile.IsString(k) {
+				p.Fail(k, path, "keys must be strings, got %s", strictfile.Describe(k))
 			}
 			if prev, dup := seen[k.Value]; dup {
-				p.fail(k, scnJoin(path, k.Value), "duplicate key%s (first at line %d:%d)", scnQuoteKey(k.Value), prev.Line, prev.Column)
+				p.Fail(k, strictfile.Join(path, k.Value), "duplicate key%s (first at line %d:%d)", strictfile.QuoteKey(k.Value), prev.Line, prev.Column)
 			}
 			seen[k.Value] = k
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(jsonw.AppendString(b, k.Value), ':')
-			b = p.appendJSON(b, v, scnJoin(path, k.Value), depth+1)
+			b = p.appendJSON(b, v, strictfile.Join(path, k.Value), depth+1)
 		}
 		return append(b, '}')
 	case yaml.SequenceNode:
@@ -330,20 +329,20 @@ func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) [
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = p.appendJSON(b, c, scnIndex(path, i), depth+1)
+			b = p.appendJSON(b, c, strictfile.Index(path, i), depth+1)
 		}
 		return append(b, ']')
 	case yaml.ScalarNode:
-		if scnIsString(n) {
+		if strictfile.IsString(n) {
 			return jsonw.AppendString(b, n.Value)
 		}
 		switch n.ShortTag() {
 		case "!!null":
 			return append(b, "null"...)
 		case "!!bool":
-			return strconv.AppendBool(b, p.boolean(n, path))
+			return strconv.AppendBool(b, p.Boolean(n, path))
 		case "!!int":
-			if scnIsJSONNumber(n.Value) {
+			if isJSONNumber(n.Value) {
 				return append(b, n.Value...)
 			}
 			var i int64
@@ -351,7 +350,7 @@ func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) [
 				return strconv.AppendInt(b, i, 10)
 			}
 		case "!!float":
-			if scnIsJSONNumber(n.Value) {
+			if isJSONNumber(n.Value) {
 				return append(b, n.Value...)
 			}
 			var f float64
@@ -368,7 +367,7 @@ func (p *scnParser) appendJSON(b []byte, n *yaml.Node, path string, depth int) [
 	return nil
 }
 
-// scnIsJSONNumber reports whether s is a JSON number as it is.
-func scnIsJSONNumber(s string) bool {
+// isJSONNumber reports whether s is a JSON number as it is.
+func isJSONNumber(s string) bool {
 	return s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && json.Valid([]byte(s))
 }

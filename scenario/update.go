@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ohmypi/retryfsm/internal/strictfile"
+
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -105,7 +107,7 @@ func SetExpect(name string, data []byte, x *Expect) ([]byte, error) {
 	if x == nil {
 		return nil, errors.New("no expect block to write")
 	}
-	isJSON := scnIsJSONName(name) || json.Valid(data)
+	isJSON := strictfile.IsJSONName(name) || json.Valid(data)
 	var out []byte
 	var err error
 	if isJSON {

@@ -15,9 +15,11 @@ type coreRun struct {
 	core *session.Core
 	set  policy.Settings
 	s    session.State
-	call uint64           // the model call in flight
-	comp session.Timer    // the compaction continue armed last
-	fx   []session.Effect // the last step's effects
+	call uint64        // the model call in flight
+	comp session.Timer // the compaction continue armed last
+	// armed is the timer of each kind armed last.
+	armed [session.CompactionTimer + 1]session.Timer
+	fx    []session.Effect // the last step's effects
 }
 
 func newCoreRun(t *testing.T, v *session.Variant, compaction bool) *coreRun {
@@ -39,6 +41,7 @@ func (c *coreRun) step(ms int, ev session.Event) {
 		case session.Call:
 			c.call = e.Call
 		case session.Arm:
+			c.armed[e.Timer.Kind] = e.Timer
 			if e.Timer.Kind == session.CompactionTimer {
 				c.comp = e.Timer
 			}

@@ -73,11 +73,15 @@ const (
 	RoleUser
 	RoleAssistant
 	RoleToolResult
+	// RoleCompactionSummary is the summary a rebuilt context starts with
+	// (RebuildFromHistory).
+	RoleCompactionSummary
 )
 
-// String returns "user", "assistant", "toolResult" or "".
+// String returns "user", "assistant", "toolResult", "compactionSummary"
+// or "".
 func (r Role) String() string {
-	return [...]string{"", "user", "assistant", "toolResult"}[r]
+	return [...]string{"", "user", "assistant", "toolResult", "compactionSummary"}[r]
 }
 
 // Message is an assistant message of the runtime context: the classified
@@ -209,6 +213,11 @@ type State struct {
 	// get_state's nextRetryAt).
 	RetryAt    time.Duration
 	HasRetryAt bool
+	// History is the session history since the latest successful
+	// compaction (original, RebuildFromHistory; zero otherwise): every
+	// message the runtime context received, including the errors the retry
+	// path removed from it.
+	History Context
 }
 
 // Initial is a session before anything happened: idle, nothing pending.
@@ -370,6 +379,26 @@ const (
 	CheckLastAssistant
 )
 
+// CompactionContextRule says what the runtime context is after a
+// successful overflow compaction.
+type CompactionContextRule uint8
+
+// Compaction context rules.
+const (
+	// KeepRuntimeContext (sound): the context as it was, the overflowing
+	// reply removed; the continue follows.
+	KeepRuntimeContext CompactionContextRule = iota
+	// RebuildFromHistory (original, H19): the session history is kept
+	// beside the context, and a successful compaction replaces the context
+	// with the summary and the history since the previous compaction
+	// (errors the retry path removed included), then drops a trailing
+	// assistant error; the continue is rejected when the context still ends
+	// with an assistant message. With no message since the previous
+	// compaction there is nothing to compact: auto_compaction_end without a
+	// result, willRetry false, no continue.
+	RebuildFromHistory
+)
+
 // Rules are the session rules that differ between variants (SPEC.md §9):
 // one named rule per difference, read by Step and nothing else.
 type Rules struct {
@@ -378,6 +407,7 @@ type Rules struct {
 	CompactionContinue  CompactionContinueRule
 	RejectedPrompt      RejectedPromptRule
 	PrePromptCompaction PrePromptCompactionRule
+	CompactionContext   CompactionContextRule
 }
 
 // Variant is a policy variant: the retry machine's table and the session
@@ -397,6 +427,7 @@ var (
 		CompactionContinue:  ContinueCancelledByPromptOrAbort,
 		RejectedPrompt:      OneFailure,
 		PrePromptCompaction: NoPrePromptCheck,
+		CompactionContext:   KeepRuntimeContext,
 	}}
 	// Original is the original implementation's observable behaviour,
 	// hazards included.
@@ -406,6 +437,7 @@ var (
 		CompactionContinue:  ContinueUncancelled,
 		RejectedPrompt:      FailureThenSuccess,
 		PrePromptCompaction: CheckLastAssistant,
+		CompactionContext:   RebuildFromHistory,
 	}}
 	variants = []*Variant{Sound, Original}
 )

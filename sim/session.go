@@ -66,9 +66,6 @@ type Session struct {
 type Options struct {
 	// Variant overrides the scenario's variant when not empty.
 	Variant string
-	// StreamOnly is kept for compatibility: a session never keeps its
-	// messages (the core keeps a constant-space summary of the context).
-	StreamOnly bool
 	// NoJSON turns the JSON trace off: no line is formatted, and Trace
 	// returns an empty trace. Records still reach Sink.
 	NoJSON bool
@@ -98,8 +95,8 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err := sc.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	if plain := (policy.Settings{Enabled: sc.Settings.Enabled, MaxRetries: sc.Settings.MaxRetries, BaseDelay: sc.Settings.BaseDelay}); v.Name == "original" && !sc.Settings.Equal(plain) {
-		return nil, errors.New("variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)")
+	if err := v.Retry.CheckSettings(&sc.Settings); err != nil {
+		return nil, err
 	}
 	s := &Session{sc: sc, variant: v, st: session.Initial(), sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), sink: opt.Sink, inFlight: -1}
 	s.core = session.Core{Variant: v, Config: session.Config{
@@ -249,41 +246,51 @@ func (s *Session) Unresolved() []int {
 	return []int{s.st.Pending}
 }
 
-// Do performs one scenario action now, writing its response line.
+// Do runs scenario action a now: the session event it names (Step).
 func (s *Session) Do(a scenario.Action) {
+	ev := session.Event{ID: a.ID}
 	switch a.Do {
 	case "prompt":
-		s.Prompt(a.Message, a.ID, true)
+		ev.Kind, ev.Respond = session.Prompt, true
 	case "abort":
-		s.ev = session.Event{Kind: session.Abort, ID: a.ID}
-		if s.inFlight >= 0 {
-			// The call in flight ends with an aborted reply; it used up its
-			// turn, and carries the turn's usage (the provider reports the
-			// input usage when the stream starts).
-			s.ev.Reply = s.classify(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage,
-				InputTokens: s.sc.Turns[s.inFlight].Usage.Input, CacheReadTokens: s.sc.Turns[s.inFlight].Usage.CacheRead})
-			s.inFlight = -1
-		}
-		s.step()
+		ev.Kind = session.Abort
 	case "abort_retry":
-		s.ev = session.Event{Kind: session.AbortRetry, ID: a.ID}
-		s.step()
+		ev.Kind = session.AbortRetry
 	case "set_auto_retry":
-		s.ev = session.Event{Kind: session.SetAutoRetry, ID: a.ID, Enabled: a.Enabled != nil && *a.Enabled}
-		s.step()
+		ev.Kind, ev.Enabled = session.SetAutoRetry, a.Enabled != nil && *a.Enabled
 	case "get_state":
-		s.ev = session.Event{Kind: session.GetState, ID: a.ID}
-		s.step()
+		ev.Kind = session.GetState
+	default:
+		return
 	}
+	s.Step(ev)
 }
 
-// Prompt issues a prompt now. It returns the prompt's number and whether it
-// was accepted; a rejected prompt gets a prompt_rejected line and, when
-// respond is true, a failed response.
-func (s *Session) Prompt(text, id string, respond bool) (n int, accepted bool) {
-	accepted = !s.Busy()
-	s.ev = session.Event{Kind: session.Prompt, ID: id, Respond: respond}
+// Step runs command event ev now (Prompt, Abort, AbortRetry, SetAutoRetry,
+// GetState, SetRetrySettings with its Settings merged over those in force
+// and validated by the caller, SetAutoCompaction): the session core steps
+// and the session performs its effects. An Abort ends the call in flight,
+// if any, with an aborted reply.
+func (s *Session) Step(ev session.Event) {
+	s.ev = ev
+	if ev.Kind == session.Abort && s.inFlight >= 0 {
+		// The call in flight ends with an aborted reply; it used up its
+		// turn, and carries the turn's usage (the provider reports the
+		// input usage when the stream starts).
+		s.ev.Reply = s.classify(policy.AssistantMessage{StopReason: policy.StopReasonAborted, ErrorMessage: session.AbortedMessage,
+			InputTokens: s.sc.Turns[s.inFlight].Usage.Input, CacheReadTokens: s.sc.Turns[s.inFlight].Usage.CacheRead})
+		s.inFlight = -1
+	}
 	s.step()
+}
+
+// Prompt issues a prompt now, answered with id when respond is true. It
+// returns the prompt's number and whether it was accepted; a rejected
+// prompt gets a prompt_rejected line and, when respond is true, a failed
+// response.
+func (s *Session) Prompt(id string, respond bool) (n int, accepted bool) {
+	accepted = !s.Busy()
+	s.Step(session.Event{Kind: session.Prompt, ID: id, Respond: respond})
 	return s.st.Prompts, accepted
 }
 
@@ -291,7 +298,7 @@ func (s *Session) Prompt(text, id string, respond bool) (n int, accepted bool) {
 func (s *Session) HandleEvent(e Posted) {
 	switch e.Kind {
 	case postPrompt:
-		s.Prompt(s.sc.Prompt, "", false)
+		s.Prompt("", false)
 	case postAction:
 		s.Do(s.sc.Actions[e.N])
 	case postReply:
@@ -420,19 +427,4 @@ func scenarioProfile(sc *scenario.Scenario) string {
 		return policy.DefaultProfile
 	}
 	return sc.Profile
-}
-
-// SetRetrySettings is the set_retry_settings command now: set (merged over
-// the settings in force and validated by the caller) is put in force and
-// the command answered with id.
-func (s *Session) SetRetrySettings(id string, set policy.Settings) {
-	s.ev = session.Event{Kind: session.SetRetrySettings, ID: id, Settings: &set}
-	s.step()
-}
-
-// SetAutoCompaction is the set_auto_compaction command now: whether an
-// overflow is handed to compaction from now on, answered with id.
-func (s *Session) SetAutoCompaction(id string, enabled bool) {
-	s.ev = session.Event{Kind: session.SetAutoCompaction, ID: id, Enabled: enabled}
-	s.step()
 }

@@ -85,7 +85,7 @@ func TestControllerReadsStatusAndHeaders(t *testing.T) {
 				events = append(events, string(b))
 				mu.Unlock()
 			})()
-			ctl.OnPrompt()
+			ctl.OnPrompt(context.Background())
 			retried := a.run(context.Background())
 			if retried != tt.retried {
 				t.Fatalf("retry scheduled = %v, want %v", retried, tt.retried)

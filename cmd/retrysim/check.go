@@ -58,6 +58,13 @@ flags.`,
 }
 
 func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	out := &firstErrWriter{w: stdout}
+	return reportOutputErr(out, stderr, runCheckTo(fs, args, out, stderr))
+}
+
+// runCheckTo is check printing to stdout, whose write errors runCheck
+// reports.
+func runCheckTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	c := lookup("check")
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s", strings.Join(args, " "))

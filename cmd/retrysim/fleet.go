@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/term"
@@ -43,42 +43,40 @@ add up, peaks and maxima are the largest, percentiles come from the
 merged fixed-bucket histograms) and print in a fixed order, so the output
 does not depend on the number of processors.
 
-The table has one row per profile (and "all" for a mix):
+The table has one row per profile (and "all" for a mix), its columns
+(--legend prints this list under the tables):
 
-    SESSIONS    sessions that arrived
-    PROMPTS     prompts issued; OK, FAILED done, WAITING not done at the horizon
-    CALLS/P     the agent's model calls per prompt (amplification)
-    WIRE/P      requests sent to the provider per prompt (SDK retries included)
-    429         requests answered 429 for being over capacity
-    IN_RA       requests sent inside a retry-after window the provider gave
-    FAILFAST    chains ended by the fail-fast (wait over retryAfter.maxWaitMs)
-    EXHAUSTED   chains ended by running out of retries
-    P50 P90 P99 MAX   time from a prompt to its success
-    LONGEST     the longest retry wait armed
-    PEAK        most requests in one 100 ms bin during / after an outage
-    RATIO       those peaks over the provider's capacity per 100 ms
-
+` + fleetLegend("    ") + `
 A sweep larger than one machine runs in shards: --shard I/N --json runs
 every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
 order: files, then profile mixes, then seeds; shards are numbered from 0
 to N-1) and prints its partial result, which names the sweep (a hash of
 every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
-reads the partial results of every shard of one split (in any order) and
-prints the sweep's result, the same as the whole sweep prints (--json: the
-same bytes); a shard missing or given twice, or a shard of another sweep,
-is an error naming it. merge takes only --json and --plot.
+reads the partial results of every shard of one split (in any order; a
+directory stands for its *.json files) and prints the sweep's result, the
+same as the whole sweep prints (--json: the same bytes); a shard missing
+or given twice, or a shard of another sweep, is an error naming it. merge
+takes only --json, --plot, --legend and --out.
 
---plot FILE.png or FILE.svg also draws the result (of a sweep or of merged
-shards) as one image of two panels: the wire calls per second over time,
-a line per profile (the mean of a sweep's seeds), with the outage windows
-shaded, from each profile's 1024 time bins (100 ms wide, doubled as the
-fleet runs longer); and the CDF of the time from a prompt to its success,
-from the histogram.
+--out FILE writes the output to FILE (whole, by a rename) instead of
+stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
+
+--plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
+draws the result: a row per fleet, its wire calls per second over time
+per profile (the provider's capacity a line, outages shaded) beside the
+CDF of the time from a prompt to its success over every prompt. The charts
+are drawn by the command retrysim-plot, so that retrysim builds without a
+chart library: retrysim finds it beside itself or on $PATH ('go install
+./cmd/retrysim-plot') and checks FILE before the run, then prints its
+output as usual and pipes the result to 'retrysim-plot -o FILE -'.
 
 When stderr is a terminal and the fleets run for more than a second, a
 progress bar of the sessions done shows there (nothing else changes).
 
-Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
+Exit status: 0 when the fleets ran, 1 when the output or the chart could
+not be written (the output is printed all the same), 2 on invalid flags,
+arguments or files.`,
 		flags: fleetFlags,
 		run:   runFleet,
 	})
@@ -91,7 +89,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func fleetFlags(fs *flag.FlagSet) {
-	fs.Int("sessions", 1000, "the number of agent `N`: sessions (key sessions)")
+	fs.Int("sessions", 1000, "the number `N` of agent sessions (key sessions)")
 	fs.Float64("rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
 	fs.Int("prompts", 1, "prompts per session, one after the other (key prompts)")
 	fs.String("think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
@@ -114,9 +112,11 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
 	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json")
+	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
 	fs.Bool("json", false, "print the results as JSON")
-	fs.String("plot", "", "also draw the results to `FILE` (.png or .svg): wire calls per second over time per profile with the outages shaded, above the CDF of the time to success")
+	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
+	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
+	fs.String("plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
 }
 
 func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
@@ -128,7 +128,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	}
 	var shard *fleet.Shard
 	if set["shard"] {
-		sh, err := fleet.ParseShard(flagString(fs, "shard"))
+		sh, err := parseShardFlag(flagString(fs, "shard"))
 		if err != nil {
 			return usageError(c, stderr, "--shard: %v", err)
 		}
@@ -137,12 +137,11 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		shard = &sh
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
-		return exitUsage
+	if set["plot"] && shard != nil {
+		return usageError(c, stderr, "--plot draws a whole result: not with --shard (draw the merged shards with 'retrysim fleet merge --plot FILE PARTIAL...')")
 	}
-	if shard != nil && plotFormat != "" {
-		return usageError(c, stderr, "--plot draws a whole sweep: plot the merged shards ('retrysim fleet merge --plot FILE PARTIAL...')")
+	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
+		return exitUsage
 	}
 	var specs []*fleet.Spec
 	if len(args) == 0 {
@@ -157,35 +156,48 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		specs = append(specs, spec)
 	}
-	var cfgs []fleet.Config
 	for _, spec := range specs {
 		if err := applyFleetFlags(spec, fs, set); err != nil {
 			return usageError(c, stderr, "%v", err)
 		}
-		for _, cfg := range spec.Configs() {
-			if err := cfg.Validate(); err != nil {
-				return usageError(c, stderr, "fleet %s: %v", cfg.Name, err)
-			}
-			cfgs = append(cfgs, cfg)
+		if err := spec.Validate(); err != nil {
+			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
 		}
 	}
-	var total int64
-	for k, cfg := range cfgs {
-		if shard == nil || shard.Holds(k) {
-			total += int64(cfg.Sessions)
-		}
+	plot, ok := preparePlot(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
 	}
-	prog := startProgress(stderr, total)
-	opt := fleet.SweepOptions{Progress: &prog.done}
+	if plot != nil {
+		// The whole sweep as its one shard 0/1: the same result (SPEC.md
+		// §15.6), and the partial result retrysim-plot draws.
+		whole := fleet.Shard{Index: 0, Count: 1}
+		prog := startProgress(stderr, fleet.ShardSessions(specs, whole))
+		p, err := fleet.RunSpecsShard(specs, whole, fleet.SweepOptions{Progress: &prog.done})
+		prog.stop()
+		var res *fleet.Result
+		if err == nil {
+			res, err = fleet.MergePartials([]*fleet.Partial{p}, nil)
+		}
+		if err != nil {
+			plot.discard()
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return plotResult(plot, p, writeFleetResult(fs, res, stdout, stderr), stderr)
+	}
 	if shard != nil {
-		p, err := fleet.RunShardWith(cfgs, *shard, opt)
+		// A shard is run from the sweep's definition: its time and memory
+		// follow its own runs, not the sweep's.
+		prog := startProgress(stderr, fleet.ShardSessions(specs, *shard))
+		p, err := fleet.RunSpecsShard(specs, *shard, fleet.SweepOptions{Progress: &prog.done})
 		prog.stop()
 		var out []byte
 		if err == nil {
 			out, err = p.JSON()
 		}
 		if err == nil {
-			_, err = stdout.Write(out)
+			err = writeOutput(fs, out, stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -193,13 +205,22 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	res, err := fleet.SweepWith(cfgs, opt)
+	var cfgs []fleet.Config
+	var total int64
+	for _, spec := range specs {
+		for _, cfg := range spec.Configs() {
+			cfgs = append(cfgs, cfg)
+			total += int64(cfg.Sessions)
+		}
+	}
+	prog := startProgress(stderr, total)
+	res, err := fleet.SweepWith(cfgs, fleet.SweepOptions{Progress: &prog.done})
 	prog.stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	return writeFleetResult(fs, res, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -285,18 +306,87 @@ func (p *fleetProgress) stop() {
 	p.bar.Finish()
 }
 
-// plotFlag checks --plot's file name: its format ("" without --plot), or
-// false after a usage error.
-func plotFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) (string, bool) {
-	if !set["plot"] {
-		return "", true
+// completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
+// of its pods to the pod's completion index, 0 to completions-1.
+const completionIndexEnv = "JOB_COMPLETION_INDEX"
+
+// parseShardFlag reads --shard: I/N, or index/N with I from
+// $JOB_COMPLETION_INDEX.
+func parseShardFlag(v string) (fleet.Shard, error) {
+	n, ok := strings.CutPrefix(v, "index/")
+	if !ok {
+		return fleet.ParseShard(v)
 	}
-	format, err := fleetplot.FormatOf(flagString(fs, "plot"))
+	i, set := os.LookupEnv(completionIndexEnv)
+	if !set {
+		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	}
+	sh, err := fleet.ParseShard(i + "/" + n)
 	if err != nil {
-		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
-		return "", false
+		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
 	}
-	return format, true
+	return sh, nil
+}
+
+// outFlag checks --out's file before anything runs: its directory exists,
+// and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
+// write the same file); false after a usage error.
+func outFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if !set["out"] {
+		return true
+	}
+	path := flagString(fs, "out")
+	if i := strings.Index(path, "$("); i >= 0 {
+		ref := path[i:]
+		if j := strings.IndexByte(ref, ')'); j >= 0 {
+			ref = ref[:j+1]
+		}
+		usageError(c, stderr, "--out: %q: %s is a variable reference Kubernetes did not expand (not in the container's environment)", termsafe.Text(path), termsafe.Text(ref))
+		return false
+	}
+	if info, err := os.Stat(filepath.Dir(path)); path == "" || err != nil || !info.IsDir() {
+		usageError(c, stderr, "--out: %q: expected a file in an existing directory", termsafe.Text(path))
+		return false
+	}
+	return true
+}
+
+// partialPaths are merge's files: each argument, a directory standing for
+// the files in it named *.json (not hidden: an --out being written is), in
+// name order.
+func partialPaths(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil || !info.IsDir() {
+			paths = append(paths, arg) // read, or refused, as a file
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(paths)
+		for _, e := range entries {
+			if name := e.Name(); e.Type().IsRegular() && strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				paths = append(paths, filepath.Join(arg, name))
+			}
+		}
+		if len(paths) == n {
+			return nil, fmt.Errorf("%s: a directory with no partial result (no file named *.json)", arg)
+		}
+	}
+	return paths, nil
+}
+
+// legendFlag checks that --legend, when given, comes with the table: false
+// after a usage error.
+func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+	if set["legend"] && flagString(fs, "legend") == "true" && flagString(fs, "json") == "true" {
+		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
+		return false
+	}
+	return true
 }
 
 // runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
@@ -305,19 +395,37 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	c := lookup("fleet")
 	var others []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json and --plot; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
-	plotFormat, ok := plotFlag(c, fs, set, stderr)
-	if !ok {
+	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	plot, ok := preparePlot(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	code := runMergeParts(fs, plot, paths, stdout, stderr)
+	if code == exitUsage {
+		plot.discard()
+	}
+	return code
+}
+
+// runMergeParts reads and merges the partial results and prints (and,
+// with --plot, draws) the sweep's result.
+func runMergeParts(fs *flag.FlagSet, plot *plotTarget, paths []string, stdout, stderr io.Writer) int {
+	paths, err := partialPaths(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
 	}
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
@@ -335,27 +443,24 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	return writeFleetResult(fs, plotFormat, res, stdout, stderr)
+	code := writeFleetResult(fs, res, stdout, stderr)
+	if plot == nil {
+		return code
+	}
+	return plotResult(plot, wholePartial(parts, res), code, stderr)
 }
 
-// writeFleetResult prints res as --json or the table says, and draws it to
-// --plot's file in plotFormat ("": no plot).
-func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, stdout, stderr io.Writer) int {
-	if plotFormat != "" {
-		if err := writePlot(flagString(fs, "plot"), plotFormat, res); err != nil {
-			fmt.Fprintf(stderr, "retrysim fleet: --plot: %s\n", termsafe.Text(err.Error()))
-			return exitFail
-		}
-	}
+// writeFleetResult prints res as --json or the table says.
+func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Writer) int {
 	var out []byte
 	var err error
 	if flagString(fs, "json") == "true" {
 		out, err = res.JSON()
 	} else {
-		out, err = fleetTable(res)
+		out, err = fleetTable(res, flagString(fs, "legend") == "true")
 	}
 	if err == nil {
-		_, err = stdout.Write(out)
+		err = writeOutput(fs, out, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -364,18 +469,17 @@ func writeFleetResult(fs *flag.FlagSet, plotFormat string, res *fleet.Result, st
 	return exitOK
 }
 
-// writePlot draws res to the file path in format.
-func writePlot(path, format string, res *fleet.Result) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
+// writeOutput writes out to --out's file, or to stdout without --out.
+func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
+	path := flagString(fs, "out")
+	if path == "" {
+		_, err := stdout.Write(out)
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fleetplot.Write(f, res, format)
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
 
 // applyFleetFlags sets every flag given (set) over spec's keys; an invalid
@@ -483,9 +587,72 @@ func parseCapacity(v string) (rps float64, burst int, err error) {
 	return rps, burst, nil
 }
 
+// fleetColumns are the table's columns in order: the heading, one word
+// (no space, so every row splits into as many fields as the heading line),
+// and what it counts. The table's heading line, its legend (--legend) and
+// --help are written from this list.
+var fleetColumns = []struct{ heading, meaning string }{
+	{"PROFILE", `the retry profile the sessions ran ("all": every session of a mix)`},
+	{"SESSIONS", "sessions that arrived"},
+	{"PROMPTS", "prompts issued"},
+	{"OK", "prompts done with a success"},
+	{"FAILED", "prompts done without one"},
+	{"WAITING", "prompts not done at the horizon"},
+	{"CALLS/PROMPT", "the agent's model calls per prompt (its amplification)"},
+	{"WIRE/PROMPT", "requests sent to the provider per prompt, an SDK layer's retries included"},
+	{"429_OVER_CAP", "requests answered 429 for being over the provider's capacity"},
+	{"IN_RETRY_AFTER", "retries sent inside a retry-after window the provider gave (ignoring its hint)"},
+	{"FAILFAST", "retry chains ended by the fail-fast (a wait over retryAfter.maxWaitMs)"},
+	{"EXHAUSTED", "retry chains ended by running out of retries"},
+	{"OK_P50", "time from a prompt to its success: median,"},
+	{"OK_P90", "90th percentile,"},
+	{"OK_P99", "99th percentile"},
+	{"OK_MAX", "and longest (- when no prompt succeeded)"},
+	{"LONGEST_WAIT", "the longest retry wait armed"},
+	{"PEAK_DURING/AFTER", "most requests sent in one 100 ms bin during an outage / in the recovery window after one"},
+	{"PEAK/CAPACITY", "those two peaks over the provider's capacity per 100 ms, during/after (- when unlimited)"},
+}
+
+// fleetHeadings is the table's heading line, tab-separated.
+func fleetHeadings() string {
+	h := make([]string, len(fleetColumns))
+	for i, c := range fleetColumns {
+		h[i] = c.heading
+	}
+	return strings.Join(h, "\t")
+}
+
+// fleetLegend writes the table's columns and their meanings, one column a
+// line (a meaning wrapped under itself), every line after indent.
+func fleetLegend(indent string) string {
+	width := 0
+	for _, c := range fleetColumns {
+		width = max(width, len(c.heading))
+	}
+	const lineWidth = 80
+	var b strings.Builder
+	for _, c := range fleetColumns {
+		line := indent + c.heading + strings.Repeat(" ", width+2-len(c.heading))
+		n := 0
+		for _, word := range strings.Fields(c.meaning) {
+			if n > 0 && len(line)+1+len(word) > lineWidth {
+				b.WriteString(line + "\n")
+				line, n = indent+strings.Repeat(" ", width+2), 0
+			}
+			if n > 0 {
+				line += " "
+			}
+			line += word
+			n++
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 // fleetTable writes res as one table per fleet group, aligned by
-// text/tabwriter.
-func fleetTable(res *fleet.Result) ([]byte, error) {
+// text/tabwriter, and with legend the columns' legend under the tables.
+func fleetTable(res *fleet.Result, legend bool) ([]byte, error) {
 	var b bytes.Buffer
 	for i, g := range res.Groups {
 		if i > 0 {
@@ -501,7 +668,7 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "fleet %s  profile %s  sdk %s  seeds %s  capacity %s\n", g.Fleet, g.Mix, sdk, seedsText(g.Seeds), capacity)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "PROFILE\tSESSIONS\tPROMPTS\tOK\tFAILED\tWAITING\tCALLS/P\tWIRE/P\t429\tIN_RA\tFAILFAST\tEXHAUSTED\tP50\tP90\tP99\tMAX\tLONGEST\tPEAK\tRATIO")
+		fmt.Fprintln(w, fleetHeadings())
 		for j := range g.Profiles {
 			s := &g.Profiles[j]
 			sum := s.Summarize(g.CapacityPer100ms)
@@ -513,6 +680,10 @@ func fleetTable(res *fleet.Result) ([]byte, error) {
 		if err := w.Flush(); err != nil {
 			return nil, err
 		}
+	}
+	if legend {
+		b.WriteString("\ncolumns:\n")
+		b.WriteString(fleetLegend("  "))
 	}
 	return b.Bytes(), nil
 }
@@ -534,22 +705,7 @@ func ratioText(s fleet.Summary, capacity float64) string {
 }
 
 // seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
-func seedsText(seeds []int64) string {
-	var parts []string
-	for i := 0; i < len(seeds); {
-		j := i
-		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10)+"-"+strconv.FormatInt(seeds[j], 10))
-		} else {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
+func seedsText(seeds []int64) string { return fleet.SeedsText(seeds) }
 
 // parseEach parses every value of a repeated flag with parse, stopping at
 // the first error.
@@ -571,13 +727,36 @@ func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, erro
 var maxPartialSize int64 = 256 << 20
 
 // readBounded reads the file at path, refusing one larger than max bytes
-// before reading it all, so that memory stays bounded whatever the input.
+// from its size before reading any of it, and a device or a folder (it has
+// no size: /dev/zero would be read up to max), so that time and memory stay
+// bounded whatever the input. A pipe (a process substitution) is read up to
+// max bytes.
 func readBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch mode := info.Mode(); {
+	case mode.IsRegular():
+		if info.Size() > max {
+			return nil, fmt.Errorf("larger than %d bytes (%d bytes): not a partial result (one holds a summary per fleet group)", max, info.Size())
+		}
+	case mode&(os.ModeNamedPipe|os.ModeSocket) != 0:
+	default:
+		what := "not a regular file"
+		switch {
+		case mode.IsDir():
+			what = "a folder"
+		case mode&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, fmt.Errorf("%s, not a partial result (a file 'retrysim fleet --shard I/N --json' wrote)", what)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -31,12 +31,77 @@ func TestFleetDefaultTable(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "fleet default  profile omp-2026-02  sdk none  seeds 1  capacity unlimited") {
 		t.Fatalf("output:\n%s", out)
 	}
-	want := "PROFILE SESSIONS PROMPTS OK FAILED WAITING CALLS/P WIRE/P 429 IN_RA FAILFAST EXHAUSTED P50 P90 P99 MAX LONGEST PEAK RATIO"
+	want := "PROFILE SESSIONS PROMPTS OK FAILED WAITING CALLS/PROMPT WIRE/PROMPT 429_OVER_CAP IN_RETRY_AFTER FAILFAST EXHAUSTED " +
+		"OK_P50 OK_P90 OK_P99 OK_MAX LONGEST_WAIT PEAK_DURING/AFTER PEAK/CAPACITY"
 	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
 		t.Errorf("header %q, want %q", got, want)
 	}
 	if got := strings.Join(strings.Fields(lines[2]), " "); got != "omp-2026-02 300 300 300 0 0 4.00 4.00 0 0 0 0 15.3s 15.3s 15.3s 15.3s 8s 0/0 -" {
 		t.Errorf("row %q", got)
+	}
+}
+
+// TestFleetTableHeadingsAndLegend: the table's headings say what they
+// count (the issue's IN_RA, PEAK and RATIO are gone), each is one field, so
+// every row splits into as many fields as the heading line; --legend
+// prints under the tables a line for every column, and --help lists them
+// all; --legend is refused with --json; without it the table is alone.
+func TestFleetTableHeadingsAndLegend(t *testing.T) {
+	args := []string{"fleet", "--sessions", "200", "--capacity", "20", "--outage", "1s,3s,529",
+		"--profile", "omp-2026-02=50%,omp-2026-06=50%", "--profile", "pi"}
+	code, table, errOut := runMain(t, args...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	var headings []string
+	for line := range strings.Lines(table) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || f[0] == "fleet":
+		case f[0] == "PROFILE":
+			headings = f
+		default:
+			if len(f) != len(headings) || len(f) != len(fleetColumns) {
+				t.Errorf("row of %d fields under %d headings (%d columns): %q", len(f), len(headings), len(fleetColumns), line)
+			}
+		}
+	}
+	for _, cryptic := range []string{"IN_RA", "PEAK", "RATIO", "CALLS/P", "P50"} {
+		if slices.Contains(headings, cryptic) {
+			t.Errorf("heading %s is still there: %q", cryptic, headings)
+		}
+	}
+	if strings.Contains(table, "columns:") {
+		t.Errorf("the legend without --legend:\n%s", table)
+	}
+	code, withLegend, errOut := runMain(t, append(args, "--legend")...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("--legend: exit %d, stderr:\n%s", code, errOut)
+	}
+	legend, ok := strings.CutPrefix(withLegend, table+"\ncolumns:\n")
+	if !ok {
+		t.Fatalf("--legend is not the table then the legend:\n%s", withLegend)
+	}
+	code, help, _ := runMain(t, "fleet", "--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, h := range headings {
+		if !regexp.MustCompile(`(?m)^ +` + regexp.QuoteMeta(h) + ` +\S`).MatchString(legend) {
+			t.Errorf("the legend has no line for %s:\n%s", h, legend)
+		}
+		if !strings.Contains(help, "    "+h+" ") {
+			t.Errorf("--help does not list %s", h)
+		}
+	}
+	for line := range strings.Lines(legend) {
+		if n := len(strings.TrimSuffix(line, "\n")); n > 80 {
+			t.Errorf("a legend line of %d characters: %q", n, line)
+		}
+	}
+	code, out, errOut := runMain(t, "fleet", "--sessions", "10", "--json", "--legend")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--legend explains the table's columns: not with --json") {
+		t.Errorf("--legend --json: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
@@ -164,7 +229,7 @@ func TestFleetUsageErrors(t *testing.T) {
 }
 
 // TestFleetEveryFlagHasAKey: every flag of retrysim fleet but the output
-// flags (--json, --shard, --plot) sets a key of the fleet files, every key but name and description has a
+// flags (--json, --shard, --plot, --legend, --out) sets a key of the fleet files, every key but name and description has a
 // flag, and each flag's help names its key.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keyOf := map[string]string{"sessions": "sessions", "rate": "rate", "prompts": "prompts", "think": "think", "calls": "calls",
@@ -175,7 +240,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" {
+		if f.Name == "json" || f.Name == "shard" || f.Name == "plot" || f.Name == "legend" || f.Name == "out" {
 			return
 		}
 		key, ok := keyOf[f.Name]
@@ -218,7 +283,7 @@ func TestFleetShardsMerge(t *testing.T) {
 		if code != exitOK || errOut != "" {
 			t.Fatalf("shard %d/4: exit %d: %s", i, code, errOut)
 		}
-		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 1,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
+		if !strings.HasPrefix(out, "{\n  \"shard\": {\n    \"format\": 2,\n    \"index\": "+strconv.Itoa(i)+",\n    \"count\": 4,") {
 			t.Fatalf("shard %d/4:\n%s", i, out)
 		}
 		files = append(files, filepath.Join(dir, "shard"+strconv.Itoa(i)+".json"))
@@ -295,64 +360,6 @@ func TestFleetShardMergeErrors(t *testing.T) {
 	code, out, errOut = runMain(t, "fleet", "merge", s0, s1, s2)
 	if code != exitUsage || out != "" || !strings.Contains(errOut, s0+": larger than 10 bytes") {
 		t.Errorf("over the bound: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-}
-
-// TestFleetPlot: --plot writes a PNG or an SVG and leaves stdout as it is;
-// merge plots too; an unknown extension, or --plot with --shard, is a
-// usage error.
-func TestFleetPlot(t *testing.T) {
-	dir := t.TempDir()
-	args := []string{"fleet", "--sessions", "50", "--outage", "2s,5s,529", "--prompt-errors", "0,529", "--seeds", "1-2"}
-	code, plain, errOut := runMain(t, args...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	pngPath := filepath.Join(dir, "fleet.png")
-	code, out, errOut := runMain(t, append(args, "--plot", pngPath)...)
-	if code != exitOK || out != plain || errOut != "" {
-		t.Fatalf("exit %d, stderr %s; stdout:\n%s\nwant:\n%s", code, errOut, out, plain)
-	}
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Fatalf("%s: not a PNG: %v", pngPath, err)
-	}
-	shard := filepath.Join(dir, "s0.json")
-	code, out, errOut = runMain(t, append(args, "--json", "--shard", "0/1")...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	svgPath := filepath.Join(dir, "merged.svg")
-	code, out, errOut = runMain(t, "fleet", "merge", "--plot", svgPath, shard)
-	if code != exitOK || out != plain {
-		t.Fatalf("merge: exit %d, stderr %s; stdout:\n%s", code, errOut, out)
-	}
-	svg, err := os.ReadFile(svgPath)
-	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
-		t.Fatalf("%s: %v\n%.200s", svgPath, err, svg)
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{append(args, "--plot", filepath.Join(dir, "fleet.jpg")), `retrysim fleet: --plot: "` + filepath.Join(dir, "fleet.jpg") + `": unknown image format ".jpg" (allowed: a file ending in .png or .svg)`},
-		{[]string{"fleet", "merge", "--plot", "x.pdf", shard}, `--plot: "x.pdf": unknown image format ".pdf"`},
-		{append(args, "--plot", pngPath, "--json", "--shard", "0/2"), "--plot draws a whole sweep: plot the merged shards"},
-	} {
-		code, out, errOut := runMain(t, c.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
-			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fleet.jpg")); err == nil {
-		t.Error("a file of an unknown format was written")
 	}
 }
 
@@ -449,4 +456,115 @@ func TestFleetProgressOnlyOnATerminal(t *testing.T) {
 	if !strings.Contains(bar, "fleet 100%") || !strings.Contains(bar, "(4000/4000") || !strings.Contains(bar, "sessions") {
 		t.Fatalf("no bar on the terminal: %q", bar)
 	}
+}
+
+// TestFleetShardFromJobIndex: --shard index/N takes the shard's index from
+// $JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it, and runs
+// exactly shard I/N; --out writes the output to a file, not stdout (merge's
+// too), and the shards written so merge, given their directory, into the
+// whole sweep's bytes (a hidden file or one not named *.json there is not
+// read). An
+// unset, non-numeric or out-of-range index, an --out with a $(VAR) left
+// unexpanded or in a missing directory are usage errors naming them.
+func TestFleetShardFromJobIndex(t *testing.T) {
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	empty := filepath.Join(dir, "empty")
+	for _, d := range []string{shards, empty} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{".shard-9.json.update-1", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(shards, name), []byte("not a partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep := []string{"fleet", "--json", "--sessions", "30", "--capacity", "5", "--outage", "1s,2s,529", "--seeds", "1-5"}
+	code, whole, errOut := runMain(t, sweep...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for i := range 3 {
+		code, want, errOut := runMain(t, append(sweep, "--shard", strconv.Itoa(i)+"/3")...)
+		if code != exitOK {
+			t.Fatalf("shard %d/3: exit %d: %s", i, code, errOut)
+		}
+		t.Setenv(completionIndexEnv, strconv.Itoa(i))
+		file := filepath.Join(shards, "shard-"+strconv.Itoa(i)+".json")
+		code, out, errOut := runMain(t, append(sweep, "--shard", "index/3", "--out", file)...)
+		if code != exitOK || out != "" || errOut != "" {
+			t.Fatalf("index/3 with %s=%d: exit %d, stdout %q, stderr %s", completionIndexEnv, i, code, out, errOut)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Fatalf("index/3 with %s=%d wrote:\n%s\nshard %d/3 prints:\n%s", completionIndexEnv, i, got, i, want)
+		}
+	}
+	mergedFile := filepath.Join(dir, "sweep.json")
+	code, out, errOut := runMain(t, "fleet", "merge", "--json", "--out", mergedFile, shards)
+	if code != exitOK || out != "" || errOut != "" {
+		t.Fatalf("merge --out: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if merged, err := os.ReadFile(mergedFile); err != nil || string(merged) != whole {
+		t.Fatalf("merged %v:\n%s\nwhole:\n%s", err, merged, whole)
+	}
+	if entries, _ := os.ReadDir(shards); len(entries) != 5 {
+		t.Errorf("the shards' directory holds %d files, want the 3 shards and the 2 others (no temporary file left)", len(entries))
+	}
+	code, out, errOut = runMain(t, "fleet", "merge", empty)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, empty+": a directory with no partial result (no file named *.json)") {
+		t.Errorf("merge of an empty directory: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	for _, c := range []struct {
+		index string // "": unset
+		args  []string
+		want  string
+	}{
+		{"", []string{"--shard", "index/3"}, `--shard: "index/3": $JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)`},
+		{"3", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="3": "3/3": shard index 3 is out of range (allowed: 0 to 2`},
+		{"one", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="one": "one/3": expected I/N`},
+		{"0", []string{"--shard", "index/3", "--out", filepath.Join(dir, "shard-$(JOB_COMPLETION_INDEX).json")},
+			`$(JOB_COMPLETION_INDEX) is a variable reference Kubernetes did not expand`},
+		{"0", []string{"--shard", "index/3", "--out", filepath.Join(dir, "missing", "shard.json")}, "--out: " + strconv.Quote(filepath.Join(dir, "missing", "shard.json")) + ": expected a file in an existing directory"},
+	} {
+		t.Setenv(completionIndexEnv, c.index)
+		if c.index == "" {
+			os.Unsetenv(completionIndexEnv)
+		}
+		code, out, errOut := runMain(t, append(slices.Clone(sweep), c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s=%q %q: exit %d, stdout %q, stderr:\n%s\nwant %q", completionIndexEnv, c.index, c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestReadmeFleetTable: README.md's example of the fleet table is what
+// "retrysim fleet fleets/outage-529.yaml --legend" prints (run `go test
+// ./cmd/retrysim -run TestReadmeFleetTable -update` to write it).
+func TestReadmeFleetTable(t *testing.T) {
+	code, out, errOut := runMain(t, "fleet", "../../fleets/outage-529.yaml", "--legend")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	want := "```\n$ retrysim fleet fleets/outage-529.yaml --legend\n" + out + "```\n"
+	doc := readDoc(t, readmePath)
+	m := generatedBlockRE("fleet-legend").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatalf("%s has no <!-- BEGIN fleet-legend --> ... <!-- END fleet-legend --> block", readmePath)
+	}
+	if m[2] == want {
+		return
+	}
+	if *updateReadme {
+		if err := os.WriteFile(readmePath, []byte(strings.Replace(doc, m[0], m[1]+want+m[3], 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s's fleet table is not what retrysim fleet prints; run go test ./cmd/retrysim -run TestReadmeFleetTable -update\n--- fleet\n%s--- %s\n%s", readmePath, want, readmePath, m[2])
 }

@@ -140,6 +140,38 @@ func errorf(stderr io.Writer, format string, a ...any) {
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, fmt.Sprintf(format, a...))
 }
 
+// firstErrWriter is a command's stdout that remembers its first write
+// error (a full disk, a closed pipe), for commands that print as they go:
+// later writes fail at once with it.
+type firstErrWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *firstErrWriter) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	if err != nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// Unwrap is the writer underneath.
+func (f *firstErrWriter) Unwrap() io.Writer { return f.w }
+
+// reportOutputErr reports out's write error, if any, and returns the exit
+// status: at least exitFail after a write error, else code.
+func reportOutputErr(out *firstErrWriter, stderr io.Writer, code int) int {
+	if out.err == nil {
+		return code
+	}
+	errorf(stderr, "writing the output: %v", out.err)
+	return max(code, exitFail)
+}
+
 func commandNames() string {
 	names := make([]string, len(commands))
 	for i, c := range commands {
@@ -396,7 +428,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 	if v == "" {
 		return "", true
 	}
-	if _, err := policy.VariantByName(v); err != nil {
+	if _, err := session.VariantByName(v); err != nil {
 		usageError(c, stderr, "--variant: %v%s", err, suggest.DidYouMean(v, session.VariantNames(), ""))
 		return "", false
 	}

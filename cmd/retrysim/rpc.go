@@ -25,12 +25,7 @@ session's events (agent_start, message_end, agent_end, auto_retry_start,
 auto_retry_end, retry_fallback, auto_compaction_start, auto_compaction_end,
 prompt_resolved) are written as they happen. Nothing but JSON lines goes to stdout.
 
-Commands: prompt {message} (streamingBehavior and images accepted; queueing
-is not simulated), abort, abort_retry, set_auto_retry {enabled},
-set_retry_settings {settings}, set_auto_compaction {enabled}, get_state,
-and with --virtual advance {ms}. Any command may carry a string "id",
-echoed in its response. message_end carries the original's full assistant
-message, agent_end the run's messages.
+` + wrapText("Commands: "+rpc.CommandsHelp()+`. Any command may carry a string "id", echoed in its response (an unknown command or field gets a "did you mean"). message_end carries the original's full assistant message, agent_end the run's messages.`, 76) + `
 
 The original's launch flags are accepted, so that its RpcClient can start
 this command in its place: --mode rpc, --provider NAME and --model ID (the
@@ -210,4 +205,25 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// wrapText breaks text into lines of at most width bytes, at spaces, each
+// ended by a line feed but the last.
+func wrapText(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(text) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }

@@ -82,6 +82,12 @@ func displayPath(path string) string {
 }
 
 func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	out := &firstErrWriter{w: stdout}
+	return reportOutputErr(out, stderr, runRunTo(fs, args, out, stderr))
+}
+
+// runRunTo is run printing to stdout, whose write errors runRun reports.
+func runRunTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	c := lookup("run")
 	if len(args) == 0 {
 		return usageError(c, stderr, "no scenario paths given")
@@ -198,7 +204,12 @@ func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if update {
 		fmt.Fprintf(stdout, "%d updated, %d unchanged\n", updated, unchanged)
 	} else {
-		fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+		// An invalid file or path counts as failed, and the line says so.
+		if invalid > 0 {
+			fmt.Fprintf(stdout, "%d passed, %d failed (%d invalid)\n", passed, failed+invalid, invalid)
+		} else {
+			fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+		}
 	}
 	if cover {
 		if code := coverageMain(traces, stdout, stderr); code != exitOK {

@@ -107,7 +107,7 @@ func TestRun(t *testing.T) {
 			args:    []string{"run", invalid},
 			code:    exitUsage,
 			stdout:  []string{"PASS  passing"},
-			closing: "1 passed, 0 failed",
+			closing: "1 passed, 1 failed (1 invalid)", // issue 19 §5: an invalid file counts as failed
 			stderr:  []string{filepath.Join(invalid, "b-bad.yaml") + `:2:42: turns[1].stopReason: unknown value "bogus"`, "1 invalid"},
 		},
 		{
@@ -115,21 +115,21 @@ func TestRun(t *testing.T) {
 			args:    []string{"run", filepath.Join(empty, "nope.yaml"), passOnly},
 			code:    exitUsage,
 			stdout:  []string{"PASS  passing"},
-			closing: "1 passed, 0 failed",
+			closing: "1 passed, 1 failed (1 invalid)",
 			stderr:  []string{"nope.yaml", "no such file"},
 		},
 		{
 			name:    "directory without scenarios",
 			args:    []string{"run", empty},
 			code:    exitUsage,
-			closing: "0 passed, 0 failed",
+			closing: "0 passed, 1 failed (1 invalid)",
 			stderr:  []string{"no scenario files"},
 		},
 		{
 			name:           "scenario of an unknown variant",
 			args:           []string{"run", original},
 			code:           exitUsage,
-			closing:        "0 passed, 0 failed",
+			closing:        "0 passed, 1 failed (1 invalid)",
 			stderr:         []string{filepath.Join(original, "orig.yaml") + `: variant: unknown variant "original"`},
 			skipIfOriginal: true,
 		},
@@ -246,7 +246,7 @@ func TestRunEscapesErrors(t *testing.T) {
 		"b-esc.yaml":  "turns: [{stopReason: stop, \"\\e[8m\\n\": 1}]\n",
 	})
 	code, out, errOut := runMain(t, "run", dir)
-	if code != exitUsage || lastLine(out) != "0 passed, 0 failed" {
+	if code != exitUsage || lastLine(out) != "0 passed, 2 failed (2 invalid)" {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%.2000s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
@@ -343,7 +343,7 @@ func TestRunManyFilesInOrder(t *testing.T) {
 	}
 	fails := n/7 + btoi(n%7 > 3)
 	bad := n/7 + btoi(n%7 > 5)
-	if wantLast := fmt.Sprintf("%d passed, %d failed", n-fails-bad, fails); lastLine(stdout.String()) != wantLast {
+	if wantLast := fmt.Sprintf("%d passed, %d failed (%d invalid)", n-fails-bad, fails+bad, bad); lastLine(stdout.String()) != wantLast {
 		t.Errorf("last line %q, want %q", lastLine(stdout.String()), wantLast)
 	}
 	if got := strings.Count(stderr.String(), "stopReason"); got != bad {
@@ -470,7 +470,7 @@ func TestRunStdin(t *testing.T) {
 		{"JSON", `{"name": "j", "turns": [{"stopReason": "stop"}], "expect": {"final": {"state": "idle"}}}`, []string{"run", "-"}, exitOK, "PASS  j  (<stdin>)\n", ""},
 		{"with a file", passScenario, []string{"run", filepath.Join(dir, "fail.yaml"), "-"}, exitFail,
 			"FAIL  failing  (" + filepath.Join(dir, "fail.yaml") + ")", ""},
-		{"invalid", badScenario, []string{"run", "-"}, exitUsage, "0 passed, 0 failed", "retrysim run: <stdin>:2:42: turns[1].stopReason: "},
+		{"invalid", badScenario, []string{"run", "-"}, exitUsage, "0 passed, 1 failed (1 invalid)", "retrysim run: <stdin>:2:42: turns[1].stopReason: "},
 		{"empty", "", []string{"run", "-"}, exitUsage, "", "retrysim run: <stdin>: empty file"},
 		{"twice", passScenario, []string{"run", "-", "-"}, exitUsage, "", "retrysim run: - (standard input) given 2 times: it holds one scenario"},
 	}

@@ -65,6 +65,13 @@ func replaceFile(path string, data []byte) (err error) {
 	if !info.Mode().IsRegular() {
 		return errors.New("not a regular file")
 	}
+	return writeFileAtomic(target, data, info.Mode().Perm())
+}
+
+// writeFileAtomic writes data to a new file in target's directory with the
+// permissions perm and renames it over target: a reader sees the old file
+// or the new one whole, never a part (a killed writer leaves no target).
+func writeFileAtomic(target string, data []byte, perm os.FileMode) (err error) {
 	// A name starting with '.' is one that run leaves out of a directory.
 	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".update-*")
 	if err != nil {
@@ -79,7 +86,7 @@ func replaceFile(path string, data []byte) (err error) {
 		f.Close()
 		return err
 	}
-	if err = f.Chmod(info.Mode().Perm()); err != nil {
+	if err = f.Chmod(perm); err != nil {
 		f.Close()
 		return err
 	}

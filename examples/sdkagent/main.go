@@ -178,12 +178,9 @@ func (a *agent) Continue(ctx context.Context) error {
 	return nil
 }
 
-// DropLastAssistant implements policy.Agent (the example keeps no replies).
-func (a *agent) DropLastAssistant() {}
-
 // Prompt runs a new prompt; it is done when its retry chain is.
 func (a *agent) Prompt(ctx context.Context, text string) error {
-	a.ctl.OnPrompt()
+	a.ctl.OnPrompt(ctx)
 	a.messages = append(a.messages, text)
 	a.run(ctx)
 	return a.ctl.WaitForRetry(ctx)

@@ -1,4 +1,4 @@
-package scenario
+package strictfile
 
 // Syntax errors: where, in the file, the YAML or JSON library stopped.
 //
@@ -30,13 +30,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// scnYAMLMessageRe splits the YAML library's error message.
-var scnYAMLMessageRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+// yamlMessageRe splits the YAML library's error message.
+var yamlMessageRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-// scnYAMLProblem parses every document of data with the YAML library and
+// yamlProblem parses every document of data with the YAML library and
 // returns its first error split into the line it names (0 when none) and
 // the problem; failed is false when data parses.
-func scnYAMLProblem(data []byte) (line int, problem string, failed bool) {
+func yamlProblem(data []byte) (line int, problem string, failed bool) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var n yaml.Node
@@ -47,14 +47,14 @@ func scnYAMLProblem(data []byte) (line int, problem string, failed bool) {
 		if errors.Is(err, io.EOF) {
 			return 0, "", false
 		}
-		line, problem = scnSplitYAMLError(err)
+		line, problem = splitYAMLError(err)
 		return line, problem, true
 	}
 }
 
-func scnSplitYAMLError(err error) (line int, problem string) {
+func splitYAMLError(err error) (line int, problem string) {
 	msg := err.Error()
-	m := scnYAMLMessageRe.FindStringSubmatch(msg)
+	m := yamlMessageRe.FindStringSubmatch(msg)
 	if m == nil {
 		return 0, msg
 	}
@@ -70,7 +70,7 @@ func scnSplitYAMLError(err error) (line int, problem string) {
 var (
 	// Problems found by the reader, before any line is counted: the
 	// message names no line.
-	scnYAMLReaderProblems = map[string]bool{
+	yamlReaderProblems = map[string]bool{
 		"invalid leading UTF-8 octet":        true,
 		"incomplete UTF-8 octet sequence":    true,
 		"invalid trailing UTF-8 octet":       true,
@@ -83,7 +83,7 @@ var (
 	// offending token when the construct is on line 1. Every other problem
 	// with a line is the scanner's, and names the (1-based) line where
 	// the offending token or its construct starts.
-	scnYAMLParserProblems = map[string]bool{
+	yamlParserProblems = map[string]bool{
 		"did not find expected <stream-start>":   true,
 		"did not find expected <document start>": true,
 		"found undefined tag handle":             true,
@@ -99,17 +99,17 @@ var (
 	// Scanner problems where the line named is that of a construct (a
 	// plain scalar) that starts before the offending character, a tab on
 	// a later line.
-	scnYAMLTabProblems = map[string]bool{
+	yamlTabProblems = map[string]bool{
 		"found a tab character that violates indentation":              true,
 		"found a tab character where an indentation space is expected": true,
 	}
 )
 
-// scnMaxProbes bounds the prefixes parsed to locate one syntax error.
-const scnMaxProbes = 96
+// maxProbes bounds the prefixes parsed to locate one syntax error.
+const maxProbes = 96
 
-// scnLocator finds the position of a YAML syntax error in data.
-type scnLocator struct {
+// locator finds the position of a YAML syntax error in data.
+type locator struct {
 	data    []byte
 	problem string
 	starts  []int // byte offset where each line starts; starts[0] == 0
@@ -122,13 +122,13 @@ type scnLocator struct {
 	complete func(prefix []byte) []byte
 }
 
-func newScnLocator(data []byte, problem string) *scnLocator {
-	return &scnLocator{data: data, problem: problem, starts: scnLineStarts(data), cache: map[int]bool{}}
+func newLocator(data []byte, problem string) *locator {
+	return &locator{data: data, problem: problem, starts: lineStarts(data), cache: map[int]bool{}}
 }
 
-// scnLineStarts gives the offsets where lines start, counting line breaks
+// lineStarts gives the offsets where lines start, counting line breaks
 // as the YAML library does: CR LF, CR, LF, NEL, LS and PS.
-func scnLineStarts(data []byte) []int {
+func lineStarts(data []byte) []int {
 	starts := []int{0}
 	for i := 0; i < len(data); {
 		switch {
@@ -149,13 +149,13 @@ func scnLineStarts(data []byte) []int {
 }
 
 // lines is the number of lines (a last line without a line break counts).
-func (l *scnLocator) lines() int { return len(l.starts) }
+func (l *locator) lines() int { return len(l.starts) }
 
 // lineStart is the offset of line n's first byte (1-based n).
-func (l *scnLocator) lineStart(n int) int { return l.starts[n-1] }
+func (l *locator) lineStart(n int) int { return l.starts[n-1] }
 
 // lineEnd is the offset of line n's line break, or the end of the data.
-func (l *scnLocator) lineEnd(n int) int {
+func (l *locator) lineEnd(n int) int {
 	if n >= len(l.starts) {
 		return len(l.data)
 	}
@@ -177,7 +177,7 @@ func (l *scnLocator) lineEnd(n int) int {
 
 // pos converts a byte offset into a 1-based line and column (in
 // characters, as the YAML library counts).
-func (l *scnLocator) pos(off int) (line, col int) {
+func (l *locator) pos(off int) (line, col int) {
 	line = 1
 	for line < len(l.starts) && l.starts[line] <= off {
 		line++
@@ -187,11 +187,11 @@ func (l *scnLocator) pos(off int) (line, col int) {
 
 // fails tells whether data[:n] fails with the problem being located. It
 // returns false without parsing once the budget of probes is spent.
-func (l *scnLocator) fails(n int) bool {
+func (l *locator) fails(n int) bool {
 	if v, ok := l.cache[n]; ok {
 		return v
 	}
-	if l.probes >= scnMaxProbes {
+	if l.probes >= maxProbes {
 		l.exhausted = true
 		return false
 	}
@@ -200,15 +200,15 @@ func (l *scnLocator) fails(n int) bool {
 	if l.complete != nil {
 		prefix = l.complete(prefix)
 	}
-	_, problem, failed := scnYAMLProblem(prefix)
-	v := failed && scnSameProblem(l.problem, problem)
+	_, problem, failed := yamlProblem(prefix)
+	v := failed && sameProblem(l.problem, problem)
 	l.cache[n] = v
 	return v
 }
 
-// scnQuotedProblems are the problems of a quoted string that is not
+// quotedProblems are the problems of a quoted string that is not
 // closed: a prefix that ends inside the string fails with one of them.
-var scnQuotedProblems = map[string]bool{
+var quotedProblems = map[string]bool{
 	"found unexpected end of stream":              true,
 	"found unexpected document indicator":         true,
 	"found unknown escape character":              true,
@@ -216,12 +216,12 @@ var scnQuotedProblems = map[string]bool{
 	"found invalid Unicode character escape code": true,
 }
 
-// scnSameProblem tells whether a prefix failing with problem got as far
+// sameProblem tells whether a prefix failing with problem got as far
 // as the error being located, want.
-func scnSameProblem(want, problem string) bool {
+func sameProblem(want, problem string) bool {
 	switch {
 	case want == "found unexpected end of stream" || want == "found unexpected document indicator":
-		return scnQuotedProblems[problem]
+		return quotedProblems[problem]
 	case strings.HasPrefix(want, "unknown anchor '"):
 		// The prefix may hold only part of the alias's name.
 		return strings.HasPrefix(problem, "unknown anchor '")
@@ -236,7 +236,7 @@ func scnSameProblem(want, problem string) bool {
 // skipped (one is never the cause). When every prefix in the line fails,
 // it is the first character that is not a space; ok is false when the
 // line holds nothing but spaces.
-func (l *scnLocator) onsetInLine(n int) (off int, ok bool) {
+func (l *locator) onsetInLine(n int) (off int, ok bool) {
 	start, end := l.lineStart(n), l.lineEnd(n)
 	var cand []int // where the characters but spaces start
 	for i := start; i < end; {
@@ -272,14 +272,14 @@ func (l *scnLocator) onsetInLine(n int) (off int, ok bool) {
 }
 
 // lineFails tells whether the prefix up to the end of line n fails.
-func (l *scnLocator) lineFails(n int) bool { return l.fails(l.lineEnd(n)) }
+func (l *locator) lineFails(n int) bool { return l.fails(l.lineEnd(n)) }
 
 // firstFailingLine returns the first line whose prefix fails, looking
 // from line n on (a few lines one by one, then by bisection), then back
 // from there: a problem noticed at the end of the file (an open
 // bracket) starts before the line the library names. It returns 0 when
 // no line fails.
-func (l *scnLocator) firstFailingLine(n int) int {
+func (l *locator) firstFailingLine(n int) int {
 	n = max(n, 1)
 	last := l.lines()
 	k := 0
@@ -308,7 +308,7 @@ func (l *scnLocator) firstFailingLine(n int) int {
 }
 
 // bisect returns the first failing line in [lo, hi], hi failing.
-func (l *scnLocator) bisect(lo, hi int) int {
+func (l *locator) bisect(lo, hi int) int {
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		if l.lineFails(mid) {
@@ -320,15 +320,15 @@ func (l *scnLocator) bisect(lo, hi int) int {
 	return lo
 }
 
-// scnYAMLSyntaxError turns the YAML library's error for data into an
+// yamlSyntaxError turns the YAML library's error for data into an
 // Error at the offending character.
-func (p *scnParser) yamlSyntaxError(data []byte, err error) {
-	named, problem := scnSplitYAMLError(err)
+func (r *Reader) yamlSyntaxError(data []byte, err error) {
+	named, problem := splitYAMLError(err)
 	msg := "invalid YAML: " + problem
-	pos := Pos{File: p.file}
-	if scnYAMLReaderProblems[problem] {
-		if off, ok := scnBadCharacter(data); ok {
-			l := newScnLocator(data, problem)
+	pos := Pos{File: r.File}
+	if yamlReaderProblems[problem] {
+		if off, ok := badCharacter(data); ok {
+			l := newLocator(data, problem)
 			pos.Line, pos.Column = l.pos(off)
 			r, _ := utf8.DecodeRune(data[off:])
 			if r == utf8.RuneError {
@@ -337,20 +337,20 @@ func (p *scnParser) yamlSyntaxError(data []byte, err error) {
 				msg += fmt.Sprintf(" (found %U)", r)
 			}
 		}
-		p.failPos(pos, "", msg)
+		r.FailPos(pos, "", msg)
 	}
-	l := newScnLocator(data, problem)
+	l := newLocator(data, problem)
 	off, ok := -1, false
 	switch {
 	case problem == "did not find expected ',' or ']'" || problem == "did not find expected ',' or '}'":
-		p.yamlFlowError(l, named, problem)
-	case scnYAMLParserProblems[problem] || named == 0:
+		r.yamlFlowError(l, named, problem)
+	case yamlParserProblems[problem] || named == 0:
 		// The offending token is on the line after the one named, or
 		// after: its construct starts there.
 		if k := l.firstFailingLine(named + 1); k > 0 {
 			off, ok = l.onsetInLine(k)
 		}
-	case scnYAMLTabProblems[problem]:
+	case yamlTabProblems[problem]:
 		if k := l.firstFailingLine(named); k > 0 {
 			off, ok = l.onsetInLine(k)
 		}
@@ -370,20 +370,20 @@ func (p *scnParser) yamlSyntaxError(data []byte, err error) {
 			off-- // at the alias, not its name
 		}
 		pos.Line, pos.Column = l.pos(off)
-		msg += scnYAMLHint(l, problem, off)
+		msg += yamlHint(l, problem, off)
 	} else if named > 0 || !strings.HasPrefix(problem, "unknown anchor '") {
 		// Not located: the line of the construct the problem is in
 		// (line 1 when the library names none), column 1.
 		pos.Line, pos.Column = max(named, 1), 1
-		if scnYAMLParserProblems[problem] && named > 0 && named < l.lines() {
+		if yamlParserProblems[problem] && named > 0 && named < l.lines() {
 			pos.Line++
 		}
 	}
-	p.failPos(pos, "", msg)
+	r.FailPos(pos, "", msg)
 }
 
-// scnYAMLHint explains a problem found at data[off].
-func scnYAMLHint(l *scnLocator, problem string, off int) string {
+// yamlHint explains a problem found at data[off].
+func yamlHint(l *locator, problem string, off int) string {
 	c := l.data[off]
 	switch {
 	case c == '\t':
@@ -417,7 +417,7 @@ func scnYAMLHint(l *scnLocator, problem string, off int) string {
 // is; otherwise the entry that lacks a ',' before it is found as the
 // other errors are, the prefixes completed with the brackets they leave
 // open (so that a prefix does not fail merely for ending early).
-func (p *scnParser) yamlFlowError(l *scnLocator, named int, problem string) {
+func (r *Reader) yamlFlowError(l *locator, named int, problem string) {
 	open, name := byte('['), "list"
 	if strings.HasSuffix(problem, "'}'") {
 		open, name = '{', "mapping"
@@ -428,53 +428,53 @@ func (p *scnParser) yamlFlowError(l *scnLocator, named int, problem string) {
 			continue
 		}
 		start := l.lineStart(k)
-		off, closed, found := scnFlowOpener(l.data, start, l.lineEnd(k), open)
+		off, closed, found := flowOpener(l.data, start, l.lineEnd(k), open)
 		if !found {
 			continue
 		}
-		pos := Pos{File: p.file}
+		pos := Pos{File: r.File}
 		if !closed {
 			pos.Line, pos.Column = l.pos(off)
-			p.failPos(pos, "", msg+fmt.Sprintf(" (the '%c' here is not closed)", open))
+			r.FailPos(pos, "", msg+fmt.Sprintf(" (the '%c' here is not closed)", open))
 		}
-		c := newScnLocator(l.data, problem)
-		c.complete = func(prefix []byte) []byte { return scnCloseFlow(prefix, start) }
+		c := newLocator(l.data, problem)
+		c.complete = func(prefix []byte) []byte { return closeFlow(prefix, start) }
 		if line := c.firstFailingLine(k); line > 0 {
 			if at, ok := c.onsetInLine(line); ok && at > off && !c.exhausted {
 				pos.Line, pos.Column = l.pos(at)
-				p.failPos(pos, "", msg+fmt.Sprintf(" (a ',' missing between two entries of the flow %s?)", name))
+				r.FailPos(pos, "", msg+fmt.Sprintf(" (a ',' missing between two entries of the flow %s?)", name))
 			}
 		}
 		pos.Line, pos.Column = l.pos(off)
-		p.failPos(pos, "", msg+fmt.Sprintf(" (in the flow %s that starts here: an entry not followed by ',' or '%c')", name, scnCloser(open)))
+		r.FailPos(pos, "", msg+fmt.Sprintf(" (in the flow %s that starts here: an entry not followed by ',' or '%c')", name, closer(open)))
 	}
-	pos := Pos{File: p.file, Line: 1, Column: 1}
+	pos := Pos{File: r.File, Line: 1, Column: 1}
 	if named > 0 && named < l.lines() {
 		pos.Line = named + 1
 	}
-	p.failPos(pos, "", msg)
+	r.FailPos(pos, "", msg)
 }
 
-func scnCloser(open byte) byte {
+func closer(open byte) byte {
 	if open == '[' {
 		return ']'
 	}
 	return '}'
 }
 
-// scnBracket is an opening bracket and its offset.
-type scnBracket struct {
+// bracket is an opening bracket and its offset.
+type bracket struct {
 	c   byte
 	off int
 }
 
-// scnFlowScan pairs the brackets of data[start:], skipping quoted strings
+// flowScan pairs the brackets of data[start:], skipping quoted strings
 // and comments: it returns the brackets still open at the end (or, when
 // a closing bracket does not match, there), the quote of a string still
 // open and whether the end is inside a comment. It does not parse YAML:
 // it only tells brackets apart, to choose among those of one line and to
 // close those a prefix leaves open.
-func scnFlowScan(data []byte, start int) (stack []scnBracket, quote byte, comment bool) {
+func flowScan(data []byte, start int) (stack []bracket, quote byte, comment bool) {
 	for i := start; i < len(data); i++ {
 		c := data[i]
 		if quote != 0 {
@@ -500,9 +500,9 @@ func scnFlowScan(data []byte, start int) (stack []scnBracket, quote byte, commen
 		case (c == '"' || c == '\'') && atToken:
 			quote = c
 		case (c == '[' || c == '{') && (atToken || len(stack) > 0):
-			stack = append(stack, scnBracket{c, i})
+			stack = append(stack, bracket{c, i})
 		case (c == ']' || c == '}') && len(stack) > 0:
-			if scnCloser(stack[len(stack)-1].c) != c {
+			if closer(stack[len(stack)-1].c) != c {
 				return stack, 0, false // mismatched: the innermost is not closed
 			}
 			stack = stack[:len(stack)-1]
@@ -511,11 +511,11 @@ func scnFlowScan(data []byte, start int) (stack []scnBracket, quote byte, commen
 	return stack, quote, comment
 }
 
-// scnFlowOpener finds, on the line data[start:end], the opening bracket
+// flowOpener finds, on the line data[start:end], the opening bracket
 // of the flow collection an error is about: the innermost one still open
 // at the end of the file, else the first one on the line.
-func scnFlowOpener(data []byte, start, end int, open byte) (off int, closed, found bool) {
-	stack, _, _ := scnFlowScan(data, start)
+func flowOpener(data []byte, start, end int, open byte) (off int, closed, found bool) {
+	stack, _, _ := flowScan(data, start)
 	for j := len(stack) - 1; j >= 0; j-- {
 		if b := stack[j]; b.c == open && b.off < end {
 			return b.off, false, true
@@ -529,10 +529,10 @@ func scnFlowOpener(data []byte, start, end int, open byte) (off int, closed, fou
 	return 0, false, false
 }
 
-// scnCloseFlow completes prefix with what closes the strings and brackets
+// closeFlow completes prefix with what closes the strings and brackets
 // it leaves open since offset start.
-func scnCloseFlow(prefix []byte, start int) []byte {
-	stack, quote, comment := scnFlowScan(prefix, start)
+func closeFlow(prefix []byte, start int) []byte {
+	stack, quote, comment := flowScan(prefix, start)
 	out := append([]byte(nil), prefix...)
 	switch {
 	case quote == '"':
@@ -544,15 +544,15 @@ func scnCloseFlow(prefix []byte, start int) []byte {
 	}
 	out = append(out, ' ')
 	for j := len(stack) - 1; j >= 0; j-- {
-		out = append(out, scnCloser(stack[j].c))
+		out = append(out, closer(stack[j].c))
 	}
 	return out
 }
 
-// scnBadCharacter finds the first byte that is not UTF-8, or character
+// badCharacter finds the first byte that is not UTF-8, or character
 // that YAML does not allow in a file (control characters but tab, line
 // feed and carriage return; surrogates; U+FFFE and U+FFFF).
-func scnBadCharacter(data []byte) (int, bool) {
+func badCharacter(data []byte) (int, bool) {
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && size <= 1 {

@@ -1,0 +1,107 @@
+package fleet_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/fleet"
+)
+
+// The provider takes time as an argument: the same calls at the same
+// times get the same answers, whoever's clock the times come from.
+func TestProviderTimeArgument(t *testing.T) {
+	cfg := fleet.Config{
+		Capacity: fleet.Capacity{RPS: 2, Burst: 2, MaxInFlight: 3},
+		Outages: []fleet.Outage{
+			{Start: 10 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind529},
+			{Start: 20 * time.Second, Duration: 30 * time.Second, Kind: fleet.Kind429},
+		},
+	}
+	p := fleet.NewProvider(&cfg)
+	rng := rand.NewPCG(1, 2)
+	type call struct {
+		at       time.Duration
+		want     fleet.Answer
+		admitted bool
+		over     bool
+		release  bool // release it at once
+	}
+	ok := fleet.Answer{}
+	over429 := func(secs int64) fleet.Answer {
+		return fleet.Answer{Kind: fleet.Kind429, Hint: fleet.HintHeader, RetryAfter: secs}
+	}
+	for i, c := range []call{
+		{at: 0, want: ok, admitted: true, release: true},                // the full bucket: 2 tokens
+		{at: 0, want: ok, admitted: true, release: true},                // 0 left
+		{at: 0, want: over429(1), over: true},                           // empty: a token in 0.5 s, at least 1 s
+		{at: 500 * time.Millisecond, want: ok, admitted: true},          // refilled by the time given
+		{at: 2 * time.Second, want: ok, admitted: true},                 // 2 in flight
+		{at: 3 * time.Second, want: ok, admitted: true},                 // 3 in flight: the bound
+		{at: 4 * time.Second, want: over429(1), over: true},             // over MaxInFlight
+		{at: 12 * time.Second, want: fleet.Answer{Kind: fleet.Kind529}}, // the window, not admitted
+		{at: 20 * time.Second, want: over429(30)},                       // the 429 window's retry-after: its end - now
+		{at: 49*time.Second + time.Millisecond, want: over429(1)},       // rounded up
+	} {
+		var pr fleet.Prompt
+		pr.Remaining = 1
+		a, admitted, over := p.Request(c.at, &pr, rng)
+		if a != c.want || admitted != c.admitted || over != c.over {
+			t.Errorf("call %d at %v: got %+v admitted=%v over=%v, want %+v admitted=%v over=%v",
+				i, c.at, a, admitted, over, c.want, c.admitted, c.over)
+		}
+		if c.release {
+			p.Release()
+		}
+	}
+	if got := p.InFlight(); got != 3 {
+		t.Errorf("in flight %d, want 3", got)
+	}
+	if !cfg.Outages[0].Cuts() || cfg.Outages[1].Cuts() {
+		t.Errorf("a 529 window cuts the calls in flight, a 429 window does not")
+	}
+	if a := p.Cut(0); a != (fleet.Answer{Kind: fleet.Kind529}) {
+		t.Errorf("cut answer %+v", a)
+	}
+}
+
+// A prompt's first calls get the scripted errors, then its successes are
+// toolUse turns until the last, a stop.
+func TestProviderPrompt(t *testing.T) {
+	cfg := fleet.Config{PromptErrors: fleet.PromptErrors{Count: 2, Kind: fleet.Kind503}}
+	p := fleet.NewProvider(&cfg)
+	pr := fleet.Prompt{Remaining: 2}
+	var got []string
+	for at := range 5 {
+		a, admitted, _ := p.Request(time.Duration(at)*time.Second, &pr, nil)
+		if admitted {
+			p.Release()
+		}
+		got = append(got, fmt.Sprintf("%s/%v", a.Message().StopReason, a.Message().Status))
+	}
+	want := "[error/503 error/503 toolUse/0 stop/0 stop/0]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+}
+
+// A fault model on a server's clock: the provider answers one request at
+// the time since the server started (here, times given by hand).
+func ExampleProvider() {
+	cfg := fleet.Config{Outages: []fleet.Outage{{Start: time.Minute, Duration: time.Minute, Kind: fleet.KindUsageLimit}}}
+	p := fleet.NewProvider(&cfg)
+	rng := rand.NewPCG(1, 0)
+	for _, since := range []time.Duration{0, 90 * time.Second} {
+		pr := fleet.Prompt{Remaining: 1}
+		a, admitted, _ := p.Request(since, &pr, rng)
+		if admitted {
+			p.Release()
+		}
+		m := a.Message()
+		fmt.Printf("t=%v %s status=%d retry-after=%q\n", since, m.StopReason, m.Status, m.Headers["retry-after"])
+	}
+	// Output:
+	// t=0s stop status=0 retry-after=""
+	// t=1m30s error status=429 retry-after="30"
+}
