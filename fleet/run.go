@@ -281,10 +281,10 @@ func JitterSeed(seed int64, i int) int64 {
 func (r *runner) run() {
 	for i, o := range r.cfg.Outages {
 		if o.Cuts() {
-			r.q.push(event{at: o.Start, kind: evOutage, id: uint64(i)})
+			r.q.pushAt(event{at: o.Start, kind: evOutage, id: uint64(i)})
 		}
 	}
-	r.q.push(event{at: 0, kind: evArrive})
+	r.q.pushAt(event{at: 0, kind: evArrive})
 	var e event
 	for r.q.len() > 0 {
 		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
@@ -357,7 +357,7 @@ func (r *runner) arrive() {
 		if r.cfg.Rate > 0 {
 			next = after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second)))
 		}
-		r.q.push(event{at: next, kind: evArrive})
+		r.q.pushAt(event{at: next, kind: evArrive}) // a gap of its own: not a lane's
 	}
 	// the profile: smooth weighted round robin over the shares
 	best := 0
@@ -440,7 +440,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.q.push(event{at: after(r.now, r.cfg.Think.duration(&s.model, 0)), kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.q.pushAfter(r.now, r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	s.active = false
@@ -506,7 +506,7 @@ func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) 
 func (e *stepEffects) Arm(t session.Timer) {
 	r, s := e.r, e.s
 	s.live++
-	r.q.push(event{at: after(r.now, t.Delay), kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	r.q.pushAfter(r.now, t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
 	if t.Kind == session.BackoffTimer {
 		st := &r.stats[s.prof]
 		st.LongestWait = max(st.LongestWait, t.Delay)
@@ -588,7 +588,7 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = a, admitted, layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	r.q.pushAfter(r.now, d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
 // cut answers every admitted call in flight with outage window i's error,
@@ -604,7 +604,7 @@ func (r *runner) cut(i int) {
 		r.prov.Release()
 		s.wire, s.wireAdmitted = a, false
 		s.wireSeq++ // the answer scheduled at the send is stale
-		r.q.push(event{at: r.now, kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+		r.q.pushAfter(r.now, 0, event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 	}
 }
 
