@@ -50,7 +50,7 @@ type Buffer struct {
 // Apply is Step in place: it updates *s and appends the effects to
 // b.Effects, which it also returns. It reads *set and never changes it.
 func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
-	// The stepper lives in the buffer: as the policy.Applier of the
+	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
 	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
@@ -519,7 +519,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	}
 	s.Retry = d.Next
 	retried := d.Retries()
-	// The effects, through the one loop over them (policy.Applier): a
+	// The effects, through the one loop over them (policy.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.
 	saved := st.fx
 	st.fx = decisionFx{switched: switched}
@@ -564,7 +564,7 @@ type decisionFx struct {
 	cont, later bool // continue the agent now, or from a 0 ms timer
 }
 
-// The stepper is the policy.Applier of the retry machine's decisions.
+// The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
 
 // AskAuth writes mark_usage_limit_reached with auth storage's answer.
 func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
