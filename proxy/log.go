@@ -55,6 +55,9 @@ type Record struct {
 	// Error is what went wrong on the proxy's side (a body over the
 	// limit, the client gone, the upstream unreachable).
 	Error string `json:"error,omitempty"`
+	// Fleet is the fault model's answer (a fleet kind: "529", "429",
+	// "network", ..., or "ok"), when the model answered.
+	Fleet string `json:"fleet,omitempty"`
 }
 
 func (r *Record) addFault(f Fault) { r.Faults = append(r.Faults, f.String()) }
