@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Record is one line of the wire log (SPEC.md §17.3): a request, the
+// Record is one line of the wire log (SPEC.md §18.3): a request, the
 // retry headers its client sent and the answer given. Fields are only
 // ever added, after these.
 type Record struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
-// FaultKind is a fault of the wire (SPEC.md §17.2).
+// FaultKind is a fault of the wire (SPEC.md §18.2).
 type FaultKind string
 
 // The wire's faults.
