@@ -374,9 +374,17 @@ func (st *stepper) resolve(p int) {
 // settle resolves the pending prompt once no run is in flight and the
 // retry machine is at rest (sound).
 func (st *stepper) settle() {
-	if st.r.Resolution == ResolveWhenSettled && st.s.Pending != 0 && st.s.Run.Kind == NoRun && !st.s.Retry.Open {
+	if st.c.Settles(st.s) {
 		st.resolve(st.s.Pending)
 	}
+}
+
+// Settles reports whether a Settle event would change s: a prompt is
+// pending, no run is in flight and the retry machine is at rest (sound).
+// When it would not, Apply of a Settle does nothing and a shell may skip
+// it.
+func (c *Core) Settles(s *State) bool {
+	return c.Variant.Rules.Resolution == ResolveWhenSettled && s.Pending != 0 && s.Run.Kind == NoRun && !s.Retry.Open
 }
 
 // compactionCheck is the overflow compaction hand-off: a reply that
