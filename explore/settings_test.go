@@ -43,14 +43,15 @@ func reached(r *Result, v *session.Variant, ev string) bool {
 // default exploration exactly; a profile that reads hints under a ceiling
 // reaches its fail-fast end.
 func TestProfilesHold(t *testing.T) {
-	if n := len(policy.Profiles()); n != 11 {
-		t.Fatalf("%d profiles, want 11", n)
+	if n := len(policy.Profiles()); n != 13 {
+		t.Fatalf("%d profiles, want 13", n)
 	}
 	// SPEC.md §12.6's table.
 	counts := map[string][2]int{
 		"omp-2026-02": {66, 488}, "omp-2026-06": {176, 1346}, "pi": {66, 488}, "codex": {146, 1036},
 		"gemini-cli": {162, 1244}, "opencode": {126, 900}, "aider": {116, 838}, "anthropic-sdk": {80, 610},
 		"openai-sdk": {80, 610}, "anthropic-sdk-go": {80, 610}, "openai-sdk-go": {72, 570},
+		"omp-18": {176, 1346}, "pi-ai-anthropic": {216, 1546},
 	}
 	for _, p := range policy.Profiles() {
 		set := p.Settings

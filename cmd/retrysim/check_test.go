@@ -172,8 +172,8 @@ func TestCheckProfiles(t *testing.T) {
 			t.Errorf("%s: %q, the default check %q", p.Name, out, plain)
 		}
 	}
-	if n != 11 {
-		t.Errorf("%d profiles, want 11", n)
+	if n != 13 {
+		t.Errorf("%d profiles, want 13", n)
 	}
 	// A range flag replaces the profile's maxRetries.
 	_, one, _ := runMain(t, "check", "--profile", "omp-2026-06", "--max-retries", "1")

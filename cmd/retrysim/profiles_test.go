@@ -15,7 +15,7 @@ import (
 )
 
 // profileNames are the profiles in the order the command lists them.
-var profileNames = []string{"omp-2026-02", "omp-2026-06", "pi", "codex", "gemini-cli", "opencode", "aider", "anthropic-sdk", "openai-sdk", "anthropic-sdk-go", "openai-sdk-go"}
+var profileNames = []string{"omp-2026-02", "omp-2026-06", "pi", "codex", "gemini-cli", "opencode", "aider", "anthropic-sdk", "openai-sdk", "anthropic-sdk-go", "openai-sdk-go", "omp-18", "pi-ai-anthropic"}
 
 // TestProfilesTable: the table has a header and one row per profile, in
 // order, with the profile's parameters in their columns.
@@ -80,6 +80,7 @@ func TestProfilesJSON(t *testing.T) {
 	var list []struct {
 		Name, Summary, Source string
 		Settings              json.RawMessage
+		Layer                 string
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
