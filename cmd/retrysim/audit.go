@@ -193,9 +193,21 @@ func auditSummaryLine(profile string, settings bool, logs int, s audit.Summary) 
 	if settings {
 		policyName += " with --settings"
 	}
-	return fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
+	line := fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
 		verdict, plural(logs, "log"), plural(s.Lines, "line"), s.Events, s.Skipped, s.Bad,
 		plural(s.Chains, "chain"), plural(s.Retries, "retry"), policyName)
+	if s.Protocol > 0 {
+		line += fmt.Sprintf("; protocol %d", s.Protocol)
+	}
+	switch s.ProviderLayer {
+	case audit.ProviderLayerNotVisible:
+		// the session layer's events only: the provider layer's retries
+		// leave none (SPEC.md §16.2)
+		line += "; provider layer not visible in this log"
+	case audit.ProviderLayerChecked:
+		line += "; provider layer checked with the wire log"
+	}
+	return line
 }
 
 // plural is "1 thing" or "n things" (a "y" after a consonant becomes "ies").
