@@ -13,6 +13,9 @@ var sdkModules = []string{
 	"github.com/openai/openai-go",
 }
 
+// otelModule is OpenTelemetry's module path prefix (adapters/otel's).
+const otelModule = "go.opentelemetry.io/"
+
 // TestPolicyImportsNoSDK checks that package policy, which every agent
 // imports, depends on neither provider SDK, directly or through another
 // package: only the adapters import them.
@@ -45,5 +48,38 @@ func TestPolicyImportsNoSDK(t *testing.T) {
 		if !strings.Contains(string(out), sdk) {
 			t.Errorf("the adapters' dependencies do not include %s: the check above would see nothing", sdk)
 		}
+	}
+}
+
+// TestPolicyImportsNoOpenTelemetry checks that package policy and the
+// one-call form (package retryfsm) depend on no OpenTelemetry package:
+// only adapters/otel imports it.
+func TestPolicyImportsNoOpenTelemetry(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed:", err)
+	}
+	for _, pkg := range []string{"github.com/ohmypi/retryfsm/policy", "github.com/ohmypi/retryfsm"} {
+		out, err := exec.Command(goCmd, "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, pkg) {
+			t.Fatalf("go list -deps printed no dependency list for %s:\n%s", pkg, out)
+		}
+		for _, dep := range deps {
+			if strings.HasPrefix(dep, otelModule) {
+				t.Errorf("%s depends on %s; only adapters/otel may import OpenTelemetry", pkg, dep)
+			}
+		}
+	}
+	// The check can fail: adapters/otel does depend on it.
+	out, err := exec.Command(goCmd, "list", "-deps", "github.com/ohmypi/retryfsm/adapters/otel").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), otelModule+"otel/metric") {
+		t.Error("adapters/otel's dependencies do not include go.opentelemetry.io/otel/metric: the check above would see nothing")
 	}
 }

@@ -14,8 +14,15 @@
 // the two multiply: with the Controller's 3 retries and the SDK's 2, a
 // prompt can make 12 requests, and the Controller sees only the last
 // error of each call. To keep an SDK's own policy, run the Controller with
-// the SDK's profile ("anthropic-sdk", "openai-sdk") instead.
+// the SDK's profile ("anthropic-sdk", "openai-sdk") instead. The default
+// profile ignores retry-after hints, as the original does; those two
+// profiles (and "opencode", "codex", "omp-2026-06", "gemini-cli") honour
+// them (each adapter's documentation says how).
 //
-// Package policy imports neither SDK (TestPolicyImportsNoSDK): only an agent
-// that imports an adapter builds its SDK.
+// adapters/otel records a Controller's (or retryfsm.Do's) retry chains with
+// the OpenTelemetry Go API: metrics and a span per chain.
+//
+// Package policy imports neither SDK (TestPolicyImportsNoSDK) nor
+// OpenTelemetry (TestPolicyImportsNoOpenTelemetry): only a program that
+// imports an adapter builds what it wraps.
 package adapters

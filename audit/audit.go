@@ -188,6 +188,7 @@ type Auditor struct {
 	report func(Finding)
 	sum    Summary
 	st     state
+	cur    []byte // the line being read (readLine), for quoting its values
 }
 
 // New returns an Auditor for opt; an unknown profile, invalid settings or a
@@ -416,7 +417,8 @@ func (a *Auditor) readLine(line []byte) {
 		return
 	}
 	st := &a.st
-	defer func() { st.prevLine = st.line }()
+	a.cur = line
+	defer func() { st.prevLine = st.line; a.cur = nil }()
 	var h head
 	if err := jsonv2.Unmarshal(line, &h, decodeOptions); err != nil {
 		var se *jsontext.SyntacticError
@@ -560,11 +562,44 @@ func (a *Auditor) whole(typ, name string, v *float64) (int, bool) {
 	case v == nil:
 		a.badEvent(typ, name+" is missing (allowed: a whole number)")
 	case *v < 0 || *v != math.Trunc(*v) || *v > maxWhole:
-		a.badEvent(typ, name+" = "+fmtMs(*v)+" is not a whole number from 0")
+		// Quote the number as the line writes it: a float64 rounds a
+		// large one (9223372036854775807 would read 9223372036854776000).
+		text := rawMember(a.cur, name)
+		if text == "" {
+			text = fmtMs(*v)
+		}
+		a.badEvent(typ, name+" = "+text+" is not a whole number from 0")
 	default:
 		return int(*v), true
 	}
 	return 0, false
+}
+
+// rawMember is the text of the top-level member name of the JSON object
+// line, as written (at most 40 bytes of it), or "" when there is none.
+func rawMember(line []byte, name string) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), decodeOptions)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		k := key.String() // (the token is void after the next read)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return ""
+		}
+		if k == name {
+			if len(v) > 40 {
+				return string(v[:40]) + "…"
+			}
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // badEvent reports an event line that cannot be checked; it was counted

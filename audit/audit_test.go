@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/policy"
@@ -199,9 +200,12 @@ func TestDelay(t *testing.T) {
 		// codex: 200 * 2^(k-1) * (1 ± 0.1), or the hint (replace).
 		{"codex", nil, 1, 180, true},
 		{"codex", nil, 1, 20000, true},
-		// openai-sdk: the backoff, or a hint of at most 60000 (replace).
+		// openai-sdk: the backoff, or any hint (replace, no bound);
+		// openai-sdk-go: up to maxWaitMs 120000.
 		{"openai-sdk", nil, 1, 60000, true},
-		{"openai-sdk", nil, 1, 60001, false},
+		{"openai-sdk", nil, 1, 60001, true},
+		{"openai-sdk-go", nil, 1, 120000, true},
+		{"openai-sdk-go", nil, 1, 120001, false},
 		{"openai-sdk", nil, 1, 450, true},
 		// pi: 2000 * 2^(k-1), no cap.
 		{"pi", nil, 5, 32000, true},
@@ -305,7 +309,6 @@ func TestHintWindow(t *testing.T) {
 		{"a date hint on virtual time is not placed", "gemini-cli", chain("t", 0, isoDate, 4000, 4000), nil},
 		{"a credential switch (delay 0) is exempt", "anthropic-sdk", chain("t", 0, usageLimit, 0, 0), nil},
 		{"delay 0 without a switch is not", "anthropic-sdk", chain("t", 0, retryAfter30, 0, 0), early},
-		{"a hint over maxHintMs is not used", "openai-sdk", chain("t", 0, "429, retry-after: 120", 500, 500), nil},
 		{"without times", "anthropic-sdk", logOf(agentStart, errLine(retryAfter30), agentEnd, startLine(500, retryAfter30), agentStart, replyStop, endSuccess1), nil},
 	}
 	for _, tt := range tests {
@@ -318,6 +321,17 @@ func TestHintWindow(t *testing.T) {
 			}
 		})
 	}
+	// A hint over maxHintMs is not used (no profile bounds its hints since
+	// openai-sdk follows openai@6.49.0: settings with a bound).
+	t.Run("a hint over maxHintMs is not used", func(t *testing.T) {
+		p, err := policy.ProfileByName("openai-sdk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := p.Settings
+		set.RetryAfter.MaxHint = 60 * time.Second
+		checkFindings(t, chain("t", 0, "429, retry-after: 120", 500, 500), audit.Options{Profile: "openai-sdk", Settings: &set})
+	})
 }
 
 func TestBadAndSkippedLines(t *testing.T) {

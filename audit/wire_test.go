@@ -86,7 +86,7 @@ func TestWireRules(t *testing.T) {
 		{"hint not waited", "anthropic-sdk-go", []wreq{{0, 0, 429, ra("retry-after-ms", "2000"), 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-wait@2"},
 		{"hint over maxWaitMs not retried", "openai-sdk-go", []wreq{{0, 0, 429, ra("retry-after", "150"), 1, nil}}, ""},
 		{"hint over maxWaitMs retried", "openai-sdk-go", []wreq{{0, 0, 429, ra("retry-after", "150"), 1, nil}, {150001, 1, 200, nil, 1, nil}}, "wire-retried@2"},
-		{"hint over maxHintMs: the backoff", "openai-sdk", []wreq{{0, 0, 429, ra("retry-after", "65"), 1, nil}, {65001, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		{"hint over 60 s waited", "openai-sdk", []wreq{{0, 0, 429, ra("retry-after", "65"), 1, nil}, {65001, 1, 200, nil, 1, nil}}, ""},
 		{"a dropped connection retried", "openai-sdk-go", []wreq{{0, 0, 0, nil, 1, []string{"drop"}}, {451, 1, 200, nil, 1, nil}}, ""},
 		{"no retry count: an error then a request is a retry", "anthropic-sdk-go", []wreq{{0, -1, 529, nil, 1, nil}, {100, -1, 200, nil, 1, nil}}, "wire-wait@2"},
 		{"pi's backoff", "pi", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-wait@2"},
@@ -119,18 +119,18 @@ func TestWireBadLines(t *testing.T) {
 }
 
 // TestWireBestFit: the summary names the profiles with the fewest
-// findings: a 65 s hint waited in full fits the Go SDKs' profiles and
-// anthropic-sdk, not openai-sdk (a hint over 60 s: the backoff) nor the
+// findings: a 150 s hint waited in full fits anthropic-sdk, openai-sdk and
+// anthropic-sdk-go, not openai-sdk-go (over 120 s: not retried) nor the
 // default (hints ignored).
 func TestWireBestFit(t *testing.T) {
-	log := wireLog(t, wreq{0, 0, 429, map[string]string{"retry-after": "65"}, 1, nil}, wreq{65001, 1, 200, nil, 1, nil})
+	log := wireLog(t, wreq{0, 0, 429, map[string]string{"retry-after": "150"}, 1, nil}, wreq{150001, 1, 200, nil, 1, nil})
 	_, sum := auditWireText(t, "pi", log)
-	for _, p := range []string{"anthropic-sdk", "anthropic-sdk-go", "openai-sdk-go"} {
+	for _, p := range []string{"anthropic-sdk", "anthropic-sdk-go", "openai-sdk"} {
 		if !slices.Contains(sum.Best, p) {
 			t.Errorf("best %v, want %s among them", sum.Best, p)
 		}
 	}
-	for _, p := range []string{"openai-sdk", "omp-2026-02", "pi"} {
+	for _, p := range []string{"openai-sdk-go", "omp-2026-02", "pi"} {
 		if slices.Contains(sum.Best, p) {
 			t.Errorf("best %v, want no %s", sum.Best, p)
 		}

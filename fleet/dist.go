@@ -85,6 +85,15 @@ func parseDist(s string, count bool) (Dist, error) {
 		if err != nil {
 			return bad(fmt.Sprintf("value %q", v))
 		}
+		// A value out of range is quoted as written: a duration near the
+		// largest one does not survive the float64 (it came back negative).
+		if !(name == "lognormal" && i == 1) && (num[i] < 0 || num[i] > float64(MaxDuration) || count && num[i] > MaxCalls) {
+			unit := "a duration from 0s to " + MaxDuration.String()
+			if count {
+				unit = fmt.Sprintf("an integer from 1 to %d", MaxCalls)
+			}
+			return Dist{}, fmt.Errorf("%q: %s is out of range (allowed: %s)", s, v, unit)
+		}
 	}
 	d := Dist{A: num[0]}
 	if n == 2 {

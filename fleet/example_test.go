@@ -58,3 +58,20 @@ func ExampleRun_sdkLayer() {
 	// sdk="" succeeded=10 calls/prompt=4.0 wire calls/prompt=4.0 p50=15300ms
 	// sdk="anthropic-sdk" succeeded=10 calls/prompt=2.0 wire calls/prompt=4.0 p50=4735ms
 }
+
+// A sweep of a million seeds split into a million shards: each machine of
+// a batch runs one shard from the sweep's definition, in time and memory of
+// its own runs, and the shards' partial results merge into the sweep's.
+func ExampleRunSpecsShard() {
+	spec := fleet.NewSpec(fleet.Default(5))
+	spec.SeedFrom, spec.SeedTo = 1, 1_000_000
+	sh := fleet.Shard{Index: 41, Count: 1_000_000}
+	p, err := fleet.RunSpecsShard([]*fleet.Spec{spec}, sh, fleet.SweepOptions{})
+	if err != nil {
+		panic(err)
+	}
+	g := p.Result.Groups[0]
+	fmt.Printf("shard %s of %d runs: seeds %v, %d sessions\n", p.Shard, p.Runs, g.Seeds, g.Profiles[0].Sessions)
+	// Output:
+	// shard 41/1000000 of 1000000 runs: seeds [42], 5 sessions
+}

@@ -108,3 +108,81 @@ func FuzzMergePartials(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShardPlan: for sweeps of two specs (seed ranges, one or two mixes,
+// the same fleet name or not, so that groups repeat and stretches join)
+// and any split, every shard run from the specs is byte for byte the shard
+// run from their expanded configurations, ShardSessions counts its
+// sessions, and the shards merge into exactly the whole sweep.
+func FuzzShardPlan(f *testing.F) {
+	f.Add(uint16(1), uint8(3), uint8(2), false, true, uint8(2))
+	f.Add(uint16(7), uint8(0), uint8(5), true, false, uint8(6))
+	f.Add(uint16(1), uint8(4), uint8(4), false, false, uint8(0))
+	f.Fuzz(func(t *testing.T, from uint16, n1, n2 uint8, twoMixes, sameName bool, split uint8) {
+		a := fleet.NewSpec(fleet.Default(3))
+		a.SeedFrom = int64(from) + 1
+		a.SeedTo = a.SeedFrom + int64(n1%8)
+		if twoMixes {
+			a.Mixes = append(a.Mixes, fleet.Mix{{Profile: "pi", Percent: 100}})
+		}
+		b := fleet.NewSpec(fleet.Default(2))
+		if !sameName {
+			b.Config.Name = "b"
+		}
+		b.SeedFrom = a.SeedTo + 1 // continues a's last stretch when the configurations agree
+		if n2%3 == 0 {
+			b.Config.Sessions = 3
+		}
+		b.SeedTo = b.SeedFrom + int64(n2%8)
+		specs := []*fleet.Spec{a, b}
+		var cfgs []fleet.Config
+		for _, s := range specs {
+			cfgs = append(cfgs, s.Configs()...)
+		}
+		whole, err := fleet.Sweep(cfgs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(split%9) + 1
+		var parts []*fleet.Partial
+		for i := range n {
+			sh := fleet.Shard{Index: i, Count: n}
+			p, err := fleet.RunSpecsShard(specs, sh, fleet.SweepOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := fleet.RunShard(cfgs, sh, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pj, _ := p.JSON()
+			qj, _ := q.JSON()
+			if string(pj) != string(qj) {
+				t.Fatalf("shard %s from specs differs from configurations:\n%s\n---\n%s", sh, pj, qj)
+			}
+			var sessions int64
+			for k, c := range cfgs {
+				if sh.Holds(k) {
+					sessions += int64(c.Sessions)
+				}
+			}
+			if got := fleet.ShardSessions(specs, sh); got != sessions {
+				t.Fatalf("ShardSessions(%s) = %d, want %d", sh, got, sessions)
+			}
+			back, err := fleet.ReadPartial(pj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, back)
+		}
+		merged, err := fleet.MergePartials(parts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mj, _ := merged.JSON()
+		wj, _ := whole.JSON()
+		if string(mj) != string(wj) {
+			t.Fatalf("%d shards merged differ from the sweep:\n%s\n---\n%s", n, mj, wj)
+		}
+	})
+}

@@ -42,8 +42,11 @@
 //		return a.ctl.WaitForRetry(ctx)
 //	}
 //
-// The agent also implements DropLastAssistant (a retried error leaves the
-// runtime context), and is given to NewController:
+// The prompt's ctx bounds its retry chain: when it ends, the pending wait is
+// cancelled and so is a retried run's ctx (see OnPrompt). An agent that
+// keeps its replies in a runtime context also has DropLastAssistant (a
+// retried error leaves it; an agent with nothing to drop need not), and it
+// is given to NewController:
 //
 //	a.ctl, err = policy.NewController(policy.Config{Agent: a, Auth: authStorage, Settings: settings})
 //
@@ -55,4 +58,18 @@
 // Callbacks (subscribers, the Agent, AuthStorage) run without the
 // Controller's lock and may call it back; events arrive in the order of the
 // decisions (see Controller). SPEC.md is the precise contract.
+//
+// To retry one call rather than an agent's runs, retryfsm.Do (the module's
+// root package) runs a Controller for it. adapters/otel records the chains
+// with OpenTelemetry.
+//
+// # Testing code that retries
+//
+// Tests need no mock clock: run them in a testing/synctest bubble
+// (synctest.Test) and the real clock's 2, 4 and 8 s waits pass at once,
+// since time in a bubble jumps ahead whenever all its goroutines are
+// blocked; time.Since still reads the waits. The root package's
+// Example_synctest shows such a test. (Config.Clock takes a
+// clock.Clock, for example benbjohnson's clock.NewMock, when a test
+// wants to move time itself.)
 package policy

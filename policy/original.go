@@ -58,7 +58,7 @@ var originalRules = []Rule{
 		Note: "another wait is already running and cannot be cancelled"},
 
 	// Other agent_end outcomes never end a chain (H1).
-	ignoredEverywhere(InputOverflow, "chain left open; compaction hand-off"),
+	ignoredEverywhere(InputOverflow, "chain left open; compaction hand-off, whose context rebuilt from the session history may end with an earlier error: its continue is rejected and the chain stays open (H19)"),
 	ignoredEverywhere(InputFatal, "chain left open (H1)"),
 	ignoredEverywhere(InputAborted, "chain left open (H1)"),
 	ignoredEverywhere(InputNoMessage, "no last assistant message: nothing happens"),

@@ -343,15 +343,18 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 // replaces the value, a nested object (jitter, retryAfter) merges key by
 // key, JSON null (for the whole object or a key) changes nothing, a missing
 // key keeps its value. Keys are matched exactly (case included); any other
-// key is an error naming its path and the allowed keys. Durations are
+// key, or a key given twice at any depth, is an error naming its path. Durations are
 // numbers of milliseconds, fraction allowed (rounded to the nanosecond);
-// one too large for a time.Duration saturates, so Validate rejects it.
-// Ranges are not checked here: call Validate.
+// one too large for a time.Duration is a *SettingsError quoting the number
+// as written. Other ranges are not checked here: call Validate.
 func (s Settings) Apply(b []byte) (Settings, error) {
 	out := s.Clone()
 	fields, err := jsonObject(b, "", settingsKeys)
 	if err != nil || fields == nil {
 		return s, err
+	}
+	if k := duplicateKey(b); k != "" {
+		return s, fmt.Errorf("retry settings: key %s given twice (allowed: each key once)", clipRaw(strconv.Quote(k)))
 	}
 	for _, k := range settingsKeys {
 		raw, ok := fields[k]
@@ -411,6 +414,52 @@ func (s Settings) Apply(b []byte) (Settings, error) {
 		}
 	}
 	return out, nil
+}
+
+// duplicateKey is the path of the first key that a JSON object of the
+// valid JSON b has twice (compared after unescaping, exactly), at any
+// depth: "baseDelayMs", "jitter.mode", "fallback[1].x"; "" for none.
+func duplicateKey(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var walk func(path string) string
+	walk = func(path string) string {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				k, ok := kt.(string)
+				if err != nil || !ok {
+					return ""
+				}
+				at := k
+				if path != "" {
+					at = path + "." + k
+				}
+				if seen[k] {
+					return at
+				}
+				seen[k] = true
+				if d := walk(at); d != "" {
+					return d
+				}
+			}
+			dec.Token() // '}'
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if d := walk(path + "[" + strconv.Itoa(i) + "]"); d != "" {
+					return d
+				}
+			}
+			dec.Token() // ']'
+		}
+		return ""
+	}
+	return walk("")
 }
 
 // jsonObject reads an object whose keys must be among allowed (prefix is
@@ -476,42 +525,64 @@ func jsonMs(raw json.RawMessage, key string, dst *time.Duration) error {
 	if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
 		return settingsTypeError(key, raw, "a number", fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds()))
 	}
-	*dst = msDuration(n)
+	d, exact := msDuration(n)
+	if !exact {
+		// Out of any Duration's range: the error quotes the number as
+		// written, not the saturated value Validate would see.
+		return &SettingsError{Field: key, Value: clipRaw(string(n)), Allowed: msAllowed(key)}
+	}
+	*dst = d
 	return nil
+}
+
+// msAllowed is what Validate allows for the milliseconds field key.
+func msAllowed(key string) string {
+	maxMs := fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds())
+	switch key {
+	case "maxBackoffMs":
+		return "0 (no cap) or " + maxMs
+	case "retryAfter.maxHintMs", "retryAfter.maxWaitMs":
+		return "0 (none) or " + maxMs
+	}
+	return maxMs
+}
+
+// clipRaw is a value as written, at most 40 characters of it.
+func clipRaw(v string) string {
+	if r := []rune(v); len(r) > 40 {
+		v = string(r[:40]) + "…"
+	}
+	return v
 }
 
 // msDuration converts a JSON number of milliseconds to a Duration: an
 // integer exactly, a fraction rounded to the nanosecond, saturating at the
-// largest and smallest Duration.
-func msDuration(n json.Number) time.Duration {
+// largest and smallest Duration (exact is then false).
+func msDuration(n json.Number) (d time.Duration, exact bool) {
 	const perMs = int64(time.Millisecond)
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		switch {
 		case i > math.MaxInt64/perMs:
-			return math.MaxInt64
+			return math.MaxInt64, false
 		case i < math.MinInt64/perMs:
-			return math.MinInt64
+			return math.MinInt64, false
 		}
-		return time.Duration(i * perMs)
+		return time.Duration(i * perMs), true
 	}
 	f, err := n.Float64() // JSON has no NaN or infinity; a huge exponent gives ±Inf
 	ns := math.Round(f * float64(perMs))
 	switch {
 	case err == nil && ns >= -math.MaxInt64 && ns < math.MaxInt64:
-		return time.Duration(ns)
+		return time.Duration(ns), true
 	case f < 0:
-		return math.MinInt64
+		return math.MinInt64, false
 	}
-	return math.MaxInt64
+	return math.MaxInt64, false
 }
 
 // settingsTypeError says that key holds a value of the wrong type.
 func settingsTypeError(key string, raw json.RawMessage, want, allowed string) error {
-	v := string(raw)
-	if r := []rune(v); len(r) > 40 {
-		v = string(r[:40]) + "…"
-	}
-	return fmt.Errorf("retry settings: %s = %s is not %s (allowed: %s)", key, v, want, allowed)
+	return fmt.Errorf("retry settings: %s = %s is not %s (allowed: %s)", key, clipRaw(string(raw)), want, allowed)
 }
 
 // jsonKind names the kind of a JSON value by its first byte.

@@ -2,7 +2,7 @@ package policy_test
 
 import (
 	"encoding/json"
-	"math"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -93,14 +93,27 @@ func TestSettingsJSONFractionalDelay(t *testing.T) {
 		{`{"baseDelayMs":0.0000004}`, 0}, // rounded to the nanosecond
 		{`{"baseDelayMs":-0}`, 0},
 		{`{"baseDelayMs":-0.5}`, -500 * time.Microsecond},
-		{`{"baseDelayMs":9223372036854775807}`, math.MaxInt64},
-		{`{"baseDelayMs":1e400}`, math.MaxInt64},
-		{`{"baseDelayMs":-1e400}`, math.MinInt64},
-		{`{"baseDelayMs":9.3e12}`, math.MaxInt64},
 	} {
 		var got policy.Settings
 		if err := json.Unmarshal([]byte(tc.in), &got); err != nil || got.BaseDelay != tc.want {
 			t.Errorf("Unmarshal(%s).BaseDelay = %v, %v; want %v", tc.in, got.BaseDelay, err, tc.want)
+		}
+	}
+	// Beyond any Duration: an error quoting the number as written (issue 19
+	// §5: it said 9223372036854.775, the saturated value).
+	for _, tc := range []struct{ in, want string }{
+		{`{"baseDelayMs":9223372036854775807}`, "retry settings: baseDelayMs = 9223372036854775807 is out of range (allowed: 0 to 86400000 ms)"},
+		{`{"baseDelayMs":1e300}`, "retry settings: baseDelayMs = 1e300 is out of range (allowed: 0 to 86400000 ms)"},
+		{`{"baseDelayMs":1e400}`, "retry settings: baseDelayMs = 1e400 is out of range"},
+		{`{"baseDelayMs":-1e400}`, "retry settings: baseDelayMs = -1e400 is out of range"},
+		{`{"maxBackoffMs":9.3e12}`, "retry settings: maxBackoffMs = 9.3e12 is out of range (allowed: 0 (no cap) or 0 to 86400000 ms)"},
+		{`{"retryAfter":{"maxWaitMs":-9.3e12}}`, "retry settings: retryAfter.maxWaitMs = -9.3e12 is out of range (allowed: 0 (none) or 0 to 86400000 ms)"},
+	} {
+		var got policy.Settings
+		var se *policy.SettingsError
+		err := json.Unmarshal([]byte(tc.in), &got)
+		if err == nil || !errors.As(err, &se) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Unmarshal(%s): %v; want a *SettingsError %q", tc.in, err, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -114,13 +115,29 @@ func mustVariant(v *Variant, err error) *Variant {
 	return v
 }
 
-// VariantByName returns the variant called name ("" means sound).
+// VariantByName returns the retry table of the variant called name (""
+// means sound). The variants themselves, each table with its session
+// rules, are session.Variants; the shells resolve names there.
 func VariantByName(name string) (*Variant, error) {
-	switch name {
-	case "", "sound":
+	if name == "" {
 		return Sound, nil
-	case "original":
-		return Original, nil
 	}
-	return nil, fmt.Errorf("unknown variant %q (allowed: sound, original)", name)
+	names := make([]string, 0, 2)
+	for _, v := range []*Variant{Sound, Original} {
+		if v.Name == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return nil, fmt.Errorf("unknown variant %q (allowed: %s)", name, strings.Join(names, ", "))
+}
+
+// CheckSettings reports whether the variant's table has rules for s: the
+// original's has none for the opt-in settings (SPEC §1), so it takes only
+// enabled, maxRetries and baseDelayMs; the sound one takes any.
+func (v *Variant) CheckSettings(s *Settings) error {
+	if v != Original || s.Equal(Settings{Enabled: s.Enabled, MaxRetries: s.MaxRetries, BaseDelay: s.BaseDelay}) {
+		return nil
+	}
+	return errors.New("variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)")
 }

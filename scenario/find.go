@@ -3,12 +3,14 @@ package scenario
 // Discovery: the scenario files of directories.
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 )
@@ -109,6 +111,8 @@ func walk(dir string, depth int, found *[]string, skipped *[]SkippedFile) error 
 				// whatever its name.
 				*skipped = append(*skipped, SkippedFile{Path: full, What: "a symbolic link to a directory"})
 				continue
+			case errors.Is(err, syscall.ELOOP):
+				what = "a symbolic link loop"
 			case err != nil:
 				what = "a broken symbolic link"
 			case !st.Mode().IsRegular():

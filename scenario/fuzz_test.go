@@ -86,6 +86,7 @@ func FuzzLoadScenario(f *testing.F) {
 		`{"name": "abc`,
 		"{}\n{}",
 		"\ufeff{\"name\": \"x\"}",
+		"{\"name\": \"a\xffb\"}",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -108,6 +109,9 @@ func FuzzLoadScenario(f *testing.F) {
 			if err != nil {
 				checkFuzzError(t, name, data, sc, err)
 				continue
+			}
+			if !utf8.Valid(data) { // neither YAML nor JSON reads a byte that is not UTF-8
+				t.Fatalf("%s: not UTF-8, loaded without an error", name)
 			}
 			checkFuzzScenario(t, sc)
 		}

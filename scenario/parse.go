@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -55,7 +56,7 @@ var (
 	expectKeys     = []string{"events", "final"}
 	finalKeys      = []string{"state", "attempt", "isRetrying", "unresolvedPrompts"}
 
-	variants    = []string{"sound", "original"}
+	variants    = session.VariantNames()
 	stopReasons = []string{string(policy.StopReasonStop), string(policy.StopReasonLength),
 		string(policy.StopReasonToolUse), string(policy.StopReasonError), string(policy.StopReasonAborted)}
 	actionKinds = []string{"abort_retry", "abort", "set_auto_retry", "prompt", "get_state"}

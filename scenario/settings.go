@@ -83,12 +83,10 @@ func (sc *Scenario) SetVariant(name string) error {
 // original does not have (any opt-in key of SPEC §1 set to other than its
 // default): its table has no rule for them.
 func originalSettings(sc *Scenario) *Error {
-	plain := policy.Settings{Enabled: sc.Settings.Enabled, MaxRetries: sc.Settings.MaxRetries, BaseDelay: sc.Settings.BaseDelay}
-	if sc.Settings.Equal(plain) {
-		return nil
+	if err := policy.Original.CheckSettings(&sc.Settings); err != nil {
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.settings }), Field: "settings", Msg: err.Error()}
 	}
-	return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.settings }), Field: "settings",
-		Msg: "variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)"}
+	return nil
 }
 
 // srcPos is the position at picks from sc's source, or the file alone.

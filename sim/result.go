@@ -3,8 +3,8 @@ package sim
 import (
 	"fmt"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -41,7 +41,7 @@ func RunScenario(sc *scenario.Scenario, opt Options) (*Result, error) {
 	if opt.Variant != "" {
 		name = opt.Variant
 	}
-	if _, err := policy.VariantByName(name); err != nil {
+	if _, err := session.VariantByName(name); err != nil {
 		if opt.Variant != "" {
 			return nil, err
 		}

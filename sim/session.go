@@ -95,8 +95,8 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err := sc.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	if plain := (policy.Settings{Enabled: sc.Settings.Enabled, MaxRetries: sc.Settings.MaxRetries, BaseDelay: sc.Settings.BaseDelay}); v.Name == "original" && !sc.Settings.Equal(plain) {
-		return nil, errors.New("variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)")
+	if err := v.Retry.CheckSettings(&sc.Settings); err != nil {
+		return nil, err
 	}
 	s := &Session{sc: sc, variant: v, st: session.Initial(), sched: NewScheduler(time.UnixMilli(sc.EpochMs).UTC()), sink: opt.Sink, inFlight: -1}
 	s.core = session.Core{Variant: v, Config: session.Config{

@@ -59,6 +59,21 @@
 // The profile "openai-sdk" (policy.ProfileByName) reproduces the SDK's own
 // policy on the Controller, with events, if that is the policy you want.
 //
+// Retry-after hints: the Controller's default profile ignores the
+// retry-after and retry-after-ms headers (and the hints in the error text),
+// as the original agent does: it waits 2, 4, 8 s whatever the server says.
+// Profiles that honour them: "openai-sdk" (the hint replaces the backoff,
+// up to 60 s), "anthropic-sdk" and "opencode" (replaces it),
+// "omp-2026-06" and "gemini-cli" (the hint is a floor, with a 5-minute
+// fail-fast), "codex" (an in-stream hint replaces it); or settings of your
+// own with retryAfter.use "floor" or "replace" (SPEC.md §1, §14).
+//
+// To retry one call, retryfsm.Do takes Message as its reply reader:
+//
+//	c, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*openai.ChatCompletion, error) {
+//		return client.Chat.Completions.New(ctx, params)
+//	}, retryfsm.WithReply(openaireply.Message))
+//
 // This package imports the SDK; package policy does not (a test checks it),
 // so an agent that does not use the SDK does not build it.
 package openai

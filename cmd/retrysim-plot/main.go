@@ -1,16 +1,19 @@
-// Command retrysim-plot draws a fleet's result as charts: one image of two
-// panels, the wire calls per second over time per profile with the outage
-// windows shaded, and the CDF of the time from a prompt to its success
-// (package fleet/fleetplot, SPEC.md §15.7).
+// Command retrysim-plot draws a fleet's result as charts (package
+// fleet/fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
+// calls per second over time per profile (the provider's capacity a line,
+// the outage windows shaded, the highest spike marked) beside the CDF of
+// the time from a prompt to its success over every prompt (the failed and
+// still-waiting prompts the gap below 100 %).
 //
 // Usage:
 //
 //	retrysim-plot [-o FILE.png|FILE.svg] PARTIAL...
 //
 // Each PARTIAL is a partial result written by 'retrysim fleet --json
-// --shard I/N' (a whole sweep is the one shard 0/1); the partials of every
-// shard of a split are merged as 'retrysim fleet merge' merges them, and
-// the merged result is drawn to FILE (default fleet.png):
+// --shard I/N' (a whole sweep is the one shard 0/1), or - for one read
+// from stdin; the partials of every shard of a split are merged as
+// 'retrysim fleet merge' merges them, and the merged result is drawn to
+// FILE (default fleet.png):
 //
 //	go run ./cmd/retrysim fleet --seeds 1-8 --json --shard 0/1 fleets/outage.yaml > sweep.json
 //	go run ./cmd/retrysim-plot -o sweep.png sweep.json
@@ -18,12 +21,15 @@
 // The charts are a command of their own so that retrysim, the first
 // command a user builds, links no chart library: gonum.org/v1/plot, its
 // fonts and its LaTeX renderer are most of a cold build (SPEC.md §5).
+// 'retrysim fleet --plot FILE' runs this command (found beside retrysim,
+// then on $PATH), piping the result to 'retrysim-plot -o FILE -'.
 //
 // Exit status: 0 when the image was written, 1 when it could not be
 // written, 2 for invalid flags, arguments or partial results.
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,16 +53,17 @@ const (
 // under this).
 var maxPartialSize int64 = 256 << 20
 
-func main() { os.Exit(realMain(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(realMain(os.Args[1:], os.Stdin, os.Stderr)) }
 
-// realMain runs the command with args and returns the exit code.
-func realMain(args []string, stderr io.Writer) int {
+// realMain runs the command with args (a partial "-" read from stdin) and
+// returns the exit code.
+func realMain(args []string, stdin io.Reader, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retrysim-plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "fleet.png", "draw to `FILE` (.png or .svg)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: retrysim-plot [-o FILE.png|FILE.svg] PARTIAL...")
-		fmt.Fprintln(stderr, "draws the merged partial results ('retrysim fleet --json --shard I/N') of a fleet sweep")
+		fmt.Fprintln(stderr, "draws the merged partial results ('retrysim fleet --json --shard I/N') of a fleet sweep; - reads one from stdin")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -76,8 +83,19 @@ func realMain(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	parts := make([]*fleet.Partial, len(paths))
+	stdinRead := false
 	for i, path := range paths {
-		data, err := readBounded(path, maxPartialSize)
+		var data []byte
+		var err error
+		switch {
+		case path == "-" && stdinRead:
+			err = errors.New("stdin given twice (- stands for one partial result, read from stdin)")
+		case path == "-":
+			stdinRead = true
+			data, err = readAllBounded(stdin, maxPartialSize)
+		default:
+			data, err = readBounded(path, maxPartialSize)
+		}
 		if err == nil {
 			parts[i], err = fleet.ReadPartial(data)
 		}
@@ -98,18 +116,22 @@ func realMain(args []string, stderr io.Writer) int {
 	return exitOK
 }
 
-// writePlot draws res to the file path in format.
-func writePlot(path, format string, res *fleet.Result) (err error) {
+// writePlot draws res in format to the file path: drawn whole in memory
+// first, so that a chart that cannot be drawn leaves the file as it was.
+func writePlot(path, format string, res *fleet.Result) error {
+	var b bytes.Buffer
+	if err := fleetplot.Write(&b, res, format); err != nil {
+		return fmt.Errorf("drawing %s: %w", path, err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fleetplot.Write(f, res, format)
+	_, err = f.Write(b.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // readBounded reads the file path, failing when it is larger than max.
@@ -119,7 +141,13 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	return readAllBounded(f, max)
+}
+
+// readAllBounded reads r to its end, failing when it holds more than max
+// bytes.
+func readAllBounded(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}

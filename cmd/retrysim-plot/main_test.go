@@ -55,7 +55,7 @@ func TestPlot(t *testing.T) {
 	whole := writePartials(t, dir, 1)
 	pngPath := filepath.Join(dir, "fleet.png")
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-o", pngPath, whole[0]}, &stderr); code != exitOK {
+	if code := realMain([]string{"-o", pngPath, whole[0]}, nil, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	f, err := os.Open(pngPath)
@@ -71,7 +71,7 @@ func TestPlot(t *testing.T) {
 	shards := writePartials(t, sub, 2)
 	svgPath := filepath.Join(dir, "merged.svg")
 	stderr.Reset()
-	if code := realMain(append([]string{"-o", svgPath}, shards...), &stderr); code != exitOK {
+	if code := realMain(append([]string{"-o", svgPath}, shards...), nil, &stderr); code != exitOK {
 		t.Fatalf("merged: exit %d: %s", code, stderr.String())
 	}
 	svg, err := os.ReadFile(svgPath)
@@ -95,7 +95,7 @@ func TestPlot(t *testing.T) {
 		{[]string{"-o", filepath.Join(dir, "x.png"), filepath.Join(dir, "missing.json")}, "missing.json"},
 	} {
 		stderr.Reset()
-		code := realMain(c.args, &stderr)
+		code := realMain(c.args, nil, &stderr)
 		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr:\n%s\nwant %q", c.args, code, stderr.String(), c.want)
 		}
@@ -109,8 +109,73 @@ func TestPlot(t *testing.T) {
 	defer func(old int64) { maxPartialSize = old }(maxPartialSize)
 	maxPartialSize = 10
 	stderr.Reset()
-	if code := realMain([]string{"-o", filepath.Join(dir, "y.png"), whole[0]}, &stderr); code != exitUsage ||
+	if code := realMain([]string{"-o", filepath.Join(dir, "y.png"), whole[0]}, nil, &stderr); code != exitUsage ||
 		!strings.Contains(stderr.String(), "larger than 10 bytes") {
 		t.Errorf("over the bound: exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// TestPlotStdin: "-" reads a partial result from stdin (what 'retrysim
+// fleet --plot' pipes); given twice, or not a partial, it is a usage error
+// and nothing is written.
+func TestPlotStdin(t *testing.T) {
+	dir := t.TempDir()
+	whole := writePartials(t, dir, 1)
+	data, err := os.ReadFile(whole[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgPath := filepath.Join(dir, "stdin.svg")
+	var stderr bytes.Buffer
+	if code := realMain([]string{"-o", svgPath, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	fromStdin, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same image as from the file.
+	filePath := filepath.Join(dir, "file.svg")
+	if code := realMain([]string{"-o", filePath, whole[0]}, nil, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	fromFile, err := os.ReadFile(filePath)
+	if err != nil || !bytes.Equal(fromStdin, fromFile) || !bytes.Contains(fromStdin, []byte("<svg")) {
+		t.Fatalf("stdin and file draw differently (%v)", err)
+	}
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"-o", filepath.Join(dir, "x.svg"), "-", "-"}, string(data), "retrysim-plot: -: stdin given twice"},
+		{[]string{"-o", filepath.Join(dir, "x.svg"), "-"}, `{"x":1}`, "retrysim-plot: -: "},
+		{[]string{"-o", filepath.Join(dir, "x.svg"), "-"}, "", "retrysim-plot: -: "},
+	} {
+		stderr.Reset()
+		if code := realMain(c.args, strings.NewReader(c.stdin), &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.svg")); err == nil {
+		t.Error("x.svg was written")
+	}
+}
+
+// TestPlotWriteError: a file that cannot be written (here a link to
+// /dev/full, where every write fails) is exit 1 saying why.
+func TestPlotWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	dir := t.TempDir()
+	whole := writePartials(t, dir, 1)
+	full := filepath.Join(dir, "full.png")
+	if err := os.Symlink("/dev/full", full); err != nil {
+		t.Skip(err)
+	}
+	var stderr bytes.Buffer
+	if code := realMain([]string{"-o", full, whole[0]}, nil, &stderr); code != exitFail || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

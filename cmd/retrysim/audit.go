@@ -127,6 +127,7 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 	enc.SetEscapeHTML(false)
 	var total audit.Summary
 	readFailed := false
+	logs := 0 // the logs opened and read (in part, after a read error)
 	for _, path := range args {
 		name := path
 		if path == "-" {
@@ -139,18 +140,25 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 			}
 			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
 		}
-		sum, err := auditPath(a, path, stdin, report)
+		sum, opened, err := auditPath(a, path, stdin, report)
 		total.Add(sum)
+		if opened {
+			logs++
+		}
 		if err != nil {
 			_ = out.Flush()
 			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
 			readFailed = true
 		}
 	}
-	if asJSON {
-		_ = enc.Encode(auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: len(args), Summary: total})
-	} else {
-		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Settings != nil, len(args), total))
+	// The summary counts the logs read; with none read there is nothing to
+	// sum up (a missing log is not "clean").
+	switch {
+	case logs == 0:
+	case asJSON:
+		_ = enc.Encode(auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: logs, Summary: total})
+	default:
+		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Settings != nil, logs, total))
 	}
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
@@ -165,20 +173,23 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 	return exitOK
 }
 
-// auditPath audits the log at path ("-": stdin).
-func auditPath(a *audit.Auditor, path string, stdin io.Reader, report func(audit.Finding)) (audit.Summary, error) {
+// auditPath audits the log at path ("-": stdin); opened reports whether
+// it was read at all (not when it could not be opened).
+func auditPath(a *audit.Auditor, path string, stdin io.Reader, report func(audit.Finding)) (sum audit.Summary, opened bool, err error) {
 	if path == "-" {
-		return a.Audit(stdin, report)
+		sum, err = a.Audit(stdin, report)
+		return sum, true, err
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return audit.Summary{}, fmt.Errorf("is a directory (give log files)")
+		return audit.Summary{}, false, fmt.Errorf("is a directory (give log files)")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return audit.Summary{}, err
+		return audit.Summary{}, false, err
 	}
 	defer f.Close()
-	return a.Audit(f, report)
+	sum, err = a.Audit(f, report)
+	return sum, true, err
 }
 
 // auditSummaryLine is the text output's last line, e.g. "audit: 2 findings

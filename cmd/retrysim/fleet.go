@@ -62,17 +62,21 @@ takes only --json, --plot, --legend and --out.
 stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
 pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
 
-The charts (the wire calls per second over time per profile with the
-outage windows shaded, and the CDF of the time from a prompt to its
-success) are drawn by a command of their own, so that retrysim builds
-without a chart library: print the result with --json --shard 0/1 (or
-the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png
-PARTIAL...'. --plot says so.
+--plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
+draws the result: a row per fleet, its wire calls per second over time
+per profile (the provider's capacity a line, outages shaded) beside the
+CDF of the time from a prompt to its success over every prompt. The charts
+are drawn by the command retrysim-plot, so that retrysim builds without a
+chart library: retrysim finds it beside itself or on $PATH ('go install
+./cmd/retrysim-plot') and checks FILE before the run, then prints its
+output as usual and pipes the result to 'retrysim-plot -o FILE -'.
 
 When stderr is a terminal and the fleets run for more than a second, a
 progress bar of the sessions done shows there (nothing else changes).
 
-Exit status: 0 when the fleets ran, 2 on invalid flags, arguments or files.`,
+Exit status: 0 when the fleets ran, 1 when the output or the chart could
+not be written (the output is printed all the same), 2 on invalid flags,
+arguments or files.`,
 		flags: fleetFlags,
 		run:   runFleet,
 	})
@@ -85,7 +89,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func fleetFlags(fs *flag.FlagSet) {
-	fs.Int("sessions", 1000, "the number of agent `N`: sessions (key sessions)")
+	fs.Int("sessions", 1000, "the number `N` of agent sessions (key sessions)")
 	fs.Float64("rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
 	fs.Int("prompts", 1, "prompts per session, one after the other (key prompts)")
 	fs.String("think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
@@ -112,7 +116,7 @@ func fleetFlags(fs *flag.FlagSet) {
 	fs.Bool("json", false, "print the results as JSON")
 	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
-	fs.String("plot", "", "moved: the charts are drawn by retrysim-plot from the --json --shard 0/1 result (see above)")
+	fs.String("plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
 }
 
 func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
@@ -133,8 +137,8 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		shard = &sh
 	}
-	if set["plot"] {
-		return plotMoved(c, stderr)
+	if set["plot"] && shard != nil {
+		return usageError(c, stderr, "--plot draws a whole result: not with --shard (draw the merged shards with 'retrysim fleet merge --plot FILE PARTIAL...')")
 	}
 	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
@@ -159,6 +163,28 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		if err := spec.Validate(); err != nil {
 			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
 		}
+	}
+	plot, ok := preparePlot(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if plot != nil {
+		// The whole sweep as its one shard 0/1: the same result (SPEC.md
+		// §15.6), and the partial result retrysim-plot draws.
+		whole := fleet.Shard{Index: 0, Count: 1}
+		prog := startProgress(stderr, fleet.ShardSessions(specs, whole))
+		p, err := fleet.RunSpecsShard(specs, whole, fleet.SweepOptions{Progress: &prog.done})
+		prog.stop()
+		var res *fleet.Result
+		if err == nil {
+			res, err = fleet.MergePartials([]*fleet.Partial{p}, nil)
+		}
+		if err != nil {
+			plot.discard()
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return plotResult(plot, p, writeFleetResult(fs, res, stdout, stderr), stderr)
 	}
 	if shard != nil {
 		// A shard is run from the sweep's definition: its time and memory
@@ -280,12 +306,6 @@ func (p *fleetProgress) stop() {
 	p.bar.Finish()
 }
 
-// plotMoved is the usage error of --plot, which moved to retrysim-plot.
-func plotMoved(c *command, stderr io.Writer) int {
-	return usageError(c, stderr, "--plot: the charts are drawn by retrysim-plot, so that retrysim builds without a chart library: "+
-		"print the result with --json --shard 0/1 (or the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'")
-}
-
 // completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
 // of its pods to the pod's completion index, 0 to completions-1.
 const completionIndexEnv = "JOB_COMPLETION_INDEX"
@@ -380,10 +400,7 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
-	}
-	if set["plot"] {
-		return plotMoved(c, stderr)
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
 	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
 		return exitUsage
@@ -391,6 +408,20 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
 	}
+	plot, ok := preparePlot(c, fs, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	code := runMergeParts(fs, plot, paths, stdout, stderr)
+	if code == exitUsage {
+		plot.discard()
+	}
+	return code
+}
+
+// runMergeParts reads and merges the partial results and prints (and,
+// with --plot, draws) the sweep's result.
+func runMergeParts(fs *flag.FlagSet, plot *plotTarget, paths []string, stdout, stderr io.Writer) int {
 	paths, err := partialPaths(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
@@ -412,7 +443,11 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	return writeFleetResult(fs, res, stdout, stderr)
+	code := writeFleetResult(fs, res, stdout, stderr)
+	if plot == nil {
+		return code
+	}
+	return plotResult(plot, wholePartial(parts, res), code, stderr)
 }
 
 // writeFleetResult prints res as --json or the table says.
@@ -670,22 +705,7 @@ func ratioText(s fleet.Summary, capacity float64) string {
 }
 
 // seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
-func seedsText(seeds []int64) string {
-	var parts []string
-	for i := 0; i < len(seeds); {
-		j := i
-		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10)+"-"+strconv.FormatInt(seeds[j], 10))
-		} else {
-			parts = append(parts, strconv.FormatInt(seeds[i], 10))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
+func seedsText(seeds []int64) string { return fleet.SeedsText(seeds) }
 
 // parseEach parses every value of a repeated flag with parse, stopping at
 // the first error.

@@ -363,29 +363,6 @@ func TestFleetShardMergeErrors(t *testing.T) {
 	}
 }
 
-// TestFleetPlot: --plot moved to retrysim-plot (so that retrysim links no
-// chart library): the flag, on a run or on merge, is a usage error saying
-// how to draw, and nothing runs or is written (cmd/retrysim-plot's tests
-// draw).
-func TestFleetPlot(t *testing.T) {
-	dir := t.TempDir()
-	pngPath := filepath.Join(dir, "fleet.png")
-	for _, args := range [][]string{
-		{"fleet", "--sessions", "50", "--plot", pngPath},
-		{"fleet", "merge", "--plot", pngPath, filepath.Join(dir, "s0.json")},
-	} {
-		code, out, errOut := runMain(t, args...)
-		want := "--plot: the charts are drawn by retrysim-plot, so that retrysim builds without a chart library: " +
-			"print the result with --json --shard 0/1 (or the shards of a sweep) and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'"
-		if code != exitUsage || out != "" || !strings.Contains(errOut, want) {
-			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", args, code, out, errOut, want)
-		}
-	}
-	if _, err := os.Stat(pngPath); err == nil {
-		t.Error("retrysim wrote an image")
-	}
-}
-
 // onTerminal returns the terminal side of a new pseudo-terminal and a
 // function that closes it and returns everything written to it.
 func onTerminal(t *testing.T) (*os.File, func() string) {

@@ -428,7 +428,7 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 	if v == "" {
 		return "", true
 	}
-	if _, err := policy.VariantByName(v); err != nil {
+	if _, err := session.VariantByName(v); err != nil {
 		usageError(c, stderr, "--variant: %v%s", err, suggest.DidYouMean(v, session.VariantNames(), ""))
 		return "", false
 	}

@@ -13,7 +13,19 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(cleanupM{m})
+}
+
+// cleanupM runs the tests, then removes what they built once for all
+// (retrysim-plot: plotOnPath).
+type cleanupM struct{ *testing.M }
+
+func (m cleanupM) Run() int {
+	code := m.M.Run()
+	if plotBuild.dir != "" {
+		os.RemoveAll(plotBuild.dir)
+	}
+	return code
 }
 
 const publicDir = "../../testdata/conformance/public"

@@ -39,4 +39,3 @@ func TestRunAndCheckReportWriteErrors(t *testing.T) {
 		}
 	}
 }
-

@@ -1,156 +1,254 @@
 // Package fleetplot draws a fleet's result (package fleet) with
-// gonum.org/v1/plot: one image of two panels, the wire calls per second
-// over time per profile with the outage windows shaded, and the CDF of the
-// time to success per profile (SPEC.md §15.7). It draws from the result's
-// fixed-size counters only (fleet.Series, fleet.Histogram), so a merged
-// sweep or merged shards plot like one run.
+// gonum.org/v1/plot (SPEC.md §15.7): a row of two panels per fleet, the
+// wire calls per second over time per profile (the provider's capacity a
+// line, the fleet's outage windows shaded, the highest peak marked) beside
+// the CDF of the time from a prompt to its success over every prompt (the
+// failed and still-waiting prompts the gap below 100 %, their share in the
+// legend). It draws from the result's fixed-size counters only
+// (fleet.Series, fleet.Histogram), so a merged sweep or merged shards plot
+// like one run.
 package fleetplot
 
 import (
 	"fmt"
 	"image/color"
 	"io"
-	"path/filepath"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/imageformat"
 )
 
 // Formats are the image formats Write writes, by file extension.
-var Formats = []string{"png", "svg"}
+var Formats = imageformat.Formats
 
 // FormatOf is the format of an image file by its extension (".png" or
 // ".svg", any case); another extension is an error saying which are
 // allowed.
-func FormatOf(path string) (string, error) {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	if !slices.Contains(Formats, ext) {
-		return "", fmt.Errorf("%q: unknown image format %q (allowed: a file ending in .png or .svg)", path, filepath.Ext(path))
-	}
-	return ext, nil
-}
+func FormatOf(path string) (string, error) { return imageformat.Of(path) }
 
-// Rate is one line of the calls panel: a profile's wire calls per bin of
+// Rate is one line of a calls panel: a profile's wire calls per bin of
 // its series and per second.
 type Rate struct {
 	Label string
-	// Group is the index of its group in the result (lines of one group
-	// share a dash pattern).
+	// Group is the index of its group in the result.
 	Group int
+	// Style is the line's color and dash pattern (Palette, Dashes): the
+	// same for the same profile (and mix, SDK) in every panel; -1 for the
+	// sum of a group's profiles ("all"), drawn thin and grey.
+	Style int
 	// Width is the bins' width; bin i is [i×Width, (i+1)×Width).
 	Width time.Duration
 	// Runs is the number of runs (seeds) merged into the group.
 	Runs int
 	// Counts are the wire calls per bin, over every run, up to the last
-	// bin of any line with a call; PerSecond is the mean per run: the
-	// counts over the width in seconds and over Runs.
+	// bin of any line of the panel with a call; PerSecond is the mean per
+	// run: the counts over the width in seconds and over Runs.
 	Counts    []int64
 	PerSecond []float64
 }
 
-// CDF is one line of the time-to-success panel: for each non-empty
+// CDF is one line of a time-to-success panel: for each non-empty
 // histogram bucket, its upper bound in seconds (the maximum for the last)
-// and the fraction of the successes at or below it.
+// and the fraction of every prompt of the profile that succeeded at or
+// below it. The line ends at Succeeded/Prompts: the gap below 1 is the
+// failed and still-waiting prompts.
 type CDF struct {
 	Label string
-	// Line is the index of the profile's Rate (drawn in the same color).
+	// Line is the index of the profile's Rate in the panel (drawn in the
+	// same style).
 	Line              int
 	Seconds, Fraction []float64
+	// The profile's prompts and how they ended.
+	Prompts, Succeeded, Failed, Waiting int64
 }
 
-// Data is what the image shows.
-type Data struct {
-	Rates []Rate
-	CDFs  []CDF // the profiles with at least one success
-	// Outages are the windows shaded, [start, end), without repeats.
+// Capacity is the provider's capacity of a panel's fleet, drawn as a line.
+type Capacity struct {
+	PerSecond float64
+	Label     string
+}
+
+// Panel is one fleet's row of the image: its calls and its CDF.
+type Panel struct {
+	Fleet string
+	// Heading names the fleet, its seeds and profile mixes (and SDK).
+	Heading string
+	Rates   []Rate
+	CDFs    []CDF // one per profile, every profile (a flat line at 0 when none succeeded)
+	// Outages are the fleet's windows shaded, [start, end), without
+	// repeats.
 	Outages [][2]time.Duration
+	// Capacities are the provider's capacities of the fleet's groups,
+	// without repeats; none when unlimited.
+	Capacities []Capacity
+	// Runs is the largest number of runs (seeds) of the fleet's groups.
+	Runs int
 }
 
-// DataOf is the data drawn for res: a line per profile of each group (not
-// the "all" rows), labelled by the profile and, when res has several
-// groups, by what tells them apart (fleet, mix, SDK).
+// Data is what the image shows: a panel per fleet, in the result's order.
+type Data struct {
+	Panels []Panel
+}
+
+// DataOf is the data drawn for res: a panel per fleet; in it a line per
+// profile of each group, labelled by the profile and, when the fleet has
+// several groups, by the mix or SDK that tells them apart; and, for a group
+// of several profiles, the line of their sum ("all").
 func DataOf(res *fleet.Result) Data {
 	var d Data
-	varies := func(f func(g *fleet.Group) string) bool {
-		for i := range res.Groups {
-			if f(&res.Groups[i]) != f(&res.Groups[0]) {
-				return true
-			}
+	panelOf := map[string]int{}
+	styles := map[string]int{}
+	styleOf := func(key string) int {
+		if s, ok := styles[key]; ok {
+			return s
 		}
-		return false
+		styles[key] = len(styles)
+		return styles[key]
 	}
-	fleets := varies(func(g *fleet.Group) string { return g.Fleet })
-	mixes := varies(func(g *fleet.Group) string { return g.Mix })
-	sdks := varies(func(g *fleet.Group) string { return g.SDK })
-	last := 0 // bins to show: up to the last non-empty one of any line
 	for gi := range res.Groups {
 		g := &res.Groups[gi]
-		for _, o := range g.Outages {
-			w := [2]time.Duration{o.Start, o.End()}
-			if !slices.Contains(d.Outages, w) {
-				d.Outages = append(d.Outages, w)
+		pi, ok := panelOf[g.Fleet]
+		if !ok {
+			pi = len(d.Panels)
+			panelOf[g.Fleet] = pi
+			d.Panels = append(d.Panels, Panel{Fleet: g.Fleet})
+		}
+		_ = pi
+	}
+	// What tells a fleet's groups apart.
+	for pi := range d.Panels {
+		p := &d.Panels[pi]
+		var groups []*fleet.Group
+		var index []int
+		for gi := range res.Groups {
+			if res.Groups[gi].Fleet == p.Fleet {
+				groups = append(groups, &res.Groups[gi])
+				index = append(index, gi)
 			}
 		}
-		var parts []string
-		if fleets {
-			parts = append(parts, g.Fleet)
-		}
-		if mixes && strings.Contains(g.Mix, ",") {
-			parts = append(parts, g.Mix)
-		}
-		if sdks {
-			sdk := "no sdk"
-			if g.SDK != "" {
-				sdk = "sdk " + g.SDK
+		varies := func(f func(g *fleet.Group) string) bool {
+			for _, g := range groups {
+				if f(g) != f(groups[0]) {
+					return true
+				}
 			}
-			parts = append(parts, sdk)
+			return false
 		}
-		for pi := range g.Profiles {
-			s := &g.Profiles[pi]
-			if s.Profile == fleet.AllProfiles {
-				continue
+		mixes := varies(func(g *fleet.Group) string { return g.Mix })
+		sdks := varies(func(g *fleet.Group) string { return g.SDK })
+		var seeds, mixList, sdkList []string
+		for k, g := range groups {
+			gi := index[k]
+			p.Runs = max(p.Runs, len(g.Seeds))
+			if s := fleet.SeedsText(g.Seeds); !slices.Contains(seeds, s) {
+				seeds = append(seeds, s)
 			}
-			label := strings.Join(append(slices.Clone(parts), s.Profile), " ")
-			ser := &s.WireSeries
-			n := len(ser.Counts)
-			for n > 0 && ser.Counts[n-1] == 0 {
+			if !slices.Contains(mixList, g.Mix) {
+				mixList = append(mixList, g.Mix)
+			}
+			if g.SDK != "" && !slices.Contains(sdkList, g.SDK) {
+				sdkList = append(sdkList, g.SDK)
+			}
+			for _, o := range g.Outages {
+				w := [2]time.Duration{o.Start, o.End()}
+				if !slices.Contains(p.Outages, w) {
+					p.Outages = append(p.Outages, w)
+				}
+			}
+			if g.CapacityPer100ms > 0 {
+				c := Capacity{PerSecond: g.CapacityPer100ms * 10}
+				c.Label = "capacity " + number(c.PerSecond) + "/s"
+				if !slices.ContainsFunc(p.Capacities, func(o Capacity) bool { return o.PerSecond == c.PerSecond }) {
+					p.Capacities = append(p.Capacities, c)
+				}
+			}
+			var parts []string
+			if mixes && strings.Contains(g.Mix, ",") {
+				parts = append(parts, g.Mix)
+			}
+			if sdks {
+				sdk := "no sdk"
+				if g.SDK != "" {
+					sdk = "sdk " + g.SDK
+				}
+				parts = append(parts, sdk)
+			}
+			runs := max(1, len(g.Seeds))
+			lines := 0
+			for si := range g.Profiles {
+				if g.Profiles[si].Profile != fleet.AllProfiles {
+					lines++
+				}
+			}
+			for si := range g.Profiles {
+				s := &g.Profiles[si]
+				label := strings.Join(append(slices.Clone(parts), s.Profile), " ")
+				style := -1
+				if s.Profile == fleet.AllProfiles {
+					if lines < 2 {
+						continue
+					}
+					label = strings.Join(append(slices.Clone(parts), "all profiles"), " ")
+				} else {
+					style = styleOf(label)
+				}
+				ser := &s.WireSeries
+				p.Rates = append(p.Rates, Rate{Label: label, Group: gi, Style: style, Runs: runs, Width: ser.BinWidth(), Counts: ser.Counts[:]})
+				if s.Profile == fleet.AllProfiles {
+					continue
+				}
+				c := cdfOf(s)
+				c.Label, c.Line = label, len(p.Rates)-1
+				p.CDFs = append(p.CDFs, c)
+			}
+		}
+		heading := []string{"fleet " + p.Fleet, "seeds " + strings.Join(seeds, " | "), "profiles " + strings.Join(mixList, " | ")}
+		if len(sdkList) > 0 {
+			heading = append(heading, "sdk "+strings.Join(sdkList, " | "))
+		}
+		p.Heading = strings.Join(heading, "  ·  ")
+		last := 0 // bins to show: up to the last non-empty one of any line
+		for _, r := range p.Rates {
+			n := len(r.Counts)
+			for n > 0 && r.Counts[n-1] == 0 {
 				n--
 			}
 			last = max(last, n)
-			d.Rates = append(d.Rates, Rate{Label: label, Group: gi, Runs: max(1, len(g.Seeds)), Width: ser.BinWidth(), Counts: ser.Counts[:]})
-			if c, ok := cdfOf(&s.TimeToSuccess); ok {
-				c.Label, c.Line = label, len(d.Rates)-1
-				d.CDFs = append(d.CDFs, c)
-			}
 		}
-	}
-	for i := range d.Rates {
-		r := &d.Rates[i]
-		r.Counts = slices.Clone(r.Counts[:min(last+1, len(r.Counts))])
-		r.PerSecond = make([]float64, len(r.Counts))
-		for j, c := range r.Counts {
-			r.PerSecond[j] = float64(c) / r.Width.Seconds() / float64(r.Runs)
+		for i := range p.Rates {
+			r := &p.Rates[i]
+			r.Counts = slices.Clone(r.Counts[:min(last+1, len(r.Counts))])
+			r.PerSecond = make([]float64, len(r.Counts))
+			for j, c := range r.Counts {
+				r.PerSecond[j] = float64(c) / r.Width.Seconds() / float64(r.Runs)
+			}
 		}
 	}
 	return d
 }
 
-// cdfOf is h's CDF; false when h is empty.
-func cdfOf(h *fleet.Histogram) (CDF, bool) {
-	if h.N == 0 {
-		return CDF{}, false
+// cdfOf is s's CDF over every prompt.
+func cdfOf(s *fleet.Stats) CDF {
+	c := CDF{Prompts: s.Prompts, Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting}
+	h := &s.TimeToSuccess
+	if h.N == 0 || s.Prompts == 0 {
+		return c
 	}
-	var c CDF
 	var seen uint64
 	for i, n := range h.Counts {
 		if n == 0 {
@@ -159,29 +257,89 @@ func cdfOf(h *fleet.Histogram) (CDF, bool) {
 		seen += n
 		upper := min(time.Duration(fleet.BucketUpperMs(i))*time.Millisecond, h.Max)
 		c.Seconds = append(c.Seconds, upper.Seconds())
-		c.Fraction = append(c.Fraction, float64(seen)/float64(h.N))
+		c.Fraction = append(c.Fraction, float64(seen)/float64(s.Prompts))
 	}
-	return c, true
+	return c
 }
 
-// Image size.
+// Gap is the line's label of the prompts below 1: "92.8% failed", "3.1%
+// failed, 0.4% waiting", or "all succeeded".
+func (c *CDF) Gap() string {
+	var parts []string
+	if c.Failed > 0 {
+		parts = append(parts, share(c.Failed, c.Prompts)+" failed")
+	}
+	if c.Waiting > 0 {
+		parts = append(parts, share(c.Waiting, c.Prompts)+" still waiting")
+	}
+	if len(parts) == 0 {
+		return "all succeeded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// share writes n/of as a percentage, never 0 % or 100 % unless exact.
+func share(n, of int64) string {
+	if of == 0 {
+		return "-"
+	}
+	p := 100 * float64(n) / float64(of)
+	switch {
+	case p < 0.1 && n > 0:
+		return "<0.1%"
+	case p > 99.9 && n < of:
+		return ">99.9%"
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+// number writes v with at most 3 significant digits after the point and no
+// trailing zeros: 500, 0.25, 1234.5.
+func number(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// Palette is the lines' colors: Okabe and Ito's, distinct to the
+// colour-blind (yellow last: faint on white).
+var Palette = []color.Color{
+	color.NRGBA{0x00, 0x72, 0xB2, 0xff}, // blue
+	color.NRGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+	color.NRGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	color.NRGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	color.NRGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
+	color.NRGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	color.NRGBA{0x00, 0x00, 0x00, 0xff}, // black
+	color.NRGBA{0xF0, 0xE4, 0x42, 0xff}, // yellow
+}
+
+// Dashes are the lines' dash patterns (in points), one per line alongside
+// its color, so that lines differ without color too.
+var Dashes = [][]float64{
+	nil,                    // solid
+	{6, 3},                 // dashed
+	{1.5, 2},               // dotted
+	{8, 2.5, 1.5, 2.5},     // dash-dot
+	{12, 3},                // long dash
+	{6, 2, 1.5, 2, 1.5, 2}, // dash-dot-dot
+}
+
+// Image size: a row per fleet.
 const (
-	width  = 8 * vg.Inch
-	height = 9 * vg.Inch
+	width      = 12 * vg.Inch
+	rowHeight  = 4.4 * vg.Inch
+	headingPad = 9 * vg.Millimeter
 )
 
-// Write draws res in format ("png" or "svg": FormatOf) to w: the calls
-// panel above the CDF panel.
+// Write draws res in format ("png" or "svg": FormatOf) to w: a row per
+// fleet, its calls panel beside its CDF panel, under a heading naming the
+// fleet, its seeds and profiles.
 func Write(w io.Writer, res *fleet.Result, format string) error {
 	d := DataOf(res)
-	calls, err := callsPanel(&d)
-	if err != nil {
-		return err
-	}
-	cdf, err := cdfPanel(&d)
-	if err != nil {
-		return err
-	}
+	rows := max(1, len(d.Panels))
+	height := rowHeight * vg.Length(rows)
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -191,99 +349,324 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 	default:
 		return fmt.Errorf("unknown image format %q (allowed: %s)", format, strings.Join(Formats, ", "))
 	}
-	plots := [][]*plot.Plot{{calls}, {cdf}}
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2, PadY: vg.Millimeter * 6}
-	canvases := plot.Align(plots, tiles, draw.New(c))
-	calls.Draw(canvases[0][0])
-	cdf.Draw(canvases[1][0])
-	_, err = c.WriteTo(w)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	if len(d.Panels) == 0 {
+		sty := headingStyle()
+		dc.FillText(sty, vg.Point{X: width / 2, Y: height / 2}, "no fleet in the result")
+		_, err := c.WriteTo(w)
+		return err
+	}
+	plots := make([][]*plot.Plot, rows)
+	for i := range d.Panels {
+		calls, err := callsPanel(&d.Panels[i])
+		if err != nil {
+			return err
+		}
+		cdf, err := cdfPanel(&d.Panels[i])
+		if err != nil {
+			return err
+		}
+		plots[i] = []*plot.Plot{calls, cdf}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: 2, PadTop: headingPad, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 4, PadX: vg.Millimeter * 8, PadY: headingPad + vg.Millimeter*4}
+	canvases := plot.Align(plots, tiles, dc)
+	sty := headingStyle()
+	for i := range d.Panels {
+		top := canvases[i][0].Max.Y
+		dc.FillText(sty, vg.Point{X: width / 2, Y: top + headingPad/2}, d.Panels[i].Heading)
+		plots[i][0].Draw(canvases[i][0])
+		plots[i][1].Draw(canvases[i][1])
+	}
+	_, err := c.WriteTo(w)
 	return err
 }
 
-// style gives line i of d its color, and its group's dash pattern.
-func style(d *Data, i int, l *plotter.Line) {
-	l.Color = plotutil.DarkColors[i%len(plotutil.DarkColors)]
-	l.Dashes = plotutil.Dashes(d.Rates[i].Group)
-	l.Width = vg.Points(1.2)
+// headingStyle is the style of a row's heading: bold, centered.
+func headingStyle() text.Style {
+	return text.Style{Color: color.Black, Font: font.From(font.Font{Typeface: plot.DefaultFont.Typeface, Variant: plot.DefaultFont.Variant, Weight: xfont.WeightBold}, 14),
+		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+}
+
+// style gives a line its color and dash pattern.
+func style(s int, l *draw.LineStyle) {
+	if s < 0 { // the sum of a group's profiles
+		l.Color = color.NRGBA{0x80, 0x80, 0x80, 0xff}
+		l.Width = vg.Points(0.8)
+		return
+	}
+	l.Color = Palette[s%len(Palette)]
+	for _, v := range Dashes[s%len(Dashes)] {
+		l.Dashes = append(l.Dashes, vg.Points(v))
+	}
+	l.Width = vg.Points(1.4)
 }
 
 // outageColor shades the outage windows.
-var outageColor = color.NRGBA{R: 230, G: 80, B: 60, A: 50}
+var outageColor = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 60}
 
-func callsPanel(d *Data) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Wire calls per second (outages shaded)"
-	for _, r := range d.Rates {
-		if r.Runs > 1 {
-			p.Title.Text = "Wire calls per second, mean of the seeds (outages shaded)"
-			break
+// legendRoom is the share of a panel's height above the data kept for a
+// legend of n entries, so that the legend covers no line.
+func legendRoom(n int) float64 { return min(0.6, 0.075*float64(n)+0.04) }
+
+func callsPanel(p *Panel) (*plot.Plot, error) {
+	pl := plot.New()
+	title := "wire calls per second"
+	if p.Runs > 1 {
+		title += ", mean of " + strconv.Itoa(p.Runs) + " seeds"
+	}
+	var end float64 // seconds: the end of the last bin shown
+	peak, peakAt := 0.0, 0.0
+	for _, r := range p.Rates {
+		end = max(end, (time.Duration(len(r.PerSecond)) * r.Width).Seconds())
+		for j, v := range r.PerSecond {
+			if v > peak {
+				peak, peakAt = v, (time.Duration(j)*r.Width + r.Width/2).Seconds()
+			}
 		}
 	}
-	p.X.Label.Text = "time (s)"
-	p.Y.Label.Text = "calls/s"
-	p.Legend.Top = true
-	top := 1.0
-	for _, r := range d.Rates {
-		for _, v := range r.PerSecond {
-			top = max(top, v)
+	end = max(end, 1)
+	top := max(peak, 1)
+	for _, c := range p.Capacities {
+		top = max(top, c.PerSecond)
+	}
+	entries := len(p.Rates) + len(p.Capacities)
+	var shaded bool
+	for _, o := range p.Outages {
+		if o[0].Seconds() < end {
+			shaded = true
 		}
 	}
-	for _, o := range d.Outages {
-		a, b := o[0].Seconds(), o[1].Seconds()
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: a, Y: 0}, {X: b, Y: 0}, {X: b, Y: top}, {X: a, Y: top}})
+	if shaded {
+		entries++
+		title += " (outages shaded)"
+	}
+	ymax := top / (1 - legendRoom(entries))
+	pl.Title.Text = title
+	u := unitFor(end)
+	pl.X.Label.Text = "time since the start (" + u.name + ")"
+	pl.X.Min, pl.X.Max = 0, end
+	pl.X.Tick.Marker = timeTicks{}
+	pl.Y.Label.Text = "calls/s"
+	pl.Y.Min, pl.Y.Max = 0, ymax
+	pl.Y.Tick.Marker = upTo{top}
+	pl.Legend.Top = true
+	for k, o := range p.Outages {
+		a, b := o[0].Seconds(), min(o[1].Seconds(), end)
+		if a >= end {
+			continue
+		}
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: a, Y: 0}, {X: b, Y: 0}, {X: b, Y: ymax}, {X: a, Y: ymax}})
 		if err != nil {
 			return nil, err
 		}
 		poly.Color = outageColor
 		poly.LineStyle.Width = 0
-		p.Add(poly)
+		pl.Add(poly)
+		if k == 0 {
+			pl.Legend.Add("outage", poly)
+		}
 	}
-	for i, r := range d.Rates {
+	for _, c := range p.Capacities {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: c.PerSecond}, {X: end, Y: c.PerSecond}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Black
+		l.Width = vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(4)}
+		pl.Add(l)
+		pl.Legend.Add(c.Label, l)
+	}
+	for _, r := range p.Rates {
 		xys := make(plotter.XYs, len(r.PerSecond)+1)
 		for j, v := range r.PerSecond {
 			xys[j] = plotter.XY{X: (time.Duration(j) * r.Width).Seconds(), Y: v}
 		}
-		end := len(r.PerSecond)
-		xys[end] = plotter.XY{X: (time.Duration(end) * r.Width).Seconds(), Y: 0}
+		n := len(r.PerSecond)
+		xys[n] = plotter.XY{X: (time.Duration(n) * r.Width).Seconds(), Y: 0}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
 		}
 		l.StepStyle = plotter.PostStep
-		style(d, i, l)
-		p.Add(l)
-		p.Legend.Add(r.Label, l)
+		style(r.Style, &l.LineStyle)
+		pl.Add(l)
+		pl.Legend.Add(r.Label, l)
 	}
-	return p, nil
+	if peak > 0 {
+		// The highest bin of any line, marked with its value: a spike
+		// narrower than a pixel stays readable.
+		s, err := plotter.NewScatter(plotter.XYs{{X: peakAt, Y: peak}})
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle.Shape = draw.RingGlyph{}
+		s.GlyphStyle.Radius = vg.Points(3)
+		pl.Add(s)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: peakAt, Y: peak}},
+			Labels: []string{"peak " + number(peak) + "/s at " + unitFor(peakAt).format(peakAt)}})
+		if err != nil {
+			return nil, err
+		}
+		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(-4)}
+		if peakAt > end*0.7 {
+			lb.TextStyle[0].XAlign = draw.XRight
+			lb.Offset.X = -vg.Points(5)
+		}
+		pl.Add(lb)
+	}
+	return pl, nil
 }
 
-func cdfPanel(d *Data) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Time to success, CDF"
-	p.X.Label.Text = "time from prompt to success (s)"
-	p.Y.Label.Text = "fraction of successes"
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top = false
-	p.Legend.Left = false
-	if len(d.CDFs) == 0 {
-		p.Title.Text += ": no prompt succeeded"
-		p.X.Min, p.X.Max = 0, 1
+func cdfPanel(p *Panel) (*plot.Plot, error) {
+	pl := plot.New()
+	var prompts int64
+	end := 0.0
+	for _, c := range p.CDFs {
+		prompts += c.Prompts
+		if n := len(c.Seconds); n > 0 {
+			end = max(end, c.Seconds[n-1])
+		}
 	}
-	for _, c := range d.CDFs {
-		xys := make(plotter.XYs, 0, len(c.Seconds)+1)
-		xys = append(xys, plotter.XY{X: 0, Y: 0})
+	end = max(end*1.05, 1)
+	pl.Title.Text = "time from a prompt to its success, over all " + strconv.FormatInt(prompts, 10) + " prompts"
+	u := unitFor(end)
+	pl.X.Label.Text = "time to success (" + u.name + ")"
+	pl.X.Min, pl.X.Max = 0, end
+	pl.X.Tick.Marker = timeTicks{}
+	pl.Y.Label.Text = "prompts succeeded (gap: failed or waiting)"
+	pl.Y.Min, pl.Y.Max = 0, 1/(1-legendRoom(len(p.CDFs)+1))
+	pl.Y.Tick.Marker = percentTicks{}
+	pl.Legend.Top = true
+	full, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: end, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	full.Color = color.NRGBA{0x80, 0x80, 0x80, 0xff}
+	full.Width = vg.Points(0.5)
+	pl.Add(full)
+	pl.Legend.Add("every prompt (100%)", full)
+	for _, c := range p.CDFs {
+		xys := plotter.XYs{{X: 0, Y: 0}}
 		for j := range c.Seconds {
 			xys = append(xys, plotter.XY{X: c.Seconds[j], Y: c.Fraction[j]})
 		}
+		xys = append(xys, plotter.XY{X: end, Y: xys[len(xys)-1].Y}) // the plateau: the gap below 1
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
 		}
 		l.StepStyle = plotter.PostStep
-		style(d, c.Line, l)
-		p.Add(l)
-		p.Legend.Add(c.Label, l)
+		style(p.Rates[c.Line].Style, &l.LineStyle)
+		pl.Add(l)
+		pl.Legend.Add(c.Label+": "+c.Gap(), l)
 	}
-	return p, nil
+	return pl, nil
+}
+
+// unit is a time axis' unit.
+type unit struct {
+	name    string
+	seconds float64
+}
+
+// unitFor is the unit of an axis spanning span seconds: s up to 3
+// minutes, min up to 3 hours, h above.
+func unitFor(span float64) unit {
+	switch {
+	case span <= 180:
+		return unit{"s", 1}
+	case span <= 3*3600:
+		return unit{"min", 60}
+	}
+	return unit{"h", 3600}
+}
+
+// format writes t seconds in the unit, with its name: "35 s", "2.5 min".
+func (u unit) format(t float64) string {
+	return strconv.FormatFloat(roundTo(t/u.seconds, 2), 'f', -1, 64) + " " + u.name
+}
+
+// roundTo rounds v to n significant digits.
+func roundTo(v float64, n int) float64 {
+	if v == 0 {
+		return 0
+	}
+	p := math.Pow(10, float64(n-1)-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
+}
+
+// timeTicks are a time axis' ticks (in seconds) at round steps of the
+// unit that fits the axis' span (unitFor), labelled in that unit.
+type timeTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	u := unitFor(hi - lo)
+	return niceTicks(lo/u.seconds, hi/u.seconds, func(v float64) float64 { return v * u.seconds }, func(v float64) string {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	})
+}
+
+// upTo are the default ticks of a value axis, none above max (the room
+// above it is the legend's).
+type upTo struct{ max float64 }
+
+// Ticks implements plot.Ticker.
+func (t upTo) Ticks(lo, hi float64) []plot.Tick {
+	return niceTicks(lo, min(hi, t.max), func(v float64) float64 { return v }, func(v float64) string {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	})
+}
+
+// percentTicks are a fraction axis' ticks, 0 to 100 %.
+type percentTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for i := 0; i <= 20; i++ {
+		v := float64(i) / 20
+		label := ""
+		if i%5 == 0 {
+			label = strconv.Itoa(i*5) + "%"
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
+	}
+	return ticks
+}
+
+// niceTicks are ticks from lo to hi (in an axis' unit) at a step of 1, 2
+// or 5 times a power of ten giving 4 to 10 labelled ticks, with a minor
+// tick between; value converts a tick to the axis' value, label writes it.
+func niceTicks(lo, hi float64, value func(float64) float64, label func(float64) string) []plot.Tick {
+	span := hi - lo
+	if !(span > 0) {
+		return []plot.Tick{{Value: value(lo), Label: label(lo)}}
+	}
+	step := math.Pow(10, math.Floor(math.Log10(span/4)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if span/(step*m) <= 8 {
+			step *= m
+			break
+		}
+	}
+	var ticks []plot.Tick
+	first := math.Ceil(lo/step-1e-9) * step
+	for i := 0; ; i++ {
+		v := first + float64(i)*step/2
+		if v > hi+step*1e-9 {
+			break
+		}
+		v = roundTo(v, 12)
+		t := plot.Tick{Value: value(v)}
+		if i%2 == 0 {
+			t.Label = label(v)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }

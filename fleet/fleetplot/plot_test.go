@@ -2,14 +2,23 @@ package fleetplot
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
+	"html"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/fleets.golden and the README's chart, docs/fleet-chart.png")
 
 // outageSweep is a small fleet of two profiles through a 529 outage, over
 // two seeds merged.
@@ -34,18 +43,50 @@ func outageSweep(t *testing.T) *fleet.Result {
 	return res
 }
 
+// readyFleets is the sweep of the three fleets in fleets/, seed 1.
+func readyFleets(t *testing.T) *fleet.Result {
+	t.Helper()
+	paths, err := filepath.Glob("../../fleets/*.yaml")
+	if err != nil || len(paths) != 3 {
+		t.Fatalf("fleets/: %v %v", paths, err)
+	}
+	var cfgs []fleet.Config
+	for _, p := range paths {
+		spec, err := fleet.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, spec.Configs()[0])
+	}
+	res, err := fleet.Sweep(cfgs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestDataMatchesMetrics: the lines plotted are the metrics: each
 // profile's calls per bin add up to its wire calls, the rates are the
-// counts over the width and the two seeds, the CDF ends at 1 and crosses 1/2 at the p50,
-// and the outage is the fleet's.
+// counts over the width and the two seeds, the CDF counts every prompt (it
+// ends at the share that succeeded, and crosses half of the successes at
+// the p50), and the outage and capacity are the fleet's.
 func TestDataMatchesMetrics(t *testing.T) {
 	res := outageSweep(t)
 	d := DataOf(res)
-	g := res.Groups[0]
-	if len(d.Rates) != 2 || len(d.CDFs) != 2 || len(d.Outages) != 1 || d.Outages[0] != [2]time.Duration{3 * time.Second, 23 * time.Second} {
-		t.Fatalf("%d rates, %d CDFs, outages %v", len(d.Rates), len(d.CDFs), d.Outages)
+	if len(d.Panels) != 1 {
+		t.Fatalf("%d panels", len(d.Panels))
 	}
-	for i, r := range d.Rates {
+	p := d.Panels[0]
+	g := res.Groups[0]
+	if len(p.Rates) != 3 || len(p.CDFs) != 2 || len(p.Outages) != 1 || p.Outages[0] != [2]time.Duration{3 * time.Second, 23 * time.Second} ||
+		len(p.Capacities) != 1 || p.Capacities[0].PerSecond != 40 || p.Capacities[0].Label != "capacity 40/s" || p.Runs != 2 {
+		t.Fatalf("%d rates, %d CDFs, outages %v, capacities %v, runs %d", len(p.Rates), len(p.CDFs), p.Outages, p.Capacities, p.Runs)
+	}
+	if want := "fleet default  ·  seeds 1-2  ·  profiles omp-2026-02=50%,omp-2026-06=50%"; p.Heading != want {
+		t.Errorf("heading %q, want %q", p.Heading, want)
+	}
+	gaps := 0
+	for i, r := range p.Rates {
 		s := &g.Profiles[i]
 		var sum int64
 		for j, c := range r.Counts {
@@ -54,24 +95,247 @@ func TestDataMatchesMetrics(t *testing.T) {
 				t.Fatalf("%s bin %d: %v per second over %v, count %d", r.Label, j, r.PerSecond[j], r.Width, c)
 			}
 		}
-		if r.Label != s.Profile || r.Runs != 2 || sum != s.WireCalls || sum == 0 || r.Width != s.WireSeries.BinWidth() {
-			t.Errorf("%s: the bins add up to %d, wire calls %d (%s)", r.Label, sum, s.WireCalls, s.Profile)
+		label := s.Profile
+		if s.Profile == fleet.AllProfiles {
+			label = "all profiles"
 		}
-		c := d.CDFs[i]
-		if c.Label != s.Profile || c.Line != i || c.Fraction[len(c.Fraction)-1] != 1 {
-			t.Fatalf("CDF %s line %d ends at %v", c.Label, c.Line, c.Fraction[len(c.Fraction)-1])
+		if r.Label != label || r.Runs != 2 || sum != s.WireCalls || sum == 0 || r.Width != s.WireSeries.BinWidth() || (r.Style < 0) != (s.Profile == fleet.AllProfiles) {
+			t.Errorf("%s: the bins add up to %d, wire calls %d (%s), style %d", r.Label, sum, s.WireCalls, s.Profile, r.Style)
+		}
+		if s.Profile == fleet.AllProfiles {
+			continue
+		}
+		c := p.CDFs[i]
+		last := c.Fraction[len(c.Fraction)-1]
+		if s.Failed > 0 {
+			gaps++
+		}
+		if c.Label != s.Profile || c.Line != i || c.Prompts != s.Prompts || c.Succeeded != s.Succeeded ||
+			math.Abs(last-float64(s.Succeeded)/float64(s.Prompts)) > 1e-12 || (last < 1) != (s.Failed+s.Waiting > 0) {
+			t.Fatalf("CDF %s line %d ends at %v; %d of %d prompts succeeded", c.Label, c.Line, last, s.Succeeded, s.Prompts)
 		}
 		k := 0
-		for c.Fraction[k] < 0.5 {
+		for c.Fraction[k]*float64(c.Prompts) < 0.5*float64(c.Succeeded) {
 			k++
 		}
 		if p50 := s.Summarize(g.CapacityPer100ms).P50 / 1000; c.Seconds[k] != p50 {
-			t.Errorf("%s: the CDF crosses 1/2 at %v s, p50 %v s", c.Label, c.Seconds[k], p50)
+			t.Errorf("%s: the CDF crosses half the successes at %v s, p50 %v s", c.Label, c.Seconds[k], p50)
+		}
+		want := share(s.Failed, s.Prompts) + " failed"
+		if s.Failed == 0 {
+			want = "all succeeded"
+		}
+		if c.Gap() != want {
+			t.Errorf("%s: gap %q, want %q", c.Label, c.Gap(), want)
+		}
+	}
+	if gaps == 0 {
+		t.Error("no profile failed a prompt: the gap below 1 is not tested")
+	}
+}
+
+// TestPanelPerFleet: a sweep over the three ready fleets draws a panel
+// each, with its own outages, capacity, time span and heading; a fleet
+// without outages says nothing of them.
+func TestPanelPerFleet(t *testing.T) {
+	res := readyFleets(t)
+	d := DataOf(res)
+	var names []string
+	for _, p := range d.Panels {
+		names = append(names, p.Fleet)
+	}
+	if !slices.Equal(names, []string{"outage-529", "quota-window", "rate-limited"}) {
+		t.Fatalf("panels %v", names)
+	}
+	for i, p := range d.Panels {
+		g := &res.Groups[i]
+		if len(p.Outages) != len(g.Outages) || (g.CapacityPer100ms > 0) != (len(p.Capacities) == 1) ||
+			!strings.HasPrefix(p.Heading, "fleet "+g.Fleet+"  ·  seeds 1  ·  profiles "+g.Mix) {
+			t.Errorf("%s: outages %v (group %v), capacities %v (group %v), heading %q", p.Fleet, p.Outages, g.Outages, p.Capacities, g.CapacityPer100ms, p.Heading)
+		}
+		for _, r := range p.Rates {
+			if r.Group != i {
+				t.Errorf("%s: line %s of group %d", p.Fleet, r.Label, r.Group)
+			}
+		}
+		if p.Fleet == "rate-limited" && len(p.Outages) != 0 {
+			t.Errorf("rate-limited has outages %v", p.Outages)
+		}
+	}
+	// The same profile has the same style in every panel.
+	if a, b := d.Panels[0].Rates[0], d.Panels[2].Rates[0]; a.Label != b.Label || a.Style != b.Style {
+		t.Errorf("%s style %d, %s style %d", a.Label, a.Style, b.Label, b.Style)
+	}
+}
+
+// svgStructure is what an SVG image shows, one item a line: every text in
+// document order, then each line style (stroke, width, dashes) with the
+// number of paths drawn in it.
+func svgStructure(svg string) string {
+	var b strings.Builder
+	for _, m := range regexp.MustCompile(`>([^<>]*)</text>`).FindAllStringSubmatch(svg, -1) {
+		b.WriteString("text " + html.UnescapeString(m[1]) + "\n")
+	}
+	styles := map[string]int{}
+	for _, m := range regexp.MustCompile(`<path\s[^>]*style="([^"]*stroke:[^"]*)"`).FindAllStringSubmatch(svg, -1) {
+		styles[m[1]]++
+	}
+	keys := make([]string, 0, len(styles))
+	for k := range styles {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "path %s x%d\n", k, styles[k])
+	}
+	return b.String()
+}
+
+// TestGoldenSVG: the chart of the three ready fleets, by its structure
+// (panels' titles and axes, tick labels in units, legend entries with the
+// failed shares, the peak's mark, line styles) against
+// testdata/fleets.golden; -update rewrites it and the README's chart.
+func TestGoldenSVG(t *testing.T) {
+	res := readyFleets(t)
+	var b bytes.Buffer
+	if err := Write(&b, res, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	got := svgStructure(b.String())
+	golden := filepath.Join("testdata", "fleets.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeReadmeChart(t)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestGoldenSVG -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the chart's structure differs from %s (go test -run TestGoldenSVG -update rewrites it):\n%s", golden, lineDiff(string(want), got))
+	}
+	// What the issue asks of the chart, read from the structure.
+	for _, s := range []string{
+		"text fleet outage-529  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
+		"text fleet quota-window  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
+		"text fleet rate-limited  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
+		"text wire calls per second (outages shaded)\n", "text wire calls per second\n",
+		"text time since the start (min)\n", "text time since the start (h)\n", "text time since the start (s)\n",
+		"text capacity 500/s\n", "text capacity 50/s\n", "text outage\n",
+		"text omp-2026-02: 92.7% failed\n", "text omp-2026-06: all succeeded\n", "text 100%\n",
+		"path fill:none;stroke:#0072B2;stroke-width:1.4 x", "path fill:none;stroke:#D55E00;stroke-width:1.4;stroke-dasharray:6,3 x",
+	} {
+		if !strings.Contains(got, s) {
+			t.Errorf("the chart lacks %q", s)
+		}
+	}
+	if n := strings.Count(got, "text outage\n"); n != 2 {
+		t.Errorf("%d panels say outage, want 2 (rate-limited has none)", n)
+	}
+	if n := strings.Count(got, "text time from a prompt to its success, over all "); n != 3 {
+		t.Errorf("%d CDF panels, want 3", n)
+	}
+	if n := strings.Count(got, "text peak "); n != 3 {
+		t.Errorf("%d peaks marked, want 3", n)
+	}
+	if strings.Contains(got, ".00\n") {
+		t.Errorf("a tick labelled with needless decimals:\n%s", got)
+	}
+}
+
+// writeReadmeChart writes docs/fleet-chart.png, the chart README shows:
+// fleets/outage-529.yaml over seeds 1-2.
+func writeReadmeChart(t *testing.T) {
+	spec, err := fleet.Load("../../fleets/outage-529.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgs []fleet.Config
+	for seed := int64(1); seed <= 2; seed++ {
+		c := spec.Configs()[0]
+		c.Seed = seed
+		cfgs = append(cfgs, c)
+	}
+	res, err := fleet.Sweep(cfgs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, res, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("../../docs/fleet-chart.png", b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lineDiff lists the lines of want missing from got (-) and those of got
+// not in want (+).
+func lineDiff(want, got string) string {
+	var b strings.Builder
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(the same lines in another order)"
+	}
+	return b.String()
+}
+
+// TestTimeTicks: the time axes' units fit the span, and ticks are round
+// numbers of that unit.
+func TestTimeTicks(t *testing.T) {
+	for _, c := range []struct {
+		hi     float64
+		unit   string
+		labels []string
+	}{
+		{25000, "h", []string{"0", "1", "2", "3", "4", "5", "6"}},
+		{600, "min", []string{"0", "2", "4", "6", "8", "10"}},
+		{90, "s", []string{"0", "20", "40", "60", "80"}},
+		{2.5, "s", []string{"0", "0.5", "1", "1.5", "2", "2.5"}},
+	} {
+		if u := unitFor(c.hi); u.name != c.unit {
+			t.Errorf("%v s: unit %s, want %s", c.hi, u.name, c.unit)
+		}
+		var labels []string
+		for _, tk := range (timeTicks{}).Ticks(0, c.hi) {
+			if tk.Value < 0 || tk.Value > c.hi+1e-9 {
+				t.Errorf("%v s: tick at %v", c.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if !slices.Equal(labels, c.labels) {
+			t.Errorf("%v s: ticks %q, want %q", c.hi, labels, c.labels)
+		}
+	}
+	for _, c := range []struct {
+		t    float64
+		want string
+	}{{31, "31 s"}, {190, "3.2 min"}, {3 * 3600, "180 min"}, {5 * 3600, "5 h"}} {
+		if got := unitFor(c.t).format(c.t); got != c.want {
+			t.Errorf("%v s: %q, want %q", c.t, got, c.want)
 		}
 	}
 }
 
-// TestWrite: a PNG that decodes, an SVG document.
+// TestWrite: a PNG that decodes, an SVG document; a fleet where nothing
+// succeeds draws its CDF flat at 0, labelled 100% failed.
 func TestWrite(t *testing.T) {
 	res := outageSweep(t)
 	var b bytes.Buffer
@@ -82,7 +346,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not a PNG: %v", err)
 	}
-	if r := img.Bounds(); r.Dx() < 500 || r.Dy() < 500 {
+	if r := img.Bounds(); r.Dx() < 500 || r.Dy() < 300 {
 		t.Fatalf("image of %v", r)
 	}
 	b.Reset()
@@ -97,7 +361,6 @@ func TestWrite(t *testing.T) {
 	if err := Write(&b, res, "gif"); err == nil || !strings.Contains(err.Error(), `unknown image format "gif" (allowed: png, svg)`) {
 		t.Fatalf("gif: %v", err)
 	}
-	// A fleet where nothing succeeds still draws (an empty CDF panel).
 	c := fleet.Default(5)
 	c.PromptErrors = fleet.PromptErrors{}
 	c.Outages = []fleet.Outage{{Start: 0, Duration: fleet.MaxDuration, Kind: fleet.Kind529}}
@@ -106,8 +369,15 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Reset()
-	if err := Write(&b, none, "svg"); err != nil || !strings.Contains(b.String(), "no prompt succeeded") {
-		t.Fatalf("%v", err)
+	if err := Write(&b, none, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if got := svgStructure(b.String()); !strings.Contains(got, "text omp-2026-02: 100.0% failed\n") && !strings.Contains(got, ": 100.0% failed\n") {
+		t.Fatalf("no success: %s", got)
+	}
+	b.Reset()
+	if err := Write(&b, &fleet.Result{}, "svg"); err != nil || !strings.Contains(b.String(), "no fleet in the result") {
+		t.Fatalf("empty result: %v", err)
 	}
 }
 
@@ -121,6 +391,71 @@ func TestFormatOf(t *testing.T) {
 		got, err := FormatOf(c.path)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%q: %q, %v; want %q, %q", c.path, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestPanelGroups: a fleet run with two profile mixes and an SDK layer
+// shares one panel, its lines labelled by what tells the groups apart and
+// its heading listing the mixes; another fleet has its own panel, and the
+// same line keeps its style there.
+func TestPanelGroups(t *testing.T) {
+	var cfgs []fleet.Config
+	for _, name := range []string{"a", "b"} {
+		for _, mix := range []fleet.Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "omp-2026-06", Percent: 100}}} {
+			c := fleet.Default(20)
+			c.Name, c.Profiles = name, mix
+			cfgs = append(cfgs, c)
+		}
+	}
+	c := fleet.Default(20)
+	c.Name, c.SDK = "b", "omp-2026-02"
+	cfgs = append(cfgs, c)
+	res, err := fleet.Sweep(cfgs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DataOf(res)
+	if len(d.Panels) != 2 {
+		t.Fatalf("%d panels", len(d.Panels))
+	}
+	var labels []string
+	for _, r := range d.Panels[0].Rates {
+		labels = append(labels, r.Label)
+	}
+	want := []string{"omp-2026-02=50%,omp-2026-06=50% omp-2026-02", "omp-2026-02=50%,omp-2026-06=50% omp-2026-06",
+		"omp-2026-02=50%,omp-2026-06=50% all profiles", "omp-2026-06"}
+	if !slices.Equal(labels, want) || len(d.Panels[0].CDFs) != 3 {
+		t.Errorf("fleet a: lines %q (want %q), %d CDFs", labels, want, len(d.Panels[0].CDFs))
+	}
+	if h := d.Panels[0].Heading; h != "fleet a  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50% | omp-2026-06" {
+		t.Errorf("heading %q", h)
+	}
+	b := d.Panels[1]
+	if !strings.HasSuffix(b.Heading, "  ·  sdk omp-2026-02") || b.Rates[len(b.Rates)-1].Label != "sdk omp-2026-02 omp-2026-02" ||
+		b.Rates[0].Label != "omp-2026-02=50%,omp-2026-06=50% no sdk omp-2026-02" {
+		t.Errorf("fleet b: heading %q, first line %q, last %q", b.Heading, b.Rates[0].Label, b.Rates[len(b.Rates)-1].Label)
+	}
+	if d.Panels[0].Rates[3].Style == d.Panels[0].Rates[0].Style || d.Panels[0].Rates[2].Style != -1 {
+		t.Errorf("styles %d %d %d", d.Panels[0].Rates[0].Style, d.Panels[0].Rates[2].Style, d.Panels[0].Rates[3].Style)
+	}
+}
+
+// TestGap: the label of the prompts below 1.
+func TestGap(t *testing.T) {
+	for _, c := range []struct {
+		c    CDF
+		want string
+	}{
+		{CDF{Prompts: 10, Succeeded: 10}, "all succeeded"},
+		{CDF{Prompts: 3000, Succeeded: 218, Failed: 2782}, "92.7% failed"},
+		{CDF{Prompts: 1000, Succeeded: 965, Failed: 31, Waiting: 4}, "3.1% failed, 0.4% still waiting"},
+		{CDF{Prompts: 100000, Succeeded: 99999, Waiting: 1}, "<0.1% still waiting"},
+		{CDF{Prompts: 100000, Succeeded: 1, Failed: 99999}, ">99.9% failed"},
+		{CDF{Prompts: 5, Failed: 5}, "100.0% failed"},
+	} {
+		if got := c.c.Gap(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.c, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,101 @@
+package retryfsm_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ohmypi/retryfsm"
+	"github.com/ohmypi/retryfsm/policy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRetriesInABubble runs Example_synctest's test.
+func TestRetriesInABubble(t *testing.T) { retriesInABubble(t) }
+
+// TestDoPlainErrors: without WithReply an error's text is the reply
+// (DefaultReply): a 503 is retried, a text the original does not retry is
+// returned as it is, with one call; settings are validated before any call;
+// a profile's settings change the waits.
+func TestDoPlainErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fatal := errors.New("invalid api key")
+		calls := 0
+		_, err := retryfsm.Do(context.Background(), policy.DefaultSettings(), func(context.Context) (int, error) {
+			calls++
+			return 0, fatal
+		})
+		if err != fatal || calls != 1 {
+			t.Errorf("Do = %v after %d calls, want the error itself after 1", err, calls)
+		}
+
+		bad := policy.DefaultSettings()
+		bad.MaxRetries = -1
+		calls = 0
+		if _, err := retryfsm.Do(context.Background(), bad, func(context.Context) (int, error) { calls++; return 1, nil }); err == nil || calls != 0 {
+			t.Errorf("invalid settings: %v after %d calls", err, calls)
+		}
+
+		prof, err := policy.ProfileByName("openai-sdk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		calls = 0
+		var starts []float64
+		_, err = retryfsm.Do(context.Background(), prof.Settings, func(context.Context) (int, error) {
+			calls++
+			return 0, errors.New("503 Service Unavailable")
+		}, retryfsm.WithConfig(func(c *policy.Config) { c.Rand = func() float64 { return 0 } }),
+			retryfsm.OnEvent(func(e policy.Event) {
+				if s, ok := e.(policy.AutoRetryStart); ok {
+					starts = append(starts, s.DelayMs)
+				}
+			}))
+		var re *retryfsm.Error
+		var ex *policy.ExhaustedError
+		if !errors.As(err, &re) || !errors.As(err, &ex) || re.Calls != 3 || calls != 3 || re.Last.Error() != "503 Service Unavailable" {
+			t.Fatalf("Do = %v (calls %d)", err, calls)
+		}
+		if !strings.Contains(err.Error(), "after 3 calls") {
+			t.Errorf("message %q", err)
+		}
+		// openai-sdk: 2 retries from 500 ms, 25 % downward jitter (draw 0: the whole wait).
+		if len(starts) != 2 || time.Since(start) != time.Duration((starts[0]+starts[1])*float64(time.Millisecond)) {
+			t.Errorf("waits %v ms, elapsed %v", starts, time.Since(start))
+		}
+	})
+}
+
+// TestDoCancelBeforeRetry: a ctx that ends in the first wait ends Do at
+// once with an error matching ErrRetryCancelled and context.DeadlineExceeded
+// whose Last is the call's error; no second call.
+func TestDoCancelBeforeRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		calls := 0
+		start := time.Now()
+		_, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(context.Context) (int, error) {
+			calls++
+			return 0, errors.New("429 rate_limit_error")
+		})
+		var re *retryfsm.Error
+		if !errors.Is(err, policy.ErrRetryCancelled) || !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &re) || re.Last.Error() != "429 rate_limit_error" {
+			t.Fatalf("Do = %v", err)
+		}
+		if calls != 1 || time.Since(start) != 500*time.Millisecond {
+			t.Errorf("%d calls, returned after %v; want 1, 500ms", calls, time.Since(start))
+		}
+		time.Sleep(time.Minute)
+		if calls != 1 {
+			t.Errorf("a call after Do returned (%d calls)", calls)
+		}
+	})
+}
