@@ -188,7 +188,8 @@ type Auditor struct {
 	report func(Finding)
 	sum    Summary
 	st     state
-	cur    []byte // the line being read (readLine), for quoting its values
+	cur    []byte  // the line being read (readLine), for quoting its values
+	runs   *runLog // the RPC log's runs, for AuditLayers (nil: not kept)
 }
 
 // New returns an Auditor for opt; an unknown profile, invalid settings or a
@@ -485,7 +486,12 @@ func (a *Auditor) readLine(line []byte) {
 		if a.decode(line, typ, &e) && e.Status != nil && *e.Status != "ok" && *e.Status != "error" {
 			a.badEvent(typ, fmt.Sprintf("status = %q (allowed: ok, error)", *e.Status))
 		}
-	case typ == rpcAgentEnd, tt == trace.AutoCompactionStart, tt == trace.PromptResolved, typ == rpcSessionSettled:
+	case typ == rpcAgentEnd:
+		var e times
+		if a.decode(line, typ, &e) && a.runs != nil {
+			a.runs.end(e.stamp())
+		}
+	case tt == trace.AutoCompactionStart, tt == trace.PromptResolved, typ == rpcSessionSettled:
 		var e times
 		a.decode(line, typ, &e)
 	default:
@@ -628,6 +634,13 @@ func (a *Auditor) onAgentStart(at stamp) {
 	a.compactionContinue(at)
 	st.reply = reply{}
 	retried := st.open && st.awaitingRun // this may be the retried run
+	if a.runs != nil {
+		attempt := 0
+		if retried {
+			attempt = st.lastAttempt
+		}
+		a.runs.start(st.line, at, attempt)
+	}
 	st.awaitingRun = false
 	if st.promptLine != 0 {
 		promptLine := st.promptLine
@@ -692,6 +705,9 @@ func (a *Auditor) onMessageEnd(e *messageEndLine) {
 		r.input, r.cacheRead = tokens(u.Input), tokens(u.CacheRead)
 	}
 	a.st.reply = r
+	if a.runs != nil {
+		a.runs.reply(a.st.line, e.Message.StopReason == "error" || e.Message.ErrorMessage != "")
+	}
 }
 
 func (a *Auditor) onResponse(e *responseLine) {

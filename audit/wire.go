@@ -51,6 +51,17 @@ type WireOptions struct {
 	Slack time.Duration
 }
 
+// wireSlack is opt's slack in ms.
+func wireSlack(opt WireOptions) float64 {
+	switch {
+	case opt.Slack == 0:
+		return msOf(DefaultWireSlack)
+	case opt.Slack < 0:
+		return 0
+	}
+	return msOf(opt.Slack)
+}
+
 // Fit is how well a profile fits a wire log: its findings there.
 type Fit struct {
 	Profile  string `json:"profile"`
@@ -132,13 +143,7 @@ type wireAnswer struct {
 // policy.Profiles is checked too, for WireSummary.Fits; findings are
 // reported for the Auditor's settings only.
 func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) (WireSummary, error) {
-	slack := msOf(opt.Slack)
-	if opt.Slack == 0 {
-		slack = msOf(DefaultWireSlack)
-	}
-	if slack < 0 {
-		slack = 0
-	}
+	slack := wireSlack(opt)
 	main := &wireCheck{name: a.profile.Name, set: a.set, cls: a.classifier, slack: slack, report: report}
 	checks := []*wireCheck{main}
 	for _, p := range policy.Profiles() {
