@@ -41,6 +41,18 @@ Rules (SPEC.md §16):
     bad-json, bad-event, long-line
                       a line that could not be read (skipped)
 
+With --wire=WIRELOG and one LOG, under a profile with a provider layer
+(omp-18), LOG is the agent's RPC log and WIRELOG the wire log "retrysim proxy"
+wrote of the same run (SPEC.md §16.2): the session layer is checked in LOG,
+the provider layer in WIRELOG (the rules of --wire below, each request within
+the run it was sent in), and
+    wire-outside-run  a request sent while no run was going
+    layer-mismatch    a run's reply that its last request's answer contradicts
+and each session attempt's requests are counted ("LOG:LINE: attempt K: N
+requests (WIRELOG lines A-B)"). LOG's lines need "timestamp" (epoch ms).
+Under such a profile an RPC log alone says "provider layer not visible in
+this log": that layer's retries leave no RPC event.
+
 With --wire, each LOG is a wire log of "retrysim proxy" (SPEC.md §16.1):
     wire-not-retried  an answer the profile retries, not retried
     wire-retried      a retry of an answer the profile does not retry
@@ -120,6 +132,9 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 	asJSON := flagString(fs, "json") == "true"
 	if flagString(fs, "wire") == "true" {
 		return runAuditWire(fs, a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
+	}
+	if path := wirePath(fs); path != "" {
+		return runAuditLayers(fs, a, path, opt.Settings != nil, args, stdin, stdout, stderr)
 	}
 
 	out := bufio.NewWriter(stdout)
