@@ -1,10 +1,14 @@
 package audit_test
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/rpc"
 )
 
 // newerAbortRetryLog is oh-my-pi 18.3.4's RPC log as issue 24 describes
@@ -97,4 +101,23 @@ func TestProviderLayerNotVisible(t *testing.T) {
 			t.Errorf("%q: %v, %+v; want clean, provider layer %q", profile, fs, sum, want)
 		}
 	}
+}
+
+// TestServedProtocol2LogIsRead: the log retrysim rpc --protocol 2 writes
+// (the abort_retry example of issue 24, under omp-18) is read as the
+// agent's: clean under omp-18 with protocol 2 reported and the provider
+// layer not visible, delay at both retries under the default.
+func TestServedProtocol2LogIsRead(t *testing.T) {
+	sc := loadScenario(t, filepath.Join(scenariosDir, "profiles", "omp-18", "abort-retry-during-attempt-2-wait.yaml"))
+	in := `{"id":"p1","type":"prompt","message":"hi"}` + "\n" + `{"type":"advance","ms":600}` + "\n" + `{"id":"r1","type":"abort_retry"}` + "\n"
+	var out bytes.Buffer
+	if err := rpc.Serve(context.Background(), strings.NewReader(in), &out, rpc.Options{Scenario: sc, Virtual: true, Protocol: 2}); err != nil {
+		t.Fatal(err)
+	}
+	log := out.Bytes()
+	fs, sum := auditLog(t, log, audit.Options{Profile: "omp-18"})
+	if len(fs) != 0 || sum.Protocol != 2 || sum.ProviderLayer != audit.ProviderLayerNotVisible || sum.Chains != 1 || sum.Retries != 2 || sum.Skipped != 0 {
+		t.Errorf("omp-18: %v, %+v\n%s", fs, sum, numbered(log))
+	}
+	checkFindings(t, log, audit.Options{}, finding{lineOf(t, log, "auto_retry_start", 1), audit.Delay}, finding{lineOf(t, log, "auto_retry_start", 2), audit.Delay})
 }
