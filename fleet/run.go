@@ -156,8 +156,9 @@ type runner struct {
 	free      []int32
 	buf       session.Buffer
 	ev        session.Event
-	stats     []Stats // per profile, then all
-	bins      []bins  // per profile, then all
+	fx        stepEffects // the effects of the step being performed
+	stats     []Stats     // per profile, then all
+	bins      []bins      // per profile, then all
 	prov      *Provider
 	// arrivals
 	arrived int
@@ -280,10 +281,10 @@ func JitterSeed(seed int64, i int) int64 {
 func (r *runner) run() {
 	for i, o := range r.cfg.Outages {
 		if o.Cuts() {
-			r.q.push(event{at: o.Start, kind: evOutage, id: uint64(i)})
+			r.q.pushAt(event{at: o.Start, kind: evOutage, id: uint64(i)})
 		}
 	}
-	r.q.push(event{at: 0, kind: evArrive})
+	r.q.pushAt(event{at: 0, kind: evArrive})
 	var e event
 	for r.q.len() > 0 {
 		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
@@ -356,7 +357,7 @@ func (r *runner) arrive() {
 		if r.cfg.Rate > 0 {
 			next = after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second)))
 		}
-		r.q.push(event{at: next, kind: evArrive})
+		r.q.pushAt(event{at: next, kind: evArrive}) // a gap of its own: not a lane's
 	}
 	// the profile: smooth weighted round robin over the shares
 	best := 0
@@ -439,7 +440,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.q.push(event{at: after(r.now, r.cfg.Think.duration(&s.model, 0)), kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.q.pushAfter(r.now, r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	s.active = false
@@ -471,27 +472,9 @@ func (r *runner) step(s *sess, layer uint8) {
 	} else {
 		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
 	}
-	var call uint64
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case session.Emit, session.Answer, session.Resolve:
-			r.record(s, layer, &e.Record)
-		case session.Arm:
-			s.live++
-			r.q.push(event{at: after(r.now, e.Timer.Delay), kind: evTimer, layer: layer, timer: uint8(e.Timer.Kind),
-				id: e.Timer.ID, slot: s.slot, gen: s.gen})
-			if e.Timer.Kind == session.BackoffTimer {
-				st := &r.stats[s.prof]
-				st.LongestWait = max(st.LongestWait, e.Timer.Delay)
-			}
-		case session.Cancel:
-			s.live--
-			s.cancelled = append(s.cancelled, uint64(layer)<<63|e.Timer.ID)
-		case session.Call:
-			call = e.Call
-		}
-	}
+	r.fx = stepEffects{r: r, s: s, layer: layer}
+	session.Perform(fx, &r.fx)
+	call := r.fx.call
 	if call == 0 {
 		return
 	}
@@ -508,6 +491,37 @@ func (r *runner) step(s *sess, layer uint8) {
 	r.ev = session.Event{Kind: session.Prompt}
 	r.step(s, layerSDK)
 }
+
+// stepEffects is the session.Shell of one step's effects: session s's
+// core of layer. A fleet session gets no set_auto_retry,
+// set_retry_settings or set_auto_compaction: their effects never occur.
+type stepEffects struct {
+	r     *runner
+	s     *sess
+	layer uint8
+	call  uint64 // the model call asked for, made once the effects are performed
+}
+
+func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) }
+func (e *stepEffects) Arm(t session.Timer) {
+	r, s := e.r, e.s
+	s.live++
+	r.q.pushAfter(r.now, t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	if t.Kind == session.BackoffTimer {
+		st := &r.stats[s.prof]
+		st.LongestWait = max(st.LongestWait, t.Delay)
+	}
+}
+func (e *stepEffects) Cancel(t session.Timer) {
+	e.s.live--
+	e.s.cancelled = append(e.s.cancelled, uint64(e.layer)<<63|t.ID)
+}
+func (e *stepEffects) SetEnabled(bool) { panic("fleet: a session got set_auto_retry") }
+func (e *stepEffects) SetSettings(*policy.Settings) {
+	panic("fleet: a session got set_retry_settings")
+}
+func (e *stepEffects) SetCompaction(bool) { panic("fleet: a session got set_auto_compaction") }
+func (e *stepEffects) Call(id uint64)     { e.call = id }
 
 // record takes a record of s's core of layer.
 func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {
@@ -574,7 +588,7 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = a, admitted, layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.q.push(event{at: after(r.now, d), kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	r.q.pushAfter(r.now, d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
 // cut answers every admitted call in flight with outage window i's error,
@@ -590,7 +604,7 @@ func (r *runner) cut(i int) {
 		r.prov.Release()
 		s.wire, s.wireAdmitted = a, false
 		s.wireSeq++ // the answer scheduled at the send is stale
-		r.q.push(event{at: r.now, kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+		r.q.pushAfter(r.now, 0, event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 	}
 }
 

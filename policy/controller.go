@@ -550,7 +550,9 @@ func (c *Controller) Snapshot() Snapshot {
 // A chain that ends at once (maxRetries 0) counts as a chain. A call blocked
 // on an open chain returns once the chain's auto_retry_end has been
 // delivered to subscribers; a call made after the chain ended returns at
-// once, so a subscriber may call it too.
+// once, so a subscriber may call it too (a subscriber that waits on an open
+// chain waits for deliveries queued behind its own, that is until ctx ends,
+// or for ever when ctx is the prompt's and has ended: it should not).
 //
 // In the original variant a chain can be left open (a fatal error, an
 // overflow, an aborted reply or a failed continue mid-chain, or retry
@@ -585,8 +587,13 @@ func (c *Controller) WaitForRetry(ctx context.Context) error {
 		// agent that fed a reply after its ctx ended): cancel it here (an
 		// abort at rest does nothing), and report that.
 		c.promptEnded(gen, pctx)
-		<-w.done
-		return w.out.err()
+		c.mu.Lock()
+		closed := c.wait != w // the release is decided; its delivery closes w.done
+		c.mu.Unlock()
+		if closed {
+			<-w.done
+			return w.out.err()
+		}
 	}
 	return ctx.Err()
 }
