@@ -145,7 +145,7 @@ type Summary struct {
 	Retries  int `json:"retries"`  // auto_retry_start lines
 	Findings int `json:"findings"` // findings reported, the bad lines included
 	// Protocol is the protocolVersion of the log's ready line (0: none,
-	// the first protocol, which has no ready line; SPEC.md §10.3).
+	// the first protocol, which has no ready line; SPEC.md §10.1).
 	Protocol int `json:"protocol,omitempty"`
 	// ProviderLayer says what the audit saw of the provider layer of a
 	// profile that has one (policy.Profile.Layer): ProviderLayerNotVisible
@@ -382,7 +382,7 @@ type messageEndLine struct {
 	} `json:"message"`
 }
 
-// readyLine is the newer protocol's first line (SPEC.md §10.3).
+// readyLine is the newer protocol's first line (SPEC.md §10.1).
 type readyLine struct {
 	times
 	ProtocolVersion *float64 `json:"protocolVersion"`
@@ -500,7 +500,7 @@ func (a *Auditor) readLine(line []byte) {
 }
 
 // The RPC protocol's names of a run's start and end (SPEC §10), and the
-// newer protocol's lines the audit reads (§10.3): its first line, and the
+// newer protocol's lines the audit reads (§10.1): its first line, and the
 // two that resolve a prompt in prompt_resolved's place. Its other new
 // events (turn_start, message_update, extension_ui_request, ...) are
 // skipped.

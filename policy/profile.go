@@ -21,7 +21,7 @@ type Profile struct {
 	// Layer names the profile of the provider layer beneath this one ("":
 	// none): an agent whose every model call is first retried by its
 	// provider code, which the agent's session layer sees only when that
-	// layer gives up (SPEC.md §14.12). The fleet runs it as its SDK layer;
+	// layer gives up (SPEC.md §14.11). The fleet runs it as its SDK layer;
 	// an audit of an RPC log alone cannot see it.
 	Layer string
 }

@@ -25,7 +25,7 @@ import (
 
 // The real oh-my-pi 18.3.4 cannot run here (no network for its packages),
 // so its two retry layers are modelled by the engine and driven through
-// the proxy (SPEC.md §14.12): the provider layer is retryfsm.Do with the
+// the proxy (SPEC.md §14.11): the provider layer is retryfsm.Do with the
 // layer's settings around the Anthropic Go SDK with its own retries off
 // (pi-ai retries itself), the session layer a policy.Controller with the
 // agent's settings whose agent writes the RPC log the agent writes (the

@@ -47,7 +47,7 @@ type Options struct {
 	// Log receives diagnostics (nothing but JSON lines goes to the
 	// output). Nil discards them.
 	Log io.Writer
-	// Protocol is the protocol version spoken (SPEC.md §10.3): 0 or 1,
+	// Protocol is the protocol version spoken (SPEC.md §10.1): 0 or 1,
 	// the original's (the default); 2, oh-my-pi 18.3.4's newer one: a
 	// ready line first, prompt_result and session_settled in
 	// prompt_resolved's place, errorId on auto_retry_start, completedAt

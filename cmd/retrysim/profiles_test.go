@@ -202,7 +202,7 @@ func TestProfileScenarioFiles(t *testing.T) {
 			if sc.Profile != d.Name() || sc.Name != d.Name()+"/"+stem {
 				t.Errorf("%s: profile %q, name %q; want %q, %q", f, sc.Profile, sc.Name, d.Name(), d.Name()+"/"+stem)
 			}
-			if !regexp.MustCompile(`[\w.-]+/[\w.-]+@[0-9a-f]{7,}`).MatchString(sc.Description) {
+			if !regexp.MustCompile(`[\w.-]+/[\w.-]+@([0-9a-f]{7,}|v\d+\.\d+\.\d+)`).MatchString(sc.Description) {
 				t.Errorf("%s: the description names no upstream repository@commit", f)
 			}
 			if len(sc.Expect.Events) == 0 || len(sc.Expect.Final) == 0 {

@@ -40,7 +40,7 @@ or with those of --profile NAME). It runs on the real clock (a
 {"type":"advance","ms":N}, and then every event carries "t".
 
 With --protocol 2 it speaks the newer protocol of oh-my-pi 18.3.4 instead
-(SPEC.md §10.3): a ready line first, prompt_result (the prompt's id, status
+(SPEC.md §10.1): a ready line first, prompt_result (the prompt's id, status
 ok or error) and session_settled in place of prompt_resolved, errorId on
 auto_retry_start, completedAt and duration on an assistant message_end.
 
@@ -62,7 +62,7 @@ invalid flags or an invalid scenario file.`,
 			profileFlag(fs, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
 			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
-			fs.Int("protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.3)")
+			fs.Int("protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
 			fs.String("mode", "rpc", "the original's launch flag: `MODE` must be rpc")
 			fs.String("provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
 			fs.String("model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
