@@ -144,7 +144,22 @@ type Summary struct {
 	Chains   int `json:"chains"`   // chains started (first auto_retry_start)
 	Retries  int `json:"retries"`  // auto_retry_start lines
 	Findings int `json:"findings"` // findings reported, the bad lines included
+	// Protocol is the protocolVersion of the log's ready line (0: none,
+	// the first protocol, which has no ready line; SPEC.md §10.1).
+	Protocol int `json:"protocol,omitempty"`
+	// ProviderLayer says what the audit saw of the provider layer of a
+	// profile that has one (policy.Profile.Layer): ProviderLayerNotVisible
+	// for an RPC log alone, whose events come from the session layer only;
+	// ProviderLayerChecked with the wire log beside it (AuditLayers); ""
+	// for a profile without one.
+	ProviderLayer string `json:"providerLayer,omitempty"`
 }
+
+// What an audit saw of a provider layer (Summary.ProviderLayer).
+const (
+	ProviderLayerNotVisible = "not visible"
+	ProviderLayerChecked    = "checked"
+)
 
 // Add adds o's counts to s (the total of several logs).
 func (s *Summary) Add(o Summary) {
@@ -155,6 +170,10 @@ func (s *Summary) Add(o Summary) {
 	s.Chains += o.Chains
 	s.Retries += o.Retries
 	s.Findings += o.Findings
+	s.Protocol = max(s.Protocol, o.Protocol)
+	if s.ProviderLayer == "" || o.ProviderLayer == ProviderLayerNotVisible {
+		s.ProviderLayer = o.ProviderLayer
+	}
 }
 
 // An Auditor checks logs against one profile. It is not safe for
@@ -169,7 +188,8 @@ type Auditor struct {
 	report func(Finding)
 	sum    Summary
 	st     state
-	cur    []byte // the line being read (readLine), for quoting its values
+	cur    []byte  // the line being read (readLine), for quoting its values
+	runs   *runLog // the RPC log's runs, for AuditLayers (nil: not kept)
 }
 
 // New returns an Auditor for opt; an unknown profile, invalid settings or a
@@ -231,6 +251,9 @@ func (a *Auditor) Audit(r io.Reader, report func(Finding)) (Summary, error) {
 	}
 	a.endOfLog()
 	a.report = nil
+	if a.profile.Layer != "" {
+		a.sum.ProviderLayer = ProviderLayerNotVisible
+	}
 	return a.sum, nil
 }
 
@@ -359,6 +382,19 @@ type messageEndLine struct {
 	} `json:"message"`
 }
 
+// readyLine is the newer protocol's first line (SPEC.md §10.1).
+type readyLine struct {
+	times
+	ProtocolVersion *float64 `json:"protocolVersion"`
+}
+
+// promptResultLine is the newer protocol's answer to a prompt once it is
+// resolved (prompt_resolved's place).
+type promptResultLine struct {
+	times
+	Status *string `json:"status"`
+}
+
 type compactionEndLine struct {
 	times
 	WillRetry *bool `json:"willRetry"`
@@ -437,7 +473,25 @@ func (a *Auditor) readLine(line []byte) {
 		if a.decode(line, typ, &e) && e.WillRetry != nil && *e.WillRetry {
 			st.compaction.line, st.compaction.at = st.line, e.stamp()
 		}
-	case typ == rpcAgentEnd, tt == trace.AutoCompactionStart, tt == trace.PromptResolved:
+	case typ == rpcReady:
+		var e readyLine
+		if a.decode(line, typ, &e) && e.ProtocolVersion != nil {
+			if k, ok := a.whole(typ, "protocolVersion", e.ProtocolVersion); ok {
+				a.sum.Protocol = k
+			}
+		}
+	case typ == rpcPromptResult:
+		// resolves its prompt as prompt_resolved does; status says how
+		var e promptResultLine
+		if a.decode(line, typ, &e) && e.Status != nil && *e.Status != "ok" && *e.Status != "error" {
+			a.badEvent(typ, fmt.Sprintf("status = %q (allowed: ok, error)", *e.Status))
+		}
+	case typ == rpcAgentEnd:
+		var e times
+		if a.decode(line, typ, &e) && a.runs != nil {
+			a.runs.end(e.stamp())
+		}
+	case tt == trace.AutoCompactionStart, tt == trace.PromptResolved, typ == rpcSessionSettled:
 		var e times
 		a.decode(line, typ, &e)
 	default:
@@ -445,10 +499,17 @@ func (a *Auditor) readLine(line []byte) {
 	}
 }
 
-// The RPC protocol's names of a run's start and end (SPEC §10).
+// The RPC protocol's names of a run's start and end (SPEC §10), and the
+// newer protocol's lines the audit reads (§10.1): its first line, and the
+// two that resolve a prompt in prompt_resolved's place. Its other new
+// events (turn_start, message_update, extension_ui_request, ...) are
+// skipped.
 const (
-	rpcAgentStart = "agent_start"
-	rpcAgentEnd   = "agent_end"
+	rpcAgentStart     = "agent_start"
+	rpcAgentEnd       = "agent_end"
+	rpcReady          = "ready"
+	rpcPromptResult   = "prompt_result"
+	rpcSessionSettled = "session_settled"
 )
 
 // decode reads an event line of type typ into v; a field of the wrong type
@@ -490,7 +551,10 @@ func describeFieldError(err error) string {
 	case '[':
 		got = "an array"
 	case '0':
-		got = "the number " + string(se.JSONValue) + ", out of range"
+		got = "a number"
+		if se.GoType.Kind() == reflect.Float64 {
+			got = "the number " + string(se.JSONValue) + ", out of range"
+		}
 	case 't', 'f':
 		got = se.JSONKind.String()
 	}
@@ -570,6 +634,13 @@ func (a *Auditor) onAgentStart(at stamp) {
 	a.compactionContinue(at)
 	st.reply = reply{}
 	retried := st.open && st.awaitingRun // this may be the retried run
+	if a.runs != nil {
+		attempt := 0
+		if retried {
+			attempt = st.lastAttempt
+		}
+		a.runs.start(st.line, at, attempt)
+	}
 	st.awaitingRun = false
 	if st.promptLine != 0 {
 		promptLine := st.promptLine
@@ -634,6 +705,9 @@ func (a *Auditor) onMessageEnd(e *messageEndLine) {
 		r.input, r.cacheRead = tokens(u.Input), tokens(u.CacheRead)
 	}
 	a.st.reply = r
+	if a.runs != nil {
+		a.runs.reply(a.st.line, e.Message.StopReason == "error" || e.Message.ErrorMessage != "")
+	}
 }
 
 func (a *Auditor) onResponse(e *responseLine) {

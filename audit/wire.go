@@ -51,6 +51,17 @@ type WireOptions struct {
 	Slack time.Duration
 }
 
+// wireSlack is opt's slack in ms.
+func wireSlack(opt WireOptions) float64 {
+	switch {
+	case opt.Slack == 0:
+		return msOf(DefaultWireSlack)
+	case opt.Slack < 0:
+		return 0
+	}
+	return msOf(opt.Slack)
+}
+
 // Fit is how well a profile fits a wire log: its findings there.
 type Fit struct {
 	Profile  string `json:"profile"`
@@ -132,13 +143,7 @@ type wireAnswer struct {
 // policy.Profiles is checked too, for WireSummary.Fits; findings are
 // reported for the Auditor's settings only.
 func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) (WireSummary, error) {
-	slack := msOf(opt.Slack)
-	if opt.Slack == 0 {
-		slack = msOf(DefaultWireSlack)
-	}
-	if slack < 0 {
-		slack = 0
-	}
+	slack := wireSlack(opt)
 	main := &wireCheck{name: a.profile.Name, set: a.set, cls: a.classifier, slack: slack, report: report}
 	checks := []*wireCheck{main}
 	for _, p := range policy.Profiles() {
@@ -150,55 +155,24 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 		checks = append(checks, &wireCheck{name: p.Name, set: set, cls: c, slack: slack})
 	}
 	var sum WireSummary
-	lr := lines.NewReader(r, MaxLineSize)
 	badLine := func(line int, rule Rule, reason string) {
-		sum.Bad++
 		for _, c := range checks {
 			c.find(line, rule, reason)
 		}
 	}
-	for {
-		line, tooLong, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return sum, fmt.Errorf("audit: reading line %d: %w", sum.Lines+1, err)
-		}
-		sum.Lines++
-		n := sum.Lines
-		if tooLong {
-			badLine(n, LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
-			continue
-		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			sum.Skipped++
-			continue
-		}
-		var rec proxy.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) {
-				badLine(n, BadEvent, fmt.Sprintf("field %s: %s is not a %s", typeErr.Field, typeErr.Value, typeErr.Type))
-			} else {
-				badLine(n, BadJSON, "not JSON: "+err.Error())
-			}
-			continue
-		}
-		if rec.Type != "request" {
-			sum.Skipped++
-			continue
-		}
-		sum.Events++
-		retry, rc := isRetry(&rec, main.last)
+	err := readWireLog(r, &sum.Summary, badLine, func(n int, rec *proxy.Record) {
+		retry, rc := isRetry(rec, main.last)
 		if retry && main.last != nil {
 			sum.Retries++
 		} else {
 			sum.Chains++
 		}
 		for _, c := range checks {
-			c.onRequest(n, &rec, retry, rc)
+			c.onRequest(n, rec, retry, rc)
 		}
+	})
+	if err != nil {
+		return sum, err
 	}
 	for _, c := range checks {
 		c.endOfLog()
@@ -209,6 +183,53 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	}
 	sum.Best = bestFits(sum.Fits)
 	return sum, nil
+}
+
+// readWireLog reads a wire log's lines, counting them in sum (Lines,
+// Skipped, Bad, Events: the requests), and calls onRequest with each
+// request; a line that cannot be read is counted bad and given to
+// badLine, and the reading goes on. The error is r's.
+func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, rec *proxy.Record)) error {
+	lr := lines.NewReader(r, MaxLineSize)
+	bad := func(line int, rule Rule, reason string) {
+		sum.Bad++
+		badLine(line, rule, reason)
+	}
+	for {
+		line, tooLong, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("audit: reading line %d: %w", sum.Lines+1, err)
+		}
+		sum.Lines++
+		n := sum.Lines
+		if tooLong {
+			bad(n, LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
+			continue
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			sum.Skipped++
+			continue
+		}
+		var rec proxy.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) {
+				bad(n, BadEvent, fmt.Sprintf("field %s: %s is not a %s", typeErr.Field, typeErr.Value, typeErr.Type))
+			} else {
+				bad(n, BadJSON, "not JSON: "+err.Error())
+			}
+			continue
+		}
+		if rec.Type != "request" {
+			sum.Skipped++
+			continue
+		}
+		sum.Events++
+		onRequest(n, &rec)
+	}
 }
 
 // retryCountHeader is the Stainless SDKs' count of the retries made.

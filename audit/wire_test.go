@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
 )
 
@@ -135,7 +136,7 @@ func TestWireBestFit(t *testing.T) {
 			t.Errorf("best %v, want no %s", sum.Best, p)
 		}
 	}
-	if len(sum.Fits) != 11 || sum.Findings == 0 {
+	if len(sum.Fits) != len(policy.Profiles()) || sum.Findings == 0 {
 		t.Errorf("fits %v, findings under pi %d", sum.Fits, sum.Findings)
 	}
 }

@@ -252,6 +252,8 @@ type Config struct {
 	Profiles Mix
 	// SDK is the profile of an SDK layer under every agent call ("": none):
 	// each call is retried with its settings before the agent sees it.
+	// Left empty, it is the provider layer (policy.Profile.Layer) of the
+	// mix's profiles when they have one (all the same).
 	SDK string
 	// Horizon stops the simulation (0: when every session is done).
 	Horizon time.Duration
@@ -310,6 +312,9 @@ func (c Config) normalized() Config {
 	if len(c.Profiles) == 0 {
 		c.Profiles = Mix{{Profile: policy.DefaultProfile, Percent: 100}}
 	}
+	if c.SDK == "" {
+		c.SDK = mixLayer(c.Profiles)
+	}
 	if c.Recovery == 0 {
 		c.Recovery = DefaultRecovery
 	}
@@ -317,6 +322,17 @@ func (c Config) normalized() Config {
 		c.Seed = 1
 	}
 	return c
+}
+
+// mixLayer is the provider layer of the mix's profiles ("" when none has
+// one); when they differ it is the first, and Validate refuses the mix.
+func mixLayer(m Mix) string {
+	for _, sh := range m {
+		if p, err := policy.ProfileByName(sh.Profile); err == nil && p.Layer != "" {
+			return p.Layer
+		}
+	}
+	return ""
 }
 
 // FieldError is a Config's invalid field: its key (as in fleet files) and
@@ -447,6 +463,16 @@ func (c Config) Validate() error {
 	if c.SDK != "" {
 		if _, err := policy.ProfileByName(c.SDK); err != nil {
 			return fieldErr("sdk", "%v", err)
+		}
+	}
+	if layer := mixLayer(c.Profiles); layer != "" {
+		// a profile with a provider layer of its own runs over it, and
+		// every session of the fleet shares the one SDK layer
+		for _, sh := range c.Profiles {
+			if p, err := policy.ProfileByName(sh.Profile); err == nil && p.Layer != c.SDK {
+				return fieldErr("profile", "profile %s runs over provider layer %q, but the fleet's SDK layer is %q (allowed: the profiles of a mix share one provider layer, and sdk is it or unset)",
+					p.Name, p.Layer, c.SDK)
+			}
 		}
 	}
 	if err := checkDuration("horizon", c.Horizon, 0); err != nil {

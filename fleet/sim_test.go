@@ -49,10 +49,23 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	cfg.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
 	cfg.Overflow = 0.03
 	cfg.Profiles = nil
+	// the profiles of whole agents and SDKs, not a provider layer's and
+	// not one over a layer of its own (the fleet's SDK layer is one for
+	// all its sessions; TestProviderLayerProfile runs those)
+	layers := map[string]bool{}
 	for _, p := range policy.Profiles() {
-		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(policy.Profiles()))})
+		layers[p.Layer] = true
 	}
-	cfg.Profiles[0].Percent = 100 - float64(len(policy.Profiles())-1)*(100.0/float64(len(policy.Profiles())))
+	var flat []policy.Profile
+	for _, p := range policy.Profiles() {
+		if p.Layer == "" && !layers[p.Name] {
+			flat = append(flat, p)
+		}
+	}
+	for _, p := range flat {
+		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
+	}
+	cfg.Profiles[0].Percent = 100 - float64(len(flat)-1)*(100.0/float64(len(flat)))
 	var traced []*recorder
 	res, err := fleet.Run(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
 		if info.Index%7 != 0 {

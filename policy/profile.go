@@ -18,6 +18,12 @@ type Profile struct {
 	Source string
 	// Settings are the profile's retry settings.
 	Settings Settings
+	// Layer names the profile of the provider layer beneath this one ("":
+	// none): an agent whose every model call is first retried by its
+	// provider code, which the agent's session layer sees only when that
+	// layer gives up (SPEC.md §14.11). The fleet runs it as its SDK layer;
+	// an audit of an RPC log alone cannot see it.
+	Layer string
 }
 
 // The pattern lists of the profiles whose classifier is not the original's
@@ -167,6 +173,20 @@ var profiles = []Profile{
 		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
 			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
 			RetryAfter: RetryAfter{Use: HintReplace, MaxWait: 120 * time.Second}, Classify: ClassifyStatus,
+			RetryablePatterns: stainlessRetryable}},
+	{Name: "omp-18",
+		Summary: "oh-my-pi 18.3.4: the session layer as omp-2026-06 over the provider layer pi-ai-anthropic (11 requests per model call)",
+		Source:  "@oh-my-pi/pi-coding-agent@18.3.4 (observed on the wire; issue 24)",
+		Settings: Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
+			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
+			RetryAfter: RetryAfter{Use: HintFloor, MaxWait: 300 * time.Second}},
+		Layer: "pi-ai-anthropic"},
+	{Name: "pi-ai-anthropic",
+		Summary: "pi-ai's Anthropic provider (oh-my-pi 18.3.4's provider layer): 10 retries from 500 ms, 8 s cap, 25 % downward jitter, hints up to 60 s as a floor",
+		Source:  "@oh-my-pi/pi-ai, as @oh-my-pi/pi-coding-agent@18.3.4 runs it (observed on the wire; issue 24)",
+		Settings: Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
+			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
+			RetryAfter: RetryAfter{Use: HintFloor, MaxHint: 60 * time.Second}, Classify: ClassifyStatus,
 			RetryablePatterns: stainlessRetryable}},
 }
 

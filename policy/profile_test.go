@@ -104,6 +104,16 @@ func TestProfileParameters(t *testing.T) {
 		// openai/openai-go@v3.98.0 retryDelay: a hint over 2 minutes is not retried.
 		"openai-sdk-go": {2, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
 			policy.RetryAfter{Use: policy.HintReplace, MaxWait: 120 * time.Second}, policy.ClassifyStatus, true, false, false, false},
+		// issue 24: oh-my-pi 18.3.4's session layer is omp-2026-06's
+		// (auto_retry_start delayMs 445.5 and 926.2 observed, in its
+		// ranges) ...
+		"omp-18": {10, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
+			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyMessage, false, false, false, false},
+		// ... over pi-ai's Anthropic provider: up to 10 retries (11
+		// requests), 500*2^k ms capped at 8 s, downward jitter,
+		// max(hint, backoff) with hints up to 60 s; Anthropic's statuses.
+		"pi-ai-anthropic": {10, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
+			policy.RetryAfter{Use: policy.HintFloor, MaxHint: 60 * time.Second}, policy.ClassifyStatus, true, false, false, false},
 	}
 	ps := policy.Profiles()
 	if len(ps) != len(want) {
@@ -120,6 +130,10 @@ func TestProfileParameters(t *testing.T) {
 			len(s.RetryablePatterns) > 0, len(s.NonRetryablePatterns) > 0, s.Persistent, len(s.Fallback) > 0}
 		if got != w {
 			t.Errorf("profile %s:\n got %+v\nwant %+v", p.Name, got, w)
+		}
+		layer := map[string]string{"omp-18": "pi-ai-anthropic"}[p.Name]
+		if p.Layer != layer {
+			t.Errorf("profile %s: provider layer %q, want %q", p.Name, p.Layer, layer)
 		}
 		if !s.Enabled || s.BackoffFactor != 2 {
 			t.Errorf("profile %s: enabled %v, factor %v; want true, 2", p.Name, s.Enabled, s.BackoffFactor)

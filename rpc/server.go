@@ -47,7 +47,16 @@ type Options struct {
 	// Log receives diagnostics (nothing but JSON lines goes to the
 	// output). Nil discards them.
 	Log io.Writer
+	// Protocol is the protocol version spoken (SPEC.md §10.1): 0 or 1,
+	// the original's (the default); 2, oh-my-pi 18.3.4's newer one: a
+	// ready line first, prompt_result and session_settled in
+	// prompt_resolved's place, errorId on auto_retry_start, completedAt
+	// and duration on an assistant message_end.
+	Protocol int
 }
+
+// Protocols are the protocol versions Serve speaks.
+var Protocols = []int{1, 2}
 
 // Serve speaks the JSON lines protocol: it reads commands from in, one per
 // line, handles them one at a time on a simulated session and writes the
@@ -73,8 +82,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	if opt.Scenario == nil {
 		return errors.New("rpc: Options.Scenario is required")
 	}
+	if opt.Protocol < 0 || opt.Protocol > 2 {
+		return fmt.Errorf("rpc: protocol %d (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", opt.Protocol)
+	}
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
+	if opt.Protocol == 2 {
+		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}}
+		// the newer protocol's first line: what the server speaks
+		fmt.Fprintf(s.out, `{"type":"ready","protocolVersion":2,"supportedProtocolVersions":[1,2],"maxFrameBytes":%d}`+"\n", MaxLineSize)
+	}
 	s.runCmd = s.runCommand
 	s.dec = jsontext.NewDecoder(&s.rd)
 	sess, err := sim.NewSession(opt.Scenario, sim.Options{Variant: opt.Variant, NoJSON: true, Sink: s})
@@ -299,6 +316,9 @@ func (s *server) response(r *trace.ResponseRecord) {
 	case r.Command == "prompt":
 		data = strconv.AppendInt(append(s.scratch[:0], `{"prompt":`...), int64(s.sess.State().Prompts), 10)
 		data = append(data, '}')
+		if v2 := s.ev.v2; v2 != nil {
+			v2.promptIDs[s.sess.State().Prompts] = promptID{c.id, c.hasID}
+		}
 	case r.HasState:
 		data = trace.AppendState(s.scratch[:0], &r.State)
 	}
@@ -328,6 +348,24 @@ type eventWriter struct {
 	msg    []byte // scratch: one assistant message
 	// toolCalls counts the tool calls written (their ids).
 	toolCalls int
+	// v2 is the newer protocol's state (nil: protocol 1).
+	v2 *protocol2
+}
+
+// protocol2 is what the newer protocol's events need besides the trace
+// records: the prompt commands' ids (prompt_result's "id"), the errors'
+// count (errorId), the run's start (duration) and how the prompt ended.
+type protocol2 struct {
+	promptIDs map[int]promptID // by prompt number, until resolved
+	errors    int
+	runStart  time.Duration
+	lastOK    bool   // the last assistant reply was a success
+	lastError string // the error the prompt ends with
+}
+
+type promptID struct {
+	id    string
+	hasID bool
 }
 
 func newEventWriter(sc *scenario.Scenario, withT bool) eventWriter {
@@ -356,6 +394,9 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	case trace.AgentRun:
 		w.startRun(r)
 		b = append(b, `"type":"agent_start"}`...)
+		if w.v2 != nil {
+			w.v2.runStart = r.T
+		}
 	case trace.AgentRunEnd:
 		b = append(b, `"type":"agent_end","messages":[`...)
 		b = append(b, w.msgs...)
@@ -363,6 +404,24 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 		w.msgs = w.msgs[:0]
 		if cap(w.msgs) > 1<<20 { // a long run's: let it go
 			w.msgs = nil
+		}
+	case trace.PromptResolved:
+		if w.v2 != nil {
+			return w.appendPromptResult(b, r)
+		}
+		b = trace.AppendFields(b, r)
+	case trace.AutoRetryStart:
+		b = trace.AppendFields(b, r)
+		if w.v2 != nil {
+			w.v2.errors++
+			b = append(b[:len(b)-1], `,"errorId":"err-`...)
+			b = strconv.AppendInt(b, int64(w.v2.errors), 10)
+			b = append(b, `"}`...)
+		}
+	case trace.AutoRetryEnd:
+		b = trace.AppendFields(b, r)
+		if w.v2 != nil && !r.End.Success {
+			w.v2.lastError = r.End.FinalError
 		}
 	case trace.MessageEnd:
 		w.msg = w.appendAssistant(w.msg[:0], r)
@@ -445,7 +504,49 @@ func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 	b = strconv.AppendInt(b, m.CacheRead, 10)
 	b = append(b, `,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":`...)
 	b = w.appendTimestamp(b, r)
+	if v2 := w.v2; v2 != nil {
+		// the newer protocol's: when the reply completed and how long
+		// its run had taken by then (whole ms)
+		b = append(b, `,"completedAt":`...)
+		b = w.appendTimestamp(b, r)
+		b = append(b, `,"duration":`...)
+		b = strconv.AppendInt(b, int64((r.T-v2.runStart)/time.Millisecond), 10)
+		v2.lastOK = m.StopReason != policy.StopReasonError && m.StopReason != policy.StopReasonAborted
+		v2.lastError = m.ErrorMessage
+	}
 	return append(b, '}')
+}
+
+// appendPromptResult appends the newer protocol's prompt_result and
+// session_settled lines for a resolved prompt: its command's id, status
+// ok when its last reply was a success, else error with the error the
+// prompt ended with (a chain's finalError, else the reply's).
+func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
+	v2 := w.v2
+	b = append(b, `"type":"prompt_result"`...)
+	if p, ok := v2.promptIDs[r.Prompt]; ok {
+		delete(v2.promptIDs, r.Prompt)
+		if p.hasID {
+			b = append(b, `,"id":`...)
+			b = jsonw.AppendString(b, p.id)
+		}
+	}
+	b = append(b, `,"agentInvoked":true,"status":`...)
+	if v2.lastOK {
+		b = append(b, `"ok","sessionSettled":true}`...)
+	} else {
+		b = append(b, `"error","sessionSettled":true,"error":`...)
+		b = jsonw.AppendString(b, v2.lastError)
+		b = append(b, '}')
+	}
+	b = append(b, "\n{"...)
+	if w.withT {
+		b = append(b, `"t":`...)
+		b = trace.AppendMs(b, r.T)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"session_settled"}`...)
+	return append(b, '\n')
 }
 
 // ---- responses ----

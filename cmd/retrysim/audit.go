@@ -41,6 +41,18 @@ Rules (SPEC.md §16):
     bad-json, bad-event, long-line
                       a line that could not be read (skipped)
 
+With --wire=WIRELOG and one LOG, under a profile with a provider layer
+(omp-18), LOG is the agent's RPC log and WIRELOG the wire log "retrysim proxy"
+wrote of the same run (SPEC.md §16.2): the session layer is checked in LOG,
+the provider layer in WIRELOG (the rules of --wire below, each request within
+the run it was sent in), and
+    wire-outside-run  a request sent while no run was going
+    layer-mismatch    a run's reply that its last request's answer contradicts
+and each session attempt's requests are counted ("LOG:LINE: attempt K: N
+requests (WIRELOG lines A-B)"). LOG's lines need "timestamp" (epoch ms).
+Under such a profile an RPC log alone says "provider layer not visible in
+this log": that layer's retries leave no RPC event.
+
 With --wire, each LOG is a wire log of "retrysim proxy" (SPEC.md §16.1):
     wire-not-retried  an answer the profile retries, not retried
     wire-retried      a retry of an answer the profile does not retry
@@ -120,6 +132,9 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 	asJSON := flagString(fs, "json") == "true"
 	if flagString(fs, "wire") == "true" {
 		return runAuditWire(fs, a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
+	}
+	if path := wirePath(fs); path != "" {
+		return runAuditLayers(fs, a, path, opt.Settings != nil, args, stdin, stdout, stderr)
 	}
 
 	out := bufio.NewWriter(stdout)
@@ -204,9 +219,21 @@ func auditSummaryLine(profile string, settings bool, logs int, s audit.Summary) 
 	if settings {
 		policyName += " with --settings"
 	}
-	return fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
+	line := fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
 		verdict, plural(logs, "log"), plural(s.Lines, "line"), s.Events, s.Skipped, s.Bad,
 		plural(s.Chains, "chain"), plural(s.Retries, "retry"), policyName)
+	if s.Protocol > 0 {
+		line += fmt.Sprintf("; protocol %d", s.Protocol)
+	}
+	switch s.ProviderLayer {
+	case audit.ProviderLayerNotVisible:
+		// the session layer's events only: the provider layer's retries
+		// leave none (SPEC.md §16.2)
+		line += "; provider layer not visible in this log"
+	case audit.ProviderLayerChecked:
+		line += "; provider layer checked with the wire log"
+	}
+	return line
 }
 
 // plural is "1 thing" or "n things" (a "y" after a consonant becomes "ies").

@@ -35,7 +35,8 @@ of their parameters:
     SUMMARY     whose policy it is
 
 With --json, prints a JSON array of {"name", "summary", "source", "settings"},
-settings in the keys of the settings JSON (SPEC.md §1), pattern lists included.
+settings in the keys of the settings JSON (SPEC.md §1), pattern lists included,
+and "layer", the profile of the provider layer beneath, for a profile with one.
 SPEC.md §14 gives each profile's parameters with their upstream origin.
 
 Exit status: 0 when the list was printed, 2 on invalid flags or arguments.`,
@@ -74,13 +75,15 @@ type profileJSON struct {
 	Summary  string          `json:"summary"`
 	Source   string          `json:"source"`
 	Settings policy.Settings `json:"settings"`
+	// Layer is the profile of its provider layer, when it has one.
+	Layer string `json:"layer,omitempty"`
 }
 
 // profilesJSON writes ps as an indented JSON array.
 func profilesJSON(ps []policy.Profile) ([]byte, error) {
 	list := make([]profileJSON, len(ps))
 	for i, p := range ps {
-		list[i] = profileJSON{Name: p.Name, Summary: p.Summary, Source: p.Source, Settings: p.Settings}
+		list[i] = profileJSON{Name: p.Name, Summary: p.Summary, Source: p.Source, Settings: p.Settings, Layer: p.Layer}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

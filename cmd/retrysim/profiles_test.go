@@ -87,6 +87,7 @@ func TestProfilesJSON(t *testing.T) {
 	var list []struct {
 		Name, Summary, Source string
 		Settings              json.RawMessage
+		Layer                 string
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()

@@ -17,8 +17,48 @@ import (
 
 // wireFlags are audit's flags for wire logs.
 func wireFlags(fs *flag.FlagSet) {
-	fs.Bool("wire", false, "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries")
+	fs.Var(&wireValue{}, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
 	fs.Float64("slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+}
+
+// wireValue is --wire: a switch (every LOG is a wire log), or, as
+// --wire=WIRELOG, the wire log read beside the one RPC log (a value that
+// reads as a boolean is the switch: name a file "true" as ./true).
+type wireValue struct {
+	on   bool
+	path string
+}
+
+func (w *wireValue) String() string {
+	if w == nil {
+		return "false"
+	}
+	if w.path != "" {
+		return w.path
+	}
+	return strconv.FormatBool(w.on)
+}
+
+func (w *wireValue) Set(s string) error {
+	if b, err := strconv.ParseBool(s); err == nil {
+		w.on, w.path = b, ""
+		return nil
+	}
+	if s == "" {
+		return fmt.Errorf("an empty path (allowed: --wire alone, or --wire=WIRELOG)")
+	}
+	w.on, w.path = false, s
+	return nil
+}
+
+func (w *wireValue) IsBoolFlag() bool { return true }
+
+// wirePath is --wire=WIRELOG's path ("" for the switch or none).
+func wirePath(fs *flag.FlagSet) string {
+	if w, ok := fs.Lookup("wire").Value.(*wireValue); ok {
+		return w.path
+	}
+	return ""
 }
 
 // auditWireJSONSummary is the last line of "retrysim audit --wire --json".

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -38,6 +39,11 @@ or with those of --profile NAME). It runs on the real clock (a
 2 s backoff takes 2 s), or with --virtual on virtual time that moves only on
 {"type":"advance","ms":N}, and then every event carries "t".
 
+With --protocol 2 it speaks the newer protocol of oh-my-pi 18.3.4 instead
+(SPEC.md §10.1): a ready line first, prompt_result (the prompt's id, status
+ok or error) and session_settled in place of prompt_resolved, errorId on
+auto_retry_start, completedAt and duration on an assistant message_end.
+
 At the end of the input: with --virtual the session runs to quiescence and
 its remaining events are written; on the real clock it is aborted and the
 resulting events are written. Then the command exits.
@@ -56,6 +62,7 @@ invalid flags or an invalid scenario file.`,
 			profileFlag(fs, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
 			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
+			fs.Int("protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
 			fs.String("mode", "rpc", "the original's launch flag: `MODE` must be rpc")
 			fs.String("provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
 			fs.String("model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
@@ -115,6 +122,10 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 		what := map[string]string{"provider": "the provider's name", "model": "the model's id"}[bad]
 		return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", bad, what)
 	}
+	protocol, err := strconv.Atoi(flagString(fs, "protocol"))
+	if err != nil || protocol < 1 || protocol > 2 {
+		return usageError(c, stderr, "--protocol %s: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", flagString(fs, "protocol"))
+	}
 	ov, ok := checkOverrides(c, fs, stderr)
 	if !ok {
 		return exitUsage
@@ -136,11 +147,12 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, stop := signalContext(stderr, "retrysim rpc")
 	defer stop()
-	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
+	err = rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Scenario: sc,
 		Variant:  ov.variant,
 		Virtual:  flagString(fs, "virtual") == "true",
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
+		Protocol: protocol,
 	})
 	switch {
 	case err == nil, errors.Is(err, rpc.ErrOutput), errors.Is(err, context.Canceled):
