@@ -114,7 +114,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 			t.Fatalf("session %d (%s): the fleet's trace differs from sim's\nfleet:\n%s\nsim:\n%s", r.info.Index, r.info.Profile, want, got)
 		}
 	}
-	if len(traced) < 100 || len(perProfile) != len(policy.Profiles()) {
+	if len(traced) < 100 || len(perProfile) != len(flat) {
 		t.Fatalf("%d sessions traced, profiles %v", len(traced), perProfile)
 	}
 	// The sample saw what matters: fail-fast ends, credential questions,
