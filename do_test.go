@@ -99,3 +99,29 @@ func TestDoCancelBeforeRetry(t *testing.T) {
 		}
 	})
 }
+
+// TestDoValueAfterCtxEnd: a retried call that ignores its ctx and succeeds
+// after Do's ctx ended still gives its value (the chain was cancelled, but
+// the call did not fail); Do returns when that call returns.
+func TestDoValueAfterCtxEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		calls := 0
+		start := time.Now()
+		v, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(context.Context) (string, error) {
+			calls++
+			if calls == 1 {
+				return "", errors.New("529 overloaded_error: Overloaded")
+			}
+			time.Sleep(2 * time.Second) // 2 s to 4 s, past the deadline at 3 s
+			return "late", nil
+		})
+		if v != "late" || err != nil || calls != 2 {
+			t.Errorf("Do = %q, %v after %d calls; want late, nil, 2", v, err, calls)
+		}
+		if d := time.Since(start); d != 4*time.Second {
+			t.Errorf("Do returned after %v, want 4s (when the call in flight returned)", d)
+		}
+	})
+}

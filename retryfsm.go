@@ -112,7 +112,8 @@ func (e *Error) Unwrap() []error { return []error{e.End, e.Last} }
 // error the settings retry, waiting between calls on the Controller's clock.
 // It returns
 //
-//   - the value of the first call that returned a nil error, and nil;
+//   - the value of the first call that returned a nil error, and nil (even
+//     when ctx ended while that call ran);
 //   - the error of the first call when it was not retried (an error the
 //     settings do not retry, or retry switched off), as call returned it;
 //   - an *Error when calls were retried and the chain gave up (End an
@@ -159,14 +160,12 @@ func Do[T any](ctx context.Context, settings policy.Settings, call func(context.
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
-	case end == nil && a.lastErr == nil:
+	case a.lastErr == nil:
+		// The last call succeeded (a call that ignored a cancelled ctx
+		// and succeeded still has its value).
 		return a.value, nil
 	case end == nil:
 		return zero, a.lastErr // not retried
-	case a.lastErr == nil:
-		// Only an input other than a call ends a chain so; the chain's end
-		// is all there is to say.
-		return zero, &Error{End: end, Last: end, Calls: a.calls}
 	}
 	return zero, &Error{End: end, Last: a.lastErr, Calls: a.calls}
 }

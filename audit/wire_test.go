@@ -3,6 +3,7 @@ package audit_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +137,63 @@ func TestWireBestFit(t *testing.T) {
 	}
 	if len(sum.Fits) != 11 || sum.Findings == 0 {
 		t.Errorf("fits %v, findings under pi %d", sum.Fits, sum.Findings)
+	}
+}
+
+// wireFeed is a wire log of n calls, each a 529 the client does not retry
+// (a wire-not-retried finding per call), generated as it is read.
+type wireFeed struct {
+	n, i int
+	rest []byte
+}
+
+func (f *wireFeed) Read(p []byte) (int, error) {
+	w := 0
+	for w < len(p) {
+		if len(f.rest) == 0 {
+			if f.i == f.n {
+				break
+			}
+			f.i++
+			f.rest = []byte(fmt.Sprintf(`{"type":"request","seq":%d,"timestamp":%d,"method":"POST","path":"/v1/messages","status":529,"errorType":"overloaded_error","errorMessage":"Overloaded","answerMs":1,"client":{"x-stainless-retry-count":"0"}}`+"\n", f.i, f.i*10000))
+		}
+		k := copy(p[w:], f.rest)
+		f.rest = f.rest[k:]
+		w += k
+	}
+	if w == 0 {
+		return 0, io.EOF
+	}
+	return w, nil
+}
+
+// TestAuditWireMemoryBounded: auditing a wire log keeps nothing per
+// request: the heap after 20 000 calls (and findings) is within 1 MB of
+// its size after 2 000.
+func TestAuditWireMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 20 000 lines")
+	}
+	const n, early = 20000, 2000
+	a, err := audit.New(audit.Options{Profile: "anthropic-sdk-go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	var heapEarly, heapLate uint64
+	sum, err := a.AuditWire(&wireFeed{n: n}, audit.WireOptions{}, func(f audit.Finding) {
+		found++
+		switch found {
+		case early:
+			heapEarly = heapAlloc()
+		case n - 1:
+			heapLate = heapAlloc()
+		}
+	})
+	if err != nil || sum.Events != n || found != n {
+		t.Fatalf("%+v, %d findings, %v", sum.Summary, found, err)
+	}
+	if heapLate > heapEarly+1<<20 {
+		t.Errorf("heap %d after %d calls, %d after %d", heapLate, n, heapEarly, early)
 	}
 }

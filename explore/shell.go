@@ -246,6 +246,7 @@ type shell struct {
 	cfg  *config
 	set  policy.Settings // cfg.set; Enabled comes from the State
 	buf  session.Buffer
+	cur  *State // the state apply steps
 	ev   session.Event
 	// raw: replay mode. The core is given real times (now) and every
 	// record type, and the records are kept; due times are tracked.
@@ -373,29 +374,38 @@ func (sh *shell) apply(s *State) {
 	set := sh.set
 	set.Enabled = s.Enabled
 	sh.buf.Effects = sh.buf.Effects[:0]
-	fx := sh.core.Apply(&s.Session, &set, &sh.ev, &sh.buf)
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case session.Emit, session.Answer, session.Resolve:
-			sh.record(s, &e.Record)
-		case session.Arm:
-			sh.arm(s, e.Timer)
-			if sh.logging {
-				sh.posts = append(sh.posts, post{id: e.Timer.ID, delay: e.Timer.Delay})
-			}
-		case session.Cancel:
-			sh.cancel(s, e.Timer.ID)
-		case session.SetEnabled:
-			s.Enabled = e.Enabled
-		case session.Call:
-			// The call is in flight (State.Session.Run.Call): its reply
-			// is a later input.
-			sh.calls++
-			if sh.logging {
-				sh.posts = append(sh.posts, post{call: true, id: e.Call})
-			}
-		}
+	sh.cur = s
+	session.Perform(sh.core.Apply(&s.Session, &set, &sh.ev, &sh.buf), (*shellEffects)(sh))
+	sh.cur = nil
+}
+
+// shellEffects is the shell as the session.Shell of its core's effects, on
+// the state being stepped (cur). The explored inputs include no
+// set_retry_settings or set_auto_compaction: their effects never occur.
+type shellEffects shell
+
+func (e *shellEffects) Record(r *trace.Record) { (*shell)(e).record(e.cur, r) }
+func (e *shellEffects) Arm(t session.Timer) {
+	(*shell)(e).arm(e.cur, t)
+	if e.logging {
+		e.posts = append(e.posts, post{id: t.ID, delay: t.Delay})
+	}
+}
+func (e *shellEffects) Cancel(t session.Timer)  { (*shell)(e).cancel(e.cur, t.ID) }
+func (e *shellEffects) SetEnabled(enabled bool) { e.cur.Enabled = enabled }
+func (e *shellEffects) SetSettings(*policy.Settings) {
+	panic("explore: set_retry_settings is not an explored input")
+}
+func (e *shellEffects) SetCompaction(bool) {
+	panic("explore: set_auto_compaction is not an explored input")
+}
+
+// Call: the call is in flight (State.Session.Run.Call): its reply is a
+// later input.
+func (e *shellEffects) Call(id uint64) {
+	e.calls++
+	if e.logging {
+		e.posts = append(e.posts, post{call: true, id: id})
 	}
 }
 

@@ -163,8 +163,9 @@ type runner struct {
 	// Respond, Enabled, Switch, Settings, Error) are never set and stay
 	// zero, as a shell that makes no command sends them.
 	ev    session.Event
-	stats []Stats // per profile, then all
-	bins  []bins  // per profile, then all
+	fx    stepEffects // the effects of the step being performed
+	stats []Stats     // per profile, then all
+	bins  []bins      // per profile, then all
 	prov  *Provider
 	// arrivals
 	arrived int
@@ -483,27 +484,9 @@ func (r *runner) step(s *sess, layer uint8) {
 	} else {
 		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
 	}
-	var call uint64
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case session.Emit, session.Answer, session.Resolve:
-			r.record(s, layer, &e.Record)
-		case session.Arm:
-			s.live++
-			r.q.pushAfter(r.now, e.Timer.Delay, event{kind: evTimer, layer: layer, timer: uint8(e.Timer.Kind),
-				id: e.Timer.ID, slot: s.slot, gen: s.gen})
-			if e.Timer.Kind == session.BackoffTimer {
-				st := &r.stats[s.prof]
-				st.LongestWait = max(st.LongestWait, e.Timer.Delay)
-			}
-		case session.Cancel:
-			s.live--
-			s.cancelled = append(s.cancelled, uint64(layer)<<63|e.Timer.ID)
-		case session.Call:
-			call = e.Call
-		}
-	}
+	r.fx = stepEffects{r: r, s: s, layer: layer}
+	session.Perform(fx, &r.fx)
+	call := r.fx.call
 	if call == 0 {
 		return
 	}
@@ -520,6 +503,37 @@ func (r *runner) step(s *sess, layer uint8) {
 	r.ev.Kind = session.Prompt
 	r.step(s, layerSDK)
 }
+
+// stepEffects is the session.Shell of one step's effects: session s's
+// core of layer. A fleet session gets no set_auto_retry,
+// set_retry_settings or set_auto_compaction: their effects never occur.
+type stepEffects struct {
+	r     *runner
+	s     *sess
+	layer uint8
+	call  uint64 // the model call asked for, made once the effects are performed
+}
+
+func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) }
+func (e *stepEffects) Arm(t session.Timer) {
+	r, s := e.r, e.s
+	s.live++
+	r.q.pushAfter(r.now, t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	if t.Kind == session.BackoffTimer {
+		st := &r.stats[s.prof]
+		st.LongestWait = max(st.LongestWait, t.Delay)
+	}
+}
+func (e *stepEffects) Cancel(t session.Timer) {
+	e.s.live--
+	e.s.cancelled = append(e.s.cancelled, uint64(e.layer)<<63|t.ID)
+}
+func (e *stepEffects) SetEnabled(bool) { panic("fleet: a session got set_auto_retry") }
+func (e *stepEffects) SetSettings(*policy.Settings) {
+	panic("fleet: a session got set_retry_settings")
+}
+func (e *stepEffects) SetCompaction(bool) { panic("fleet: a session got set_auto_compaction") }
+func (e *stepEffects) Call(id uint64)     { e.call = id }
 
 // record takes a record of s's core of layer.
 func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {

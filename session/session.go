@@ -91,12 +91,14 @@ type Message struct {
 	At    time.Duration
 }
 
-// Context is what the session's rules read of the runtime context, in
-// constant space: the number of messages, the role of the last one, and
-// the last assistant message. An assistant message always follows a user
-// message or a tool result (a call starts from one, and a continue from an
-// assistant message is rejected), and only a trailing assistant message is
-// ever removed, so one level of memory undoes a removal.
+// Context is what the session's rules read of the runtime context (or of
+// the session history), in constant space: the number of messages, the
+// role of the last one, and the last assistant message. Only a trailing
+// assistant message is ever removed, and never twice without a message
+// added in between, so one level of memory undoes a removal. (In the
+// runtime context an assistant message follows a user message or a tool
+// result; in the history it may follow an error the retry path removed
+// from the context, which a rebuilt context then shows.)
 type Context struct {
 	Count                     int
 	Last                      Role
@@ -301,6 +303,7 @@ const (
 	SetEnabled                          // retry.enabled becomes Enabled
 	SetSettings                         // the retry settings become *Settings
 	SetCompaction                       // Config.CompactionEnabled becomes Enabled
+	numEffectKinds                      // one past the last kind
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last

@@ -44,12 +44,16 @@ func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State
 type Buffer struct {
 	Effects []Effect
 	d       policy.Decision
+	st      stepper
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
 // b.Effects, which it also returns. It reads *set and never changes it.
 func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
-	st := stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
+	// The stepper lives in the buffer: as the applier of the
+	// decisions it is passed as an interface, and a local would escape.
+	st := &b.st
+	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -109,6 +113,7 @@ type stepper struct {
 	// deferred).
 	ending, aborting   bool
 	afterEnd, deferred int
+	fx                 decisionFx // the decision being applied
 }
 
 // effect appends an effect of kind k and returns it. The slot is reused
@@ -522,50 +527,13 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	}
 	s.Retry = d.Next
 	retried := d.Retries()
-	cont, later := false, false
-	fx := d.Effects()
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case policy.StepAskAuth:
-			if r := st.emit(trace.MarkUsageLimitReached); r != nil {
-				cfg := &st.c.Config
-				ms, has := d.RetryAfter()
-				r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
-					RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: switched}
-			}
-		case policy.StepEmitStart:
-			if r := st.emit(trace.AutoRetryStart); r != nil {
-				r.Start = d.Start(e)
-			}
-		case policy.StepFallback:
-			if r := st.emit(trace.RetryFallback); r != nil {
-				r.Fallback = d.Fallback(e, st.c.Config.Model)
-			}
-		case policy.StepDropError:
-			s.Context.dropLastAssistant()
-		case policy.StepArmTimer:
-			s.Ctl = st.arm(BackoffTimer, e.Delay)
-			s.RetryAt, s.HasRetryAt = st.at.At+e.Delay, true
-		case policy.StepCancelTimer:
-			if s.Ctl != 0 {
-				st.cancel(BackoffTimer, s.Ctl)
-				s.Ctl = 0
-			}
-		case policy.StepWake, policy.StepUncontrol:
-			s.Ctl = 0
-		case policy.StepEmitEnd:
-			if r := st.emit(trace.AutoRetryEnd); r != nil {
-				r.End = d.End(e)
-			}
-		case policy.StepRelease:
-			st.release()
-		case policy.StepContinue:
-			cont = true
-		case policy.StepContinueLater:
-			later = true
-		}
-	}
+	// The effects, through the one loop over them (policy.Decision.Apply): a
+	// nested decision (a release may resolve prompts) keeps its own.
+	saved := st.fx
+	st.fx = decisionFx{switched: switched}
+	d.Apply(st)
+	cont, later := st.fx.cont, st.fx.later
+	st.fx = saved
 	if s.Retry.State != policy.StateBackoff {
 		s.HasRetryAt = false
 	}
@@ -594,5 +562,78 @@ func (st *stepper) release() {
 		st.deferred = p
 	default:
 		st.resolve(p)
+	}
+}
+
+// decisionFx is what the effects of the decision being applied leave for
+// after them.
+type decisionFx struct {
+	switched    bool // auth storage's answer
+	cont, later bool // continue the agent now, or from a 0 ms timer
+}
+
+// The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
+
+// AskAuth writes mark_usage_limit_reached with auth storage's answer.
+func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
+	if r := st.emit(trace.MarkUsageLimitReached); r != nil {
+		cfg := &st.c.Config
+		ms, has := d.RetryAfter()
+		r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
+			RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: st.fx.switched}
+	}
+}
+
+// EmitStart writes auto_retry_start.
+func (st *stepper) EmitStart(d *policy.Decision, e *policy.Effect) {
+	if r := st.emit(trace.AutoRetryStart); r != nil {
+		r.Start = d.Start(e)
+	}
+}
+
+// Fallback writes retry_fallback.
+func (st *stepper) Fallback(d *policy.Decision, e *policy.Effect) {
+	if r := st.emit(trace.RetryFallback); r != nil {
+		r.Fallback = d.Fallback(e, st.c.Config.Model)
+	}
+}
+
+// DropError drops the last assistant message from the context.
+func (st *stepper) DropError() { st.s.Context.dropLastAssistant() }
+
+// ArmTimer arms the backoff timer, the cancellable one.
+func (st *stepper) ArmTimer(_ *policy.Decision, e *policy.Effect) {
+	s := st.s
+	s.Ctl = st.arm(BackoffTimer, e.Delay)
+	s.RetryAt, s.HasRetryAt = st.at.At+e.Delay, true
+}
+
+// CancelTimer cancels the cancellable backoff timer, if any.
+func (st *stepper) CancelTimer() {
+	if s := st.s; s.Ctl != 0 {
+		st.cancel(BackoffTimer, s.Ctl)
+		s.Ctl = 0
+	}
+}
+
+// Uncontrol: no wait is cancellable any more.
+func (st *stepper) Uncontrol() { st.s.Ctl = 0 }
+
+// EmitEnd writes auto_retry_end.
+func (st *stepper) EmitEnd(d *policy.Decision, e *policy.Effect) {
+	if r := st.emit(trace.AutoRetryEnd); r != nil {
+		r.End = d.End(e)
+	}
+}
+
+// Release releases the chain's waiters.
+func (st *stepper) Release() { st.release() }
+
+// Continue continues the agent once the effects are applied.
+func (st *stepper) Continue(later bool) {
+	if later {
+		st.fx.later = true
+	} else {
+		st.fx.cont = true
 	}
 }

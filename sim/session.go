@@ -60,6 +60,9 @@ type Session struct {
 	// scheduler cannot take an event back, so their firing is dropped here
 	// (it still moves virtual time, as the original's abandoned timers do).
 	cancelled []uint64
+	// pendingCall is the model call a step's effects asked for, made once
+	// they are performed.
+	pendingCall uint64
 }
 
 // Options adjust a simulation.
@@ -354,31 +357,29 @@ func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
 func (s *Session) step() {
 	s.ev.At = s.sched.now
 	s.buf.Effects = s.buf.Effects[:0]
-	fx := s.core.Apply(&s.st, &s.set, &s.ev, &s.buf)
-	var call uint64
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case session.Emit, session.Answer, session.Resolve:
-			s.write(&e.Record)
-		case session.Arm:
-			s.sched.PostIn(e.Timer.Delay, s, Posted{Kind: postTimer, ID: e.Timer.ID, N: int(e.Timer.Kind)})
-		case session.Cancel:
-			s.cancelled = append(s.cancelled, e.Timer.ID)
-		case session.SetEnabled:
-			s.set.Enabled = e.Enabled
-		case session.SetSettings:
-			s.setSettings(*e.Settings)
-		case session.SetCompaction:
-			s.core.Config.CompactionEnabled = e.Enabled
-		case session.Call:
-			call = e.Call
-		}
-	}
-	if call != 0 {
+	s.pendingCall = 0
+	session.Perform(s.core.Apply(&s.st, &s.set, &s.ev, &s.buf), (*effects)(s))
+	if call := s.pendingCall; call != 0 {
+		s.pendingCall = 0
 		s.call(call)
 	}
 }
+
+// effects is the session as the session.Shell of its core's effects.
+type effects Session
+
+func (e *effects) Record(r *trace.Record) { (*Session)(e).write(r) }
+func (e *effects) Arm(t session.Timer) {
+	e.sched.PostIn(t.Delay, (*Session)(e), Posted{Kind: postTimer, ID: t.ID, N: int(t.Kind)})
+}
+func (e *effects) Cancel(t session.Timer)           { e.cancelled = append(e.cancelled, t.ID) }
+func (e *effects) SetEnabled(enabled bool)          { e.set.Enabled = enabled }
+func (e *effects) SetSettings(set *policy.Settings) { (*Session)(e).setSettings(*set) }
+func (e *effects) SetCompaction(enabled bool)       { e.core.Config.CompactionEnabled = enabled }
+
+// Call is made once the effects are performed (s.call may step again: a
+// reply that takes no time is delivered at once).
+func (e *effects) Call(id uint64) { e.pendingCall = id }
 
 // call makes model call id: it takes the next turn and replies at once
 // (durationMs 0) or as a scheduled event.

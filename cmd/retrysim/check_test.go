@@ -42,7 +42,7 @@ func TestCheckOriginal(t *testing.T) {
 	if code != exitFail {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	for _, want := range []string{"violations=3\n", "# violation: attempt-zero-outside-chain\n",
+	for _, want := range []string{"violations=4\n", "# violation: attempt-zero-outside-chain\n",
 		"# violation: chain-ends (maxRetries 3): path [prompt reply:retryable fire_timer fire_timer reply:fatal] (--out DIR writes its scenario file)\n",
 		"# violation: prompt-resolves (maxRetries 3): path",
 		"{t: 2006, type: auto_retry_end, success: true, attempt: 1}"} {
@@ -70,11 +70,11 @@ func TestCheckOriginal(t *testing.T) {
 		t.Fatalf("--out: exit %d, %q %q", code, out, errOut)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if len(files) != 3 {
+	if len(files) != 4 { // one per violated invariant, H19 included
 		t.Fatalf("wrote %v", files)
 	}
 	code, out, errOut = runMain(t, "run", dir)
-	if code != exitOK || !strings.Contains(out, "3 passed, 0 failed") {
+	if code != exitOK || !strings.Contains(out, "4 passed, 0 failed") {
 		t.Fatalf("run %s: exit %d\n%s%s", dir, code, out, errOut)
 	}
 	b, _ := os.ReadFile(files[0])
@@ -218,7 +218,7 @@ func TestCheckProfileFlags(t *testing.T) {
 		t.Fatalf("--out: exit %d %s", code, errOut)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "check-original-"+policy.DefaultProfile+"-*.yaml"))
-	if len(files) != 3 {
+	if len(files) != 4 { // one per violated invariant, H19 included
 		t.Errorf("wrote %v", files)
 	}
 }

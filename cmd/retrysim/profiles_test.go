@@ -157,7 +157,7 @@ func TestProfilesUsage(t *testing.T) {
 // profiles' upstream vectors as scenario files, SPEC.md §14): one directory
 // per profile, every profile has one, and each file names its profile and
 // scenario after its place, describes its upstream test with its
-// repository@commit and has an expect block with events and a final state.
+// repository@commit (or @vX.Y.Z, a release measured through the proxy) and has an expect block with events and a final state.
 // (Running them is the engine's and the loader's: run scenarios/.)
 func TestProfileScenarioFiles(t *testing.T) {
 	const root = "../../scenarios/profiles"
@@ -201,7 +201,7 @@ func TestProfileScenarioFiles(t *testing.T) {
 			if sc.Profile != d.Name() || sc.Name != d.Name()+"/"+stem {
 				t.Errorf("%s: profile %q, name %q; want %q, %q", f, sc.Profile, sc.Name, d.Name(), d.Name()+"/"+stem)
 			}
-			if !regexp.MustCompile(`[\w.-]+/[\w.-]+@[0-9a-f]{7,}`).MatchString(sc.Description) {
+			if !regexp.MustCompile(`[\w.-]+/[\w.-]+@([0-9a-f]{7,}|v\d+\.\d+\.\d+)`).MatchString(sc.Description) {
 				t.Errorf("%s: the description names no upstream repository@commit", f)
 			}
 			if len(sc.Expect.Events) == 0 || len(sc.Expect.Final) == 0 {
