@@ -74,8 +74,9 @@ func everything(c *fleet.Config) {
 	c.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
 	c.Overflow = 0.03
 	c.Profiles = nil
-	for _, p := range policy.Profiles() {
-		c.Profiles = append(c.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(policy.Profiles()))})
+	flat := flatProfiles()
+	for _, p := range flat {
+		c.Profiles = append(c.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
 	}
 }
 

@@ -49,19 +49,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	cfg.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
 	cfg.Overflow = 0.03
 	cfg.Profiles = nil
-	// the profiles of whole agents and SDKs, not a provider layer's and
-	// not one over a layer of its own (the fleet's SDK layer is one for
-	// all its sessions; TestProviderLayerProfile runs those)
-	layers := map[string]bool{}
-	for _, p := range policy.Profiles() {
-		layers[p.Layer] = true
-	}
-	var flat []policy.Profile
-	for _, p := range policy.Profiles() {
-		if p.Layer == "" && !layers[p.Name] {
-			flat = append(flat, p)
-		}
-	}
+	flat := flatProfiles()
 	for _, p := range flat {
 		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
 	}
@@ -78,7 +66,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := res.Groups[0].Profiles[len(policy.Profiles())] // the "all" row: every profile's sessions
+	s := res.Groups[0].Profiles[len(flat)] // the "all" row: every profile's sessions
 	if s.ChainsFailFast == 0 || s.ChainsExhausted == 0 || s.ChainsSucceeded == 0 || s.Rejected == 0 {
 		t.Fatalf("the fleet does not exercise the engine enough: %+v", s)
 	}
@@ -110,7 +98,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 			t.Fatalf("session %d (%s): the fleet's trace differs from sim's\nfleet:\n%s\nsim:\n%s", r.info.Index, r.info.Profile, want, got)
 		}
 	}
-	if len(traced) < 100 || len(perProfile) != len(policy.Profiles()) {
+	if len(traced) < 100 || len(perProfile) != len(flat) {
 		t.Fatalf("%d sessions traced, profiles %v", len(traced), perProfile)
 	}
 	// The sample saw what matters: fail-fast ends, credential questions,
@@ -124,4 +112,21 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 			t.Errorf("no traced session has %s", want)
 		}
 	}
+}
+
+// flatProfiles are the profiles of whole agents and SDKs: not a provider
+// layer's, and not one over a layer of its own (a fleet's SDK layer is one
+// for all its sessions; TestProviderLayerProfile runs those).
+func flatProfiles() []policy.Profile {
+	layers := map[string]bool{}
+	for _, p := range policy.Profiles() {
+		layers[p.Layer] = true
+	}
+	var flat []policy.Profile
+	for _, p := range policy.Profiles() {
+		if p.Layer == "" && !layers[p.Name] {
+			flat = append(flat, p)
+		}
+	}
+	return flat
 }
