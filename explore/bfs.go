@@ -42,7 +42,7 @@ type succ struct {
 	from  int32 // the source state's number
 	in    Input
 	self  bool   // the target is the source
-	step  invSet // invariants the step violates (checkStep)
+	step  invSet // invariants the step violates (the shell's checks while it steps: sh.fails)
 	state invSet // invariants the target violates if it is new (checkState)
 }
 

@@ -134,6 +134,9 @@ type sess struct {
 	tracer        Tracer
 }
 
+// freshSess is a session as it arrives, before its own fields are set.
+var freshSess = sess{st: session.Initial(), active: true}
+
 // bins tracks the peak of wire calls per 100 ms bin during and after the
 // outage windows, streaming: calls are sent in time order.
 type bins struct {
@@ -155,11 +158,15 @@ type runner struct {
 	sdkStates []session.State
 	free      []int32
 	buf       session.Buffer
-	ev        session.Event
-	fx        stepEffects // the effects of the step being performed
-	stats     []Stats     // per profile, then all
-	bins      []bins      // per profile, then all
-	prov      *Provider
+	// ev is the event a core is given: reused, each kind setting only the
+	// fields it reads (Kind, At, Call, Reply, Timer); the others (ID,
+	// Respond, Enabled, Switch, Settings, Error) are never set and stay
+	// zero, as a shell that makes no command sends them.
+	ev    session.Event
+	fx    stepEffects // the effects of the step being performed
+	stats []Stats     // per profile, then all
+	bins  []bins      // per profile, then all
+	prov  *Provider
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
@@ -322,7 +329,7 @@ func (r *runner) run() {
 				break
 			}
 			s.live--
-			r.ev = session.Event{Kind: session.TimerFired, Timer: session.Timer{Kind: session.TimerKind(e.timer), ID: e.id}}
+			r.ev.Kind, r.ev.Timer = session.TimerFired, session.Timer{Kind: session.TimerKind(e.timer), ID: e.id}
 			r.step(s, e.layer)
 		}
 		r.settle(s)
@@ -388,8 +395,8 @@ func (r *runner) arrive() {
 	}
 	s := &r.sessions[slot]
 	gen, cancelled := s.gen, s.cancelled[:0]
-	*s = sess{st: session.Initial(), index: i, slot: slot, gen: gen, prof: int32(best), active: true,
-		promptsLeft: r.cfg.Prompts, arrival: r.now, cancelled: cancelled}
+	*s = freshSess // a copy, rather than a literal built and then copied
+	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -409,24 +416,29 @@ func (r *runner) prompt(s *sess) {
 	s.prompt = Prompt{Remaining: r.cfg.Calls.count(&s.model)}
 	s.afterError = false
 	r.stats[s.prof].Prompts++
-	r.ev = session.Event{Kind: session.Prompt}
+	r.ev.Kind = session.Prompt
 	r.step(s, layerAgent)
 }
 
 // settle ends a queue event of s: the SDK layer's prompt resolves (its
 // answer goes to the agent), then the agent's; a prompt whose session has
 // nothing left to do is done.
+//
+// A core is only given the Settle when it would do something
+// (session.Core.Settles): otherwise the step is empty.
 func (r *runner) settle(s *sess) {
-	if r.sdk != nil {
+	if r.sdk != nil && r.sdk.core.Settles(&r.sdkStates[s.slot]) {
 		s.sdkResolved = false
-		r.ev = session.Event{Kind: session.Settle}
+		r.ev.Kind = session.Settle
 		r.step(s, layerSDK)
 		if s.sdkResolved {
 			r.deliver(s, s.sdkAnswer, s.agentCall)
 		}
 	}
-	r.ev = session.Event{Kind: session.Settle}
-	r.step(s, layerAgent)
+	if r.agents[s.prof].core.Settles(&s.st) {
+		r.ev.Kind = session.Settle
+		r.step(s, layerAgent)
+	}
 	if !s.inPrompt || s.live != 0 || s.st.Pending != 0 || s.st.Run.Kind != session.NoRun {
 		return
 	}
@@ -488,7 +500,7 @@ func (r *runner) step(s *sess, layer uint8) {
 		return
 	}
 	s.agentCall = call
-	r.ev = session.Event{Kind: session.Prompt}
+	r.ev.Kind = session.Prompt
 	r.step(s, layerSDK)
 }
 
@@ -630,7 +642,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 		return
 	}
 	l := r.sdk
-	r.ev = session.Event{Kind: session.Reply, Call: call, Reply: *r.cat.outcome(a, l.cls)}
+	r.ev.Kind, r.ev.Call, r.ev.Reply = session.Reply, call, *r.cat.outcome(a, l.cls)
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
@@ -644,7 +656,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 // deliver gives answer a to the agent's call call.
 func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
-	r.ev = session.Event{Kind: session.Reply, Call: call, Reply: *r.cat.outcome(a, l.cls)}
+	r.ev.Kind, r.ev.Call, r.ev.Reply = session.Reply, call, *r.cat.outcome(a, l.cls)
 	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.jitter)
 	}

@@ -2,13 +2,15 @@ package policy
 
 import "fmt"
 
-// Applier performs a decision's effects: one method per kind of effect a
-// decision gives, so that an interpreter lacking one does not compile.
+// applier performs a decision's effects: one method per kind of effect a
+// decision gives, so that an interpreter lacking one does not compile
+// (unexported: the type is a contract of Apply's argument, not a name
+// callers need).
 // Decision.Apply, the one loop over the effects, calls them in order. The
 // session core (session) and the Controller are the two appliers; a new
 // Step kind is a new method here and a case in Apply
 // (TestApplyHandlesEveryStep fails until it has one).
-type Applier interface {
+type applier interface {
 	// AskAuth: a usage limit; ask auth storage to switch credentials
 	// (d.RetryAfter is the hint to pass).
 	AskAuth(d *Decision, e *Effect)
@@ -39,7 +41,7 @@ type Applier interface {
 // change the snapshot (StepIncAttempt, StepResetAttempt, StepOpen) are
 // never effects; an effect of a kind Apply does not know panics: a bug of
 // this file, found by its test.
-func (d *Decision) Apply(a Applier) {
+func (d *Decision) Apply(a applier) {
 	for i := range d.effects[:d.n] {
 		e := &d.effects[i]
 		switch e.Kind {
@@ -64,7 +66,7 @@ func (d *Decision) Apply(a Applier) {
 		case StepContinue, StepContinueLater:
 			a.Continue(e.Kind == StepContinueLater)
 		default:
-			panic(fmt.Sprintf("policy: effect %v has no Applier method", e.Kind))
+			panic(fmt.Sprintf("policy: effect %v has no applier method", e.Kind))
 		}
 	}
 }

@@ -2,7 +2,7 @@ package policy
 
 import "testing"
 
-// countApplier counts the Applier methods called.
+// countApplier counts the applier methods called.
 type countApplier struct{ n int }
 
 func (c *countApplier) AskAuth(*Decision, *Effect)   { c.n++ }
@@ -17,7 +17,7 @@ func (c *countApplier) Release()                     { c.n++ }
 func (c *countApplier) Continue(bool)                { c.n++ }
 
 // TestApplyHandlesEveryStep: every Step kind a decision can give as an
-// effect reaches exactly one Applier method (the steps that only change
+// effect reaches exactly one applier method (the steps that only change
 // the snapshot are never effects: Decide keeps them out).
 func TestApplyHandlesEveryStep(t *testing.T) {
 	snapshotOnly := map[Step]bool{StepIncAttempt: true, StepResetAttempt: true, StepOpen: true}
@@ -37,7 +37,7 @@ func TestApplyHandlesEveryStep(t *testing.T) {
 			d.Apply(&c)
 		}()
 		if c.n != 1 {
-			t.Errorf("step %v: %d Applier calls, want 1", k, c.n)
+			t.Errorf("step %v: %d applier calls, want 1", k, c.n)
 		}
 	}
 }

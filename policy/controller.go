@@ -210,7 +210,8 @@ type Controller struct {
 	// The delivery queue: what decisions made while a delivery was under
 	// way queued, for the holder of the delivering token.
 	queue      []item
-	spare      []item // an emptied batch, for the next queue
+	spare      []item     // an emptied batch, for the next queue
+	app        ctlApplier // the Applier of the decision being taken (under mu)
 	delivering bool
 	// switched is auth storage's answer for the decision being delivered
 	// (used only by the token holder).
@@ -755,72 +756,16 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 	}
 	retried = d.Retries()
 	c.snap = d.Next
-	var (
-		runCtx      context.Context
-		cancelRun   context.CancelFunc
-		cont, later bool
-		ask         bool
-		ended       bool
-		out         chainEnd
-	)
-	fx := d.Effects()
-	for i := range fx {
-		e := &fx[i]
-		switch e.Kind {
-		case StepAskAuth:
-			if c.cfg.Auth != nil && !asked {
-				ask = true
-				ms, has := d.RetryAfter()
-				its = append(its, item{kind: itemAsk, ms: ms, flag: has})
-			}
-		case StepFallback:
-			fb := d.Fallback(e, c.cfg.Model)
-			its = append(its, item{kind: itemFallback, from2: fb.From, text: fb.To})
-		case StepEmitStart:
-			st := d.Start(e)
-			its = append(its, item{kind: itemStart, ask: ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
-		case StepDropError:
-			its = append(its, item{kind: itemDrop})
-		case StepArmTimer:
-			c.gen++
-			c.live = append(c.live, liveTimer{id: c.gen})
-			c.ctl = c.gen
-			its = append(its, item{kind: itemArm, ask: ask && e.Pending, delay: e.Delay, id: c.gen})
-		case StepCancelTimer:
-			if c.ctl != 0 {
-				t, _ := c.dropLive(c.ctl)
-				stopTimer(t)
-				c.ctl = 0
-			}
-		case StepWake, StepUncontrol:
-			c.ctl = 0
-		case StepEmitEnd:
-			end := d.End(e)
-			its = append(its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
-			ended, out = true, endOf(d.Rule, end)
-			if out.kind == outCancelled {
-				out.cause = cause
-			}
-		case StepRelease:
-			if !ended {
-				out = chainEnd{kind: outCancelled, cause: cause} // the original's release without an end
-			}
-			ended = false
-			c.last = out
-			w := c.wait
-			c.wait = nil
-			if w != nil {
-				w.out = out
-			}
-			its = append(its, item{kind: itemRelease, wait: w})
-		case StepContinue, StepContinueLater:
-			cont, later = e.Kind == StepContinue, e.Kind == StepContinueLater
-			if c.runCtx == nil {
-				c.runCtx, c.runCancel = context.WithCancel(context.Background())
-			}
-			runCtx = c.runCtx
-		}
-	}
+	// The effects, through the one loop over them (applier): the
+	// Controller's applier (under the lock) gathers the deliveries.
+	ap := &c.app
+	ap.c, ap.cause, ap.asked, ap.ask, ap.ended, ap.out = c, cause, asked, false, false, chainEnd{}
+	ap.cont, ap.later, ap.runCtx, ap.its = false, false, nil, append(ap.buf[:0], its...)
+	d.Apply(ap)
+	its = append(its[:0], ap.its...)
+	runCtx, cont, later, ended, out := ap.runCtx, ap.cont, ap.later, ap.ended, ap.out
+	ap.runCtx, ap.cause = nil, nil
+	var cancelRun context.CancelFunc
 	if ended { // an end without a release: the chain ended at once (maxRetries 0)
 		c.last = out
 	}
@@ -1007,4 +952,103 @@ func (c *Controller) continueAgent(ctx context.Context) {
 	if err := c.cfg.Agent.Continue(ctx); err != nil {
 		c.step(InputContinueFailed, &Outcome{Message: err.Error()}, 0)
 	}
+}
+
+// ctlApplier is the Controller's applier of a decision: it gathers the
+// decision's deliveries (its) and what is done after them. It is the
+// Controller's (app), used under the lock: no allocation per decision.
+type ctlApplier struct {
+	c           *Controller
+	cause       error // why a cancelled chain was cancelled
+	asked       bool  // auth storage was asked already (askAuth)
+	ask         bool  // a switch of credentials may make the delays 0
+	ended       bool  // an auto_retry_end without its release yet
+	out         chainEnd
+	cont, later bool
+	runCtx      context.Context
+	its         []item
+	buf         [maxItems]item
+}
+
+// AskAuth asks auth storage, in delivery order (with a hint).
+func (a *ctlApplier) AskAuth(d *Decision, _ *Effect) {
+	if a.c.cfg.Auth != nil && !a.asked {
+		a.ask = true
+		ms, has := d.RetryAfter()
+		a.its = append(a.its, item{kind: itemAsk, ms: ms, flag: has})
+	}
+}
+
+// Fallback delivers retry_fallback.
+func (a *ctlApplier) Fallback(d *Decision, e *Effect) {
+	fb := d.Fallback(e, a.c.cfg.Model)
+	a.its = append(a.its, item{kind: itemFallback, from2: fb.From, text: fb.To})
+}
+
+// EmitStart delivers auto_retry_start.
+func (a *ctlApplier) EmitStart(d *Decision, e *Effect) {
+	st := d.Start(e)
+	a.its = append(a.its, item{kind: itemStart, ask: a.ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
+}
+
+// DropError asks the agent to drop its last assistant error.
+func (a *ctlApplier) DropError() { a.its = append(a.its, item{kind: itemDrop}) }
+
+// ArmTimer arms a backoff wait, the cancellable one.
+func (a *ctlApplier) ArmTimer(_ *Decision, e *Effect) {
+	c := a.c
+	c.gen++
+	c.live = append(c.live, liveTimer{id: c.gen})
+	c.ctl = c.gen
+	a.its = append(a.its, item{kind: itemArm, ask: a.ask && e.Pending, delay: e.Delay, id: c.gen})
+}
+
+// CancelTimer stops the cancellable wait, if any.
+func (a *ctlApplier) CancelTimer() {
+	c := a.c
+	if c.ctl != 0 {
+		t, _ := c.dropLive(c.ctl)
+		stopTimer(t)
+		c.ctl = 0
+	}
+}
+
+// Uncontrol: no wait is cancellable any more.
+func (a *ctlApplier) Uncontrol() { a.c.ctl = 0 }
+
+// EmitEnd delivers auto_retry_end and notes how the chain ended.
+func (a *ctlApplier) EmitEnd(d *Decision, e *Effect) {
+	end := d.End(e)
+	a.its = append(a.its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
+	a.ended, a.out = true, endOf(d.Rule, end)
+	if a.out.kind == outCancelled {
+		a.out.cause = a.cause
+	}
+}
+
+// Release closes the chain: its waiters get how it ended.
+func (a *ctlApplier) Release() {
+	c := a.c
+	if !a.ended {
+		a.out = chainEnd{kind: outCancelled, cause: a.cause} // the original's release without an end
+	}
+	a.ended = false
+	c.last = a.out
+	w := c.wait
+	c.wait = nil
+	if w != nil {
+		w.out = a.out
+	}
+	a.its = append(a.its, item{kind: itemRelease, wait: w})
+}
+
+// Continue continues the agent, now or from a 0 ms timer, in the run's
+// context.
+func (a *ctlApplier) Continue(later bool) {
+	c := a.c
+	a.cont, a.later = !later, later
+	if c.runCtx == nil {
+		c.runCtx, c.runCancel = context.WithCancel(context.Background())
+	}
+	a.runCtx = c.runCtx
 }

@@ -238,8 +238,9 @@ func (r *Rule) givesUp() bool {
 // Ignored reports whether r declares its pairs ignored.
 func (r *Rule) Ignored() bool { return r.Event == "" }
 
-// Variant is one retry policy: a transition table and the session rules
-// that differ between variants. Build one with NewVariant.
+// Variant is one retry policy's transition table (a session variant,
+// session.Variant, pairs it with the session's rules). Build one with
+// NewVariant.
 type Variant struct {
 	Name    string
 	rules   []Rule

@@ -10,7 +10,7 @@ import (
 // API is one of the provider endpoints the proxy serves.
 type API string
 
-// The endpoints served (SPEC.md §17).
+// The endpoints served (SPEC.md §18).
 const (
 	// Anthropic is the Anthropic Messages API, POST /v1/messages.
 	Anthropic API = "anthropic-messages"

@@ -11,6 +11,6 @@
 // Every request is written to a JSON-lines wire log (Record): the retry
 // headers its client sent, the answer given and its timing, which
 // audit.Auditor.AuditWire checks against a retry profile. The proxy
-// decides no retries; it is the provider. SPEC.md §17 is the contract;
+// decides no retries; it is the provider. SPEC.md §18 is the contract;
 // "retrysim proxy" is the command.
 package proxy

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Record is one line of the wire log (SPEC.md §17.3): a request, the
+// Record is one line of the wire log (SPEC.md §18.3): a request, the
 // retry headers its client sent and the answer given. Fields are only
 // ever added, after these.
 type Record struct {
@@ -55,6 +55,9 @@ type Record struct {
 	// Error is what went wrong on the proxy's side (a body over the
 	// limit, the client gone, the upstream unreachable).
 	Error string `json:"error,omitempty"`
+	// Fleet is the fault model's answer (a fleet kind: "529", "429",
+	// "network", ..., or "ok"), when the model answered.
+	Fleet string `json:"fleet,omitempty"`
 }
 
 func (r *Record) addFault(f Fault) { r.Faults = append(r.Faults, f.String()) }

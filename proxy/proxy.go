@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/scenario"
 )
 
 // DefaultMaxBodyBytes is the largest request body the proxy reads when
@@ -53,6 +54,7 @@ type Proxy struct {
 	log     *wireLog
 	up      *httputil.ReverseProxy
 	seq     atomic.Int64
+	model   *model
 }
 
 // New returns a Proxy for opt. The script is checked (Script.Validate).
@@ -66,6 +68,9 @@ func New(opt Options) (*Proxy, error) {
 	}
 	if p.script.Text == "" {
 		p.script.Text = DefaultText
+	}
+	if p.script.Fleet != nil {
+		p.model = newModel(p.script.Fleet, time.Now())
 	}
 	if opt.Upstream != "" {
 		u, err := url.Parse(opt.Upstream)
@@ -202,6 +207,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rec.Error = "client gone during the latency"
 				return
 			}
+		}
+	}
+	if turn == nil && p.model != nil {
+		m, kind, release := p.model.answer(time.Now(), r.Header.Get("x-stainless-retry-count"))
+		if release != nil {
+			defer release()
+		}
+		rec.Fleet = kind
+		switch {
+		case m.StopReason == policy.StopReasonError && m.Status == 0: // a connection error
+			turn = &scenario.Turn{StopReason: policy.StopReasonAborted}
+		case m.StopReason == policy.StopReasonError:
+			turn = &scenario.Turn{StopReason: m.StopReason, Status: m.Status, Headers: m.Headers, ErrorMessage: providerMessage(m.ErrorMessage, m.Status)}
+		default:
+			turn = &scenario.Turn{StopReason: m.StopReason}
 		}
 	}
 	if hasFault(faults, FaultDrop) || (turn != nil && turn.StopReason == policy.StopReasonAborted) {

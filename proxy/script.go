@@ -11,11 +11,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
-// FaultKind is a fault of the wire (SPEC.md §17.2).
+// FaultKind is a fault of the wire (SPEC.md §18.2).
 type FaultKind string
 
 // The wire's faults.
@@ -83,6 +84,11 @@ type Script struct {
 	Faults []Fault
 	// Text is the canned answer's text ("": DefaultText).
 	Text string
+	// Fleet, when not nil, is the fault model that answers the requests
+	// with no turn: the fleet's provider (its capacity, outage windows,
+	// background error rates and retry-after hints, SPEC.md §15.2) on the
+	// real clock, the time since the proxy started.
+	Fleet *fleet.Config
 }
 
 // Validate checks the faults.
@@ -142,14 +148,15 @@ func (s *Script) faultsFor(seq int) []Fault {
 }
 
 // scriptKeys are a proxy script file's keys.
-var scriptKeys = []string{"scenario", "repeat", "text", "faults"}
+var scriptKeys = []string{"scenario", "fleet", "repeat", "text", "faults"}
 
 // faultKeys are a fault's keys.
 var faultKeys = []string{"request", "kind", "delayMs", "events", "chunk"}
 
 // LoadScript reads a script: a scenario file (one with "turns"; its turns
 // are the answers), or a proxy script file of the keys scenario (a
-// scenario file's path, relative to the script), repeat, text and faults
+// scenario file's path, relative to the script), fleet (a fleet file's
+// path: its provider is the fault model), repeat, text and faults
 // ([{request, kind, delayMs, events, chunk}]). Errors name file:line:col,
 // the key and what is allowed.
 func LoadScript(path string) (Script, error) {
@@ -204,6 +211,20 @@ func LoadScript(path string) (Script, error) {
 				return Script{}, fmt.Errorf("%s: scenario: %w", at(v), err)
 			}
 			s.Turns = sc.Turns
+		case "fleet":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+				return Script{}, fmt.Errorf("%s: fleet: not a string (allowed: a fleet file's path)", at(v))
+			}
+			p := v.Value
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(path), p)
+			}
+			spec, err := fleet.Load(p)
+			if err != nil {
+				return Script{}, fmt.Errorf("%s: fleet: %w", at(v), err)
+			}
+			cfg := spec.Config
+			s.Fleet = &cfg
 		case "repeat":
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
 				return Script{}, fmt.Errorf("%s: repeat: %q is not true or false", at(v), v.Value)

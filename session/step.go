@@ -50,7 +50,7 @@ type Buffer struct {
 // Apply is Step in place: it updates *s and appends the effects to
 // b.Effects, which it also returns. It reads *set and never changes it.
 func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
-	// The stepper lives in the buffer: as the policy.Applier of the
+	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
 	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
@@ -374,9 +374,17 @@ func (st *stepper) resolve(p int) {
 // settle resolves the pending prompt once no run is in flight and the
 // retry machine is at rest (sound).
 func (st *stepper) settle() {
-	if st.r.Resolution == ResolveWhenSettled && st.s.Pending != 0 && st.s.Run.Kind == NoRun && !st.s.Retry.Open {
+	if st.c.Settles(st.s) {
 		st.resolve(st.s.Pending)
 	}
+}
+
+// Settles reports whether a Settle event would change s: a prompt is
+// pending, no run is in flight and the retry machine is at rest (sound).
+// When it would not, Apply of a Settle does nothing and a shell may skip
+// it.
+func (c *Core) Settles(s *State) bool {
+	return c.Variant.Rules.Resolution == ResolveWhenSettled && s.Pending != 0 && s.Run.Kind == NoRun && !s.Retry.Open
 }
 
 // compactionCheck is the overflow compaction hand-off: a reply that
@@ -519,7 +527,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	}
 	s.Retry = d.Next
 	retried := d.Retries()
-	// The effects, through the one loop over them (policy.Applier): a
+	// The effects, through the one loop over them (policy.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.
 	saved := st.fx
 	st.fx = decisionFx{switched: switched}
@@ -564,7 +572,7 @@ type decisionFx struct {
 	cont, later bool // continue the agent now, or from a 0 ms timer
 }
 
-// The stepper is the policy.Applier of the retry machine's decisions.
+// The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
 
 // AskAuth writes mark_usage_limit_reached with auth storage's answer.
 func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {

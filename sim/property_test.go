@@ -7,17 +7,15 @@ package sim_test
 // list of pbTurns scripted LLM replies of every class, with and without
 // durationMs), builds a Session with no initial prompt and then lets rapid
 // interleave the actions: prompt, abort, abort_retry, set_auto_retry,
-// settings changes through the Controller's settings source
-// (Session.SetSettings), get_state, and time: advance by a drawn amount
+// settings changes (Session.SetSettings), get_state, and time: advance by a drawn amount
 // (Scheduler.RunUntil), fire one queue event (Scheduler.Step), or jump to the
 // next due event. Commands are performed directly between queue steps and are
 // followed by the scheduler's own post-event hook (Scheduler.AfterEach), so a
 // command is observed exactly as a queue event would be.
 //
 // The invariants (pbHarness.observe and pbHarness.check) are stated on what
-// can be observed: the trace lines as they are written (Session.Observe),
-// the events the Controller gives its subscribers, Controller.Snapshot,
-// Session.Context/History/Unresolved/Quiescent. They are checked while the
+// can be observed: the trace records as they are written (Options.Sink),
+// Session.State (its context summary), Snapshot, Unresolved and Quiescent. They are checked while the
 // lines stream and after every action; at the end of a check the queue is
 // run dry and everything is checked once more. "Open chain" is isRetrying;
 // "at rest" is !isRetrying:

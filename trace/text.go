@@ -26,7 +26,7 @@ import (
 // Strings are written bare when that is unambiguous and JSON-quoted
 // otherwise; numbers as they are in the trace; objects and lists as
 // compact JSON; what JSON quoting leaves unsafe for a terminal is escaped
-// (SafeText). Blank lines are skipped. The output depends only on the
+// (termsafe.Text). Blank lines are skipped. The output depends only on the
 // input bytes. It fails on a line that is not a JSON object.
 func FormatText(trace []byte) ([]byte, error) {
 	type row struct{ ms, sec, typ, fields string }

@@ -158,7 +158,7 @@ func TestProfilesUsage(t *testing.T) {
 // profiles' upstream vectors as scenario files, SPEC.md §14): one directory
 // per profile, every profile has one, and each file names its profile and
 // scenario after its place, describes its upstream test with its
-// repository@commit and has an expect block with events and a final state.
+// repository@commit (or @vX.Y.Z, a release measured through the proxy) and has an expect block with events and a final state.
 // (Running them is the engine's and the loader's: run scenarios/.)
 func TestProfileScenarioFiles(t *testing.T) {
 	const root = "../../scenarios/profiles"

@@ -32,9 +32,12 @@ func init() {
 (OpenAI), JSON and server-sent events, answering each request from SCRIPT: a
 scenario file (its turns in order: an error turn is the provider's HTTP error
 with its status, headers and message; stop, toolUse and length a valid answer;
-aborted a dropped connection), or a proxy script (SPEC.md §17) of the keys
-scenario, repeat, text and faults: [{request, kind, delayMs, events, chunk}],
-kind latency, slow-body, stream-cut, sse-error or drop. Without SCRIPT every
+aborted a dropped connection), or a proxy script (SPEC.md §18) of the keys
+scenario, fleet (a fleet file: its provider, with its capacity, outage windows,
+error rates and retry-after hints, answers the requests the turns do not, on
+the real clock from the proxy's start), repeat, text and faults: [{request,
+kind, delayMs, events, chunk}], kind latency, slow-body, stream-cut, sse-error
+or drop. Without SCRIPT every
 request gets a canned answer (or, with --upstream, the real one).
 
 With --upstream URL, success turns, requests after the last turn and other

@@ -5,9 +5,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,6 +99,20 @@ func TestProxyCommandLoop(t *testing.T) {
 	if !strings.Contains(out, "anthropic-sdk-go") || strings.Contains(out, "best fit: omp-2026-02") {
 		t.Errorf("best fit line %q, want anthropic-sdk-go among the best and not the default", out)
 	}
+	code, out, _ = runMain(t, "audit", "--wire", "--json", "--profile", "anthropic-sdk-go", "--slack", "5000", logPath)
+	var sum struct {
+		Type, Profile            string
+		Events, Chains, Findings int
+		Fits                     []struct {
+			Profile  string
+			Findings int
+		}
+		Best []string
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &sum); err != nil || code != 0 || sum.Type != "summary" || sum.Events != 3 ||
+		sum.Chains != 1 || len(sum.Fits) != 11 || !slices.Contains(sum.Best, "anthropic-sdk-go") {
+		t.Errorf("audit --wire --json: exit %d, %q (%v)", code, out, err)
+	}
 	code, out, _ = runMain(t, "audit", "--wire", "--profile", "pi", logPath)
 	if code != 1 || !strings.Contains(out, ":2: wire-wait: retry 1 waited") || !strings.Contains(out, "2 findings in 1 log") {
 		t.Errorf("audit under pi: exit %d, %q; want the two waits reported", code, out)
@@ -116,7 +132,7 @@ func TestProxyCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy", filepath.Join(dir, "bad.yaml")}, `bad.yaml:2:24: faults[0].kind: "stream-cutt" is not a fault (allowed: latency, slow-body, stream-cut, sse-error, drop); did you mean stream-cut?`},
-		{[]string{"proxy", filepath.Join(dir, "key.yaml")}, `key.yaml:1:1: unknown key "fualts" (allowed: scenario, repeat, text, faults); did you mean faults?`},
+		{[]string{"proxy", filepath.Join(dir, "key.yaml")}, `key.yaml:1:1: unknown key "fualts" (allowed: scenario, fleet, repeat, text, faults); did you mean faults?`},
 		{[]string{"proxy", filepath.Join(dir, "turns.yaml")}, `turns.yaml:2:18: turns[0].stopReason`},
 		{[]string{"proxy", "--listen", "256.0.0.1:1", filepath.Join(dir, "key.yaml")}, `unknown key`},
 		{[]string{"proxy", "--listen", "nonsense", "--max-body", "10"}, `--listen:`},

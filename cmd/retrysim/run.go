@@ -349,7 +349,7 @@ const runBatch = 256
 
 // printResult prints the verdict on scenario sc, loaded from path:
 // "PASS  name  (path)", or "FAIL  name  (path)" and the failures indented,
-// the scenario's text escaped (sim.SafeText) so that it cannot break the
+// the scenario's text escaped (termsafe.Text) so that it cannot break the
 // line or send escape codes to the terminal. It reports whether sc passed.
 func printResult(w io.Writer, sc *scenario.Scenario, path string, res *sim.Result) bool {
 	verdict := "PASS"
