@@ -49,19 +49,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	cfg.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
 	cfg.Overflow = 0.03
 	cfg.Profiles = nil
-	// the profiles of whole agents and SDKs, not a provider layer's and
-	// not one over a layer of its own (the fleet's SDK layer is one for
-	// all its sessions; TestProviderLayerProfile runs those)
-	layers := map[string]bool{}
-	for _, p := range policy.Profiles() {
-		layers[p.Layer] = true
-	}
-	var flat []policy.Profile
-	for _, p := range policy.Profiles() {
-		if p.Layer == "" && !layers[p.Name] {
-			flat = append(flat, p)
-		}
-	}
+	flat := flatProfiles()
 	for _, p := range flat {
 		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
 	}
@@ -128,4 +116,21 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 			t.Errorf("no traced session has %s", want)
 		}
 	}
+}
+
+// flatProfiles are the profiles of whole agents and SDKs: not a provider
+// layer's, and not one over a layer of its own (a fleet's SDK layer is one
+// for all its sessions; TestProviderLayerProfile runs those).
+func flatProfiles() []policy.Profile {
+	layers := map[string]bool{}
+	for _, p := range policy.Profiles() {
+		layers[p.Layer] = true
+	}
+	var flat []policy.Profile
+	for _, p := range policy.Profiles() {
+		if p.Layer == "" && !layers[p.Name] {
+			flat = append(flat, p)
+		}
+	}
+	return flat
 }
