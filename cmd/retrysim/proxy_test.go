@@ -17,6 +17,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 const proxyScenario = `
@@ -110,7 +112,7 @@ func TestProxyCommandLoop(t *testing.T) {
 		Best []string
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &sum); err != nil || code != 0 || sum.Type != "summary" || sum.Events != 3 ||
-		sum.Chains != 1 || len(sum.Fits) != 11 || !slices.Contains(sum.Best, "anthropic-sdk-go") {
+		sum.Chains != 1 || len(sum.Fits) != len(policy.Profiles()) || !slices.Contains(sum.Best, "anthropic-sdk-go") {
 		t.Errorf("audit --wire --json: exit %d, %q (%v)", code, out, err)
 	}
 	code, out, _ = runMain(t, "audit", "--wire", "--profile", "pi", logPath)
