@@ -83,3 +83,31 @@ func TestPolicyImportsNoOpenTelemetry(t *testing.T) {
 		t.Error("adapters/otel's dependencies do not include go.opentelemetry.io/otel/metric: the check above would see nothing")
 	}
 }
+
+// TestPolicyImportsNoNetHTTP checks that package policy, the library core,
+// does not link net/http (and with it crypto/tls, x509, net): its one HTTP
+// date is read with time.Parse, so an embedder's build and binary do not
+// pay for an HTTP stack they may not use.
+func TestPolicyImportsNoNetHTTP(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed:", err)
+	}
+	out, err := exec.Command(goCmd, "list", "-deps", "github.com/ohmypi/retryfsm/adapters/anthropic").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	policyDeps, err := exec.Command(goCmd, "list", "-deps", "github.com/ohmypi/retryfsm/policy").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, policyDeps)
+	}
+	if deps := strings.Fields(string(policyDeps)); !slices.Contains(deps, "github.com/ohmypi/retryfsm/policy") {
+		t.Fatalf("go list -deps printed no dependency list for policy:\n%s", policyDeps)
+	} else if slices.Contains(deps, "net/http") || slices.Contains(deps, "crypto/tls") {
+		t.Errorf("policy depends on net/http or crypto/tls")
+	}
+	// The check can fail: an adapter (an HTTP SDK) does depend on net/http.
+	if !slices.Contains(strings.Fields(string(out)), "net/http") {
+		t.Errorf("adapters/anthropic's dependencies do not include net/http: the check above would see nothing")
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -197,12 +196,20 @@ func parseHeaderRetryAfter(value string, now time.Time) (ms float64, ok bool) {
 	if s, ok := headerNumber(value); ok {
 		return s * 1000, true
 	}
-	t, err := http.ParseTime(strings.Trim(value, " \t"))
-	if err != nil {
-		return 0, false
+	text := strings.Trim(value, " \t")
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, text); err == nil {
+			return float64(t.UnixMilli()) - float64(now.UnixMilli()), true
+		}
 	}
-	return float64(t.UnixMilli()) - float64(now.UnixMilli()), true
+	return 0, false
 }
+
+// httpDateLayouts are the three forms of an HTTP date, in the order
+// net/http.ParseTime tries them (http.TimeFormat, RFC 850, asctime):
+// written here so that policy, the library core, does not link net/http
+// and its TLS stack for one date (TestHTTPDateAsNetHTTP holds them equal).
+var httpDateLayouts = [...]string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
 
 // ValidateHTTP reports what is wrong with m's HTTP fields, or nil: Status
 // must be 0 (unknown) or 100-599, and each header name a non-empty HTTP
