@@ -294,16 +294,16 @@ type EffectKind uint8
 
 // Effects, performed in order.
 const (
-	Emit          EffectKind = iota + 1 // write Record to the trace
-	Answer                              // Record is a command's response
-	Resolve                             // Record is prompt_resolved
-	Call                                // start a model call (Call): deliver its reply as a Reply event
-	Arm                                 // arm Timer
-	Cancel                              // cancel Timer.ID: it must never fire
-	SetEnabled                          // retry.enabled becomes Enabled
-	SetSettings                         // the retry settings become *Settings
-	SetCompaction                       // Config.CompactionEnabled becomes Enabled
-	numEffectKinds                      // one past the last kind
+	Emit           EffectKind = iota + 1 // write Record to the trace
+	Answer                               // Record is a command's response
+	Resolve                              // Record is prompt_resolved
+	Call                                 // start a model call (Call): deliver its reply as a Reply event
+	Arm                                  // arm Timer
+	Cancel                               // cancel Timer.ID: it must never fire
+	SetEnabled                           // retry.enabled becomes Enabled
+	SetSettings                          // the retry settings become *Settings
+	SetCompaction                        // Config.CompactionEnabled becomes Enabled
+	numEffectKinds                       // one past the last kind
 )
 
 // Effect is one effect of a step. Call, when it occurs, is a step's last
