@@ -144,17 +144,8 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 	readFailed := false
 	logs := 0 // the logs opened and read (in part, after a read error)
 	for _, path := range args {
-		name := path
-		if path == "-" {
-			name = "<stdin>"
-		}
-		report := func(f audit.Finding) {
-			if asJSON {
-				_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
-				return
-			}
-			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
-		}
+		name := logName(path)
+		report := findingPrinter(out, enc, asJSON, name)
 		sum, opened, err := auditPath(a, path, stdin, report)
 		total.Add(sum)
 		if opened {
@@ -245,4 +236,24 @@ func plural(n int, thing string) string {
 		return strconv.Itoa(n) + " " + strings.TrimSuffix(thing, "y") + "ies"
 	}
 	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// logName is the name a finding gives the log at path ("-": standard input).
+func logName(path string) string {
+	if path == "-" {
+		return "<stdin>"
+	}
+	return path
+}
+
+// findingPrinter prints each finding of the log named name to out: a JSON
+// line through enc with --json, else "LOG:LINE: RULE: REASON".
+func findingPrinter(out io.Writer, enc *json.Encoder, asJSON bool, name string) func(audit.Finding) {
+	return func(f audit.Finding) {
+		if asJSON {
+			_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
+			return
+		}
+		fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
+	}
 }

@@ -94,15 +94,7 @@ func runAuditLayers(fs *flag.FlagSet, a *audit.Auditor, wirePath string, setting
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	report := func(log string) func(audit.Finding) {
-		return func(f audit.Finding) {
-			if asJSON {
-				_ = enc.Encode(auditJSONFinding{Type: "finding", Log: log, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
-				return
-			}
-			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(log), f.Line, f.Rule, termsafe.Text(f.Reason))
-		}
-	}
+	report := func(log string) func(audit.Finding) { return findingPrinter(out, enc, asJSON, log) }
 	attempt := func(at audit.Attempt) {
 		if asJSON {
 			_ = enc.Encode(auditAttemptJSON{Type: "attempt", Log: rpcName, Attempt: at})

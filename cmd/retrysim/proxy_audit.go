@@ -88,17 +88,8 @@ func runAuditWire(fs *flag.FlagSet, a *audit.Auditor, profile string, settings b
 	var total audit.WireSummary
 	readFailed := false
 	for _, path := range args {
-		name := path
-		if path == "-" {
-			name = "<stdin>"
-		}
-		report := func(f audit.Finding) {
-			if asJSON {
-				_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
-				return
-			}
-			fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
-		}
+		name := logName(path)
+		report := findingPrinter(out, enc, asJSON, name)
 		sum, err := auditWirePath(a, path, stdin, opt, report)
 		total.Add(sum)
 		if err != nil {
