@@ -35,19 +35,7 @@ func (r *recorder) Call(m policy.AssistantMessage, latency time.Duration) {
 // wrote: the same engine, not a second model of the policy.
 func TestFleetSessionsAreSimSessions(t *testing.T) {
 	cfg := fleet.Default(900)
-	cfg.Rate = 20
-	cfg.PromptErrors = fleet.PromptErrors{}
-	cfg.Calls = fleet.Dist{Kind: fleet.DistGeometric, A: 3}
-	cfg.Latency = fleet.Dist{Kind: fleet.DistLogNormal, A: float64(time.Second), B: 0.6}
-	cfg.ErrorLatency = fleet.Dist{Kind: fleet.DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
-	cfg.Capacity = fleet.Capacity{RPS: 30, Burst: 30}
-	cfg.OverCapacity = fleet.OverCapacity{Hint: fleet.HintText}
-	cfg.Outages = []fleet.Outage{{Start: 5 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind529},
-		{Start: 15 * time.Second, Duration: 3 * time.Second, Kind: fleet.KindNetwork},
-		{Start: 25 * time.Second, Duration: 5 * time.Second, Kind: fleet.KindUsageLimit, RetryAfter: time.Hour},
-		{Start: 35 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind429, RetryAfter: 40 * time.Second}}
-	cfg.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
-	cfg.Overflow = 0.03
+	everything(&cfg) // the digests' fleet (digest_test.go); its profiles are set below
 	cfg.Profiles = nil
 	flat := flatProfiles()
 	for _, p := range flat {
