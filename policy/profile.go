@@ -149,31 +149,21 @@ var profiles = []Profile{
 		Settings: Settings{Enabled: true, MaxRetries: 8, BaseDelay: 250 * time.Millisecond,
 			RetryablePatterns: aiderRetryable, NonRetryablePatterns: aiderFatal}},
 	{Name: "anthropic-sdk",
-		Summary: "Anthropic TypeScript SDK (@anthropic-ai/sdk 1.15.0): 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound)",
-		Source:  "anthropics/anthropic-sdk-typescript@bfa9197f",
-		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
-			Jitter: Jitter{Mode: JitterDown, Ratio: 0.25}, RetryAfter: RetryAfter{Use: HintReplace}, Classify: ClassifyStatus,
-			RetryablePatterns: stainlessRetryable}},
+		Summary:  "Anthropic TypeScript SDK (@anthropic-ai/sdk 1.15.0): 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound)",
+		Source:   "anthropics/anthropic-sdk-typescript@bfa9197f",
+		Settings: stainless(RetryAfter{Use: HintReplace})},
 	{Name: "openai-sdk",
-		Summary: "OpenAI Node SDK openai@6.49.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound)",
-		Source:  "openai/openai-node@7b7d6ca7; openai@6.49.0 measured through retrysim proxy",
-		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
-			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
-			RetryAfter: RetryAfter{Use: HintReplace}, Classify: ClassifyStatus,
-			RetryablePatterns: stainlessRetryable}},
+		Summary:  "OpenAI Node SDK openai@6.49.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound)",
+		Source:   "openai/openai-node@7b7d6ca7; openai@6.49.0 measured through retrysim proxy",
+		Settings: stainless(RetryAfter{Use: HintReplace})},
 	{Name: "anthropic-sdk-go",
-		Summary: "Anthropic Go SDK v2.15.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound, below 0 at once)",
-		Source:  "anthropics/anthropic-sdk-go@v2.15.0",
-		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
-			Jitter: Jitter{Mode: JitterDown, Ratio: 0.25}, RetryAfter: RetryAfter{Use: HintReplace}, Classify: ClassifyStatus,
-			RetryablePatterns: stainlessRetryable}},
+		Summary:  "Anthropic Go SDK v2.15.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace (no bound, below 0 at once)",
+		Source:   "anthropics/anthropic-sdk-go@v2.15.0",
+		Settings: stainless(RetryAfter{Use: HintReplace})},
 	{Name: "openai-sdk-go",
-		Summary: "OpenAI Go SDK v3.98.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace; a hint over 120 s is not waited (the error is returned)",
-		Source:  "openai/openai-go@v3.98.0",
-		Settings: Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
-			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
-			RetryAfter: RetryAfter{Use: HintReplace, MaxWait: 120 * time.Second}, Classify: ClassifyStatus,
-			RetryablePatterns: stainlessRetryable}},
+		Summary:  "OpenAI Go SDK v3.98.0: 2 retries from 500 ms, 8 s cap, 25 % downward jitter, hints replace; a hint over 120 s is not waited (the error is returned)",
+		Source:   "openai/openai-go@v3.98.0",
+		Settings: stainless(RetryAfter{Use: HintReplace, MaxWait: 120 * time.Second})},
 	{Name: "omp-18",
 		Summary: "oh-my-pi 18.3.4: the session layer as omp-2026-06 over the provider layer pi-ai-anthropic (11 requests per model call)",
 		Source:  "@oh-my-pi/pi-coding-agent@18.3.4 (observed on the wire; issue 24)",
@@ -221,4 +211,14 @@ func profileNames() []string {
 		names[i] = p.Name
 	}
 	return names
+}
+
+// stainless are the retry settings the Stainless-generated SDKs share
+// (Anthropic's and OpenAI's, in TypeScript and Go): 2 retries from 500 ms,
+// an 8 s cap, 25 % downward jitter, classified by status; they differ in
+// how they read retry-after hints (ra).
+func stainless(ra RetryAfter) Settings {
+	return Settings{Enabled: true, MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
+		Jitter: Jitter{Mode: JitterDown, Ratio: 0.25}, RetryAfter: ra, Classify: ClassifyStatus,
+		RetryablePatterns: stainlessRetryable}
 }
