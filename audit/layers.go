@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/wire"
 )
 
 // The rules of an RPC log and a wire log of the same run, read together
@@ -165,7 +165,7 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 		}
 	}
 	cur := -1
-	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *proxy.Record) {
+	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *wire.Record) {
 		t := rec.Timestamp
 		next := cur
 		for next+1 < len(runs) && runs[next+1].start.ms <= t+hintToleranceMs {

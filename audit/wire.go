@@ -12,7 +12,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/wire"
 )
 
 // The rules of a wire log (AuditWire, SPEC.md §16.1).
@@ -133,7 +133,7 @@ type wireAnswer struct {
 	why        string  // why it is not retried, or the wait's rule
 }
 
-// AuditWire reads a wire log (proxy.Record lines, as "retrysim proxy"
+// AuditWire reads a wire log (wire.Record lines, as "retrysim proxy"
 // writes them) and checks that its client retried as the Auditor's
 // profile says: which answers it retried, how many times, and each wait
 // (from an answer's end to the retry's arrival) within the profile's
@@ -160,7 +160,7 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 			c.find(line, rule, reason)
 		}
 	}
-	err := readWireLog(r, &sum.Summary, badLine, func(n int, rec *proxy.Record) {
+	err := readWireLog(r, &sum.Summary, badLine, func(n int, rec *wire.Record) {
 		retry, rc := isRetry(rec, main.last)
 		if retry && main.last != nil {
 			sum.Retries++
@@ -189,7 +189,7 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 // Skipped, Bad, Events: the requests), and calls onRequest with each
 // request; a line that cannot be read is counted bad and given to
 // badLine, and the reading goes on. The error is r's.
-func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, rec *proxy.Record)) error {
+func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, rec *wire.Record)) error {
 	lr := lines.NewReader(r, MaxLineSize)
 	bad := func(line int, rule Rule, reason string) {
 		sum.Bad++
@@ -213,7 +213,7 @@ func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, re
 			sum.Skipped++
 			continue
 		}
-		var rec proxy.Record
+		var rec wire.Record
 		if err := json.Unmarshal(line, &rec); err != nil {
 			var typeErr *json.UnmarshalTypeError
 			if errors.As(err, &typeErr) {
@@ -237,7 +237,7 @@ const retryCountHeader = "x-stainless-retry-count"
 
 // isRetry tells whether rec retries the last answer: its retry count is
 // over 0, or, without one, the last answer was an error or no answer.
-func isRetry(rec *proxy.Record, last *wireAnswer) (bool, int) {
+func isRetry(rec *wire.Record, last *wireAnswer) (bool, int) {
 	if v, ok := rec.Client[retryCountHeader]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
 			return n > 0, n
@@ -257,7 +257,7 @@ func (c *wireCheck) find(line int, rule Rule, reason string) {
 	}
 }
 
-func (c *wireCheck) onRequest(line int, rec *proxy.Record, retry bool, rc int) {
+func (c *wireCheck) onRequest(line int, rec *wire.Record, retry bool, rc int) {
 	prev := c.last
 	retries := 0
 	if prev != nil && prev.mustRetry && !retry {
@@ -298,12 +298,12 @@ const (
 
 // answer works out what the profile does after rec's answer, the call
 // having made retries retries before it.
-func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAnswer {
+func (c *wireCheck) answer(line int, rec *wire.Record, retries, rc int) *wireAnswer {
 	w := &wireAnswer{line: line, end: rec.End(), retries: retries, retryCount: rc}
 	m := policy.AssistantMessage{StopReason: policy.StopReasonError, Status: rec.Status, Headers: rec.Headers, ErrorMessage: rec.ErrorMessage}
 	cutBody := false
 	for _, f := range rec.Faults {
-		if strings.HasPrefix(f, string(proxy.FaultStreamCut)) && !rec.Stream {
+		if strings.HasPrefix(f, string(wire.FaultStreamCut)) && !rec.Stream {
 			cutBody = true // a JSON body cut short: a connection error
 		}
 	}
@@ -379,7 +379,7 @@ func (c *wireCheck) answer(line int, rec *proxy.Record, retries, rc int) *wireAn
 // sdkErrorMessage is an error answer's message as the Stainless SDKs show
 // it to the agent ("529 {...}": the status, then the body), which a
 // profile classifying messages reads.
-func sdkErrorMessage(rec *proxy.Record) string {
+func sdkErrorMessage(rec *wire.Record) string {
 	if rec.ErrorType == "" {
 		return strings.TrimSpace(strconv.Itoa(rec.Status) + " " + rec.ErrorMessage)
 	}

@@ -5,19 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/ohmypi/retryfsm/wire"
 )
 
-// API is one of the provider endpoints the proxy serves.
-type API string
+// API is one of the provider endpoints the proxy serves (wire.API).
+type API = wire.API
 
 // The endpoints served (SPEC.md §18).
 const (
-	// Anthropic is the Anthropic Messages API, POST /v1/messages.
-	Anthropic API = "anthropic-messages"
-	// OpenAIChat is the OpenAI Chat Completions API, POST /v1/chat/completions.
-	OpenAIChat API = "openai-chat"
-	// OpenAIResponses is the OpenAI Responses API, POST /v1/responses.
-	OpenAIResponses API = "openai-responses"
+	Anthropic       = wire.Anthropic
+	OpenAIChat      = wire.OpenAIChat
+	OpenAIResponses = wire.OpenAIResponses
 )
 
 // apiOf returns the API served at path, if any. A base URL with a prefix

@@ -202,7 +202,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	for _, f := range faults {
 		if f.Kind == FaultLatency {
-			rec.addFault(f)
+			addFault(rec, f)
 			if sleep(r.Context(), f.Delay) != nil {
 				rec.Error = "client gone during the latency"
 				return
@@ -225,7 +225,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if hasFault(faults, FaultDrop) || (turn != nil && turn.StopReason == policy.StopReasonAborted) {
-		rec.addFault(Fault{Kind: FaultDrop})
+		addFault(rec, Fault{Kind: FaultDrop})
 		drop(w)
 		return
 	}
@@ -279,7 +279,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.HeadersMs = msSince(start)
 	cut := hasFault(faults, FaultStreamCut)
 	if cut {
-		rec.addFault(Fault{Kind: FaultStreamCut})
+		addFault(rec, Fault{Kind: FaultStreamCut})
 		b = b[:len(b)/2]
 	}
 	writeBody(r.Context(), w, rec, b, slowOf(faults))
@@ -317,7 +317,7 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 	rec.HeadersMs = msSince(st.start)
 	slow := slowOf(faults)
 	if slow != nil {
-		rec.addFault(*slow)
+		addFault(rec, *slow)
 	}
 	cutAt, errAt := -1, -1
 	for _, f := range faults {
@@ -330,13 +330,13 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 	}
 	for i := 0; ; i++ {
 		if i == errAt {
-			rec.addFault(Fault{Kind: FaultSSEError, Events: i})
+			addFault(rec, Fault{Kind: FaultSSEError, Events: i})
 			_, _ = w.Write(sseErrorEvent(st.api, i).bytes())
 			flush(w)
 			return
 		}
 		if i == cutAt {
-			rec.addFault(Fault{Kind: FaultStreamCut, Events: i})
+			addFault(rec, Fault{Kind: FaultStreamCut, Events: i})
 			flush(w)
 			panic(http.ErrAbortHandler)
 		}
@@ -377,7 +377,7 @@ func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
 			c.errAt = f.Events
 		case FaultSlowBody:
 			c.slow = f.Delay
-			st.rec.addFault(f)
+			addFault(st.rec, f)
 		}
 	}
 	return c
@@ -449,12 +449,12 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 // stop ends the body at the current count: an error event, or a cut.
 func (c *eventCutter) stop() {
 	if c.seen == c.errAt {
-		c.rec.addFault(Fault{Kind: FaultSSEError, Events: c.seen})
+		addFault(c.rec, Fault{Kind: FaultSSEError, Events: c.seen})
 		c.out = append(c.out, sseErrorEvent(c.api, c.seen).bytes()...)
 		c.end = io.EOF
 		return
 	}
-	c.rec.addFault(Fault{Kind: FaultStreamCut, Events: c.seen})
+	addFault(c.rec, Fault{Kind: FaultStreamCut, Events: c.seen})
 	c.end = errCut
 }
 
@@ -464,7 +464,7 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte
 		_, _ = w.Write(b)
 		return
 	}
-	rec.addFault(*slow)
+	addFault(rec, *slow)
 	size := slow.Chunk
 	if size <= 0 {
 		size = DefaultSlowChunk

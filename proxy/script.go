@@ -14,26 +14,19 @@ import (
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/wire"
 )
 
-// FaultKind is a fault of the wire (SPEC.md §18.2).
-type FaultKind string
+// FaultKind is a fault of the wire (SPEC.md §18.2; wire.FaultKind).
+type FaultKind = wire.FaultKind
 
-// The wire's faults.
+// The wire's faults (wire.FaultLatency ...).
 const (
-	// FaultLatency waits Delay before the answer's headers.
-	FaultLatency FaultKind = "latency"
-	// FaultSlowBody writes the body in Chunk-byte pieces (a stream: event
-	// by event) with Delay between them.
-	FaultSlowBody FaultKind = "slow-body"
-	// FaultStreamCut closes the connection after Events events of a
-	// successful stream (a JSON answer: after half its body).
-	FaultStreamCut FaultKind = "stream-cut"
-	// FaultSSEError sends the provider's error event after Events events
-	// of a successful stream and ends it (Anthropic's overloaded_error).
-	FaultSSEError FaultKind = "sse-error"
-	// FaultDrop closes the connection before any answer.
-	FaultDrop FaultKind = "drop"
+	FaultLatency   = wire.FaultLatency
+	FaultSlowBody  = wire.FaultSlowBody
+	FaultStreamCut = wire.FaultStreamCut
+	FaultSSEError  = wire.FaultSSEError
+	FaultDrop      = wire.FaultDrop
 )
 
 // DefaultSlowChunk is a slow body's piece when Fault.Chunk is 0.

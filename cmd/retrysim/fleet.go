@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"github.com/schollz/progressbar/v3"
+	"github.com/cheggaaa/pb/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -244,7 +244,7 @@ type fleetProgress struct {
 	start time.Time
 	quit  chan struct{}
 	wg    sync.WaitGroup
-	bar   *progressbar.ProgressBar // nil until shown; the goroutine's until stop
+	bar   *pb.ProgressBar // nil until shown; the goroutine's until stop
 }
 
 // startProgress starts the bar's goroutine when stderr is a terminal: it
@@ -279,16 +279,18 @@ func startProgress(stderr io.Writer, total int64) *fleetProgress {
 	return p
 }
 
-// show draws the bar at the sessions done.
+// progressTemplate is the bar's line: "fleet 40% |████      | (400/1000,
+// 812 sessions/s) 0.5s".
+const progressTemplate = `fleet {{percent . "%.0f%%"}} {{bar . "|" "█" "█" " " "|"}} ({{counters . "%s/%s"}}, {{speed . "%s sessions/s" "? sessions/s"}}) {{etime .}}`
+
+// show draws the bar at the sessions done. The bar is static: this
+// package's goroutine, on progressClock, draws it, not one of the bar's.
 func (p *fleetProgress) show() {
 	if p.bar == nil {
-		out := p.out
-		p.bar = progressbar.NewOptions64(p.total, progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("fleet"),
-			progressbar.OptionSetItsString("sessions"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30), progressbar.OptionThrottle(progressTick), progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionSetRenderBlankState(true), progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }))
+		p.bar = pb.New64(p.total).SetTemplateString(progressTemplate).SetWriter(p.out).SetMaxWidth(100).
+			Set(pb.Static, true).Set(pb.Terminal, true).Start()
 	}
-	p.bar.Set64(min(p.done.Load(), p.total))
+	p.bar.SetCurrent(min(p.done.Load(), p.total)).Write()
 }
 
 // stop ends the bar's goroutine; when the fleets ran for progressAfter or
@@ -303,7 +305,7 @@ func (p *fleetProgress) stop() {
 		return
 	}
 	p.show()
-	p.bar.Finish()
+	p.bar.Finish().Write()
 }
 
 // completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
