@@ -125,8 +125,8 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s (the scenario is given with --scenario FILE)", strings.Join(args, " "))
 	}
-	if mode := o.mode; mode != "rpc" {
-		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", mode)
+	if o.mode != "rpc" {
+		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", o.mode)
 	}
 	given := givenFlags(o.fs)
 	bad := ""
@@ -140,9 +140,8 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 		what := map[string]string{"provider": "the provider's name", "model": "the model's id"}[bad]
 		return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", bad, what)
 	}
-	protocol := o.protocol
-	if protocol < 1 || protocol > 2 {
-		return usageError(c, stderr, "--protocol %d: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", protocol)
+	if o.protocol < 1 || o.protocol > 2 {
+		return usageError(c, stderr, "--protocol %d: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", o.protocol)
 	}
 	ov, ok := checkOverrides(c, o.ov, stderr)
 	if !ok {
@@ -170,7 +169,7 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 		Variant:  ov.variant,
 		Virtual:  o.virtual,
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
-		Protocol: protocol,
+		Protocol: o.protocol,
 	})
 	switch {
 	case err == nil, errors.Is(err, rpc.ErrOutput), errors.Is(err, context.Canceled):
