@@ -69,17 +69,29 @@ then a summary line. With --json, prints JSON Lines instead:
 
 Exit status: 0 when every log is clean, 1 when there are findings, 2 on
 invalid flags or arguments or when a log cannot be read.`,
-		flags: func(fs *flag.FlagSet) {
-			profileFlag(fs, "check against the retry settings of profile `NAME` (default "+policy.DefaultProfile+")")
-			fs.String("settings", "", "merge the settings object `JSON` (SPEC.md §1's keys) over the profile's: the agent's own settings")
-			fs.Int64("context-window", 0, "the model's context window in `TOKENS`, for the overflow usage rule (0: message patterns only)")
-			fs.Bool("json", false, "print the findings and the summary as JSON Lines")
-			wireFlags(fs)
-		},
-		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
-			return runAudit(fs, args, os.Stdin, stdout, stderr)
+		options: func(fs *flag.FlagSet) runner {
+			o := &auditOptions{}
+			profileFlag(fs, &o.profile, "check against the retry settings of profile `NAME` (default "+policy.DefaultProfile+")")
+			fs.StringVar(&o.settings, "settings", "", "merge the settings object `JSON` (SPEC.md §1's keys) over the profile's: the agent's own settings")
+			fs.Int64Var(&o.contextWindow, "context-window", 0, "the model's context window in `TOKENS`, for the overflow usage rule (0: message patterns only)")
+			fs.BoolVar(&o.json, "json", false, "print the findings and the summary as JSON Lines")
+			o.wireOptions.define(fs)
+			return o
 		},
 	})
+}
+
+// auditOptions are audit's flags.
+type auditOptions struct {
+	profile       string
+	settings      string
+	contextWindow int64
+	json          bool
+	wireOptions
+}
+
+func (o *auditOptions) run(args []string, stdout, stderr io.Writer) int {
+	return o.audit(args, os.Stdin, stdout, stderr)
 }
 
 // auditJSONFinding is a finding line of "retrysim audit --json".
@@ -99,18 +111,24 @@ type auditJSONSummary struct {
 	audit.Summary
 }
 
-// runAudit runs "retrysim audit"; the log "-" is read from stdin.
-func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// runAudit runs "retrysim audit" with the flags fs (audit's) parsed; the
+// log "-" is read from stdin.
+func runAudit(fs *commandFlags, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return fs.opts.(*auditOptions).audit(args, stdin, stdout, stderr)
+}
+
+// audit runs "retrysim audit"; the log "-" is read from stdin.
+func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := lookup("audit")
 	if len(args) == 0 {
 		return usageError(c, stderr, "no log given (give one or more LOG.jsonl files, or - for the standard input)")
 	}
-	opt := audit.Options{Profile: flagString(fs, "profile")}
+	opt := audit.Options{Profile: o.profile}
 	prof, err := policy.ProfileByName(opt.Profile)
 	if err != nil {
 		return usageError(c, stderr, "--profile: %v", err)
 	}
-	if s := flagString(fs, "settings"); s != "" {
+	if s := o.settings; s != "" {
 		set, err := prof.Settings.Apply([]byte(s))
 		if err == nil {
 			err = set.Validate()
@@ -120,21 +138,21 @@ func runAudit(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr i
 		}
 		opt.Settings = &set
 	}
-	window, err := strconv.ParseInt(flagString(fs, "context-window"), 10, 64)
-	if err != nil || window < 0 {
-		return usageError(c, stderr, "--context-window: %q is not a number of tokens (allowed: 0 for none, or a positive integer)", flagString(fs, "context-window"))
+	window := o.contextWindow
+	if window < 0 {
+		return usageError(c, stderr, "--context-window: %q is not a number of tokens (allowed: 0 for none, or a positive integer)", strconv.FormatInt(window, 10))
 	}
 	opt.ContextWindow = window
 	a, err := audit.New(opt)
 	if err != nil {
 		return usageError(c, stderr, "%v", err)
 	}
-	asJSON := flagString(fs, "json") == "true"
-	if flagString(fs, "wire") == "true" {
-		return runAuditWire(fs, a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
+	asJSON := o.json
+	if o.wire.on {
+		return o.auditWire(a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
 	}
-	if path := wirePath(fs); path != "" {
-		return runAuditLayers(fs, a, path, opt.Settings != nil, args, stdin, stdout, stderr)
+	if path := o.wire.path; path != "" {
+		return o.auditLayers(a, path, opt.Settings != nil, args, stdin, stdout, stderr)
 	}
 
 	out := bufio.NewWriter(stdout)

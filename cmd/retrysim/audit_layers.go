@@ -3,12 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"time"
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -37,7 +34,7 @@ type auditLayersJSONSummary struct {
 
 // runAuditLayers runs "retrysim audit --wire=WIRELOG LOG": the two retry
 // layers of one run, checked together (audit.AuditLayers).
-func runAuditLayers(fs *flag.FlagSet, a *audit.Auditor, wirePath string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *auditOptions) auditLayers(a *audit.Auditor, wirePath string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := lookup("audit")
 	prof := a.Profile()
 	if len(args) != 1 {
@@ -49,13 +46,9 @@ func runAuditLayers(fs *flag.FlagSet, a *audit.Auditor, wirePath string, setting
 	if wirePath == "-" && args[0] == "-" {
 		return usageError(c, stderr, "--wire=- and LOG - cannot both be the standard input")
 	}
-	slack, err := strconv.ParseFloat(flagString(fs, "slack"), 64)
-	if err != nil || slack < 0 || slack > 3_600_000 {
-		return usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", flagString(fs, "slack"))
-	}
-	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
-	if slack == 0 {
-		opt.Slack = -1
+	opt, ok := o.wireOptions.check(c, stderr)
+	if !ok {
+		return exitUsage
 	}
 	open := func(path string) (io.Reader, func(), error) {
 		if path == "-" {
@@ -90,7 +83,7 @@ func runAuditLayers(fs *flag.FlagSet, a *audit.Auditor, wirePath string, setting
 	}
 	defer closeWire()
 
-	asJSON := flagString(fs, "json") == "true"
+	asJSON := o.json
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/ohmypi/retryfsm/explore"
@@ -46,30 +45,38 @@ a comment with its path (its scenario cannot fix the jitter draws).
 
 Exit status: 0 when every invariant holds, 1 on a violation, 2 on invalid
 flags.`,
-		flags: func(fs *flag.FlagSet) {
-			fs.String("variant", "", "check the policy variant `NAME` (one of: "+strings.Join(session.VariantNames(), ", ")+"; default sound)")
-			profileFlag(fs, "explore the retry settings of profile `NAME` instead of the default ones")
-			fs.Int("max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+"; default 3, or the profile's)")
-			fs.String("max-retries-upto", "", "explore every maxRetries from 0 to `N` (same range; not with --max-retries; default: off)")
-			fs.String("out", "", "write the counterexamples into `DIR` instead of printing them")
+		options: func(fs *flag.FlagSet) runner {
+			o := &checkOptions{fs: fs}
+			fs.StringVar(&o.variant, "variant", "", "check the policy variant `NAME` (one of: "+strings.Join(session.VariantNames(), ", ")+"; default sound)")
+			profileFlag(fs, &o.profile, "explore the retry settings of profile `NAME` instead of the default ones")
+			fs.IntVar(&o.maxRetries, "max-retries", policy.DefaultMaxRetries, "explore with settings.maxRetries `N` ("+maxRetriesRanges()+"; default 3, or the profile's)")
+			intVar(fs, &o.maxRetriesUpto, "max-retries-upto", "explore every maxRetries from 0 to `N` (same range; not with --max-retries; default: off)")
+			fs.StringVar(&o.out, "out", "", "write the counterexamples into `DIR` instead of printing them")
+			return o
 		},
-		run: runCheck,
 	})
 }
 
-func runCheck(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
-	out := &firstErrWriter{w: stdout}
-	return reportOutputErr(out, stderr, runCheckTo(fs, args, out, stderr))
+// checkOptions are check's flags.
+type checkOptions struct {
+	fs                         *flag.FlagSet // which flags were given
+	variant, profile           string
+	maxRetries, maxRetriesUpto int
+	out                        string
 }
 
-// runCheckTo is check printing to stdout, whose write errors runCheck
-// reports.
-func runCheckTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+func (o *checkOptions) run(args []string, stdout, stderr io.Writer) int {
+	out := &firstErrWriter{w: stdout}
+	return reportOutputErr(out, stderr, o.runTo(args, out, stderr))
+}
+
+// runTo is check printing to stdout, whose write errors run reports.
+func (o *checkOptions) runTo(args []string, stdout, stderr io.Writer) int {
 	c := lookup("check")
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s", strings.Join(args, " "))
 	}
-	name, ok := checkVariant(c, fs, stderr)
+	name, ok := checkVariant(c, o.variant, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -78,7 +85,7 @@ func runCheckTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		return usageError(c, stderr, "--variant: %v", err)
 	}
 	var set *policy.Settings // nil: the default settings
-	profile := flagString(fs, "profile")
+	profile := o.profile
 	if profile != "" {
 		prof, err := policy.ProfileByName(profile)
 		if err != nil {
@@ -89,18 +96,15 @@ func runCheckTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		}
 		profile, set = prof.Name, &prof.Settings
 	}
-	flagName := "max-retries"
-	if flagSet(fs, "max-retries-upto") {
-		if flagSet(fs, flagName) {
+	given := givenFlags(o.fs)
+	flagName, n := "max-retries", o.maxRetries
+	if given["max-retries-upto"] {
+		if given[flagName] {
 			return usageError(c, stderr, "--max-retries and --max-retries-upto: give one, not both")
 		}
-		flagName = "max-retries-upto"
+		flagName, n = "max-retries-upto", o.maxRetriesUpto
 	}
-	n, err := strconv.Atoi(flagString(fs, flagName))
-	if err != nil {
-		return usageError(c, stderr, "--%s: %q is not an integer", flagName, flagString(fs, flagName))
-	}
-	if set != nil && !flagSet(fs, flagName) { // the profile's own maxRetries
+	if set != nil && !given[flagName] { // the profile's own maxRetries
 		n = set.MaxRetries
 	}
 	from, to := n, n
@@ -138,7 +142,7 @@ func runCheckTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "#   %s: %s\n", inv, inv.Description())
 	}
 	fmt.Fprintf(stdout, "# %s\n", sum.Line())
-	out := flagString(fs, "out")
+	out := o.out
 	if out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			fmt.Fprintf(stderr, "retrysim check: %v\n", err)
@@ -187,10 +191,4 @@ func maxRetriesRanges() string {
 		parts = append(parts, fmt.Sprintf("%s 0 to %d", name, explore.MaxRetriesLimit(v)))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -77,8 +77,7 @@ progress bar of the sessions done shows there (nothing else changes).
 Exit status: 0 when the fleets ran, 1 when the output or the chart could
 not be written (the output is printed all the same), 2 on invalid flags,
 arguments or files.`,
-		flags: fleetFlags,
-		run:   runFleet,
+		options: fleetFlags,
 	})
 }
 
@@ -88,51 +87,68 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func fleetFlags(fs *flag.FlagSet) {
-	fs.Int("sessions", 1000, "the number `N` of agent sessions (key sessions)")
-	fs.Float64("rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
-	fs.Int("prompts", 1, "prompts per session, one after the other (key prompts)")
-	fs.String("think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
-	fs.String("calls", "1", "the `DIST` of successful model calls a prompt needs: 3, uniform:1,5, geometric:4 (key calls)")
-	fs.String("latency", "1s", "the `DIST` of a successful call's latency: 1s, uniform:1s,3s, exp:2s, lognormal:2s,0.5 (key latency)")
-	fs.String("error-latency", "100ms", "the `DIST` of an error answer's latency (key errorLatency)")
-	fs.String("capacity", "", "the provider's token bucket, `RPS[,BURST]` (burst default: RPS rounded up) (keys capacity.rps, capacity.burst)")
-	fs.Int("max-in-flight", 0, "the provider's bound on calls in flight, 0 none (key capacity.maxInFlight)")
-	fs.String("hint", "header", "how the over-capacity 429 gives its retry-after: header, text or none (key overCapacity.hint)")
-	fs.Duration("retry-after", 0, "the over-capacity 429's retry-after; 0: computed from the bucket (key overCapacity.retryAfter)")
-	var outages, errs, profiles listFlag
-	fs.Var(&outages, "outage", "an outage window `START,DURATION,KIND[,RETRY_AFTER]`, e.g. 30s,60s,529; kinds 529, 503, 500, network, usage_limit, 429; repeatable (key outages)")
-	fs.Var(&errs, "error", "a background error rate `KIND=P`, e.g. 503=0.01; repeatable (key errors)")
-	fs.Float64("overflow", 0, "the rate of context-overflow answers (key overflow)")
-	fs.String("prompt-errors", "", "each prompt's first wire calls fail: `COUNT,KIND`, e.g. 3,529 (key promptErrors; the default fleet's is 3,529)")
-	fs.Var(&profiles, "profile", "the profile `MIX` the sessions run: NAME or NAME=P%,NAME=P%; repeated, one run each (key profile)")
-	fs.String("sdk", "", "an SDK layer under every agent call, retrying with profile `NAME`'s settings (key sdk)")
-	fs.Duration("horizon", 0, "stop the simulation at this virtual time; 0: when every session is done (key horizon)")
-	fs.Duration("recovery", fleet.DefaultRecovery, "the window after an outage over which the after-peak is taken (key recovery)")
-	fs.String("compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
-	fs.Int64("seed", 1, "the seed of every random draw (key seed)")
-	fs.String("seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.String("shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
-	fs.Bool("json", false, "print the results as JSON")
-	fs.String("out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
-	fs.Bool("legend", false, "print what each column of the table counts under the tables (not with --json)")
-	fs.String("plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
+// fleetOptions are fleet's flags: those of a fleet file's keys (applied
+// over each file's, apply) and those of the output.
+type fleetOptions struct {
+	fs *flag.FlagSet // which flags were given
+
+	sessions, prompts, maxInFlight      int
+	rate, overflow                      float64
+	think, calls, latency, errorLatency string // DISTs
+	capacity, hint, promptErrors, sdk   string
+	compaction, seeds                   string
+	retryAfter, horizon, recovery       time.Duration
+	outages, errs, profiles             listFlag
+	seed                                int64
+	shard, out, plot                    string
+	json, legend                        bool
 }
 
-func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+func fleetFlags(fs *flag.FlagSet) runner {
+	o := &fleetOptions{fs: fs}
+	fs.IntVar(&o.sessions, "sessions", 1000, "the number `N` of agent sessions (key sessions)")
+	fs.Float64Var(&o.rate, "rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
+	fs.IntVar(&o.prompts, "prompts", 1, "prompts per session, one after the other (key prompts)")
+	fs.StringVar(&o.think, "think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
+	fs.StringVar(&o.calls, "calls", "1", "the `DIST` of successful model calls a prompt needs: 3, uniform:1,5, geometric:4 (key calls)")
+	fs.StringVar(&o.latency, "latency", "1s", "the `DIST` of a successful call's latency: 1s, uniform:1s,3s, exp:2s, lognormal:2s,0.5 (key latency)")
+	fs.StringVar(&o.errorLatency, "error-latency", "100ms", "the `DIST` of an error answer's latency (key errorLatency)")
+	fs.StringVar(&o.capacity, "capacity", "", "the provider's token bucket, `RPS[,BURST]` (burst default: RPS rounded up) (keys capacity.rps, capacity.burst)")
+	fs.IntVar(&o.maxInFlight, "max-in-flight", 0, "the provider's bound on calls in flight, 0 none (key capacity.maxInFlight)")
+	fs.StringVar(&o.hint, "hint", "header", "how the over-capacity 429 gives its retry-after: header, text or none (key overCapacity.hint)")
+	fs.DurationVar(&o.retryAfter, "retry-after", 0, "the over-capacity 429's retry-after; 0: computed from the bucket (key overCapacity.retryAfter)")
+	fs.Var(&o.outages, "outage", "an outage window `START,DURATION,KIND[,RETRY_AFTER]`, e.g. 30s,60s,529; kinds 529, 503, 500, network, usage_limit, 429; repeatable (key outages)")
+	fs.Var(&o.errs, "error", "a background error rate `KIND=P`, e.g. 503=0.01; repeatable (key errors)")
+	fs.Float64Var(&o.overflow, "overflow", 0, "the rate of context-overflow answers (key overflow)")
+	fs.StringVar(&o.promptErrors, "prompt-errors", "", "each prompt's first wire calls fail: `COUNT,KIND`, e.g. 3,529 (key promptErrors; the default fleet's is 3,529)")
+	fs.Var(&o.profiles, "profile", "the profile `MIX` the sessions run: NAME or NAME=P%,NAME=P%; repeated, one run each (key profile)")
+	fs.StringVar(&o.sdk, "sdk", "", "an SDK layer under every agent call, retrying with profile `NAME`'s settings (key sdk)")
+	fs.DurationVar(&o.horizon, "horizon", 0, "stop the simulation at this virtual time; 0: when every session is done (key horizon)")
+	fs.DurationVar(&o.recovery, "recovery", fleet.DefaultRecovery, "the window after an outage over which the after-peak is taken (key recovery)")
+	fs.StringVar(&o.compaction, "compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
+	fs.Int64Var(&o.seed, "seed", 1, "the seed of every random draw (key seed)")
+	fs.StringVar(&o.seeds, "seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
+	fs.StringVar(&o.out, "out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
+	fs.BoolVar(&o.legend, "legend", false, "print what each column of the table counts under the tables (not with --json)")
+	fs.StringVar(&o.plot, "plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
+	return o
+}
+
+func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := givenFlags(o.fs)
 	if len(args) > 0 && args[0] == "merge" {
-		return runFleetMerge(fs, set, args[1:], stdout, stderr)
+		return o.runMerge(set, args[1:], stdout, stderr)
 	}
 	var shard *fleet.Shard
 	if set["shard"] {
-		sh, err := parseShardFlag(flagString(fs, "shard"))
+		sh, err := parseShardFlag(o.shard)
 		if err != nil {
 			return usageError(c, stderr, "--shard: %v", err)
 		}
-		if flagString(fs, "json") != "true" {
+		if !o.json {
 			return usageError(c, stderr, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json")
 		}
 		shard = &sh
@@ -140,7 +156,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	if set["plot"] && shard != nil {
 		return usageError(c, stderr, "--plot draws a whole result: not with --shard (draw the merged shards with 'retrysim fleet merge --plot FILE PARTIAL...')")
 	}
-	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
+	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
 		return exitUsage
 	}
 	var specs []*fleet.Spec
@@ -157,14 +173,14 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		specs = append(specs, spec)
 	}
 	for _, spec := range specs {
-		if err := applyFleetFlags(spec, fs, set); err != nil {
+		if err := o.apply(spec, set); err != nil {
 			return usageError(c, stderr, "%v", err)
 		}
 		if err := spec.Validate(); err != nil {
 			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
 		}
 	}
-	plot, ok := preparePlot(c, fs, set, stderr)
+	plot, ok := o.preparePlot(c, set, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -184,7 +200,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 			return exitFail
 		}
-		return plotResult(plot, p, writeFleetResult(fs, res, stdout, stderr), stderr)
+		return plotResult(plot, p, o.writeResult(res, stdout, stderr), stderr)
 	}
 	if shard != nil {
 		// A shard is run from the sweep's definition: its time and memory
@@ -197,7 +213,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			out, err = p.JSON()
 		}
 		if err == nil {
-			err = writeOutput(fs, out, stdout)
+			err = o.writeOutput(out, stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -220,7 +236,7 @@ func runFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
 	}
-	return writeFleetResult(fs, res, stdout, stderr)
+	return o.writeResult(res, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -330,14 +346,14 @@ func parseShardFlag(v string) (fleet.Shard, error) {
 	return sh, nil
 }
 
-// outFlag checks --out's file before anything runs: its directory exists,
+// checkOut checks --out's file before anything runs: its directory exists,
 // and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
 // write the same file); false after a usage error.
-func outFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
+func (o *fleetOptions) checkOut(c *command, set map[string]bool, stderr io.Writer) bool {
 	if !set["out"] {
 		return true
 	}
-	path := flagString(fs, "out")
+	path := o.out
 	if i := strings.Index(path, "$("); i >= 0 {
 		ref := path[i:]
 		if j := strings.IndexByte(ref, ')'); j >= 0 {
@@ -381,22 +397,22 @@ func partialPaths(args []string) ([]string, error) {
 	return paths, nil
 }
 
-// legendFlag checks that --legend, when given, comes with the table: false
-// after a usage error.
-func legendFlag(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) bool {
-	if set["legend"] && flagString(fs, "legend") == "true" && flagString(fs, "json") == "true" {
+// checkLegend checks that --legend, when given, comes with the table:
+// false after a usage error.
+func (o *fleetOptions) checkLegend(c *command, set map[string]bool, stderr io.Writer) bool {
+	if set["legend"] && o.legend && o.json {
 		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
 		return false
 	}
 	return true
 }
 
-// runFleetMerge runs "retrysim fleet merge PARTIAL...": the partial
-// results of a sweep's shards merged into the sweep's result.
-func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout, stderr io.Writer) int {
+// runMerge runs "retrysim fleet merge PARTIAL...": the partial results
+// of a sweep's shards merged into the sweep's result.
+func (o *fleetOptions) runMerge(set map[string]bool, paths []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	var others []string
-	fs.Visit(func(f *flag.Flag) {
+	o.fs.Visit(func(f *flag.Flag) {
 		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
 			others = append(others, "--"+f.Name)
 		}
@@ -404,26 +420,26 @@ func runFleetMerge(fs *flag.FlagSet, set map[string]bool, paths []string, stdout
 	if len(others) > 0 {
 		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
-	if !legendFlag(c, fs, set, stderr) || !outFlag(c, fs, set, stderr) {
+	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
 	}
-	plot, ok := preparePlot(c, fs, set, stderr)
+	plot, ok := o.preparePlot(c, set, stderr)
 	if !ok {
 		return exitUsage
 	}
-	code := runMergeParts(fs, plot, paths, stdout, stderr)
+	code := o.mergeParts(plot, paths, stdout, stderr)
 	if code == exitUsage {
 		plot.discard()
 	}
 	return code
 }
 
-// runMergeParts reads and merges the partial results and prints (and,
-// with --plot, draws) the sweep's result.
-func runMergeParts(fs *flag.FlagSet, plot *plotTarget, paths []string, stdout, stderr io.Writer) int {
+// mergeParts reads and merges the partial results and prints (and, with
+// --plot, draws) the sweep's result.
+func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stderr io.Writer) int {
 	paths, err := partialPaths(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
@@ -445,24 +461,24 @@ func runMergeParts(fs *flag.FlagSet, plot *plotTarget, paths []string, stdout, s
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	code := writeFleetResult(fs, res, stdout, stderr)
+	code := o.writeResult(res, stdout, stderr)
 	if plot == nil {
 		return code
 	}
 	return plotResult(plot, wholePartial(parts, res), code, stderr)
 }
 
-// writeFleetResult prints res as --json or the table says.
-func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Writer) int {
+// writeResult prints res as --json or the table says.
+func (o *fleetOptions) writeResult(res *fleet.Result, stdout, stderr io.Writer) int {
 	var out []byte
 	var err error
-	if flagString(fs, "json") == "true" {
+	if o.json {
 		out, err = res.JSON()
 	} else {
-		out, err = fleetTable(res, flagString(fs, "legend") == "true")
+		out, err = fleetTable(res, o.legend)
 	}
 	if err == nil {
-		err = writeOutput(fs, out, stdout)
+		err = o.writeOutput(out, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
@@ -472,8 +488,8 @@ func writeFleetResult(fs *flag.FlagSet, res *fleet.Result, stdout, stderr io.Wri
 }
 
 // writeOutput writes out to --out's file, or to stdout without --out.
-func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
-	path := flagString(fs, "out")
+func (o *fleetOptions) writeOutput(out []byte, stdout io.Writer) error {
+	path := o.out
 	if path == "" {
 		_, err := stdout.Write(out)
 		return err
@@ -484,12 +500,11 @@ func writeOutput(fs *flag.FlagSet, out []byte, stdout io.Writer) error {
 	return nil
 }
 
-// applyFleetFlags sets every flag given (set) over spec's keys; an invalid
-// value is an error naming the flag and what is allowed.
-func applyFleetFlags(spec *fleet.Spec, fs *flag.FlagSet, set map[string]bool) error {
+// apply sets every flag given (set) over spec's keys, in the flags'
+// order; an invalid value is an error naming the flag and what is
+// allowed.
+func (o *fleetOptions) apply(spec *fleet.Spec, set map[string]bool) error {
 	c := &spec.Config
-	get := func(name string) string { return fs.Lookup(name).Value.String() }
-	list := func(name string) []string { return *fs.Lookup(name).Value.(*listFlag) }
 	var err error
 	for _, name := range []string{"sessions", "rate", "prompts", "think", "calls", "latency", "error-latency", "capacity",
 		"max-in-flight", "hint", "retry-after", "outage", "error", "overflow", "prompt-errors", "profile", "sdk",
@@ -497,54 +512,53 @@ func applyFleetFlags(spec *fleet.Spec, fs *flag.FlagSet, set map[string]bool) er
 		if !set[name] {
 			continue
 		}
-		v := get(name)
 		switch name {
 		case "sessions":
-			c.Sessions, err = strconv.Atoi(v)
+			c.Sessions = o.sessions
 		case "rate":
-			c.Rate, err = strconv.ParseFloat(v, 64)
+			c.Rate = o.rate
 		case "prompts":
-			c.Prompts, err = strconv.Atoi(v)
+			c.Prompts = o.prompts
 		case "think":
-			c.Think, err = fleet.ParseDuration(v)
+			c.Think, err = fleet.ParseDuration(o.think)
 		case "calls":
-			c.Calls, err = fleet.ParseCount(v)
+			c.Calls, err = fleet.ParseCount(o.calls)
 		case "latency":
-			c.Latency, err = fleet.ParseDuration(v)
+			c.Latency, err = fleet.ParseDuration(o.latency)
 		case "error-latency":
-			c.ErrorLatency, err = fleet.ParseDuration(v)
+			c.ErrorLatency, err = fleet.ParseDuration(o.errorLatency)
 		case "capacity":
-			c.Capacity.RPS, c.Capacity.Burst, err = parseCapacity(v)
+			c.Capacity.RPS, c.Capacity.Burst, err = parseCapacity(o.capacity)
 		case "max-in-flight":
-			c.Capacity.MaxInFlight, err = strconv.Atoi(v)
+			c.Capacity.MaxInFlight = o.maxInFlight
 		case "hint":
-			c.OverCapacity.Hint = fleet.HintMode(v)
-			if v != "header" && v != "text" && v != "none" {
-				err = fmt.Errorf("unknown mode %q (allowed: header, text, none)", v)
+			c.OverCapacity.Hint = fleet.HintMode(o.hint)
+			if o.hint != "header" && o.hint != "text" && o.hint != "none" {
+				err = fmt.Errorf("unknown mode %q (allowed: header, text, none)", o.hint)
 			}
 		case "retry-after":
-			c.OverCapacity.RetryAfter, err = time.ParseDuration(v)
+			c.OverCapacity.RetryAfter = o.retryAfter
 		case "outage":
-			c.Outages, err = parseEach(list(name), fleet.ParseOutage)
+			c.Outages, err = parseEach(o.outages, fleet.ParseOutage)
 		case "error":
-			c.Errors, err = parseEach(list(name), fleet.ParseRate)
+			c.Errors, err = parseEach(o.errs, fleet.ParseRate)
 		case "overflow":
-			c.Overflow, err = strconv.ParseFloat(v, 64)
+			c.Overflow = o.overflow
 		case "prompt-errors":
-			c.PromptErrors, err = fleet.ParsePromptErrors(v)
+			c.PromptErrors, err = fleet.ParsePromptErrors(o.promptErrors)
 		case "profile":
-			spec.Mixes, err = parseEach(list(name), fleet.ParseMix)
+			spec.Mixes, err = parseEach(o.profiles, fleet.ParseMix)
 		case "sdk":
-			c.SDK = v
-			if v != "" {
-				_, err = policy.ProfileByName(v)
+			c.SDK = o.sdk
+			if o.sdk != "" {
+				_, err = policy.ProfileByName(o.sdk)
 			}
 		case "horizon":
-			c.Horizon, err = time.ParseDuration(v)
+			c.Horizon = o.horizon
 		case "recovery":
-			c.Recovery, err = time.ParseDuration(v)
+			c.Recovery = o.recovery
 		case "compaction":
-			switch v {
+			switch o.compaction {
 			case "on":
 				c.Compaction = fleet.Compaction{Enabled: true, Succeed: true}
 			case "off":
@@ -552,18 +566,18 @@ func applyFleetFlags(spec *fleet.Spec, fs *flag.FlagSet, set map[string]bool) er
 			case "fail":
 				c.Compaction = fleet.Compaction{Enabled: true}
 			default:
-				err = fmt.Errorf("unknown value %q (allowed: on, off, fail)", v)
+				err = fmt.Errorf("unknown value %q (allowed: on, off, fail)", o.compaction)
 			}
 		case "seed":
-			c.Seed, err = strconv.ParseInt(v, 10, 64)
-			if err == nil && c.Seed < 1 {
+			c.Seed = o.seed
+			if c.Seed < 1 {
 				err = fmt.Errorf("%d (allowed: an integer from 1)", c.Seed)
 			}
 			if !set["seeds"] {
 				spec.SeedFrom, spec.SeedTo = c.Seed, c.Seed
 			}
 		case "seeds":
-			spec.SeedFrom, spec.SeedTo, err = fleet.ParseSeeds(v)
+			spec.SeedFrom, spec.SeedTo, err = fleet.ParseSeeds(o.seeds)
 			c.Seed = spec.SeedFrom
 		}
 		if err != nil {

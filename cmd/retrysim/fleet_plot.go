@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,11 +33,11 @@ type plotTarget struct {
 // drawing command (beside retrysim, then on $PATH), and that the file can
 // be opened for writing (it is created when missing). nil without --plot;
 // false after a usage error.
-func preparePlot(c *command, fs *flag.FlagSet, set map[string]bool, stderr io.Writer) (*plotTarget, bool) {
+func (o *fleetOptions) preparePlot(c *command, set map[string]bool, stderr io.Writer) (*plotTarget, bool) {
 	if !set["plot"] {
 		return nil, true
 	}
-	path := flagString(fs, "plot")
+	path := o.plot
 	if _, err := imageformat.Of(path); err != nil {
 		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
 		return nil, false

@@ -25,24 +25,28 @@ another are merged into one arrow, self-loops included, and the rest states
 dot, with the class "rest" in mermaid.
 
 Exit status: 0 when the diagram was printed, 2 on invalid flags.`,
-		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs, "draw the machine of the policy variant `NAME` instead of sound")
-			fs.String("format", "dot", "draw the machine as `FORMAT`: dot (Graphviz) or mermaid")
+		options: func(fs *flag.FlagSet) runner {
+			o := &graphOptions{}
+			variantFlag(fs, &o.variant, "draw the machine of the policy variant `NAME` instead of sound")
+			fs.StringVar(&o.format, "format", "dot", "draw the machine as `FORMAT`: dot (Graphviz) or mermaid")
+			return o
 		},
-		run: runGraph,
 	})
 }
 
-func runGraph(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+// graphOptions are graph's flags.
+type graphOptions struct{ variant, format string }
+
+func (o *graphOptions) run(args []string, stdout, stderr io.Writer) int {
 	c := lookup("graph")
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s", strings.Join(args, " "))
 	}
-	name, ok := checkVariant(c, fs, stderr)
+	name, ok := checkVariant(c, o.variant, stderr)
 	if !ok {
 		return exitUsage
 	}
-	format, ok := checkFormat(c, fs, stderr, "dot", "mermaid")
+	format, ok := checkFormat(c, o.format, stderr, "dot", "mermaid")
 	if !ok {
 		return exitUsage
 	}

@@ -29,11 +29,34 @@ type command struct {
 	args  string // the synopsis after the flags, e.g. "PATH..."
 	short string // one line for "retrysim --help"
 	long  string // the paragraph(s) of "retrysim NAME --help"
-	// flags defines the command's flags on fs (nil: no flags).
+	// options defines the command's flags on fs, each bound to a field of
+	// a new value of the command's options (adding a flag is one line
+	// there, its value typed: the flag package, or a flag.Value of this
+	// package, parses it), and returns that value, which runs the command
+	// once fs has parsed the command line (noFlags: a command without).
+	options func(fs *flag.FlagSet) runner
+
+	// flags and run are the shape of proxy.go's command until it moves
+	// into a command of its own: run reads its flags back from fs by name
+	// (flagString). Every other command has options instead.
 	flags func(fs *flag.FlagSet)
-	// run runs the command with its parsed flag set and positional
-	// arguments and returns the exit code.
-	run func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int
+	run   func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int
+}
+
+// runner is a command's options with its flags parsed into them: run runs
+// the command with its positional arguments and returns the exit code.
+type runner interface {
+	run(args []string, stdout, stderr io.Writer) int
+}
+
+// runFunc is the runner of a command without flags.
+type runFunc func(args []string, stdout, stderr io.Writer) int
+
+func (f runFunc) run(args []string, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+
+// noFlags is the options of a command that has no flags: run alone.
+func noFlags(run runFunc) func(*flag.FlagSet) runner {
+	return func(*flag.FlagSet) runner { return run }
 }
 
 var commands []*command
@@ -198,19 +221,38 @@ func printTopUsage(w io.Writer) {
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a scenario or invariant failed or a simulation did not finish, 2 invalid input or usage.")
 }
 
-// newFlagSet returns c's flag set, reporting errors itself (not printing
-// usage on its own).
-func newFlagSet(c *command, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("retrysim "+c.name, flag.ContinueOnError)
+// commandFlags is a command's flag set and the options its flags are
+// bound to: once the flag set has parsed the command line, opts runs the
+// command.
+type commandFlags struct {
+	*flag.FlagSet
+	opts runner // nil for a command of the old shape (flags and run)
+}
+
+// newFlagSet returns c's flag set, bound to a new value of its options,
+// reporting errors itself (not printing usage on its own).
+func newFlagSet(c *command, stderr io.Writer) *commandFlags {
+	fs := &commandFlags{FlagSet: flag.NewFlagSet("retrysim "+c.name, flag.ContinueOnError)}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	if c.flags != nil {
-		c.flags(fs)
+	switch {
+	case c.options != nil:
+		fs.opts = c.options(fs.FlagSet)
+	case c.flags != nil:
+		c.flags(fs.FlagSet)
 	}
 	return fs
 }
 
-func synopsis(c *command, fs *flag.FlagSet) string {
+// givenFlags is the set of the names of the flags the command line gave
+// (not those left at their defaults).
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
+}
+
+func synopsis(c *command, fs *commandFlags) string {
 	s := "retrysim " + c.name
 	hasFlags := false
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
@@ -237,7 +279,7 @@ func printUsage(c *command, w io.Writer) {
 	if hasFlags {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Flags:")
-		printFlags(fs, w)
+		printFlags(fs.FlagSet, w)
 	}
 }
 
@@ -284,6 +326,9 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		msg := err.Error()
+		if ownErr := setError(fs.FlagSet); ownErr != nil {
+			msg = ownErr.Error() // the flag's own message, not after "invalid value ..."
+		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			names := []string{"help"}
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
@@ -294,12 +339,23 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: %s\nRun 'retrysim %s --help' for details.\n", synopsis(c, fs), c.name)
 		return exitUsage
 	}
-	return c.run(fs, pos, stdout, stderr)
+	if fs.opts == nil {
+		return c.run(fs.FlagSet, pos, stdout, stderr)
+	}
+	return fs.opts.run(pos, stdout, stderr)
+}
+
+// flagParser is what parseInterspersed needs of a flag set: a
+// *flag.FlagSet, or a command's *commandFlags.
+type flagParser interface {
+	Parse(args []string) error
+	Args() []string
+	Lookup(name string) *flag.Flag
 }
 
 // parseInterspersed parses args with fs, collecting the positional
 // arguments wherever they are. Everything after a "--" is positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterspersed(fs flagParser, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -320,7 +376,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // stoppedAtDashDash reports whether fs.Parse(args), having consumed the
 // first n arguments, stopped at a "--" terminator (rather than at a "--"
 // that was the value of a flag).
-func stoppedAtDashDash(fs *flag.FlagSet, args []string, n int) bool {
+func stoppedAtDashDash(fs flagParser, args []string, n int) bool {
 	if n == 0 || args[n-1] != "--" {
 		return false
 	}
@@ -340,57 +396,58 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// variantFlag defines --variant on fs; what says what it does with the
-// variant, e.g. "run the policy variant `NAME` instead of the scenario's".
-func variantFlag(fs *flag.FlagSet, what string) {
-	fs.String("variant", "", what+" (one of: "+strings.Join(session.VariantNames(), ", ")+")")
+// variantFlag defines --variant on fs, bound to v; what says what it does
+// with the variant, e.g. "run the policy variant `NAME` instead of the
+// scenario's".
+func variantFlag(fs *flag.FlagSet, v *string, what string) {
+	fs.StringVar(v, "variant", "", what+" (one of: "+strings.Join(session.VariantNames(), ", ")+")")
 }
 
-// profileFlag defines --profile on fs; what says what it does with the
-// profile, e.g. "merge each scenario's settings over profile `NAME`'s".
-func profileFlag(fs *flag.FlagSet, what string) {
+// profileFlag defines --profile on fs, bound to p; what says what it does
+// with the profile, e.g. "merge each scenario's settings over profile
+// `NAME`'s".
+func profileFlag(fs *flag.FlagSet, p *string, what string) {
+	fs.StringVar(p, "profile", "", what+" (one of: "+strings.Join(policyProfileNames(), ", ")+")")
+}
+
+// policyProfileNames are the names of policy.Profiles, in order.
+func policyProfileNames() []string {
 	names := make([]string, 0, 16)
 	for _, p := range policy.Profiles() {
 		names = append(names, p.Name)
 	}
-	fs.String("profile", "", what+" (one of: "+strings.Join(names, ", ")+")")
+	return names
 }
 
-// overrides are a command's --variant and --profile, checked ("" when not
-// given).
+// overrides are a command's --variant and --profile ("" when not given):
+// as the flags set them, then checked (checkOverrides).
 type overrides struct{ variant, profile string }
 
-// checkOverrides validates --variant and, when fs has it, --profile: an
-// unknown name, or a profile other than the default with --variant
-// original, is a usage error (reported; false is returned).
-func checkOverrides(c *command, fs *flag.FlagSet, stderr io.Writer) (overrides, bool) {
-	variant, ok := checkVariant(c, fs, stderr)
+// checkOverrides validates the --variant and --profile of o (a command
+// without --profile leaves it ""): an unknown name, or a profile other
+// than the default with --variant original, is a usage error (reported;
+// false is returned).
+func checkOverrides(c *command, o overrides, stderr io.Writer) (overrides, bool) {
+	variant, ok := checkVariant(c, o.variant, stderr)
 	if !ok {
 		return overrides{}, false
 	}
-	o := overrides{variant: variant}
-	if fs.Lookup("profile") == nil {
-		return o, true
-	}
-	name := flagString(fs, "profile")
+	checked := overrides{variant: variant}
+	name := o.profile
 	if name == "" {
-		return o, true
+		return checked, true
 	}
 	prof, err := policy.ProfileByName(name)
 	if err != nil {
-		names := make([]string, 0, 16)
-		for _, p := range policy.Profiles() {
-			names = append(names, p.Name)
-		}
-		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, names, ""))
+		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, policyProfileNames(), ""))
 		return overrides{}, false
 	}
 	if variant == "original" && prof.Name != policy.DefaultProfile {
 		usageError(c, stderr, "--profile %s: variant original allows only profile %s", prof.Name, policy.DefaultProfile)
 		return overrides{}, false
 	}
-	o.profile = prof.Name
-	return o, true
+	checked.profile = prof.Name
+	return checked, true
 }
 
 // apply sets o's variant and profile on sc (Scenario.SetVariant and
@@ -416,15 +473,16 @@ func (o overrides) apply(sc *scenario.Scenario) error {
 	return nil
 }
 
-// flagString returns the value of string flag name of fs.
+// flagString returns the value of string flag name of fs: proxy.go's
+// alone (the old shape of a command, see command.flags), until it moves
+// into a command of its own; every other command reads its options.
 func flagString(fs *flag.FlagSet, name string) string {
 	return fs.Lookup(name).Value.String()
 }
 
-// checkVariant validates --variant; it returns an exit code and false when
-// the value is unknown.
-func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool) {
-	v := flagString(fs, "variant")
+// checkVariant validates the --variant v; it returns an exit code and
+// false when the value is unknown.
+func checkVariant(c *command, v string, stderr io.Writer) (string, bool) {
 	if v == "" {
 		return "", true
 	}
@@ -435,9 +493,8 @@ func checkVariant(c *command, fs *flag.FlagSet, stderr io.Writer) (string, bool)
 	return v, true
 }
 
-// checkFormat validates --format against allowed.
-func checkFormat(c *command, fs *flag.FlagSet, stderr io.Writer, allowed ...string) (string, bool) {
-	f := flagString(fs, "format")
+// checkFormat validates the --format f against allowed.
+func checkFormat(c *command, f string, stderr io.Writer, allowed ...string) (string, bool) {
 	if !slices.Contains(allowed, f) {
 		usageError(c, stderr, "--format: unknown format %q (allowed: %s)%s", f, strings.Join(allowed, ", "), suggest.DidYouMean(f, allowed, ""))
 		return "", false
@@ -450,7 +507,7 @@ func init() {
 		name:  "help",
 		args:  "[COMMAND]",
 		short: "show the commands, or one command's flags",
-		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+		options: noFlags(func(args []string, stdout, stderr io.Writer) int {
 			switch len(args) {
 			case 0:
 				printTopUsage(stdout)
@@ -465,6 +522,6 @@ func init() {
 				return exitOK
 			}
 			return usageError(lookup("help"), stderr, "too many arguments")
-		},
+		}),
 	})
 }

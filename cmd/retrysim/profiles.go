@@ -40,21 +40,25 @@ and "layer", the profile of the provider layer beneath, for a profile with one.
 SPEC.md §14 gives each profile's parameters with their upstream origin.
 
 Exit status: 0 when the list was printed, 2 on invalid flags or arguments.`,
-		flags: func(fs *flag.FlagSet) {
-			fs.Bool("json", false, "print the profiles as a JSON array")
+		options: func(fs *flag.FlagSet) runner {
+			o := &profilesOptions{}
+			fs.BoolVar(&o.json, "json", false, "print the profiles as a JSON array")
+			return o
 		},
-		run: runProfiles,
 	})
 }
 
-func runProfiles(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+// profilesOptions are profiles' flags.
+type profilesOptions struct{ json bool }
+
+func (o *profilesOptions) run(args []string, stdout, stderr io.Writer) int {
 	c := lookup("profiles")
 	if len(args) != 0 {
 		return usageError(c, stderr, "takes no arguments, got %q", strings.Join(args, " "))
 	}
 	var out []byte
 	var err error
-	if flagString(fs, "json") == "true" {
+	if o.json {
 		out, err = profilesJSON(policy.Profiles())
 	} else {
 		out, err = profilesTable(policy.Profiles())

@@ -15,10 +15,31 @@ import (
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 )
 
-// wireFlags are audit's flags for wire logs.
-func wireFlags(fs *flag.FlagSet) {
-	fs.Var(&wireValue{}, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
-	fs.Float64("slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+// wireOptions are audit's flags for wire logs.
+type wireOptions struct {
+	wire  wireValue
+	slack float64 // ms
+}
+
+// define defines the wire flags on fs, bound to o.
+func (o *wireOptions) define(fs *flag.FlagSet) {
+	fs.Var(&o.wire, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
+	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+}
+
+// check validates --slack and returns the options of a wire audit; false
+// after a usage error of c.
+func (o *wireOptions) check(c *command, stderr io.Writer) (audit.WireOptions, bool) {
+	slack := o.slack
+	if slack < 0 || slack > 3_600_000 {
+		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", strconv.FormatFloat(slack, 'g', -1, 64))
+		return audit.WireOptions{}, false
+	}
+	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
+	if slack == 0 {
+		opt.Slack = -1 // none
+	}
+	return opt, true
 }
 
 // wireValue is --wire: a switch (every LOG is a wire log), or, as
@@ -53,14 +74,6 @@ func (w *wireValue) Set(s string) error {
 
 func (w *wireValue) IsBoolFlag() bool { return true }
 
-// wirePath is --wire=WIRELOG's path ("" for the switch or none).
-func wirePath(fs *flag.FlagSet) string {
-	if w, ok := fs.Lookup("wire").Value.(*wireValue); ok {
-		return w.path
-	}
-	return ""
-}
-
 // auditWireJSONSummary is the last line of "retrysim audit --wire --json".
 type auditWireJSONSummary struct {
 	Type    string `json:"type"` // "summary"
@@ -71,17 +84,13 @@ type auditWireJSONSummary struct {
 
 // runAuditWire runs "retrysim audit --wire": findings and exit status as
 // audit's, the summary naming the best-fitting profiles.
-func runAuditWire(fs *flag.FlagSet, a *audit.Auditor, profile string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := lookup("audit")
-	slack, err := strconv.ParseFloat(flagString(fs, "slack"), 64)
-	if err != nil || slack < 0 || slack > 3_600_000 {
-		return usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", flagString(fs, "slack"))
+	opt, ok := o.wireOptions.check(c, stderr)
+	if !ok {
+		return exitUsage
 	}
-	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
-	if slack == 0 {
-		opt.Slack = -1 // none
-	}
-	asJSON := flagString(fs, "json") == "true"
+	asJSON := o.json
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -57,20 +56,35 @@ flushed, and the command exits 0. A second signal exits at once with
 Exit status: 0 at the end of the input, after a signal, or when stdout is
 closed; 1 when the simulation runs away or reading stdin fails; 2 on
 invalid flags or an invalid scenario file.`,
-		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
-			profileFlag(fs, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
-			fs.String("scenario", "", "script the provider with the turns and settings of scenario `FILE`")
-			fs.Bool("virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
-			fs.Int("protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
-			fs.String("mode", "rpc", "the original's launch flag: `MODE` must be rpc")
-			fs.String("provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
-			fs.String("model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
-		},
-		run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
-			return runRPC(fs, args, os.Stdin, stdout, stderr)
+		options: func(fs *flag.FlagSet) runner {
+			o := &rpcOptions{fs: fs}
+			variantFlag(fs, &o.ov.variant, "run the policy variant `NAME` instead of the scenario's")
+			profileFlag(fs, &o.ov.profile, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
+			fs.StringVar(&o.scenario, "scenario", "", "script the provider with the turns and settings of scenario `FILE`")
+			fs.BoolVar(&o.virtual, "virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
+			fs.IntVar(&o.protocol, "protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
+			fs.StringVar(&o.mode, "mode", "rpc", "the original's launch flag: `MODE` must be rpc")
+			fs.StringVar(&o.provider, "provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
+			fs.StringVar(&o.model, "model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
+			return o
 		},
 	})
+}
+
+// rpcOptions are rpc's flags.
+type rpcOptions struct {
+	fs       *flag.FlagSet // which flags were given
+	ov       overrides
+	scenario string
+	virtual  bool
+	protocol int
+	mode     string
+	provider string
+	model    string
+}
+
+func (o *rpcOptions) run(args []string, stdout, stderr io.Writer) int {
+	return o.serve(args, os.Stdin, stdout, stderr)
 }
 
 // defaultRPCScenario is the session without --scenario: default settings,
@@ -100,45 +114,48 @@ func rpcScenario(path string, ov overrides, stderr io.Writer) (*scenario.Scenari
 	return sc, exitOK
 }
 
-func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// runRPC runs "retrysim rpc" with the flags fs (rpc's) parsed, on stdin.
+func runRPC(fs *commandFlags, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return fs.opts.(*rpcOptions).serve(args, stdin, stdout, stderr)
+}
+
+// serve runs "retrysim rpc" on stdin.
+func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := lookup("rpc")
 	if len(args) != 0 {
 		return usageError(c, stderr, "unexpected arguments: %s (the scenario is given with --scenario FILE)", strings.Join(args, " "))
 	}
-	if mode := flagString(fs, "mode"); mode != "rpc" {
-		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", mode)
+	if o.mode != "rpc" {
+		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", o.mode)
 	}
-	ident := map[string]string{}
+	given := givenFlags(o.fs)
 	bad := ""
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "provider" || f.Name == "model" {
-			ident[f.Name] = f.Value.String()
-			if f.Value.String() == "" && bad == "" {
-				bad = f.Name
-			}
-		}
-	})
+	switch { // in the flags' name order
+	case given["model"] && o.model == "":
+		bad = "model"
+	case given["provider"] && o.provider == "":
+		bad = "provider"
+	}
 	if bad != "" {
 		what := map[string]string{"provider": "the provider's name", "model": "the model's id"}[bad]
 		return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", bad, what)
 	}
-	protocol, err := strconv.Atoi(flagString(fs, "protocol"))
-	if err != nil || protocol < 1 || protocol > 2 {
-		return usageError(c, stderr, "--protocol %s: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", flagString(fs, "protocol"))
+	if o.protocol < 1 || o.protocol > 2 {
+		return usageError(c, stderr, "--protocol %d: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", o.protocol)
 	}
-	ov, ok := checkOverrides(c, fs, stderr)
+	ov, ok := checkOverrides(c, o.ov, stderr)
 	if !ok {
 		return exitUsage
 	}
-	sc, code := rpcScenario(flagString(fs, "scenario"), ov, stderr)
+	sc, code := rpcScenario(o.scenario, ov, stderr)
 	if sc == nil {
 		return code
 	}
-	if p, ok := ident["provider"]; ok {
-		sc.Provider = p
+	if given["provider"] {
+		sc.Provider = o.provider
 	}
-	if m, ok := ident["model"]; ok {
-		sc.ModelID = m
+	if given["model"] {
+		sc.ModelID = o.model
 	}
 	if f, isFile := stdout.(*os.File); isFile && f == os.Stdout {
 		// A closed stdout must end the server quietly: get EPIPE as an
@@ -147,12 +164,12 @@ func runRPC(fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, stop := signalContext(stderr, "retrysim rpc")
 	defer stop()
-	err = rpc.Serve(ctx, stdin, stdout, rpc.Options{
+	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Scenario: sc,
 		Variant:  ov.variant,
-		Virtual:  flagString(fs, "virtual") == "true",
+		Virtual:  o.virtual,
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
-		Protocol: protocol,
+		Protocol: o.protocol,
 	})
 	switch {
 	case err == nil, errors.Is(err, rpc.ErrOutput), errors.Is(err, context.Canceled):

@@ -53,14 +53,21 @@ or "-".
 Exit status: 0 when every scenario passed (was updated), 1 when one failed
 (or its simulation did not finish), 2 when a path or scenario file was
 invalid or could not be rewritten.`,
-		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs, "run the policy variant `NAME` instead of each scenario's")
-			profileFlag(fs, "merge each scenario's settings over the retry profile `NAME`'s instead of its own profile's")
-			fs.Bool("coverage", false, "after the run, print which declared transitions of the table the scenarios exercised")
-			fs.Bool("update", false, "write each file's expect block from its run (the rest of the file kept) instead of checking it")
+		options: func(fs *flag.FlagSet) runner {
+			o := &runOptions{}
+			variantFlag(fs, &o.ov.variant, "run the policy variant `NAME` instead of each scenario's")
+			profileFlag(fs, &o.ov.profile, "merge each scenario's settings over the retry profile `NAME`'s instead of its own profile's")
+			fs.BoolVar(&o.coverage, "coverage", false, "after the run, print which declared transitions of the table the scenarios exercised")
+			fs.BoolVar(&o.update, "update", false, "write each file's expect block from its run (the rest of the file kept) instead of checking it")
+			return o
 		},
-		run: runRun,
 	})
+}
+
+// runOptions are run's flags.
+type runOptions struct {
+	ov               overrides
+	coverage, update bool
 }
 
 // stdinPath is the path argument that stands for standard input, and
@@ -81,23 +88,22 @@ func displayPath(path string) string {
 	return path
 }
 
-func runRun(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+func (o *runOptions) run(args []string, stdout, stderr io.Writer) int {
 	out := &firstErrWriter{w: stdout}
-	return reportOutputErr(out, stderr, runRunTo(fs, args, out, stderr))
+	return reportOutputErr(out, stderr, o.runTo(args, out, stderr))
 }
 
-// runRunTo is run printing to stdout, whose write errors runRun reports.
-func runRunTo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+// runTo is run printing to stdout, whose write errors run reports.
+func (o *runOptions) runTo(args []string, stdout, stderr io.Writer) int {
 	c := lookup("run")
 	if len(args) == 0 {
 		return usageError(c, stderr, "no scenario paths given")
 	}
-	ov, ok := checkOverrides(c, fs, stderr)
+	ov, ok := checkOverrides(c, o.ov, stderr)
 	if !ok {
 		return exitUsage
 	}
-	cover := flagString(fs, "coverage") == "true"
-	update := flagString(fs, "update") == "true"
+	cover, update := o.coverage, o.update
 	fromStdin := 0
 	for _, a := range args {
 		if a == stdinPath {

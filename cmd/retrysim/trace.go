@@ -22,25 +22,32 @@ trace byte for byte (--format jsonl), or an aligned timeline for reading
 Exit status: 0 when the trace was printed, 1 when the simulation did not
 finish (the partial trace is printed), 2 on invalid flags or an invalid
 scenario file.`,
-		flags: func(fs *flag.FlagSet) {
-			variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
-			profileFlag(fs, "merge the scenario's settings over the retry profile `NAME`'s instead of its own profile's")
-			fs.String("format", "jsonl", "print the trace as `FORMAT`: jsonl (the trace itself) or text (an aligned timeline)")
+		options: func(fs *flag.FlagSet) runner {
+			o := &traceOptions{}
+			variantFlag(fs, &o.ov.variant, "run the policy variant `NAME` instead of the scenario's")
+			profileFlag(fs, &o.ov.profile, "merge the scenario's settings over the retry profile `NAME`'s instead of its own profile's")
+			fs.StringVar(&o.format, "format", "jsonl", "print the trace as `FORMAT`: jsonl (the trace itself) or text (an aligned timeline)")
+			return o
 		},
-		run: runTrace,
 	})
 }
 
-func runTrace(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+// traceOptions are trace's flags.
+type traceOptions struct {
+	ov     overrides
+	format string
+}
+
+func (o *traceOptions) run(args []string, stdout, stderr io.Writer) int {
 	c := lookup("trace")
 	if len(args) != 1 {
 		return usageError(c, stderr, "want exactly one scenario file, got %d arguments", len(args))
 	}
-	ov, ok := checkOverrides(c, fs, stderr)
+	ov, ok := checkOverrides(c, o.ov, stderr)
 	if !ok {
 		return exitUsage
 	}
-	format, ok := checkFormat(c, fs, stderr, "jsonl", "text")
+	format, ok := checkFormat(c, o.format, stderr, "jsonl", "text")
 	if !ok {
 		return exitUsage
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -31,11 +30,11 @@ UTC). The rev part is left out when the build recorded no revision.
 "retrysim --version" prints the same line.
 
 Exit status: 0, or 2 when given arguments.`,
-		run: runVersion,
+		options: noFlags(runVersion),
 	})
 }
 
-func runVersion(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+func runVersion(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return usageError(lookup("version"), stderr, "takes no arguments, got %q", strings.Join(args, " "))
 	}

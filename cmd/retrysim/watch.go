@@ -50,38 +50,46 @@ func init() {
 			args:  "FILE",
 			short: "play one scenario on the real clock in the terminal",
 			long:  watchHelp[2:],
-			flags: func(fs *flag.FlagSet) {
-				variantFlag(fs, "run the policy variant `NAME` instead of the scenario's")
-			},
-			run: func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
-				return runWatch(lookup("watch"), fs, args, os.Stdin, stdout, stderr)
+			options: func(fs *flag.FlagSet) runner {
+				var ov overrides
+				variantFlag(fs, &ov.variant, "run the policy variant `NAME` instead of the scenario's")
+				return runFunc(func(args []string, stdout, stderr io.Writer) int {
+					return runWatch(lookup("watch"), ov, args, os.Stdin, stdout, stderr)
+				})
 			},
 		})
 		return
 	}
-	flags, run := c.flags, c.run
-	c.flags = func(fs *flag.FlagSet) {
-		if flags != nil {
-			flags(fs)
-		}
-		fs.Bool("watch", false, "play one scenario FILE on the real clock in the terminal, with the retry loader")
-	}
-	c.run = func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
-		if flagString(fs, "watch") == "true" {
-			return runWatch(c, fs, args, os.Stdin, stdout, stderr)
-		}
-		return run(fs, args, stdout, stderr)
+	options := c.options
+	c.options = func(fs *flag.FlagSet) runner {
+		o := &watchOptions{runOptions: options(fs).(*runOptions)}
+		fs.BoolVar(&o.watch, "watch", false, "play one scenario FILE on the real clock in the terminal, with the retry loader")
+		return o
 	}
 	c.long += watchHelp
 }
 
-// runWatch plays one scenario file. The terminal mode (loader, Esc) needs
-// stdin and stdout to be terminals.
-func runWatch(c *command, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// watchOptions are run's options with --watch.
+type watchOptions struct {
+	*runOptions
+	watch bool
+}
+
+func (o *watchOptions) run(args []string, stdout, stderr io.Writer) int {
+	if o.watch {
+		return runWatch(lookup("run"), o.ov, args, os.Stdin, stdout, stderr)
+	}
+	return o.runOptions.run(args, stdout, stderr)
+}
+
+// runWatch plays one scenario file with the --variant and --profile of
+// ov. The terminal mode (loader, Esc) needs stdin and stdout to be
+// terminals.
+func runWatch(c *command, ov overrides, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		return usageError(c, stderr, "--watch plays exactly one scenario file, got %d arguments", len(args))
 	}
-	ov, ok := checkOverrides(c, fs, stderr)
+	ov, ok := checkOverrides(c, ov, stderr)
 	if !ok {
 		return exitUsage
 	}
