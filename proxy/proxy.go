@@ -16,12 +16,12 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/wire"
 )
 
 // DefaultMaxBodyBytes is the largest request body the proxy reads when
-// Options.MaxBodyBytes is 0: 32 MiB, Anthropic's documented limit for the
-// Messages API. A larger body is answered 413 in the provider's shape.
-const DefaultMaxBodyBytes = 32 << 20
+// Options.MaxBodyBytes is 0 (wire.DefaultMaxBodyBytes, 32 MiB).
+const DefaultMaxBodyBytes = wire.DefaultMaxBodyBytes
 
 // DefaultText is the text of a canned successful answer.
 const DefaultText = "Hello from the retrysim proxy."

@@ -4,6 +4,11 @@
 // wire logs (retrysim's audit --wire) links no HTTP stack.
 package wire
 
+// DefaultMaxBodyBytes is the largest request body the proxy reads by
+// default: 32 MiB, Anthropic's documented limit for the Messages API. A
+// larger body is answered 413 in the provider's shape.
+const DefaultMaxBodyBytes = 32 << 20
+
 // API is one of the provider endpoints the proxy serves.
 type API string
 

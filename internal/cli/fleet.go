@@ -1,0 +1,784 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/cheggaaa/pb/v3"
+
+	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/term"
+)
+
+func init() {
+	register(&command{
+		name:  "fleet",
+		args:  "[FILE...] | merge PARTIAL...",
+		short: "simulate many agent sessions sharing one provider: what a retry policy does to a fleet",
+		long: `Simulates a fleet: agent sessions, each running a retry profile on the
+session core, sharing one provider with a capacity, outage windows and
+background errors (SPEC.md §15). Each FILE is a fleet file (YAML, see
+fleets/); with none, the default fleet: --sessions sessions arriving at
+100 a second, each prompt one chain of three 529 answers then a success,
+no capacity limit, the default profile. A flag given with files overrides
+that key of every file.
+
+A sweep runs one simulation per file x profile mix x seed (--profile
+repeated, --seeds A-B, or the files' profile lists and seeds keys), on
+every processor; results of one file and mix merge over the seeds (counts
+add up, peaks and maxima are the largest, percentiles come from the
+merged fixed-bucket histograms) and print in a fixed order, so the output
+does not depend on the number of processors.
+
+The table has one row per profile (and "all" for a mix), its columns
+(--legend prints this list under the tables):
+
+` + fleetLegend("    ") + `
+A sweep larger than one machine runs in shards: --shard I/N --json runs
+every N-th run of the sweep (the runs k with k mod N = I, in the sweep's
+order: files, then profile mixes, then seeds; shards are numbered from 0
+to N-1) and prints its partial result, which names the sweep (a hash of
+every run's settings) and the shard. 'retrysim fleet merge PARTIAL...'
+reads the partial results of every shard of one split (in any order; a
+directory stands for its *.json files) and prints the sweep's result, the
+same as the whole sweep prints (--json: the same bytes); a shard missing
+or given twice, or a shard of another sweep, is an error naming it. merge
+takes only --json, --plot, --legend and --out.
+
+--out FILE writes the output to FILE (whole, by a rename) instead of
+stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
+
+--plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
+draws the result: a row per fleet, its wire calls per second over time
+per profile (the provider's capacity a line, outages shaded) beside the
+CDF of the time from a prompt to its success over every prompt. The charts
+are drawn by the command retrysim-plot, so that retrysim builds without a
+chart library: retrysim finds it beside itself or on $PATH ('go install
+./cmd/retrysim-plot') and checks FILE before the run, then prints its
+output as usual and pipes the result to 'retrysim-plot -o FILE -'.
+
+When stderr is a terminal and the fleets run for more than a second, a
+progress bar of the sessions done shows there (nothing else changes).
+
+Exit status: 0 when the fleets ran, 1 when the output or the chart could
+not be written (the output is printed all the same), 2 on invalid flags,
+arguments or files.`,
+		options: fleetFlags,
+	})
+}
+
+// listFlag is a repeatable flag: each use adds a value.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// fleetOptions are fleet's flags: those of a fleet file's keys (applied
+// over each file's, apply) and those of the output.
+type fleetOptions struct {
+	fs *flag.FlagSet // which flags were given
+
+	sessions, prompts, maxInFlight      int
+	rate, overflow                      float64
+	think, calls, latency, errorLatency string // DISTs
+	capacity, hint, promptErrors, sdk   string
+	compaction, seeds                   string
+	retryAfter, horizon, recovery       time.Duration
+	outages, errs, profiles             listFlag
+	seed                                int64
+	shard, out, plot                    string
+	json, legend                        bool
+}
+
+func fleetFlags(fs *flag.FlagSet) runner {
+	o := &fleetOptions{fs: fs}
+	fs.IntVar(&o.sessions, "sessions", 1000, "the number `N` of agent sessions (key sessions)")
+	fs.Float64Var(&o.rate, "rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
+	fs.IntVar(&o.prompts, "prompts", 1, "prompts per session, one after the other (key prompts)")
+	fs.StringVar(&o.think, "think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
+	fs.StringVar(&o.calls, "calls", "1", "the `DIST` of successful model calls a prompt needs: 3, uniform:1,5, geometric:4 (key calls)")
+	fs.StringVar(&o.latency, "latency", "1s", "the `DIST` of a successful call's latency: 1s, uniform:1s,3s, exp:2s, lognormal:2s,0.5 (key latency)")
+	fs.StringVar(&o.errorLatency, "error-latency", "100ms", "the `DIST` of an error answer's latency (key errorLatency)")
+	fs.StringVar(&o.capacity, "capacity", "", "the provider's token bucket, `RPS[,BURST]` (burst default: RPS rounded up) (keys capacity.rps, capacity.burst)")
+	fs.IntVar(&o.maxInFlight, "max-in-flight", 0, "the provider's bound on calls in flight, 0 none (key capacity.maxInFlight)")
+	fs.StringVar(&o.hint, "hint", "header", "how the over-capacity 429 gives its retry-after: header, text or none (key overCapacity.hint)")
+	fs.DurationVar(&o.retryAfter, "retry-after", 0, "the over-capacity 429's retry-after; 0: computed from the bucket (key overCapacity.retryAfter)")
+	fs.Var(&o.outages, "outage", "an outage window `START,DURATION,KIND[,RETRY_AFTER]`, e.g. 30s,60s,529; kinds 529, 503, 500, network, usage_limit, 429; repeatable (key outages)")
+	fs.Var(&o.errs, "error", "a background error rate `KIND=P`, e.g. 503=0.01; repeatable (key errors)")
+	fs.Float64Var(&o.overflow, "overflow", 0, "the rate of context-overflow answers (key overflow)")
+	fs.StringVar(&o.promptErrors, "prompt-errors", "", "each prompt's first wire calls fail: `COUNT,KIND`, e.g. 3,529 (key promptErrors; the default fleet's is 3,529)")
+	fs.Var(&o.profiles, "profile", "the profile `MIX` the sessions run: NAME or NAME=P%,NAME=P%; repeated, one run each (key profile)")
+	fs.StringVar(&o.sdk, "sdk", "", "an SDK layer under every agent call, retrying with profile `NAME`'s settings (key sdk)")
+	fs.DurationVar(&o.horizon, "horizon", 0, "stop the simulation at this virtual time; 0: when every session is done (key horizon)")
+	fs.DurationVar(&o.recovery, "recovery", fleet.DefaultRecovery, "the window after an outage over which the after-peak is taken (key recovery)")
+	fs.StringVar(&o.compaction, "compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
+	fs.Int64Var(&o.seed, "seed", 1, "the seed of every random draw (key seed)")
+	fs.StringVar(&o.seeds, "seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
+	fs.StringVar(&o.out, "out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
+	fs.BoolVar(&o.legend, "legend", false, "print what each column of the table counts under the tables (not with --json)")
+	fs.StringVar(&o.plot, "plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
+	return o
+}
+
+func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
+	c := lookup("fleet")
+	set := givenFlags(o.fs)
+	if len(args) > 0 && args[0] == "merge" {
+		return o.runMerge(set, args[1:], stdout, stderr)
+	}
+	var shard *fleet.Shard
+	if set["shard"] {
+		sh, err := parseShardFlag(o.shard)
+		if err != nil {
+			return usageError(c, stderr, "--shard: %v", err)
+		}
+		if !o.json {
+			return usageError(c, stderr, "--shard prints a partial result as JSON, for 'retrysim fleet merge': give --json")
+		}
+		shard = &sh
+	}
+	if set["plot"] && shard != nil {
+		return usageError(c, stderr, "--plot draws a whole result: not with --shard (draw the merged shards with 'retrysim fleet merge --plot FILE PARTIAL...')")
+	}
+	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
+		return exitUsage
+	}
+	var specs []*fleet.Spec
+	if len(args) == 0 {
+		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
+		set["sessions"] = true // the default fleet is sized by --sessions
+	}
+	for _, path := range args {
+		spec, err := fleet.Load(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: %s\n", termsafe.Text(err.Error()))
+			return exitUsage
+		}
+		specs = append(specs, spec)
+	}
+	for _, spec := range specs {
+		if err := o.apply(spec, set); err != nil {
+			return usageError(c, stderr, "%v", err)
+		}
+		if err := spec.Validate(); err != nil {
+			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
+		}
+	}
+	plot, ok := o.preparePlot(c, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if plot != nil {
+		// The whole sweep as its one shard 0/1: the same result (SPEC.md
+		// §15.6), and the partial result retrysim-plot draws.
+		whole := fleet.Shard{Index: 0, Count: 1}
+		prog := startProgress(stderr, fleet.ShardSessions(specs, whole))
+		p, err := fleet.RunSpecsShard(specs, whole, fleet.SweepOptions{Progress: &prog.done})
+		prog.stop()
+		var res *fleet.Result
+		if err == nil {
+			res, err = fleet.MergePartials([]*fleet.Partial{p}, nil)
+		}
+		if err != nil {
+			plot.discard()
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return plotResult(plot, p, o.writeResult(res, stdout, stderr), stderr)
+	}
+	if shard != nil {
+		// A shard is run from the sweep's definition: its time and memory
+		// follow its own runs, not the sweep's.
+		prog := startProgress(stderr, fleet.ShardSessions(specs, *shard))
+		p, err := fleet.RunSpecsShard(specs, *shard, fleet.SweepOptions{Progress: &prog.done})
+		prog.stop()
+		var out []byte
+		if err == nil {
+			out, err = p.JSON()
+		}
+		if err == nil {
+			err = o.writeOutput(out, stdout)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	var cfgs []fleet.Config
+	var total int64
+	for _, spec := range specs {
+		for _, cfg := range spec.Configs() {
+			cfgs = append(cfgs, cfg)
+			total += int64(cfg.Sessions)
+		}
+	}
+	prog := startProgress(stderr, total)
+	res, err := fleet.SweepWith(cfgs, fleet.SweepOptions{Progress: &prog.done})
+	prog.stop()
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+		return exitFail
+	}
+	return o.writeResult(res, stdout, stderr)
+}
+
+// The progress bar: shown on stderr when it is a terminal and the fleets
+// have run for progressAfter; progressClock is its clock. Tests replace
+// both.
+var (
+	progressAfter             = time.Second
+	progressClock clock.Clock = clock.New()
+)
+
+// progressTick is how often the bar is redrawn.
+const progressTick = 100 * time.Millisecond
+
+// fleetProgress is the progress bar of the sessions done (done, which the
+// fleets add to) out of total. It writes nothing to stdout, and nothing at
+// all unless stderr is a terminal.
+type fleetProgress struct {
+	done  atomic.Int64
+	total int64
+	out   *os.File // stderr, a terminal; nil: no bar
+	start time.Time
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	bar   *pb.ProgressBar // nil until shown; the goroutine's until stop
+}
+
+// startProgress starts the bar's goroutine when stderr is a terminal: it
+// shows the bar once the fleets have run for progressAfter and redraws it
+// every progressTick until stop.
+func startProgress(stderr io.Writer, total int64) *fleetProgress {
+	p := &fleetProgress{total: total}
+	f := outputFile(stderr)
+	if f == nil || total <= 0 || !term.IsTerminal(f.Fd()) {
+		return p
+	}
+	p.out, p.start, p.quit = f, progressClock.Now(), make(chan struct{})
+	timer := progressClock.Timer(progressAfter)
+	p.wg.Go(func() {
+		defer timer.Stop()
+		select {
+		case <-p.quit:
+			return
+		case <-timer.C:
+		}
+		ticker := progressClock.Ticker(progressTick)
+		defer ticker.Stop()
+		for {
+			p.show()
+			select {
+			case <-p.quit:
+				return
+			case <-ticker.C:
+			}
+		}
+	})
+	return p
+}
+
+// progressTemplate is the bar's line: "fleet 40% |████      | (400/1000,
+// 812 sessions/s) 0.5s".
+const progressTemplate = `fleet {{percent . "%.0f%%"}} {{bar . "|" "█" "█" " " "|"}} ({{counters . "%s/%s"}}, {{speed . "%s sessions/s" "? sessions/s"}}) {{etime .}}`
+
+// show draws the bar at the sessions done. The bar is static: this
+// package's goroutine, on progressClock, draws it, not one of the bar's.
+func (p *fleetProgress) show() {
+	if p.bar == nil {
+		p.bar = pb.New64(p.total).SetTemplateString(progressTemplate).SetWriter(p.out).SetMaxWidth(100).
+			Set(pb.Static, true).Set(pb.Terminal, true).Start()
+	}
+	p.bar.SetCurrent(min(p.done.Load(), p.total)).Write()
+}
+
+// stop ends the bar's goroutine; when the fleets ran for progressAfter or
+// more, the bar is drawn full, with the time taken, and the line ended.
+func (p *fleetProgress) stop() {
+	if p.out == nil {
+		return
+	}
+	close(p.quit)
+	p.wg.Wait()
+	if p.bar == nil && progressClock.Since(p.start) < progressAfter {
+		return
+	}
+	p.show()
+	p.bar.Finish().Write()
+}
+
+// completionIndexEnv is the variable a Kubernetes Indexed Job sets in each
+// of its pods to the pod's completion index, 0 to completions-1.
+const completionIndexEnv = "JOB_COMPLETION_INDEX"
+
+// parseShardFlag reads --shard: I/N, or index/N with I from
+// $JOB_COMPLETION_INDEX.
+func parseShardFlag(v string) (fleet.Shard, error) {
+	n, ok := strings.CutPrefix(v, "index/")
+	if !ok {
+		return fleet.ParseShard(v)
+	}
+	i, set := os.LookupEnv(completionIndexEnv)
+	if !set {
+		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	}
+	sh, err := fleet.ParseShard(i + "/" + n)
+	if err != nil {
+		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
+	}
+	return sh, nil
+}
+
+// checkOut checks --out's file before anything runs: its directory exists,
+// and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
+// write the same file); false after a usage error.
+func (o *fleetOptions) checkOut(c *command, set map[string]bool, stderr io.Writer) bool {
+	if !set["out"] {
+		return true
+	}
+	path := o.out
+	if i := strings.Index(path, "$("); i >= 0 {
+		ref := path[i:]
+		if j := strings.IndexByte(ref, ')'); j >= 0 {
+			ref = ref[:j+1]
+		}
+		usageError(c, stderr, "--out: %q: %s is a variable reference Kubernetes did not expand (not in the container's environment)", termsafe.Text(path), termsafe.Text(ref))
+		return false
+	}
+	if info, err := os.Stat(filepath.Dir(path)); path == "" || err != nil || !info.IsDir() {
+		usageError(c, stderr, "--out: %q: expected a file in an existing directory", termsafe.Text(path))
+		return false
+	}
+	return true
+}
+
+// partialPaths are merge's files: each argument, a directory standing for
+// the files in it named *.json (not hidden: an --out being written is), in
+// name order.
+func partialPaths(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil || !info.IsDir() {
+			paths = append(paths, arg) // read, or refused, as a file
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(paths)
+		for _, e := range entries {
+			if name := e.Name(); e.Type().IsRegular() && strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				paths = append(paths, filepath.Join(arg, name))
+			}
+		}
+		if len(paths) == n {
+			return nil, fmt.Errorf("%s: a directory with no partial result (no file named *.json)", arg)
+		}
+	}
+	return paths, nil
+}
+
+// checkLegend checks that --legend, when given, comes with the table:
+// false after a usage error.
+func (o *fleetOptions) checkLegend(c *command, set map[string]bool, stderr io.Writer) bool {
+	if set["legend"] && o.legend && o.json {
+		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
+		return false
+	}
+	return true
+}
+
+// runMerge runs "retrysim fleet merge PARTIAL...": the partial results
+// of a sweep's shards merged into the sweep's result.
+func (o *fleetOptions) runMerge(set map[string]bool, paths []string, stdout, stderr io.Writer) int {
+	c := lookup("fleet")
+	var others []string
+	o.fs.Visit(func(f *flag.Flag) {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
+			others = append(others, "--"+f.Name)
+		}
+	})
+	if len(others) > 0 {
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+	}
+	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
+	}
+	plot, ok := o.preparePlot(c, set, stderr)
+	if !ok {
+		return exitUsage
+	}
+	code := o.mergeParts(plot, paths, stdout, stderr)
+	if code == exitUsage {
+		plot.discard()
+	}
+	return code
+}
+
+// mergeParts reads and merges the partial results and prints (and, with
+// --plot, draws) the sweep's result.
+func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stderr io.Writer) int {
+	paths, err := partialPaths(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
+	}
+	parts := make([]*fleet.Partial, len(paths))
+	for i, path := range paths {
+		data, err := readBounded(path, maxPartialSize)
+		if err == nil {
+			parts[i], err = fleet.ReadPartial(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrysim fleet merge: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
+			return exitUsage
+		}
+	}
+	res, err := fleet.MergePartials(parts, paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
+	}
+	code := o.writeResult(res, stdout, stderr)
+	if plot == nil {
+		return code
+	}
+	return plotResult(plot, wholePartial(parts, res), code, stderr)
+}
+
+// writeResult prints res as --json or the table says.
+func (o *fleetOptions) writeResult(res *fleet.Result, stdout, stderr io.Writer) int {
+	var out []byte
+	var err error
+	if o.json {
+		out, err = res.JSON()
+	} else {
+		out, err = fleetTable(res, o.legend)
+	}
+	if err == nil {
+		err = o.writeOutput(out, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// writeOutput writes out to --out's file, or to stdout without --out.
+func (o *fleetOptions) writeOutput(out []byte, stdout io.Writer) error {
+	path := o.out
+	if path == "" {
+		_, err := stdout.Write(out)
+		return err
+	}
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// apply sets every flag given (set) over spec's keys, in the flags'
+// order; an invalid value is an error naming the flag and what is
+// allowed.
+func (o *fleetOptions) apply(spec *fleet.Spec, set map[string]bool) error {
+	c := &spec.Config
+	var err error
+	for _, name := range []string{"sessions", "rate", "prompts", "think", "calls", "latency", "error-latency", "capacity",
+		"max-in-flight", "hint", "retry-after", "outage", "error", "overflow", "prompt-errors", "profile", "sdk",
+		"horizon", "recovery", "compaction", "seed", "seeds"} {
+		if !set[name] {
+			continue
+		}
+		switch name {
+		case "sessions":
+			c.Sessions = o.sessions
+		case "rate":
+			c.Rate = o.rate
+		case "prompts":
+			c.Prompts = o.prompts
+		case "think":
+			c.Think, err = fleet.ParseDuration(o.think)
+		case "calls":
+			c.Calls, err = fleet.ParseCount(o.calls)
+		case "latency":
+			c.Latency, err = fleet.ParseDuration(o.latency)
+		case "error-latency":
+			c.ErrorLatency, err = fleet.ParseDuration(o.errorLatency)
+		case "capacity":
+			c.Capacity.RPS, c.Capacity.Burst, err = parseCapacity(o.capacity)
+		case "max-in-flight":
+			c.Capacity.MaxInFlight = o.maxInFlight
+		case "hint":
+			c.OverCapacity.Hint = fleet.HintMode(o.hint)
+			if o.hint != "header" && o.hint != "text" && o.hint != "none" {
+				err = fmt.Errorf("unknown mode %q (allowed: header, text, none)", o.hint)
+			}
+		case "retry-after":
+			c.OverCapacity.RetryAfter = o.retryAfter
+		case "outage":
+			c.Outages, err = parseEach(o.outages, fleet.ParseOutage)
+		case "error":
+			c.Errors, err = parseEach(o.errs, fleet.ParseRate)
+		case "overflow":
+			c.Overflow = o.overflow
+		case "prompt-errors":
+			c.PromptErrors, err = fleet.ParsePromptErrors(o.promptErrors)
+		case "profile":
+			spec.Mixes, err = parseEach(o.profiles, fleet.ParseMix)
+		case "sdk":
+			c.SDK = o.sdk
+			if o.sdk != "" {
+				_, err = policy.ProfileByName(o.sdk)
+			}
+		case "horizon":
+			c.Horizon = o.horizon
+		case "recovery":
+			c.Recovery = o.recovery
+		case "compaction":
+			switch o.compaction {
+			case "on":
+				c.Compaction = fleet.Compaction{Enabled: true, Succeed: true}
+			case "off":
+				c.Compaction = fleet.Compaction{}
+			case "fail":
+				c.Compaction = fleet.Compaction{Enabled: true}
+			default:
+				err = fmt.Errorf("unknown value %q (allowed: on, off, fail)", o.compaction)
+			}
+		case "seed":
+			c.Seed = o.seed
+			if c.Seed < 1 {
+				err = fmt.Errorf("%d (allowed: an integer from 1)", c.Seed)
+			}
+			if !set["seeds"] {
+				spec.SeedFrom, spec.SeedTo = c.Seed, c.Seed
+			}
+		case "seeds":
+			spec.SeedFrom, spec.SeedTo, err = fleet.ParseSeeds(o.seeds)
+			c.Seed = spec.SeedFrom
+		}
+		if err != nil {
+			return fmt.Errorf("--%s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// parseCapacity reads RPS[,BURST].
+func parseCapacity(v string) (rps float64, burst int, err error) {
+	r, b, hasBurst := strings.Cut(v, ",")
+	rps, err = strconv.ParseFloat(strings.TrimSpace(r), 64)
+	if err != nil || !(rps > 0) {
+		return 0, 0, fmt.Errorf("%q: expected RPS[,BURST], RPS a number above 0 (e.g. 200 or 200,50)", v)
+	}
+	burst = max(1, int(rps+0.999999))
+	if hasBurst {
+		if burst, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || burst < 1 {
+			return 0, 0, fmt.Errorf("%q: the burst must be an integer from 1", v)
+		}
+	}
+	return rps, burst, nil
+}
+
+// fleetColumns are the table's columns in order: the heading, one word
+// (no space, so every row splits into as many fields as the heading line),
+// and what it counts. The table's heading line, its legend (--legend) and
+// --help are written from this list.
+var fleetColumns = []struct{ heading, meaning string }{
+	{"PROFILE", `the retry profile the sessions ran ("all": every session of a mix)`},
+	{"SESSIONS", "sessions that arrived"},
+	{"PROMPTS", "prompts issued"},
+	{"OK", "prompts done with a success"},
+	{"FAILED", "prompts done without one"},
+	{"WAITING", "prompts not done at the horizon"},
+	{"CALLS/PROMPT", "the agent's model calls per prompt (its amplification)"},
+	{"WIRE/PROMPT", "requests sent to the provider per prompt, an SDK layer's retries included"},
+	{"429_OVER_CAP", "requests answered 429 for being over the provider's capacity"},
+	{"IN_RETRY_AFTER", "retries sent inside a retry-after window the provider gave (ignoring its hint)"},
+	{"FAILFAST", "retry chains ended by the fail-fast (a wait over retryAfter.maxWaitMs)"},
+	{"EXHAUSTED", "retry chains ended by running out of retries"},
+	{"OK_P50", "time from a prompt to its success: median,"},
+	{"OK_P90", "90th percentile,"},
+	{"OK_P99", "99th percentile"},
+	{"OK_MAX", "and longest (- when no prompt succeeded)"},
+	{"LONGEST_WAIT", "the longest retry wait armed"},
+	{"PEAK_DURING/AFTER", "most requests sent in one 100 ms bin during an outage / in the recovery window after one"},
+	{"PEAK/CAPACITY", "those two peaks over the provider's capacity per 100 ms, during/after (- when unlimited)"},
+}
+
+// fleetHeadings is the table's heading line, tab-separated.
+func fleetHeadings() string {
+	h := make([]string, len(fleetColumns))
+	for i, c := range fleetColumns {
+		h[i] = c.heading
+	}
+	return strings.Join(h, "\t")
+}
+
+// fleetLegend writes the table's columns and their meanings, one column a
+// line (a meaning wrapped under itself), every line after indent.
+func fleetLegend(indent string) string {
+	width := 0
+	for _, c := range fleetColumns {
+		width = max(width, len(c.heading))
+	}
+	const lineWidth = 80
+	var b strings.Builder
+	for _, c := range fleetColumns {
+		line := indent + c.heading + strings.Repeat(" ", width+2-len(c.heading))
+		n := 0
+		for _, word := range strings.Fields(c.meaning) {
+			if n > 0 && len(line)+1+len(word) > lineWidth {
+				b.WriteString(line + "\n")
+				line, n = indent+strings.Repeat(" ", width+2), 0
+			}
+			if n > 0 {
+				line += " "
+			}
+			line += word
+			n++
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// fleetTable writes res as one table per fleet group, aligned by
+// text/tabwriter, and with legend the columns' legend under the tables.
+func fleetTable(res *fleet.Result, legend bool) ([]byte, error) {
+	var b bytes.Buffer
+	for i, g := range res.Groups {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		sdk := "none"
+		if g.SDK != "" {
+			sdk = g.SDK
+		}
+		capacity := "unlimited"
+		if g.CapacityPer100ms > 0 {
+			capacity = strconv.FormatFloat(g.CapacityPer100ms, 'f', -1, 64) + " per 100ms"
+		}
+		fmt.Fprintf(&b, "fleet %s  profile %s  sdk %s  seeds %s  capacity %s\n", g.Fleet, g.Mix, sdk, seedsText(g.Seeds), capacity)
+		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, fleetHeadings())
+		for j := range g.Profiles {
+			s := &g.Profiles[j]
+			sum := s.Summarize(g.CapacityPer100ms)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n",
+				s.Profile, s.Sessions, s.Prompts, s.Succeeded, s.Failed, s.Waiting, sum.CallsPerPrompt, sum.WireCallsPerPrompt,
+				s.Rejected, s.InRetryAfter, s.ChainsFailFast, s.ChainsExhausted, msText(sum.P50), msText(sum.P90), msText(sum.P99),
+				msText(sum.Max), msText(sum.LongestWaitMs), s.PeakDuring, s.PeakAfter, ratioText(sum, g.CapacityPer100ms))
+		}
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	if legend {
+		b.WriteString("\ncolumns:\n")
+		b.WriteString(fleetLegend("  "))
+	}
+	return b.Bytes(), nil
+}
+
+// msText writes a number of milliseconds as a duration ("15.3s", "3h0m0s"),
+// "-" for 0.
+func msText(ms float64) string {
+	if ms == 0 {
+		return "-"
+	}
+	return (time.Duration(ms * float64(time.Millisecond))).Round(time.Millisecond).String()
+}
+
+func ratioText(s fleet.Summary, capacity float64) string {
+	if capacity == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s.PeakDuringRatio, 'f', 2, 64) + "/" + strconv.FormatFloat(s.PeakAfterRatio, 'f', 2, 64)
+}
+
+// seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
+func seedsText(seeds []int64) string { return fleet.SeedsText(seeds) }
+
+// parseEach parses every value of a repeated flag with parse, stopping at
+// the first error.
+func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, v := range values {
+		x, err := parse(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// maxPartialSize bounds the size of a partial result fleet merge reads
+// (a shard's result holds one summary per fleet group, a few hundred
+// kilobytes; a larger file is not one). A variable for the tests.
+var maxPartialSize int64 = 256 << 20
+
+// readBounded reads the file at path, refusing one larger than max bytes
+// from its size before reading any of it, and a device or a folder (it has
+// no size: /dev/zero would be read up to max), so that time and memory stay
+// bounded whatever the input. A pipe (a process substitution) is read up to
+// max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch mode := info.Mode(); {
+	case mode.IsRegular():
+		if info.Size() > max {
+			return nil, fmt.Errorf("larger than %d bytes (%d bytes): not a partial result (one holds a summary per fleet group)", max, info.Size())
+		}
+	case mode&(os.ModeNamedPipe|os.ModeSocket) != 0:
+	default:
+		what := "not a regular file"
+		switch {
+		case mode.IsDir():
+			what = "a folder"
+		case mode&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, fmt.Errorf("%s, not a partial result (a file 'retrysim fleet --shard I/N --json' wrote)", what)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("larger than %d bytes: not a partial result (one holds a summary per fleet group)", max)
+	}
+	return data, nil
+}

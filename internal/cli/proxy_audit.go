@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
+)
+
+// wireOptions are audit's flags for wire logs.
+type wireOptions struct {
+	wire  wireValue
+	slack float64 // ms
+}
+
+// define defines the wire flags on fs, bound to o.
+func (o *wireOptions) define(fs *flag.FlagSet) {
+	fs.Var(&o.wire, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
+	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+}
+
+// check validates --slack and returns the options of a wire audit; false
+// after a usage error of c.
+func (o *wireOptions) check(c *command, stderr io.Writer) (audit.WireOptions, bool) {
+	slack := o.slack
+	if slack < 0 || slack > 3_600_000 {
+		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", strconv.FormatFloat(slack, 'g', -1, 64))
+		return audit.WireOptions{}, false
+	}
+	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
+	if slack == 0 {
+		opt.Slack = -1 // none
+	}
+	return opt, true
+}
+
+// wireValue is --wire: a switch (every LOG is a wire log), or, as
+// --wire=WIRELOG, the wire log read beside the one RPC log (a value that
+// reads as a boolean is the switch: name a file "true" as ./true).
+type wireValue struct {
+	on   bool
+	path string
+}
+
+func (w *wireValue) String() string {
+	if w == nil {
+		return "false"
+	}
+	if w.path != "" {
+		return w.path
+	}
+	return strconv.FormatBool(w.on)
+}
+
+func (w *wireValue) Set(s string) error {
+	if b, err := strconv.ParseBool(s); err == nil {
+		w.on, w.path = b, ""
+		return nil
+	}
+	if s == "" {
+		return fmt.Errorf("an empty path (allowed: --wire alone, or --wire=WIRELOG)")
+	}
+	w.on, w.path = false, s
+	return nil
+}
+
+func (w *wireValue) IsBoolFlag() bool { return true }
+
+// auditWireJSONSummary is the last line of "retrysim audit --wire --json".
+type auditWireJSONSummary struct {
+	Type    string `json:"type"` // "summary"
+	Profile string `json:"profile"`
+	Logs    int    `json:"logs"`
+	audit.WireSummary
+}
+
+// runAuditWire runs "retrysim audit --wire": findings and exit status as
+// audit's, the summary naming the best-fitting profiles.
+func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := lookup("audit")
+	opt, ok := o.wireOptions.check(c, stderr)
+	if !ok {
+		return exitUsage
+	}
+	asJSON := o.json
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	var total audit.WireSummary
+	readFailed := false
+	for _, path := range args {
+		name := logName(path)
+		report := findingPrinter(out, enc, asJSON, name)
+		sum, err := auditWirePath(a, path, stdin, opt, report)
+		total.Add(sum)
+		if err != nil {
+			_ = out.Flush()
+			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
+			readFailed = true
+		}
+	}
+	if asJSON {
+		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: len(args), WireSummary: total})
+	} else {
+		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, len(args), total))
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
+		return exitFail
+	}
+	switch {
+	case readFailed:
+		return exitUsage
+	case total.Findings > 0:
+		return exitFail
+	}
+	return exitOK
+}
+
+func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (audit.WireSummary, error) {
+	if path == "-" {
+		return a.AuditWire(stdin, opt, report)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return audit.WireSummary{}, fmt.Errorf("is a directory (give log files)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return audit.WireSummary{}, err
+	}
+	defer f.Close()
+	return a.AuditWire(f, opt, report)
+}
+
+// auditWireSummaryLine is the text output's last line, e.g. "audit --wire:
+// clean in 1 log (3 lines: 3 requests, 0 skipped, 0 bad; 1 call, 2 retries;
+// profile anthropic-sdk-go); best fit: anthropic-sdk, anthropic-sdk-go (0
+// findings)".
+func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireSummary) string {
+	verdict := "clean"
+	if s.Findings > 0 {
+		verdict = plural(s.Findings, "finding")
+	}
+	policyName := "profile " + profile
+	if settings {
+		policyName += " with --settings"
+	}
+	best := "none"
+	if len(s.Best) > 0 {
+		least := 0
+		for _, f := range s.Fits {
+			if f.Profile == s.Best[0] {
+				least = f.Findings
+			}
+		}
+		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding") + ")"
+	}
+	return fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
+		verdict, plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
+		plural(s.Chains, "call"), plural(s.Retries, "retry"), policyName, best)
+}
