@@ -2,36 +2,31 @@ package retryfsm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-
-	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"time"
 
 	"github.com/ohmypi/retryfsm"
-	anthropicreply "github.com/ohmypi/retryfsm/adapters/anthropic"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
-// ExampleDo retries one Anthropic call with the default policy (3
-// retries, 2/4/8 s, the original's classification of overloaded, rate
-// limit, 5xx and connection errors), its errors read by
-// adapters/anthropic. The SDK's own retries are off: Do retries.
+// ExampleDo retries one call with the default policy (3 retries, the
+// original's classification of overloaded, rate limit, 5xx and connection
+// errors), its waits shortened to 1, 2, 4 ms for the example (2, 4, 8 s by
+// default). Without WithReply, an error's text is the reply's message; with
+// a provider's SDK, adapters/anthropic's or adapters/openai's Message reads
+// its errors (status, headers, error type): see their Example_do.
 func ExampleDo() {
-	client := anthropic.NewClient(option.WithMaxRetries(0))
-	params := anthropic.MessageNewParams{
-		Model:     "claude-sonnet-4-5",
-		MaxTokens: 1024,
-		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))},
-	}
-	ctx := context.Background()
-
-	msg, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*anthropic.Message, error) {
-		return client.Messages.New(ctx, params)
-	}, retryfsm.WithReply(anthropicreply.Message))
-
-	if err != nil {
-		fmt.Println(err) // errors.As(err, &apiErr) reaches the SDK's *anthropic.Error
-		return
-	}
-	fmt.Println(msg.Content[0].Text)
+	settings := policy.DefaultSettings()
+	settings.BaseDelay = time.Millisecond
+	calls := 0
+	text, err := retryfsm.Do(context.Background(), settings, func(ctx context.Context) (string, error) {
+		calls++
+		if calls < 3 {
+			return "", errors.New(`529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+		}
+		return "hello", nil
+	})
+	fmt.Println(text, err, calls)
+	// Output: hello <nil> 3
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -26,7 +27,7 @@ func FuzzServe(f *testing.F) {
 		}
 		var log bytes.Buffer
 		p, err := proxy.New(proxy.Options{Log: &log, MaxBodyBytes: 1 << 16, Script: proxy.Script{
-			Turns:  []scenario.Turn{errTurn(529, "Overloaded", nil), okTurn()},
+			Turns:  []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", nil), proxytest.OkTurn()},
 			Faults: []proxy.Fault{{Kind: proxy.FaultStreamCut, Events: 2}},
 		}})
 		if err != nil {

@@ -1,9 +1,7 @@
 package proxy_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,14 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"testing/synctest"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/responses"
-
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -72,7 +65,7 @@ func TestUpstream(t *testing.T) {
 	up, got := fakeUpstream(t)
 	var log bytes.Buffer
 	p, err := proxy.New(proxy.Options{Upstream: up.URL, Log: &log, Script: proxy.Script{
-		Turns:  []scenario.Turn{errTurn(529, "Overloaded", map[string]string{"retry-after": "1"}), okTurn()},
+		Turns:  []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", map[string]string{"retry-after": "1"}), proxytest.OkTurn()},
 		Faults: []proxy.Fault{{Request: 4, Kind: proxy.FaultStreamCut, Events: 2}, {Request: 5, Kind: proxy.FaultSSEError, Events: 1}},
 	}})
 	if err != nil {
@@ -116,24 +109,10 @@ func TestUpstream(t *testing.T) {
 	if len(*got) != 6 || (*got)[0] != "POST /v1/messages "+body || (*got)[5] != "GET /v1/models " {
 		t.Errorf("the upstream got %q", *got)
 	}
-	recs := readLog(t, log.Bytes())
+	recs := proxytest.ReadLog(t, log.Bytes())
 	if len(recs) != 7 || recs[0].Upstream || !recs[1].Upstream || recs[3].Events != 2 || len(recs[3].Faults) != 1 || recs[4].Faults[0] != "sse-error after 1 events" {
 		t.Errorf("wire log %+v", recs)
 	}
-}
-
-func readLog(t *testing.T, b []byte) []proxy.Record {
-	t.Helper()
-	var recs []proxy.Record
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		var r proxy.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%q: %v", sc.Text(), err)
-		}
-		recs = append(recs, r)
-	}
-	return recs
 }
 
 // TestRequestErrors: a body over the limit is 413, a body that is not
@@ -162,55 +141,10 @@ func TestRequestErrors(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d and %s", tc.method, tc.path, w.Code, w.Body, tc.status, tc.want)
 		}
 	}
-	recs := readLog(t, log.Bytes())
+	recs := proxytest.ReadLog(t, log.Bytes())
 	if len(recs) != 5 || recs[0].Status != 413 || recs[0].Error != "request body over 100 bytes" || recs[2].Status != 400 {
 		t.Errorf("wire log %+v", recs)
 	}
-}
-
-// TestAnswerShapes: toolUse and length turns are answers the SDKs parse:
-// a tool call named after the request's first tool, a reply cut by the
-// token limit, on each endpoint.
-func TestAnswerShapes(t *testing.T) {
-	turns := []scenario.Turn{{StopReason: policy.StopReasonToolUse}, {StopReason: policy.StopReasonLength}}
-	synctest.Test(t, func(t *testing.T) {
-		s := serve(t, proxy.Script{Turns: turns, Repeat: true})
-		ctx := t.Context()
-		ac := anthropicClient(s)
-		params := anthropicParams
-		params.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", InputSchema: anthropic.ToolInputSchemaParam{}}}}
-		m, err := ac.Messages.New(ctx, params)
-		if err != nil || m.StopReason != "tool_use" || m.Content[0].Type != "tool_use" || m.Content[0].Name != "get_weather" {
-			t.Errorf("anthropic tool use: %v %+v", err, m)
-		}
-		m, err = ac.Messages.New(ctx, anthropicParams)
-		if err != nil || m.StopReason != "max_tokens" {
-			t.Errorf("anthropic length: %v %+v", err, m)
-		}
-		oc := openaiClient(s)
-		cp := chatParams
-		cp.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather"})}
-		c, err := oc.Chat.Completions.New(ctx, cp)
-		if err != nil || c.Choices[0].FinishReason != "tool_calls" || c.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" {
-			t.Errorf("chat tool use: %v %+v", err, c)
-		}
-		c, err = oc.Chat.Completions.New(ctx, chatParams)
-		if err != nil || c.Choices[0].FinishReason != "length" {
-			t.Errorf("chat length: %v %+v", err, c)
-		}
-		r, err := oc.Responses.New(ctx, responsesParams)
-		if err != nil || r.Output[0].Type != "function_call" || r.Output[0].Name != "retrysim_tool" {
-			t.Errorf("responses tool use: %v %+v", err, r)
-		}
-		r, err = oc.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5"})
-		if err != nil || r.Status != "incomplete" || r.IncompleteDetails.Reason != "max_output_tokens" {
-			t.Errorf("responses length: %v %+v", err, r)
-		}
-		synctest.Wait()
-		if recs, _ := s.close(t); len(recs) != 6 || recs[4].Turn != 1 || recs[5].Turn != 2 {
-			t.Errorf("wire log %+v (repeat: turns 1, 2, 1, 2, 1, 2)", recs)
-		}
-	})
 }
 
 // TestLoadScript: a proxy script reads its scenario's turns (relative to
@@ -260,7 +194,7 @@ func TestLoadScript(t *testing.T) {
 // TestWireLogMemoryBounded: the proxy keeps nothing per request: the heap
 // after 20 000 requests is within 1 MB of its size after 2 000.
 func TestWireLogMemoryBounded(t *testing.T) {
-	p, err := proxy.New(proxy.Options{Log: io.Discard, Script: proxy.Script{Turns: []scenario.Turn{errTurn(529, "Overloaded", nil), okTurn()}, Repeat: true}})
+	p, err := proxy.New(proxy.Options{Log: io.Discard, Script: proxy.Script{Turns: []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", nil), proxytest.OkTurn()}, Repeat: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

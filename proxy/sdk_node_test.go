@@ -13,6 +13,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -86,7 +87,7 @@ func runJS(t *testing.T, dir, sdk string, sc proxy.Script) (string, []proxy.Reco
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out)), readLog(t, log.Bytes()), bytes.Clone(log.Bytes())
+	return strings.TrimSpace(string(out)), proxytest.ReadLog(t, log.Bytes()), bytes.Clone(log.Bytes())
 }
 
 // TestJSSDKs checks the JavaScript SDKs (@anthropic-ai/sdk, openai, as
@@ -110,13 +111,13 @@ func TestJSSDKs(t *testing.T) {
 		lo, hi             float64 // the first wait, ms
 		fits               bool    // clean under the profile; else one wire-wait at line 2
 	}{
-		{"anthropic", "anthropic-sdk", "backoff", []scenario.Turn{errTurn(529, "Overloaded", nil), okTurn()}, 375, 500, true},
-		{"anthropic", "anthropic-sdk", "retry-after-ms 20", []scenario.Turn{errTurn(429, "rate limited", ra("retry-after-ms", "20")), okTurn()}, 20, 20, true},
-		{"anthropic", "anthropic-sdk", "retry-after 0: the backoff", []scenario.Turn{errTurn(429, "rate limited", ra("retry-after", "0")), okTurn()}, 375, 500, false},
-		{"anthropic", "anthropic-sdk", "retry-after-ms 0, retry-after 1", []scenario.Turn{errTurn(429, "rate limited", ra("retry-after-ms", "0", "retry-after", "1")), okTurn()}, 1000, 1000, false},
-		{"openai", "openai-sdk", "backoff", []scenario.Turn{errTurn(500, "boom", nil), okTurn()}, 375, 500, true},
-		{"openai", "openai-sdk", "retry-after -1: at once", []scenario.Turn{errTurn(429, "rate limited", ra("retry-after", "-1")), okTurn()}, 0, 0, true},
-		{"openai", "openai-sdk", "retry-after-ms 0, retry-after 1", []scenario.Turn{errTurn(429, "rate limited", ra("retry-after-ms", "0", "retry-after", "1")), okTurn()}, 1000, 1000, false},
+		{"anthropic", "anthropic-sdk", "backoff", []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", nil), proxytest.OkTurn()}, 375, 500, true},
+		{"anthropic", "anthropic-sdk", "retry-after-ms 20", []scenario.Turn{proxytest.ErrTurn(429, "rate limited", ra("retry-after-ms", "20")), proxytest.OkTurn()}, 20, 20, true},
+		{"anthropic", "anthropic-sdk", "retry-after 0: the backoff", []scenario.Turn{proxytest.ErrTurn(429, "rate limited", ra("retry-after", "0")), proxytest.OkTurn()}, 375, 500, false},
+		{"anthropic", "anthropic-sdk", "retry-after-ms 0, retry-after 1", []scenario.Turn{proxytest.ErrTurn(429, "rate limited", ra("retry-after-ms", "0", "retry-after", "1")), proxytest.OkTurn()}, 1000, 1000, false},
+		{"openai", "openai-sdk", "backoff", []scenario.Turn{proxytest.ErrTurn(500, "boom", nil), proxytest.OkTurn()}, 375, 500, true},
+		{"openai", "openai-sdk", "retry-after -1: at once", []scenario.Turn{proxytest.ErrTurn(429, "rate limited", ra("retry-after", "-1")), proxytest.OkTurn()}, 0, 0, true},
+		{"openai", "openai-sdk", "retry-after-ms 0, retry-after 1", []scenario.Turn{proxytest.ErrTurn(429, "rate limited", ra("retry-after-ms", "0", "retry-after", "1")), proxytest.OkTurn()}, 1000, 1000, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.sdk+"/"+tc.name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestJSSDKs(t *testing.T) {
 			if len(recs) != 2 || recs[1].Client["x-stainless-retry-count"] != "1" {
 				t.Fatalf("requests %+v, want 2, the second with x-stainless-retry-count 1", recs)
 			}
-			if g := gaps(recs)[0]; g < tc.lo-1 || g > tc.hi+float64(jsSlack/time.Millisecond) {
+			if g := proxytest.Gaps(recs)[0]; g < tc.lo-1 || g > tc.hi+float64(jsSlack/time.Millisecond) {
 				t.Errorf("waited %.1f ms, want %v to %v", g, tc.lo, tc.hi)
 			}
 			a, err := audit.New(audit.Options{Profile: tc.profile})

@@ -1,4 +1,4 @@
-package proxy_test
+package sdktest_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -27,7 +28,7 @@ var vectorDirs = []struct {
 // the profile.
 func TestGoSDKVectors(t *testing.T) {
 	for _, v := range vectorDirs {
-		files, err := filepath.Glob(filepath.Join("..", "scenarios", "profiles", v.profile, "*.yaml"))
+		files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "profiles", v.profile, "*.yaml"))
 		if err != nil || len(files) < 5 {
 			t.Fatalf("%s: %d vector files (%v)", v.profile, len(files), err)
 		}
@@ -48,7 +49,7 @@ func TestGoSDKVectors(t *testing.T) {
 					t.Fatalf("the SDK made %d requests; the profile %d", len(recs), len(delays)+1)
 				}
 				jittered := sc.Settings.Jittered()
-				for i, g := range gaps(recs) {
+				for i, g := range proxytest.Gaps(recs) {
 					want := delays[i]
 					lo := want
 					if jittered && recs[i].Headers["retry-after"] == "" && recs[i].Headers["retry-after-ms"] == "" {
@@ -58,7 +59,7 @@ func TestGoSDKVectors(t *testing.T) {
 						t.Errorf("wait %d: the SDK %v ms, the profile %v ms (from %v)", i+1, g, want, lo)
 					}
 				}
-				if fs, _ := auditWire(t, v.profile, log); len(fs) != 0 {
+				if fs, _ := proxytest.AuditWire(t, v.profile, log); len(fs) != 0 {
 					t.Errorf("audit under %s: %v", v.profile, fs)
 				}
 			})
@@ -73,24 +74,24 @@ func TestGoSDKVectors(t *testing.T) {
 // retries at once and fits anthropic-sdk-go.
 func TestGoSDKHintGaps(t *testing.T) {
 	for _, h := range []map[string]string{{"retry-after": "-1"}, {"retry-after-ms": "-5"}} {
-		sc := proxy.Script{Turns: []scenario.Turn{errTurn(429, "429 rate limited", h), okTurn()}}
+		sc := proxy.Script{Turns: []scenario.Turn{proxytest.ErrTurn(429, "429 rate limited", h), proxytest.OkTurn()}}
 		_, err, recs, log := runSDK(t, sc, goSDKs[1].calls[0])
 		if err != nil || len(recs) != 2 {
 			t.Fatalf("openai-go %v: %v, %d requests", h, err, len(recs))
 		}
-		if g := gaps(recs)[0]; g < 375 || g > 500 {
+		if g := proxytest.Gaps(recs)[0]; g < 375 || g > 500 {
 			t.Errorf("openai-go %v: waited %v ms, want its backoff 375..500", h, g)
 		}
-		fs, _ := auditWire(t, "openai-sdk-go", log)
+		fs, _ := proxytest.AuditWire(t, "openai-sdk-go", log)
 		if len(fs) != 1 || fs[0].Rule != audit.WireWait || fs[0].Line != 2 {
 			t.Errorf("openai-go %v under openai-sdk-go: %v, want one wire-wait at line 2", h, fs)
 		}
 
 		_, err, recs, log = runSDK(t, sc, goSDKs[0].calls[0])
-		if err != nil || len(recs) != 2 || gaps(recs)[0] != 0 {
-			t.Fatalf("anthropic-sdk-go %v: %v, %d requests, waits %v; want one retry at once", h, err, len(recs), gaps(recs))
+		if err != nil || len(recs) != 2 || proxytest.Gaps(recs)[0] != 0 {
+			t.Fatalf("anthropic-sdk-go %v: %v, %d requests, waits %v; want one retry at once", h, err, len(recs), proxytest.Gaps(recs))
 		}
-		if fs, _ := auditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
+		if fs, _ := proxytest.AuditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
 			t.Errorf("anthropic-sdk-go %v: %v", h, fs)
 		}
 	}

@@ -1,4 +1,4 @@
-package proxy_test
+package sdktest_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -23,11 +25,11 @@ import (
 // the wire log's gaps are exactly the SDKs' waits and the tests take no
 // real time.
 
-func anthropicClient(s *served) anthropic.Client {
+func anthropicClient(s *proxytest.Served) anthropic.Client {
 	return anthropic.NewClient(aoption.WithBaseURL(s.URL), aoption.WithHTTPClient(s.Client), aoption.WithAPIKey("sk-test"))
 }
 
-func openaiClient(s *served) openai.Client {
+func openaiClient(s *proxytest.Served) openai.Client {
 	return openai.NewClient(ooption.WithBaseURL(s.URL+"/v1"), ooption.WithHTTPClient(s.Client), ooption.WithAPIKey("sk-test"))
 }
 
@@ -48,7 +50,7 @@ var responsesParams = responses.ResponseNewParams{
 // returning the text it read.
 type sdkCall struct {
 	name string
-	call func(ctx context.Context, s *served) (string, error)
+	call func(ctx context.Context, s *proxytest.Served) (string, error)
 }
 
 var goSDKs = []struct {
@@ -57,7 +59,7 @@ var goSDKs = []struct {
 	calls   []sdkCall
 }{
 	{"anthropic-sdk-go", "anthropic-sdk-go", []sdkCall{
-		{"messages", func(ctx context.Context, s *served) (string, error) {
+		{"messages", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := anthropicClient(s)
 			m, err := c.Messages.New(ctx, anthropicParams)
 			if err != nil {
@@ -65,7 +67,7 @@ var goSDKs = []struct {
 			}
 			return m.Content[0].Text, nil
 		}},
-		{"messages-stream", func(ctx context.Context, s *served) (string, error) {
+		{"messages-stream", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := anthropicClient(s)
 			st := c.Messages.NewStreaming(ctx, anthropicParams)
 			var b strings.Builder
@@ -78,7 +80,7 @@ var goSDKs = []struct {
 		}},
 	}},
 	{"openai-go", "openai-sdk-go", []sdkCall{
-		{"chat", func(ctx context.Context, s *served) (string, error) {
+		{"chat", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := openaiClient(s)
 			r, err := c.Chat.Completions.New(ctx, chatParams)
 			if err != nil {
@@ -86,7 +88,7 @@ var goSDKs = []struct {
 			}
 			return r.Choices[0].Message.Content, nil
 		}},
-		{"chat-stream", func(ctx context.Context, s *served) (string, error) {
+		{"chat-stream", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := openaiClient(s)
 			st := c.Chat.Completions.NewStreaming(ctx, chatParams)
 			var b strings.Builder
@@ -97,7 +99,7 @@ var goSDKs = []struct {
 			}
 			return b.String(), st.Err()
 		}},
-		{"responses", func(ctx context.Context, s *served) (string, error) {
+		{"responses", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := openaiClient(s)
 			r, err := c.Responses.New(ctx, responsesParams)
 			if err != nil {
@@ -105,7 +107,7 @@ var goSDKs = []struct {
 			}
 			return r.OutputText(), nil
 		}},
-		{"responses-stream", func(ctx context.Context, s *served) (string, error) {
+		{"responses-stream", func(ctx context.Context, s *proxytest.Served) (string, error) {
 			c := openaiClient(s)
 			st := c.Responses.NewStreaming(ctx, responsesParams)
 			var b strings.Builder
@@ -127,10 +129,10 @@ var goSDKs = []struct {
 func runSDK(t *testing.T, sc proxy.Script, call sdkCall) (text string, err error, recs []proxy.Record, log []byte) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		s := serve(t, sc)
+		s := proxytest.Serve(t, sc)
 		text, err = call.call(t.Context(), s)
 		synctest.Wait() // the handler has logged the request
-		recs, log = s.close(t)
+		recs, log = s.Close(t)
 	})
 	return text, err, recs, log
 }
@@ -145,7 +147,7 @@ func TestGoSDKsRetryErrors(t *testing.T) {
 	for _, sdk := range goSDKs {
 		for _, call := range sdk.calls {
 			t.Run(sdk.name+"/"+call.name, func(t *testing.T) {
-				sc := proxy.Script{Turns: []scenario.Turn{errTurn(529, "Overloaded", nil), errTurn(500, "boom", nil), okTurn()}}
+				sc := proxy.Script{Turns: []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", nil), proxytest.ErrTurn(500, "boom", nil), proxytest.OkTurn()}}
 				text, err, recs, log := runSDK(t, sc, call)
 				if err != nil {
 					t.Fatalf("call failed: %v", err)
@@ -164,17 +166,62 @@ func TestGoSDKsRetryErrors(t *testing.T) {
 						t.Errorf("request %d: stream %v", i+1, r.Stream)
 					}
 				}
-				g := gaps(recs)
+				g := proxytest.Gaps(recs)
 				if g[0] < 375 || g[0] > 500 || g[1] < 750 || g[1] > 1000 {
 					t.Errorf("waits %v ms, want 375..500 then 750..1000", g)
 				}
-				if fs, sum := auditWire(t, sdk.profile, log); len(fs) != 0 || sum.Retries != 2 || sum.Chains != 1 {
+				if fs, sum := proxytest.AuditWire(t, sdk.profile, log); len(fs) != 0 || sum.Retries != 2 || sum.Chains != 1 {
 					t.Errorf("audit under %s: %v, %+v; want clean, 1 call, 2 retries", sdk.profile, fs, sum.Summary)
 				}
-				if fs, _ := auditWire(t, "pi", log); len(fs) == 0 {
+				if fs, _ := proxytest.AuditWire(t, "pi", log); len(fs) == 0 {
 					t.Errorf("audit under pi (3 retries from 2 s): no finding, want the waits reported")
 				}
 			})
 		}
 	}
+}
+
+// TestAnswerShapes: toolUse and length turns are answers the SDKs parse:
+// a tool call named after the request's first tool, a reply cut by the
+// token limit, on each endpoint.
+func TestAnswerShapes(t *testing.T) {
+	turns := []scenario.Turn{{StopReason: policy.StopReasonToolUse}, {StopReason: policy.StopReasonLength}}
+	synctest.Test(t, func(t *testing.T) {
+		s := proxytest.Serve(t, proxy.Script{Turns: turns, Repeat: true})
+		ctx := t.Context()
+		ac := anthropicClient(s)
+		params := anthropicParams
+		params.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", InputSchema: anthropic.ToolInputSchemaParam{}}}}
+		m, err := ac.Messages.New(ctx, params)
+		if err != nil || m.StopReason != "tool_use" || m.Content[0].Type != "tool_use" || m.Content[0].Name != "get_weather" {
+			t.Errorf("anthropic tool use: %v %+v", err, m)
+		}
+		m, err = ac.Messages.New(ctx, anthropicParams)
+		if err != nil || m.StopReason != "max_tokens" {
+			t.Errorf("anthropic length: %v %+v", err, m)
+		}
+		oc := openaiClient(s)
+		cp := chatParams
+		cp.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather"})}
+		c, err := oc.Chat.Completions.New(ctx, cp)
+		if err != nil || c.Choices[0].FinishReason != "tool_calls" || c.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" {
+			t.Errorf("chat tool use: %v %+v", err, c)
+		}
+		c, err = oc.Chat.Completions.New(ctx, chatParams)
+		if err != nil || c.Choices[0].FinishReason != "length" {
+			t.Errorf("chat length: %v %+v", err, c)
+		}
+		r, err := oc.Responses.New(ctx, responsesParams)
+		if err != nil || r.Output[0].Type != "function_call" || r.Output[0].Name != "retrysim_tool" {
+			t.Errorf("responses tool use: %v %+v", err, r)
+		}
+		r, err = oc.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5"})
+		if err != nil || r.Status != "incomplete" || r.IncompleteDetails.Reason != "max_output_tokens" {
+			t.Errorf("responses length: %v %+v", err, r)
+		}
+		synctest.Wait()
+		if recs, _ := s.Close(t); len(recs) != 6 || recs[4].Turn != 1 || recs[5].Turn != 2 {
+			t.Errorf("wire log %+v (repeat: turns 1, 2, 1, 2, 1, 2)", recs)
+		}
+	})
 }

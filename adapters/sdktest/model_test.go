@@ -1,4 +1,4 @@
-package proxy_test
+package sdktest_test
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 )
 
 // TestFaultModel: the fleet's provider answers on the real clock (here
@@ -23,7 +24,7 @@ func TestFaultModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := &fleet.Config{Outages: []fleet.Outage{{Start: 0, Duration: 10 * time.Second, Kind: fleet.Kind529}},
 			Capacity: fleet.Capacity{RPS: 0.5, Burst: 1}}
-		s := serve(t, proxy.Script{Fleet: cfg})
+		s := proxytest.Serve(t, proxy.Script{Fleet: cfg})
 		if _, err := call.call(t.Context(), s); err == nil || !strings.Contains(err.Error(), "529") {
 			t.Errorf("during the outage: %v, want the 529", err)
 		}
@@ -35,7 +36,7 @@ func TestFaultModel(t *testing.T) {
 			t.Errorf("over capacity: %q, %v (want the 429 waited and retried)", text, err)
 		}
 		synctest.Wait()
-		recs, log := s.close(t)
+		recs, log := s.Close(t)
 		var kinds []string
 		for _, r := range recs {
 			kinds = append(kinds, r.Fleet)
@@ -43,25 +44,25 @@ func TestFaultModel(t *testing.T) {
 		if got := strings.Join(kinds, " "); got != "529 529 529 ok 429 ok" {
 			t.Errorf("answers %q", got)
 		}
-		if g := gaps(recs); g[4] != 2000 || recs[4].Headers["retry-after"] != "2" {
+		if g := proxytest.Gaps(recs); g[4] != 2000 || recs[4].Headers["retry-after"] != "2" {
 			t.Errorf("the 429's retry-after %q waited %v ms, want 2 and 2000", recs[4].Headers["retry-after"], g[4])
 		}
-		if fs, _ := auditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
+		if fs, _ := proxytest.AuditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
 			t.Errorf("audit: %v", fs)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		cfg := &fleet.Config{Outages: []fleet.Outage{{Start: 0, Duration: time.Hour, Kind: fleet.KindNetwork}}}
-		s := serve(t, proxy.Script{Fleet: cfg})
+		s := proxytest.Serve(t, proxy.Script{Fleet: cfg})
 		if _, err := call.call(t.Context(), s); err == nil {
 			t.Error("a network outage: no error")
 		}
 		synctest.Wait()
-		recs, log := s.close(t)
+		recs, log := s.Close(t)
 		if len(recs) != 3 || !recs[0].Dropped() || recs[0].Fleet != "network" {
 			t.Errorf("wire log %+v, want three dropped connections", recs)
 		}
-		if fs, _ := auditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
+		if fs, _ := proxytest.AuditWire(t, "anthropic-sdk-go", log); len(fs) != 0 {
 			t.Errorf("audit: %v", fs)
 		}
 	})

@@ -1,4 +1,4 @@
-package retryfsm_test
+package sdktest_test
 
 import (
 	"context"

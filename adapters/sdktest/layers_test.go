@@ -1,4 +1,4 @@
-package proxy_test
+package sdktest_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -141,7 +142,7 @@ func runTwoLayers(t *testing.T, session string, provider policy.Settings, sc pro
 		t.Fatal(err)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s := serve(t, sc)
+		s := proxytest.Serve(t, sc)
 		a := &twoLayerAgent{provider: provider, draw: 0,
 			client: anthropic.NewClient(aoption.WithBaseURL(s.URL), aoption.WithHTTPClient(s.Client), aoption.WithAPIKey("sk-test"), aoption.WithMaxRetries(0))}
 		a.ctl, err = policy.NewController(policy.Config{Agent: a, Settings: policy.NewSettingsStore(p.Settings),
@@ -153,7 +154,7 @@ func runTwoLayers(t *testing.T, session string, provider policy.Settings, sc pro
 		a.line("type", "ready", "protocolVersion", 2, "supportedProtocolVersions", []int{1, 2}, "maxFrameBytes", 16<<20)
 		perr = a.prompt(t.Context())
 		synctest.Wait()
-		recs, wireLog = s.close(t)
+		recs, wireLog = s.Close(t)
 		rpcLog = bytes.Clone(a.rpc.Bytes())
 	})
 	return perr, rpcLog, recs, wireLog
@@ -181,7 +182,7 @@ func count(log []byte, typ string) int { return bytes.Count(log, []byte(`"type":
 func overloaded(n int) []scenario.Turn {
 	turns := make([]scenario.Turn, n)
 	for i := range turns {
-		turns[i] = errTurn(529, "Overloaded", nil)
+		turns[i] = proxytest.ErrTurn(529, "Overloaded", nil)
 	}
 	return turns
 }
@@ -207,8 +208,8 @@ func TestTwoLayerVectors(t *testing.T) {
 		gap      float64 // the first retry's wait on the wire, ms
 	}{
 		{"permanent 529", overloaded(121), true, []int{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11}, 10, 500},
-		{"529, 529, OK", append(overloaded(2), okTurn()), false, []int{3}, 0, 500},
-		{"429 retry-after 3", []scenario.Turn{errTurn(429, "Number of requests has exceeded your rate limit", map[string]string{"retry-after": "3"}), okTurn()}, false, []int{2}, 0, 3000},
+		{"529, 529, OK", append(overloaded(2), proxytest.OkTurn()), false, []int{3}, 0, 500},
+		{"429 retry-after 3", []scenario.Turn{proxytest.ErrTurn(429, "Number of requests has exceeded your rate limit", map[string]string{"retry-after": "3"}), proxytest.OkTurn()}, false, []int{2}, 0, 3000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			perr, rpcLog, recs, wireLog := runTwoLayers(t, "omp-18", layer.Settings, proxy.Script{Turns: tc.turns})
@@ -223,7 +224,7 @@ func TestTwoLayerVectors(t *testing.T) {
 			if len(recs) != total {
 				t.Errorf("%d requests on the wire, want %d", len(recs), total)
 			}
-			if g := gaps(recs); len(g) == 0 || g[0] != tc.gap {
+			if g := proxytest.Gaps(recs); len(g) == 0 || g[0] != tc.gap {
 				t.Errorf("waits on the wire %v, want the first %v ms", g, tc.gap)
 			}
 			if n := count(rpcLog, "auto_retry_start"); n != tc.starts || (tc.starts == 0) != (count(rpcLog, "auto_retry_end") == 0) {
@@ -262,7 +263,7 @@ func TestTwoLayerAuditFindsAShortProviderLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rpcLog, recs, wireLog := runTwoLayers(t, "omp-18", short.Settings, proxy.Script{Turns: append(overloaded(6), okTurn())})
+	_, rpcLog, recs, wireLog := runTwoLayers(t, "omp-18", short.Settings, proxy.Script{Turns: append(overloaded(6), proxytest.OkTurn())})
 	if len(recs) != 7 || count(rpcLog, "auto_retry_start") != 2 {
 		t.Fatalf("%d requests, %d auto_retry_start; want 7 and 2", len(recs), count(rpcLog, "auto_retry_start"))
 	}

@@ -1,4 +1,8 @@
-package proxy_test
+// Package proxytest serves a proxy in memory for tests, with a fake
+// clock's waits (testing/synctest), and reads its wire log: the helpers
+// the proxy's own tests and the real SDKs' tests (module
+// github.com/ohmypi/retryfsm/adapters) share.
+package proxytest
 
 import (
 	"bytes"
@@ -63,18 +67,23 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "proxy.test:80" }
 
-// served is a proxy served in memory, and its wire log.
-type served struct {
-	Proxy  *proxy.Proxy
+// Served is a proxy served in memory, and its wire log.
+type Served struct {
+	// Proxy is the proxy served.
+	Proxy *proxy.Proxy
+	// Client reaches it (its transport dials the in-memory listener).
 	Client *http.Client
-	URL    string
-	log    *bytes.Buffer
-	srv    *http.Server
-	tr     *http.Transport
+	// URL is its base URL for an SDK: http://proxy.test.
+	URL string
+	log *bytes.Buffer
+	srv *http.Server
+	tr  *http.Transport
 }
 
-// serve serves a proxy for sc over an in-memory listener. Call close.
-func serve(t *testing.T, sc proxy.Script) *served {
+// Serve serves a proxy for sc over an in-memory listener: inside a
+// testing/synctest bubble its connections block durably, so an SDK's real
+// waits run on the bubble's fake clock. Call Close.
+func Serve(t testing.TB, sc proxy.Script) *Served {
 	t.Helper()
 	var log bytes.Buffer
 	p, err := proxy.New(proxy.Options{Script: sc, Log: &log})
@@ -85,11 +94,11 @@ func serve(t *testing.T, sc proxy.Script) *served {
 	srv := &http.Server{Handler: p, ErrorLog: nil}
 	go func() { _ = srv.Serve(l) }()
 	tr := &http.Transport{DialContext: l.dial, DisableCompression: true}
-	return &served{Proxy: p, Client: &http.Client{Transport: tr}, URL: "http://proxy.test", log: &log, srv: srv, tr: tr}
+	return &Served{Proxy: p, Client: &http.Client{Transport: tr}, URL: "http://proxy.test", log: &log, srv: srv, tr: tr}
 }
 
-// close stops the server and returns the wire log's records.
-func (s *served) close(t *testing.T) ([]proxy.Record, []byte) {
+// Close stops the server and returns the wire log's records and bytes.
+func (s *Served) Close(t testing.TB) ([]proxy.Record, []byte) {
 	t.Helper()
 	s.tr.CloseIdleConnections()
 	if err := s.srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -99,8 +108,14 @@ func (s *served) close(t *testing.T) ([]proxy.Record, []byte) {
 		t.Fatal(err)
 	}
 	raw := bytes.Clone(s.log.Bytes())
+	return ReadLog(t, raw), raw
+}
+
+// ReadLog reads a wire log's records, failing t on a line that is not one.
+func ReadLog(t testing.TB, log []byte) []proxy.Record {
+	t.Helper()
 	var recs []proxy.Record
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
 		if line == "" {
 			continue
 		}
@@ -110,12 +125,12 @@ func (s *served) close(t *testing.T) ([]proxy.Record, []byte) {
 		}
 		recs = append(recs, r)
 	}
-	return recs, raw
+	return recs
 }
 
-// auditWire audits a wire log under profile and returns its findings and
-// summary.
-func auditWire(t *testing.T, profile string, log []byte) ([]audit.Finding, audit.WireSummary) {
+// AuditWire audits a wire log under profile (no slack) and returns its
+// findings and summary.
+func AuditWire(t testing.TB, profile string, log []byte) ([]audit.Finding, audit.WireSummary) {
 	t.Helper()
 	a, err := audit.New(audit.Options{Profile: profile})
 	if err != nil {
@@ -129,15 +144,16 @@ func auditWire(t *testing.T, profile string, log []byte) ([]audit.Finding, audit
 	return fs, sum
 }
 
-// errTurn is an error turn with a status and headers.
-func errTurn(status int, msg string, headers map[string]string) scenario.Turn {
+// ErrTurn is an error turn with a status and headers.
+func ErrTurn(status int, msg string, headers map[string]string) scenario.Turn {
 	return scenario.Turn{StopReason: policy.StopReasonError, Status: status, ErrorMessage: msg, Headers: headers}
 }
 
-func okTurn() scenario.Turn { return scenario.Turn{StopReason: policy.StopReasonStop} }
+// OkTurn is a successful turn.
+func OkTurn() scenario.Turn { return scenario.Turn{StopReason: policy.StopReasonStop} }
 
-// gaps are the waits between each answer's end and the next request, ms.
-func gaps(recs []proxy.Record) []float64 {
+// Gaps are the waits between each answer's end and the next request, ms.
+func Gaps(recs []proxy.Record) []float64 {
 	var out []float64
 	for i := 1; i < len(recs); i++ {
 		out = append(out, recs[i].Timestamp-recs[i-1].End())

@@ -1,4 +1,4 @@
-package proxy_test
+package sdktest_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
@@ -14,7 +15,7 @@ import (
 // endpoint, JSON and streaming: what the SDK returns, how many requests
 // it made, and that its wire log fits the SDK's profile.
 func TestGoSDKsWireFaults(t *testing.T) {
-	ok := []scenario.Turn{okTurn(), okTurn()}
+	ok := []scenario.Turn{proxytest.OkTurn(), proxytest.OkTurn()}
 	cases := []struct {
 		name  string
 		fault proxy.Fault
@@ -88,7 +89,7 @@ func TestGoSDKsWireFaults(t *testing.T) {
 					if tc.check != nil {
 						tc.check(t, recs[0])
 					}
-					fs, _ := auditWire(t, sdk.profile, log)
+					fs, _ := proxytest.AuditWire(t, sdk.profile, log)
 					if cutNotRetried {
 						// the profile retries a connection error: the audit
 						// reports the difference at the cut answer
