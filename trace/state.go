@@ -13,12 +13,12 @@ import (
 
 // SessionState is get_state's data (SPEC.md §8), and the one declaration
 // of its fields: a field's json tag is its key, and the fields' order is
-// the line's. The writer (AppendState), the reader (Decode), the schema
-// (Fields, Match) and the RPC client's rpc.State (generated from this
-// declaration: go generate ./rpc) all follow it, so adding a field is one
+// the line's. The writer (AppendState, generated from this declaration),
+// the reader (Decode), the schema (Fields, Match) and the RPC client's
+// rpc.State (generated from it too) all follow it. Adding a field is one
 // edit here, after the existing ones (fields are never renamed or
-// reordered), and its sentence in SPEC.md §8. Two conventions say what
-// JSON's null and an absent field are:
+// reordered), its sentence in SPEC.md §8, and go generate ./trace ./rpc.
+// Two conventions say what JSON's null and an absent field are:
 //
 //   - a field X followed by a field HasX bool (tagged json:"-") is null
 //     when HasX is false (rpc.State: a pointer, nil for null);
