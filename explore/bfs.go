@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -58,7 +57,7 @@ type expander struct {
 	_           [128]byte
 	sh          *shell
 	without     uint32 // inputs left out of the alphabet
-	reached     []bool // by rule*len(policy.States())+Index(from)
+	reached     []bool // by rule*len(states)+Index(from)
 	pruned      int
 	transitions int
 	_           [128]byte
@@ -66,7 +65,7 @@ type expander struct {
 
 func newExpander(v *session.Variant, opt Options, c *config) *expander {
 	return &expander{sh: newConfigShell(v, c, false), without: opt.without,
-		reached: make([]bool, len(v.Retry.Rules())*len(policy.States()))}
+		reached: make([]bool, len(v.Retry.Rules())*len(states))}
 }
 
 // expand appends to out the transitions, in input order, of state number
@@ -205,7 +204,7 @@ func (b *bfs) run() {
 	}
 	for i, ok := range reached {
 		if ok {
-			r.Reached[Unit{i / len(policy.States()), policy.States()[i%len(policy.States())]}] = true
+			r.Reached[Unit{i / len(states), states[i%len(states)]}] = true
 		}
 	}
 	sortViolations(r.Violations)

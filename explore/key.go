@@ -98,6 +98,11 @@ func roleCode(r session.Role) uint64 {
 	return 1
 }
 
+// states is policy.States(), taken once: policy returns a copy on every
+// call, which the hot paths (a key's state, a coverage unit) would
+// allocate.
+var states = policy.States()
+
 var codeRole = [4]session.Role{session.RoleNone, session.RoleUser, session.RoleAssistant, session.RoleUser}
 
 // replyCode packs a stored reply: 0 for none or one that does not
@@ -247,7 +252,7 @@ func (k *key) state() State {
 	var s State
 	ss := &s.Session
 	ss.Retry = policy.Snapshot{
-		State:      policy.States()[w&7],
+		State:      states[w&7],
 		Attempt:    int(w >> 3 & 0xff),
 		Open:       w>>11&1 != 0,
 		Armed:      int(w >> 12 & 7),

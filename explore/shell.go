@@ -245,9 +245,13 @@ type shell struct {
 	core session.Core
 	cfg  *config
 	set  policy.Settings // cfg.set; Enabled comes from the State
-	buf  session.Buffer
-	cur  *State // the state apply steps
-	ev   session.Event
+	// stepSet is the settings of the step being applied (set with the
+	// State's Enabled): a field, not a local, since the core keeps a
+	// pointer to it in buf and a local would be allocated on every step.
+	stepSet policy.Settings
+	buf     session.Buffer
+	cur     *State // the state apply steps
+	ev      session.Event
 	// raw: replay mode. The core is given real times (now) and every
 	// record type, and the records are kept; due times are tracked.
 	raw bool
@@ -371,11 +375,11 @@ func (sh *shell) apply(s *State) {
 	if sh.raw {
 		sh.ev.At = sh.now
 	}
-	set := sh.set
-	set.Enabled = s.Enabled
+	sh.stepSet = sh.set
+	sh.stepSet.Enabled = s.Enabled
 	sh.buf.Effects = sh.buf.Effects[:0]
 	sh.cur = s
-	session.Perform(sh.core.Apply(&s.Session, &set, &sh.ev, &sh.buf), (*shellEffects)(sh))
+	session.Perform(sh.core.Apply(&s.Session, &sh.stepSet, &sh.ev, &sh.buf), (*shellEffects)(sh))
 	sh.cur = nil
 }
 
@@ -419,7 +423,7 @@ func (sh *shell) record(s *State, r *trace.Record) {
 	case trace.Transition:
 		sh.lastIn, sh.lastEv = r.Edge.Input, r.Edge.Event
 		if r.Edge.Rule >= 0 {
-			sh.units = append(sh.units, r.Edge.Rule*len(policy.States())+policy.State(r.Edge.From).Index())
+			sh.units = append(sh.units, r.Edge.Rule*len(states)+policy.State(r.Edge.From).Index())
 		}
 	case trace.AutoRetryStart:
 		a := r.Start.Attempt

@@ -79,42 +79,6 @@ type Event struct {
 // Decode unmarshals the event's line into v.
 func (e Event) Decode(v any) error { return json.Unmarshal(e.Raw, v) }
 
-// State is the data of a get_state response: the original's fields that
-// apply, the retry fields it lacks, then the rest of the original's fields.
-type State struct {
-	IsStreaming           bool   `json:"isStreaming"`
-	MessageCount          int    `json:"messageCount"`
-	AutoCompactionEnabled bool   `json:"autoCompactionEnabled"`
-	SessionID             string `json:"sessionId"`
-	AutoRetryEnabled      bool   `json:"autoRetryEnabled"`
-	IsRetrying            bool   `json:"isRetrying"`
-	RetryAttempt          int    `json:"retryAttempt"`
-	RetryState            string `json:"retryState"`
-	// NextRetryAt is when the backoff wait running ends (virtual ms), nil
-	// outside a wait.
-	NextRetryAt *float64 `json:"nextRetryAt"`
-	Profile     string   `json:"profile"` // the retry settings' profile
-	// Model is the model in use (nil when none is known).
-	Model *ModelInfo `json:"model,omitempty"`
-	// ThinkingLevel ("off"), IsCompacting (an overflow compaction's
-	// continue is due), SteeringMode and FollowUpMode ("one-at-a-time"),
-	// InterruptMode ("immediate") and QueuedMessageCount (0) are the
-	// original's fields that the simulated session has.
-	ThinkingLevel      string `json:"thinkingLevel"`
-	IsCompacting       bool   `json:"isCompacting"`
-	SteeringMode       string `json:"steeringMode"`
-	FollowUpMode       string `json:"followUpMode"`
-	InterruptMode      string `json:"interruptMode"`
-	QueuedMessageCount int    `json:"queuedMessageCount"`
-}
-
-// ModelInfo is get_state's model.
-type ModelInfo struct {
-	ID       string `json:"id"`
-	Provider string `json:"provider"`
-	API      string `json:"api"` // e.g. "anthropic-messages"
-}
-
 // Message is a message as the events carry it: message_end's "message" (an
 // assistant message) and each of agent_end's "messages" (the run's: a
 // prompt's user message, then its assistant messages). Decode an event

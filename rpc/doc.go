@@ -22,3 +22,6 @@
 // set_auto_compaction {enabled}, get_state, and advance {ms} (virtual time
 // only). Every command may carry a string "id", echoed in its response.
 package rpc
+
+// State, in state.go, is generated from trace.SessionState's declaration.
+//go:generate go test . -run TestStateGenerated -update

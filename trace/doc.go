@@ -6,3 +6,6 @@
 // The bytes are a contract: the same scenario gives byte-identical traces,
 // and fields are only ever added after the existing ones.
 package trace
+
+// get_state's writer, state_gen.go, is generated from SessionState's declaration.
+//go:generate go test . -run TestStateWriterGenerated -update

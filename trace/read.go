@@ -90,44 +90,18 @@ type wire struct {
 	Error                  string
 	ID                     string
 	Command                string
-	Data                   *struct {
-		IsStreaming           bool         `json:"isStreaming"`
-		MessageCount          int          `json:"messageCount"`
-		AutoCompactionEnabled bool         `json:"autoCompactionEnabled"`
-		SessionID             string       `json:"sessionId"`
-		AutoRetryEnabled      bool         `json:"autoRetryEnabled"`
-		IsRetrying            bool         `json:"isRetrying"`
-		RetryAttempt          int          `json:"retryAttempt"`
-		RetryState            policy.State `json:"retryState"`
-		NextRetryAt           *float64     `json:"nextRetryAt"`
-		Profile               string       `json:"profile"`
-		Model                 *struct {
-			ID       string `json:"id"`
-			Provider string `json:"provider"`
-			API      string `json:"api"`
-		} `json:"model"`
-		ThinkingLevel      string `json:"thinkingLevel"`
-		IsCompacting       bool   `json:"isCompacting"`
-		SteeringMode       string `json:"steeringMode"`
-		FollowUpMode       string `json:"followUpMode"`
-		InterruptMode      string `json:"interruptMode"`
-		QueuedMessageCount int    `json:"queuedMessageCount"`
-	} `json:"data"`
-	State             policy.State
-	IsRetrying        bool
-	UnresolvedPrompts []int
-	TurnsConsumed     int
+	Data                   json.RawMessage // get_state's: decodeState
+	State                  policy.State
+	IsRetrying             bool
+	UnresolvedPrompts      []int
+	TurnsConsumed          int
 }
 
 // Decode reads one trace line written by AppendJSON.
 func Decode(line []byte) (Record, error) {
 	var w wire
 	if err := json.Unmarshal(line, &w); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return Record{}, fmt.Errorf("field %q: expected %s, got a JSON %s", wireKey(te.Field), wireKind(te.Type), te.Value)
-		}
-		return Record{}, err
+		return Record{}, decodeError(err, "")
 	}
 	typ, ok := ParseType(w.Type)
 	if !ok {
@@ -179,19 +153,12 @@ func Decode(line []byte) (Record, error) {
 		r.Error = w.Error
 	case Response:
 		r.Response = ResponseRecord{ID: w.ID, Command: w.Command, Success: w.Success, Error: w.Error}
-		if d := w.Data; d != nil {
-			r.Response.HasState = true
-			r.Response.State = SessionState{IsStreaming: d.IsStreaming, MessageCount: d.MessageCount,
-				AutoCompactionEnabled: d.AutoCompactionEnabled, SessionID: d.SessionID, AutoRetryEnabled: d.AutoRetryEnabled,
-				IsRetrying: d.IsRetrying, RetryAttempt: d.RetryAttempt, RetryState: d.RetryState, Profile: d.Profile,
-				ThinkingLevel: d.ThinkingLevel, IsCompacting: d.IsCompacting, SteeringMode: d.SteeringMode,
-				FollowUpMode: d.FollowUpMode, InterruptMode: d.InterruptMode, QueuedMessageCount: d.QueuedMessageCount}
-			if m := d.Model; m != nil {
-				r.Response.State.Model = ModelInfo{ID: m.ID, Provider: m.Provider, API: m.API}
+		if w.Data != nil && !isNull(w.Data) {
+			st, err := decodeState(w.Data)
+			if err != nil {
+				return Record{}, decodeError(err, "data.")
 			}
-			if d.NextRetryAt != nil {
-				r.Response.State.NextRetryAt, r.Response.State.HasNextRetryAt = *d.NextRetryAt, true
-			}
+			r.Response.HasState, r.Response.State = true, st
 		}
 	case Final:
 		r.Final = FinalRecord{State: w.State, Attempt: w.Attempt, IsRetrying: w.IsRetrying,
@@ -203,6 +170,16 @@ func Decode(line []byte) (Record, error) {
 		r.Fallback = policy.RetryFallback{From: w.From, To: w.To}
 	}
 	return r, nil
+}
+
+// decodeError says which field of the line had the wrong type (its key
+// path after prefix) and what the field takes.
+func decodeError(err error, prefix string) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("field %q: expected %s, got a JSON %s", prefix+wireKey(te.Field), wireKind(te.Type), te.Value)
+	}
+	return err
 }
 
 // Parse decodes a whole trace.

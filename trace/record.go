@@ -131,41 +131,6 @@ type UsageLimit struct {
 	Returns             bool
 }
 
-// SessionState is get_state's data.
-type SessionState struct {
-	IsStreaming           bool
-	MessageCount          int
-	AutoCompactionEnabled bool
-	SessionID             string
-	AutoRetryEnabled      bool
-	IsRetrying            bool
-	RetryAttempt          int
-	RetryState            policy.State
-	// NextRetryAt is when the current backoff wait ends (virtual ms);
-	// HasNextRetryAt is false outside a wait (null).
-	NextRetryAt    float64
-	HasNextRetryAt bool
-	Profile        string // the retry settings' profile
-	// Model is the model in use; omitted when its ID is empty.
-	Model ModelInfo
-	// ThinkingLevel, SteeringMode, FollowUpMode and InterruptMode are the
-	// original's session options ("off", "one-at-a-time", "one-at-a-time",
-	// "immediate" in the simulator).
-	ThinkingLevel string
-	// IsCompacting is true while an overflow compaction's continue is due.
-	IsCompacting                              bool
-	SteeringMode, FollowUpMode, InterruptMode string
-	// QueuedMessageCount is the number of steering and follow-up messages
-	// waiting (0: the simulator queues none).
-	QueuedMessageCount int
-}
-
-// ModelInfo is get_state's model: its id, its provider and the provider's
-// API (e.g. "anthropic-messages").
-type ModelInfo struct {
-	ID, Provider, API string
-}
-
 // ResponseRecord is a response line: a command's answer.
 type ResponseRecord struct {
 	ID       string // omitted when empty

@@ -155,61 +155,8 @@ var schema = [numTypes][]Field{
 	},
 }
 
-// stateFields are get_state's data fields.
-var stateFields = []Field{
-	{Name: "isStreaming", Kind: KindBool, get: func(r *Record) (value, bool) { return value{b: r.Response.State.IsStreaming}, r.Response.HasState }},
-	{Name: "messageCount", Kind: KindNumber, get: func(r *Record) (value, bool) {
-		return value{n: float64(r.Response.State.MessageCount)}, r.Response.HasState
-	}},
-	{Name: "autoCompactionEnabled", Kind: KindBool, get: func(r *Record) (value, bool) {
-		return value{b: r.Response.State.AutoCompactionEnabled}, r.Response.HasState
-	}},
-	{Name: "sessionId", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.SessionID}, r.Response.HasState }},
-	{Name: "autoRetryEnabled", Kind: KindBool, get: func(r *Record) (value, bool) {
-		return value{b: r.Response.State.AutoRetryEnabled}, r.Response.HasState
-	}},
-	{Name: "isRetrying", Kind: KindBool, get: func(r *Record) (value, bool) { return value{b: r.Response.State.IsRetrying}, r.Response.HasState }},
-	{Name: "retryAttempt", Kind: KindNumber, get: func(r *Record) (value, bool) {
-		return value{n: float64(r.Response.State.RetryAttempt)}, r.Response.HasState
-	}},
-	{Name: "retryState", Kind: KindString, get: func(r *Record) (value, bool) {
-		return value{s: string(r.Response.State.RetryState)}, r.Response.HasState
-	}},
-	{Name: "nextRetryAt", Kind: KindNumberOrNull, get: func(r *Record) (value, bool) {
-		return value{n: r.Response.State.NextRetryAt, null: !r.Response.State.HasNextRetryAt}, r.Response.HasState
-	}},
-	{Name: "profile", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Profile}, r.Response.HasState }},
-	{Name: "model", Kind: KindObject, get: hasModel, Fields: []Field{
-		{Name: "id", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Model.ID}, r.Response.HasState }},
-		{Name: "provider", Kind: KindString, get: func(r *Record) (value, bool) {
-			return value{s: r.Response.State.Model.Provider}, r.Response.HasState
-		}},
-		{Name: "api", Kind: KindString, get: func(r *Record) (value, bool) { return value{s: r.Response.State.Model.API}, r.Response.HasState }},
-	}},
-	{Name: "thinkingLevel", Kind: KindString, get: func(r *Record) (value, bool) {
-		return value{s: r.Response.State.ThinkingLevel}, r.Response.HasState
-	}},
-	{Name: "isCompacting", Kind: KindBool, get: func(r *Record) (value, bool) {
-		return value{b: r.Response.State.IsCompacting}, r.Response.HasState
-	}},
-	{Name: "steeringMode", Kind: KindString, get: func(r *Record) (value, bool) {
-		return value{s: r.Response.State.SteeringMode}, r.Response.HasState
-	}},
-	{Name: "followUpMode", Kind: KindString, get: func(r *Record) (value, bool) {
-		return value{s: r.Response.State.FollowUpMode}, r.Response.HasState
-	}},
-	{Name: "interruptMode", Kind: KindString, get: func(r *Record) (value, bool) {
-		return value{s: r.Response.State.InterruptMode}, r.Response.HasState
-	}},
-	{Name: "queuedMessageCount", Kind: KindNumber, get: func(r *Record) (value, bool) {
-		return value{n: float64(r.Response.State.QueuedMessageCount)}, r.Response.HasState
-	}},
-}
-
-// hasModel: get_state's model is present when its id is known.
-func hasModel(r *Record) (value, bool) {
-	return value{}, r.Response.HasState && r.Response.State.Model.ID != ""
-}
+// stateFields are get_state's data fields, as SessionState declares them.
+var stateFields = stateSchema(statePlan, nil)
 
 // Fields returns the fields of a line of type t, t and type first, in
 // line order.

@@ -130,39 +130,6 @@ func AppendFields(b []byte, r *Record) []byte {
 	return append(b, '}')
 }
 
-// AppendState appends get_state's data object.
-func AppendState(b []byte, s *SessionState) []byte {
-	b = append(b, `{"isStreaming":`...)
-	b = strconv.AppendBool(b, s.IsStreaming)
-	b = num(b, `,"messageCount":`, s.MessageCount)
-	b = boolean(b, `,"autoCompactionEnabled":`, s.AutoCompactionEnabled)
-	b = str(b, `,"sessionId":`, s.SessionID)
-	b = boolean(b, `,"autoRetryEnabled":`, s.AutoRetryEnabled)
-	b = boolean(b, `,"isRetrying":`, s.IsRetrying)
-	b = num(b, `,"retryAttempt":`, s.RetryAttempt)
-	b = str(b, `,"retryState":`, string(s.RetryState))
-	b = append(b, `,"nextRetryAt":`...)
-	if s.HasNextRetryAt {
-		b = jsonw.AppendNumber(b, s.NextRetryAt)
-	} else {
-		b = append(b, "null"...)
-	}
-	b = str(b, `,"profile":`, s.Profile)
-	if m := &s.Model; m.ID != "" {
-		b = str(b, `,"model":{"id":`, m.ID)
-		b = str(b, `,"provider":`, m.Provider)
-		b = str(b, `,"api":`, m.API)
-		b = append(b, '}')
-	}
-	b = str(b, `,"thinkingLevel":`, s.ThinkingLevel)
-	b = boolean(b, `,"isCompacting":`, s.IsCompacting)
-	b = str(b, `,"steeringMode":`, s.SteeringMode)
-	b = str(b, `,"followUpMode":`, s.FollowUpMode)
-	b = str(b, `,"interruptMode":`, s.InterruptMode)
-	b = num(b, `,"queuedMessageCount":`, s.QueuedMessageCount)
-	return append(b, '}')
-}
-
 // str, num and boolean append a member; k is its key with the comma
 // before and the colon after (`,"from":`).
 func str(b []byte, k, v string) []byte {
