@@ -184,6 +184,13 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 	default:
 		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Settings != nil, logs, total))
 	}
+	return auditExit(out, stderr, readFailed, total.Findings)
+}
+
+// auditExit flushes an audit's output and returns its exit code: 1 when
+// writing it failed (said on stderr) or there are findings, 2 when a log
+// could not be read.
+func auditExit(out *bufio.Writer, stderr io.Writer, readFailed bool, findings int) int {
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
 		return exitFail
@@ -191,7 +198,7 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 	switch {
 	case readFailed:
 		return exitUsage
-	case total.Findings > 0:
+	case findings > 0:
 		return exitFail
 	}
 	return exitOK

@@ -118,12 +118,5 @@ func (o *auditOptions) auditLayers(a *audit.Auditor, wirePath string, settings b
 			verdict, termsafe.Text(wireName), plural(sum.Wire.Lines, "line"), plural(sum.Wire.Events, "request"), sum.Wire.Skipped, sum.Wire.Bad,
 			plural(sum.Wire.Chains, "call"), plural(sum.Wire.Retries, "retry"), plural(sum.Attempts, "session attempt"), prof.Layer)
 	}
-	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
-		return exitFail
-	}
-	if sum.RPC.Findings+sum.Wire.Findings > 0 {
-		return exitFail
-	}
-	return exitOK
+	return auditExit(out, stderr, false, sum.RPC.Findings+sum.Wire.Findings)
 }

@@ -112,17 +112,7 @@ func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool
 	} else {
 		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, len(args), total))
 	}
-	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
-		return exitFail
-	}
-	switch {
-	case readFailed:
-		return exitUsage
-	case total.Findings > 0:
-		return exitFail
-	}
-	return exitOK
+	return auditExit(out, stderr, readFailed, total.Findings)
 }
 
 func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (audit.WireSummary, error) {
