@@ -98,16 +98,16 @@ func (i Input) String() string {
 type Snapshot struct {
 	State   State
 	Attempt int
-	Open    bool
 	// Armed is the number of backoff waits running (0 or 1 in the sound
 	// variant; the original can run two at once).
 	Armed int
-	// Controlled reports whether the newest running wait can be cancelled
-	// (the original's abort controller is set).
-	Controlled bool
 	// Model is the model in use: 0 the session's own, i the i-th of
 	// Settings.Fallback (a chain that falls back moves it on; it stays).
 	Model int
+	Open  bool
+	// Controlled reports whether the newest running wait can be cancelled
+	// (the original's abort controller is set).
+	Controlled bool
 }
 
 // cause is what Decide works out about a retryable failure before it picks

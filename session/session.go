@@ -101,10 +101,10 @@ type Message struct {
 // from the context, which a rebuilt context then shows.)
 type Context struct {
 	Count                     int
-	Last                      Role
-	BeforeLast                Role    // the role before a trailing assistant message
 	Assistant                 Message // the last assistant message (when HasAssistant)
 	Previous                  Message // the one before it, while it is the last message
+	Last                      Role
+	BeforeLast                Role // the role before a trailing assistant message
 	HasAssistant, HasPrevious bool
 }
 
@@ -145,15 +145,15 @@ func (k RunKind) String() string { return [...]string{"none", "prompt", "retry",
 
 // Run is the agent run in flight.
 type Run struct {
+	Prompt int            // the prompt whose own run this is (PromptRun)
+	Last   policy.Outcome // the run's last reply (when HasLast)
+	// Call is the model call in flight (0: none): a reply for another call
+	// is stale and ignored.
+	Call    uint64
 	Kind    RunKind
-	Prompt  int            // the prompt whose own run this is (PromptRun)
-	Last    policy.Outcome // the run's last reply (when HasLast)
 	HasLast bool
 	// Switch is auth storage's answer that came with the last reply.
 	Switch bool
-	// Call is the model call in flight (0: none): a reply for another call
-	// is stale and ignored.
-	Call uint64
 }
 
 // TimerKind is what a timer does when it fires.
@@ -200,20 +200,20 @@ type State struct {
 	// Pending is the unresolved prompt (0: none; there is never more than
 	// one).
 	Pending int
-	// Waiting: original, Pending waits on the retry promise it saw when
-	// its run ended.
-	Waiting bool
 	Run     Run
 	Context Context
 	// CompTimer is the pending compaction continue that a prompt or abort
 	// cancels (sound; 0: none).
 	CompTimer uint64
 	// CompAt is the time of the latest compaction (when CompDone).
-	CompAt   time.Duration
-	CompDone bool
+	CompAt time.Duration
 	// RetryAt is when the backoff wait running ends (when HasRetryAt:
 	// get_state's nextRetryAt).
-	RetryAt    time.Duration
+	RetryAt time.Duration
+	// Waiting: original, Pending waits on the retry promise it saw when
+	// its run ended.
+	Waiting    bool
+	CompDone   bool
 	HasRetryAt bool
 	// History is the session history since the latest successful
 	// compaction (original, RebuildFromHistory; zero otherwise): every
