@@ -53,7 +53,11 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
-	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
+	mask := c.Records
+	if mask == 0 {
+		mask = ^uint32(0)
+	}
+	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev, mask: mask}
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -114,6 +118,7 @@ type stepper struct {
 	ending, aborting   bool
 	afterEnd, deferred int
 	fx                 decisionFx // the decision being applied
+	mask               uint32     // the record types written (Core.Records; zero: all)
 }
 
 // effect appends an effect of kind k and returns it. The slot is reused
@@ -135,16 +140,31 @@ func (st *stepper) effect(k EffectKind) *Effect {
 // record appends an effect of kind k carrying a record of type typ and
 // returns the record, whose payload the caller sets in full, or nil when
 // the type is not recorded.
+// (It and emit are small enough to inline: a type the core does not
+// record costs a test, not a call.)
 func (st *stepper) record(k EffectKind, typ trace.Type) *trace.Record {
-	if m := st.c.Records; m != 0 && m&(1<<typ) == 0 {
+	if st.mask&(1<<typ) == 0 {
 		return nil
 	}
+	return st.add(k, typ)
+}
+
+func (st *stepper) emit(typ trace.Type) *trace.Record {
+	if st.mask&(1<<typ) == 0 {
+		return nil
+	}
+	return st.add(Emit, typ)
+}
+
+// add appends an effect of kind k carrying a record of type typ, now. (Not
+// inlined, so that emit and record are.)
+//
+//go:noinline
+func (st *stepper) add(k EffectKind, typ trace.Type) *trace.Record {
 	r := &st.effect(k).Record
 	r.T, r.Type = st.at.At, typ
 	return r
 }
-
-func (st *stepper) emit(typ trace.Type) *trace.Record { return st.record(Emit, typ) }
 
 func (st *stepper) nextID() uint64 {
 	st.s.LastID++
