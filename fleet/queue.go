@@ -110,16 +110,21 @@ func (q *queue) pushAfter(now, d time.Duration, e event) {
 	e.seq = q.seq
 	q.n++
 	q.nextOK = false
-	i, free := 0, -1
-	for ; i < q.nl; i++ {
-		if q.delays[i] == d {
+	i := 0
+	for _, ld := range q.delays[:q.nl] {
+		if ld == d {
 			break
 		}
-		if free < 0 && q.heads[i].seq == noKey.seq {
-			free = i
-		}
+		i++
 	}
-	if i == q.nl { // no lane of d
+	if i == q.nl { // no lane of d: an empty one, a new one, or the heap
+		free := -1
+		for j := range q.nl {
+			if q.heads[j].seq == noKey.seq {
+				free = j
+				break
+			}
+		}
 		switch {
 		case free >= 0:
 			i = free
@@ -152,13 +157,13 @@ func (l *lane) grow() {
 
 // find sets q.next to where the least event is (the queue is not empty).
 func (q *queue) find() {
-	best, top := -1, noKey
+	best, at, seq := -1, noKey.at, noKey.seq
 	if len(q.h) > 0 {
-		top = key{q.h[0].at, q.h[0].seq}
+		at, seq = q.h[0].at, q.h[0].seq
 	}
-	for i := 0; i < q.nl; i++ {
-		if k := &q.heads[i]; k.before(&top) {
-			best, top = i, *k
+	for i, k := range q.heads[:q.nl] {
+		if k.at < at || (k.at == at && k.seq < seq) {
+			best, at, seq = i, k.at, k.seq
 		}
 	}
 	q.next, q.nextOK = best, true
