@@ -157,13 +157,18 @@ func (l *lane) grow() {
 
 // find sets q.next to where the least event is (the queue is not empty).
 func (q *queue) find() {
-	best, at, seq := -1, noKey.at, noKey.seq
+	best, top := -1, noKey
 	if len(q.h) > 0 {
-		at, seq = q.h[0].at, q.h[0].seq
+		top = key{q.h[0].at, q.h[0].seq}
 	}
-	for i, k := range q.heads[:q.nl] {
-		if k.at < at || (k.at == at && k.seq < seq) {
-			best, at, seq = i, k.at, k.seq
+	heads := q.heads[:q.nl]
+	for i := range heads {
+		// Most heads are later than the best so far: one comparison.
+		if heads[i].at > top.at {
+			continue
+		}
+		if heads[i].before(&top) {
+			best, top = i, heads[i]
 		}
 	}
 	q.next, q.nextOK = best, true
