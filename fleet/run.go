@@ -263,6 +263,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 	r.prov = NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
+	r.fx.r = r
 	return r, nil
 }
 
@@ -484,7 +485,7 @@ func (r *runner) step(s *sess, layer uint8) {
 	} else {
 		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
 	}
-	r.fx = stepEffects{r: r, s: s, layer: layer}
+	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
 	call := r.fx.call
 	if call == 0 {
