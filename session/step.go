@@ -57,7 +57,8 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 	if mask == 0 {
 		mask = ^uint32(0)
 	}
-	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev, mask: mask}
+	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
+	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, decisionFx{}
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
