@@ -110,8 +110,12 @@ type Context struct {
 
 func (c *Context) add(r Role, m Message) {
 	if r == RoleAssistant {
-		c.BeforeLast, c.Previous, c.HasPrevious = c.Last, c.Assistant, c.HasAssistant
-		c.Assistant, c.HasAssistant = m, true
+		// (Statements of their own: a message is copied once, not
+		// through a temporary.)
+		c.Previous = c.Assistant
+		c.BeforeLast, c.HasPrevious = c.Last, c.HasAssistant
+		c.Assistant = m
+		c.HasAssistant = true
 	}
 	c.Count++
 	c.Last = r
@@ -124,8 +128,10 @@ func (c *Context) dropLastAssistant() bool {
 		return false
 	}
 	c.Count--
-	c.Last, c.Assistant, c.HasAssistant = c.BeforeLast, c.Previous, c.HasPrevious
-	c.BeforeLast, c.Previous, c.HasPrevious = RoleNone, Message{}, false
+	c.Assistant = c.Previous
+	c.Last, c.HasAssistant = c.BeforeLast, c.HasPrevious
+	c.Previous = Message{}
+	c.BeforeLast, c.HasPrevious = RoleNone, false
 	return true
 }
 

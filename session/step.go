@@ -316,7 +316,8 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
 		r.Model = st.model()
 	}
-	s.Run.Last, s.Run.HasLast, s.Run.Switch = *o, true, switched
+	s.Run.Last = *o
+	s.Run.HasLast, s.Run.Switch = true, switched
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
@@ -543,7 +544,8 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	}
 	if d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
-			r.Edge = trace.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To), Input: in, Rule: d.RuleIndex}
+			e := &r.Edge
+			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
 		}
 	}
 	s.Retry = d.Next
