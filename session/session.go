@@ -108,13 +108,16 @@ type Context struct {
 	HasAssistant, HasPrevious bool
 }
 
-func (c *Context) add(r Role, m Message) {
+func (c *Context) add(r Role, m Message) { c.push(r, &m.Reply, m.At) }
+
+// push is add with the message's reply and time apart, so that the
+// reply is copied once, into place (o is read for RoleAssistant only).
+func (c *Context) push(r Role, o *policy.Outcome, at time.Duration) {
 	if r == RoleAssistant {
-		// (Statements of their own: a message is copied once, not
-		// through a temporary.)
 		c.Previous = c.Assistant
 		c.BeforeLast, c.HasPrevious = c.Last, c.HasAssistant
-		c.Assistant = m
+		c.Assistant.Reply = *o
+		c.Assistant.At = at
 		c.HasAssistant = true
 	}
 	c.Count++

@@ -260,7 +260,7 @@ func (st *stepper) prompt(id string, respond bool) {
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
 	st.decide(policy.InputPrompt, nil)
-	st.append(RoleUser, Message{})
+	st.append(RoleUser, nil, 0)
 	st.startRun(PromptRun, n)
 }
 
@@ -311,7 +311,7 @@ func (st *stepper) call() {
 // calls again, anything else ends the run.
 func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	s := st.s
-	st.append(RoleAssistant, Message{Reply: *o, At: st.at.At})
+	st.append(RoleAssistant, o, st.at.At)
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
 		r.Model = st.model()
@@ -325,19 +325,20 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 		st.ending = false
 	}
 	if toolUse {
-		st.append(RoleToolResult, Message{})
+		st.append(RoleToolResult, nil, 0)
 		st.call()
 		return
 	}
 	st.endRun()
 }
 
-// append adds a message to the runtime context and, under
+// append adds a message of role r (an assistant message: reply o, received
+// at at) to the runtime context and, under
 // RebuildFromHistory, to the session history.
-func (st *stepper) append(r Role, m Message) {
-	st.s.Context.add(r, m)
+func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
+	st.s.Context.push(r, o, at)
 	if st.r.CompactionContext == RebuildFromHistory {
-		st.s.History.add(r, m)
+		st.s.History.push(r, o, at)
 	}
 }
 
