@@ -59,24 +59,33 @@ func (k *key) before(o *key) bool { return k.at < o.at || (k.at == o.at && k.seq
 // order and a lane needs no sorting (a fleet's fixed latencies and its
 // backoff waits without jitter take a handful of delays). Events of other
 // delays, once every lane is taken, and those at a given time go to a
-// binary heap. The next event is the least of the lanes' heads and the
-// heap's top: the same order as one heap of every event, at a fraction of
-// the cost.
+// binary heap. The sources that hold events (the lanes and the heap) are
+// kept in the order of their heads: the next event is the first one's
+// head, and a source whose head changes (it was taken from, or was empty)
+// moves to its place, usually a step or two. The same order as one heap of
+// every event, at a fraction of the cost.
 type queue struct {
 	h []event // the heap
-	// The lanes in use (nl), their delays and their heads' keys, apart so
-	// that a push and the search for the next event read a few words.
+	// The lanes in use (nl) and their delays, apart so that a push reads
+	// a few words.
 	nl     int
 	delays [maxLanes]time.Duration
-	heads  [maxLanes]key
 	lanes  [maxLanes]lane
-	seq    uint64
-	n      int // events in the lanes and the heap
-	// next is where the least event is: -1 the heap, i lane i; valid while
-	// nextOK.
-	next   int
-	nextOK bool
+	// heads are the sources' heads' keys: lane i's at i, the heap's top
+	// at heapSource (noKey when empty); order lists the no sources that
+	// hold events, by their heads.
+	heads [numSources]key
+	order [numSources]uint8
+	no    int
+	seq   uint64
+	n     int // events in the lanes and the heap
 }
+
+// The sources of events: the lanes, then the heap.
+const (
+	heapSource = maxLanes
+	numSources = maxLanes + 1
+)
 
 // lane is a FIFO of the events scheduled a delay after their time of
 // scheduling: a ring of len(buf) (a power of two) holding n from head.
@@ -89,13 +98,56 @@ func (q *queue) len() int { return q.n }
 
 func before(a, b *event) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
+// enter puts source j, which had no event and now has head k, in order.
+func (q *queue) enter(j int, k key) {
+	q.heads[j] = k
+	i := q.no
+	q.no++
+	q.raise(i, j)
+}
+
+// raise places source j, whose head is not later than it was, at or
+// before position i.
+func (q *queue) raise(i, j int) {
+	k := &q.heads[j]
+	for ; i > 0; i-- {
+		p := q.order[i-1]
+		if !k.before(&q.heads[p]) {
+			break
+		}
+		q.order[i] = p
+	}
+	q.order[i] = uint8(j)
+}
+
+// settle sets the head of the first source, which was taken from, to k
+// (noKey: it is empty), and moves it to its place.
+func (q *queue) settle(k key) {
+	j := q.order[0]
+	if k == noKey {
+		q.heads[j] = noKey
+		q.no--
+		copy(q.order[:q.no], q.order[1:q.no+1])
+		return
+	}
+	q.heads[j] = k
+	i := 0
+	for ; i+1 < q.no; i++ {
+		nx := q.order[i+1]
+		if !q.heads[nx].before(&k) {
+			break
+		}
+		q.order[i] = nx
+	}
+	q.order[i] = j
+}
+
 // pushAt schedules e at e.at (not before the time of the last event
 // taken), stamping its sequence number.
 func (q *queue) pushAt(e event) {
 	q.seq++
 	e.seq = q.seq
 	q.n++
-	q.nextOK = false
 	q.heapPush(e)
 }
 
@@ -109,17 +161,21 @@ func (q *queue) pushAfter(now, d time.Duration, e event) {
 	q.seq++
 	e.seq = q.seq
 	q.n++
-	q.nextOK = false
-	i, free := 0, -1
-	for ; i < q.nl; i++ {
-		if q.delays[i] == d {
+	i := 0
+	for _, ld := range q.delays[:q.nl] {
+		if ld == d {
 			break
 		}
-		if free < 0 && q.heads[i].seq == noKey.seq {
-			free = i
-		}
+		i++
 	}
-	if i == q.nl { // no lane of d
+	if i == q.nl { // no lane of d: an empty one, a new one, or the heap
+		free := -1
+		for j := range q.nl {
+			if q.lanes[j].n == 0 {
+				free = j
+				break
+			}
+		}
 		switch {
 		case free >= 0:
 			i = free
@@ -132,14 +188,13 @@ func (q *queue) pushAfter(now, d time.Duration, e event) {
 		q.delays[i] = d
 	}
 	l := &q.lanes[i]
-	if l.n == 0 {
-		q.heads[i] = key{e.at, e.seq}
-	}
 	if l.n == len(l.buf) {
 		l.grow()
 	}
 	l.buf[(l.head+l.n)&(len(l.buf)-1)] = e
-	l.n++
+	if l.n++; l.n == 1 {
+		q.enter(i, key{e.at, e.seq})
+	}
 }
 
 // grow doubles l's ring, its events moved to the front in order.
@@ -150,53 +205,33 @@ func (l *lane) grow() {
 	l.buf, l.head = nb, 0
 }
 
-// find sets q.next to where the least event is (the queue is not empty).
-func (q *queue) find() {
-	best, top := -1, noKey
-	if len(q.h) > 0 {
-		top = key{q.h[0].at, q.h[0].seq}
-	}
-	for i := 0; i < q.nl; i++ {
-		if k := &q.heads[i]; k.before(&top) {
-			best, top = i, *k
-		}
-	}
-	q.next, q.nextOK = best, true
-}
-
 // peek returns the next event (the queue is not empty).
 func (q *queue) peek() *event {
-	if !q.nextOK {
-		q.find()
-	}
-	if q.next < 0 {
+	j := int(q.order[0])
+	if j == heapSource {
 		return &q.h[0]
 	}
-	l := &q.lanes[q.next]
+	l := &q.lanes[j]
 	return &l.buf[l.head]
 }
 
 // pop removes the next event into *out (the queue is not empty).
 func (q *queue) pop(out *event) {
-	if !q.nextOK {
-		q.find()
-	}
-	q.nextOK = false
 	q.n--
-	i := q.next
-	if i < 0 {
+	j := int(q.order[0])
+	if j == heapSource {
 		q.heapPop(out)
 		return
 	}
-	l := &q.lanes[i]
+	l := &q.lanes[j]
 	*out = l.buf[l.head]
 	l.head = (l.head + 1) & (len(l.buf) - 1)
 	if l.n--; l.n == 0 {
-		q.heads[i] = noKey
-	} else {
-		h := &l.buf[l.head]
-		q.heads[i] = key{h.at, h.seq}
+		q.settle(noKey)
+		return
 	}
+	h := &l.buf[l.head]
+	q.settle(key{h.at, h.seq})
 }
 
 // heapPush adds e to the heap. The sifts move a hole rather than swap.
@@ -213,6 +248,17 @@ func (q *queue) heapPush(e event) {
 		i = p
 	}
 	h[i] = e
+	switch {
+	case len(h) == 1:
+		q.enter(heapSource, key{e.at, e.seq})
+	case i == 0: // a new top, earlier: the heap moves up the order
+		q.heads[heapSource] = key{e.at, e.seq}
+		p := 0
+		for q.order[p] != heapSource {
+			p++
+		}
+		q.raise(p, heapSource)
+	}
 }
 
 // heapPop removes the heap's top into *out (the heap is not empty).
@@ -238,9 +284,12 @@ func (q *queue) heapPop(out *event) {
 		h[i] = h[c]
 		i = c
 	}
-	if n > 0 {
-		h[i] = last
+	if n == 0 {
+		q.settle(noKey)
+		return
 	}
+	h[i] = last
+	q.settle(key{h[0].at, h[0].seq})
 }
 
 // after is now+d, saturating at the largest time.Duration.

@@ -263,6 +263,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 	r.prov = NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
+	r.fx.r = r
 	return r, nil
 }
 
@@ -484,7 +485,7 @@ func (r *runner) step(s *sess, layer uint8) {
 	} else {
 		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
 	}
-	r.fx = stepEffects{r: r, s: s, layer: layer}
+	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
 	call := r.fx.call
 	if call == 0 {
@@ -597,7 +598,8 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 		lat = &r.cfg.ErrorLatency
 	}
 	d := lat.duration(&s.model, minLatency)
-	s.wire, s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = a, admitted, layer, call, r.now
+	s.wire = a
+	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
 	s.wireSeq++
 	s.live++
 	r.q.pushAfter(r.now, d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
@@ -642,7 +644,8 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 		return
 	}
 	l := r.sdk
-	r.ev.Kind, r.ev.Call, r.ev.Reply = session.Reply, call, *r.cat.outcome(a, l.cls)
+	r.ev.Kind, r.ev.Call = session.Reply, call
+	r.ev.Reply = *r.cat.outcome(a, l.cls)
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
@@ -656,7 +659,8 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 // deliver gives answer a to the agent's call call.
 func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
-	r.ev.Kind, r.ev.Call, r.ev.Reply = session.Reply, call, *r.cat.outcome(a, l.cls)
+	r.ev.Kind, r.ev.Call = session.Reply, call
+	r.ev.Reply = *r.cat.outcome(a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.jitter)
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -97,16 +98,16 @@ func (i Input) String() string {
 type Snapshot struct {
 	State   State
 	Attempt int
-	Open    bool
 	// Armed is the number of backoff waits running (0 or 1 in the sound
 	// variant; the original can run two at once).
 	Armed int
-	// Controlled reports whether the newest running wait can be cancelled
-	// (the original's abort controller is set).
-	Controlled bool
 	// Model is the model in use: 0 the session's own, i the i-th of
 	// Settings.Fallback (a chain that falls back moves it on; it stays).
 	Model int
+	Open  bool
+	// Controlled reports whether the newest running wait can be cancelled
+	// (the original's abort controller is set).
+	Controlled bool
 }
 
 // cause is what Decide works out about a retryable failure before it picks
@@ -161,6 +162,12 @@ var (
 		return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
 	}}
 )
+
+// unconditional reports whether g is the unconditional guard (always),
+// which Decide need not call.
+func unconditional(g Guard) bool {
+	return g.Name == always.Name && reflect.ValueOf(g.Holds).Pointer() == reflect.ValueOf(always.Holds).Pointer()
+}
 
 // Step is one effect template of a rule, expanded by Decide into an Effect.
 type Step int
@@ -246,6 +253,9 @@ type Variant struct {
 	rules   []Rule
 	machine *fsm.Machine
 	byPair  [numInputs][numStates][]int // rule indexes per (input, state)
+	// guarded[i]: rule i's guard is a condition (not the unconditional
+	// one), so Decide calls it.
+	guarded []bool
 }
 
 // Rules returns the table's rules, in order (a copy: the table cannot be
@@ -280,7 +290,7 @@ func (s State) Index() int {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules)}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guarded: make([]bool, len(rules))}
 	known := map[State]bool{}
 	for _, s := range allStates {
 		known[s] = true
@@ -296,6 +306,10 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 		if r.Input < 0 || r.Input >= numInputs {
 			return nil, fmt.Errorf("variant %s: rule %d: unknown input %d", name, i, int(r.Input))
 		}
+		if r.Guard.Holds == nil {
+			return nil, fmt.Errorf("variant %s: rule %d (%s): a guard without Holds", name, i, r.Input)
+		}
+		v.guarded[i] = !unconditional(r.Guard)
 		for _, s := range r.From {
 			if !known[s] {
 				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
@@ -438,6 +452,7 @@ type Decision struct {
 	effects [maxEffects]Effect
 	n       int
 	asks    bool
+	arms    bool // an effect arms a backoff wait (Retries)
 	// What Resume needs to take the decision again, and what the events
 	// and the auth question carry.
 	v        *Variant
@@ -519,17 +534,7 @@ func (d *Decision) Edge() fsm.Edge {
 
 // Retries reports whether the decision schedules a retry: its rule arms a
 // backoff wait (retry, or fallback).
-func (d *Decision) Retries() bool {
-	if !d.Fired() {
-		return false
-	}
-	for i := range d.n {
-		if d.effects[i].Kind == StepArmTimer {
-			return true
-		}
-	}
-	return false
-}
+func (d *Decision) Retries() bool { return d.arms && d.Fired() }
 
 // AsksAuth reports whether the decision waits for auth storage's answer:
 // perform none of its effects before Resume.
@@ -589,21 +594,25 @@ func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
 }
 
 // decide is Decide and Resume: answered says whether auth storage has
-// answered (switched).
+// answered (switched). It is the hot path of every session step that
+// consults the retry machine: the rules of (state, input) are found by
+// index, an unconditional guard is not called (Variant.guarded), and
+// each step writes only what it changes.
 func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
-	d.Rule, d.RuleIndex, d.From, d.n, d.asks = nil, -1, s.State, 0, false
-	d.v, d.snap, d.in, d.set = v, s, in, set
+	d.Rule, d.RuleIndex, d.From, d.n, d.asks, d.arms = nil, -1, s.State, 0, false, false
+	d.v, d.in, d.set = v, in, set
 	d.maxWait, d.persists = set.RetryAfter.MaxWait, set.Persistent
-	d.cause = cause{}
 	if in == InputRetryable {
 		d.cause = causeOf(s, &d.out, set, answered && switched)
+	} else {
+		d.cause = cause{}
 	}
 	var rules []int
 	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
 		rules = v.byPair[in][si]
 	}
 	for _, j := range rules {
-		if r := &v.rules[j]; r.Guard.Holds(s, set, d) {
+		if r := &v.rules[j]; !v.guarded[j] || r.Guard.Holds(s, set, d) {
 			d.Rule, d.RuleIndex = r, j
 			break
 		}
@@ -620,8 +629,8 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
-		e := &d.effects[d.n]
-		e.Kind, e.Pending, e.Attempt, e.Delay, e.Model = st, false, 0, 0, 0
+		// A step that only changes the snapshot is not an effect; the
+		// others fill their effect in full.
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
@@ -636,20 +645,24 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			next.Model++
 			next.Attempt = 0
 			delay = 0
-			e.Model = next.Model
+			d.effects[d.n] = Effect{Kind: st, Model: next.Model}
 		case StepRelease:
 			next.Open = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepWake:
 			next.Armed--
 			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepUncontrol:
 			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepCancelTimer:
 			if !next.Controlled {
 				continue
 			}
 			next.Armed--
 			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepAskAuth:
 			// Only a usage limit is asked, and only once the count allows
 			// a retry (steps 1 and 4).
@@ -659,16 +672,20 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			if !answered {
 				pending = true
 				d.asks = true
+				d.snap = s // what Resume takes the decision again from
 			}
+			d.effects[d.n] = Effect{Kind: st}
 		case StepEmitStart:
-			e.Attempt, e.Delay, e.Pending = next.Attempt, delay, pending
+			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
 		case StepArmTimer:
-			e.Delay = delay
-			e.Pending = pending
+			d.effects[d.n] = Effect{Kind: st, Delay: delay, Pending: pending}
+			d.arms = true
 			next.Armed++
 			next.Controlled = true
 		case StepEmitEnd:
-			e.Attempt = next.Attempt
+			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt}
+		default:
+			d.effects[d.n] = Effect{Kind: st}
 		}
 		d.n++
 	}

@@ -16,26 +16,28 @@ type Outcome struct {
 	InputTokens, CacheReadTokens int64
 	// Class is Classify's result.
 	Class Class
+	// RetryAfterMs is the hint of a usage-limit message (parseRetryAfterMs
+	// at the reply's time); HasRetryAfter is false when there is none.
+	RetryAfterMs float64
+	// WaitHintMs is the provider's requested wait for an error reply
+	// (headers retry-after-ms, retry-after, x-ratelimit-reset-ms,
+	// x-ratelimit-reset, then the text), which RetryAfter.Use floor and
+	// replace read; HasWaitHint is false when there is none.
+	WaitHintMs float64
+	// Draw is the uniform draw in [0,1) that jitters this reply's retry
+	// wait, given by the shell from its random source (one per retryable
+	// failure while a jitter mode is on; unused otherwise).
+	Draw float64
 	// Overflow: isContextOverflow, whatever the stop reason (the
 	// compaction hand-off reads it for successful replies too).
 	Overflow bool
 	// UsageLimit: the usage-limit regex matches Message; retrying it asks
 	// auth storage to switch credentials first.
 	UsageLimit bool
-	// RetryAfterMs is the hint of a usage-limit message (parseRetryAfterMs
-	// at the reply's time); HasRetryAfter is false when there is none.
-	RetryAfterMs  float64
-	HasRetryAfter bool
-	// WaitHintMs is the provider's requested wait for an error reply
-	// (headers retry-after-ms, retry-after, x-ratelimit-reset-ms,
-	// x-ratelimit-reset, then the text), which RetryAfter.Use floor and
-	// replace read; HasWaitHint is false when there is none.
-	WaitHintMs  float64
-	HasWaitHint bool
-	// Draw is the uniform draw in [0,1) that jitters this reply's retry
-	// wait, given by the shell from its random source (one per retryable
-	// failure while a jitter mode is on; unused otherwise).
-	Draw float64
+	// HasRetryAfter and HasWaitHint say whether RetryAfterMs and
+	// WaitHintMs are set. (The flags come last, packed: an Outcome is
+	// copied into every reply event and context message.)
+	HasRetryAfter, HasWaitHint bool
 }
 
 // ClassifyReply classifies m once, as the original does (message

@@ -242,6 +242,9 @@ func (s *Settings) backoff(attempt int, u float64) time.Duration {
 	if s.MaxBackoff > 0 && b > s.MaxBackoff {
 		b = s.MaxBackoff
 	}
+	if m := s.Jitter.Mode; m == "" || m == JitterNone {
+		return b
+	}
 	bf := float64(b)
 	switch s.Jitter.Mode {
 	case JitterDown:

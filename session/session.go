@@ -101,17 +101,24 @@ type Message struct {
 // from the context, which a rebuilt context then shows.)
 type Context struct {
 	Count                     int
-	Last                      Role
-	BeforeLast                Role    // the role before a trailing assistant message
 	Assistant                 Message // the last assistant message (when HasAssistant)
 	Previous                  Message // the one before it, while it is the last message
+	Last                      Role
+	BeforeLast                Role // the role before a trailing assistant message
 	HasAssistant, HasPrevious bool
 }
 
-func (c *Context) add(r Role, m Message) {
+func (c *Context) add(r Role, m Message) { c.push(r, &m.Reply, m.At) }
+
+// push is add with the message's reply and time apart, so that the
+// reply is copied once, into place (o is read for RoleAssistant only).
+func (c *Context) push(r Role, o *policy.Outcome, at time.Duration) {
 	if r == RoleAssistant {
-		c.BeforeLast, c.Previous, c.HasPrevious = c.Last, c.Assistant, c.HasAssistant
-		c.Assistant, c.HasAssistant = m, true
+		c.Previous = c.Assistant
+		c.BeforeLast, c.HasPrevious = c.Last, c.HasAssistant
+		c.Assistant.Reply = *o
+		c.Assistant.At = at
+		c.HasAssistant = true
 	}
 	c.Count++
 	c.Last = r
@@ -124,8 +131,10 @@ func (c *Context) dropLastAssistant() bool {
 		return false
 	}
 	c.Count--
-	c.Last, c.Assistant, c.HasAssistant = c.BeforeLast, c.Previous, c.HasPrevious
-	c.BeforeLast, c.Previous, c.HasPrevious = RoleNone, Message{}, false
+	c.Assistant = c.Previous
+	c.Last, c.HasAssistant = c.BeforeLast, c.HasPrevious
+	c.Previous = Message{}
+	c.BeforeLast, c.HasPrevious = RoleNone, false
 	return true
 }
 
@@ -145,15 +154,15 @@ func (k RunKind) String() string { return [...]string{"none", "prompt", "retry",
 
 // Run is the agent run in flight.
 type Run struct {
+	Prompt int            // the prompt whose own run this is (PromptRun)
+	Last   policy.Outcome // the run's last reply (when HasLast)
+	// Call is the model call in flight (0: none): a reply for another call
+	// is stale and ignored.
+	Call    uint64
 	Kind    RunKind
-	Prompt  int            // the prompt whose own run this is (PromptRun)
-	Last    policy.Outcome // the run's last reply (when HasLast)
 	HasLast bool
 	// Switch is auth storage's answer that came with the last reply.
 	Switch bool
-	// Call is the model call in flight (0: none): a reply for another call
-	// is stale and ignored.
-	Call uint64
 }
 
 // TimerKind is what a timer does when it fires.
@@ -200,20 +209,20 @@ type State struct {
 	// Pending is the unresolved prompt (0: none; there is never more than
 	// one).
 	Pending int
-	// Waiting: original, Pending waits on the retry promise it saw when
-	// its run ended.
-	Waiting bool
 	Run     Run
 	Context Context
 	// CompTimer is the pending compaction continue that a prompt or abort
 	// cancels (sound; 0: none).
 	CompTimer uint64
 	// CompAt is the time of the latest compaction (when CompDone).
-	CompAt   time.Duration
-	CompDone bool
+	CompAt time.Duration
 	// RetryAt is when the backoff wait running ends (when HasRetryAt:
 	// get_state's nextRetryAt).
-	RetryAt    time.Duration
+	RetryAt time.Duration
+	// Waiting: original, Pending waits on the retry promise it saw when
+	// its run ended.
+	Waiting    bool
+	CompDone   bool
 	HasRetryAt bool
 	// History is the session history since the latest successful
 	// compaction (original, RebuildFromHistory; zero otherwise): every

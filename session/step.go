@@ -53,7 +53,12 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
-	*st = stepper{c: c, r: &c.Variant.Rules, set: set, s: s, b: b, at: ev}
+	mask := c.Records
+	if mask == 0 {
+		mask = ^uint32(0)
+	}
+	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
+	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, decisionFx{}
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -114,6 +119,7 @@ type stepper struct {
 	ending, aborting   bool
 	afterEnd, deferred int
 	fx                 decisionFx // the decision being applied
+	mask               uint32     // the record types written (Core.Records; zero: all)
 }
 
 // effect appends an effect of kind k and returns it. The slot is reused
@@ -135,16 +141,31 @@ func (st *stepper) effect(k EffectKind) *Effect {
 // record appends an effect of kind k carrying a record of type typ and
 // returns the record, whose payload the caller sets in full, or nil when
 // the type is not recorded.
+// (It and emit are small enough to inline: a type the core does not
+// record costs a test, not a call.)
 func (st *stepper) record(k EffectKind, typ trace.Type) *trace.Record {
-	if m := st.c.Records; m != 0 && m&(1<<typ) == 0 {
+	if st.mask&(1<<typ) == 0 {
 		return nil
 	}
+	return st.add(k, typ)
+}
+
+func (st *stepper) emit(typ trace.Type) *trace.Record {
+	if st.mask&(1<<typ) == 0 {
+		return nil
+	}
+	return st.add(Emit, typ)
+}
+
+// add appends an effect of kind k carrying a record of type typ, now. (Not
+// inlined, so that emit and record are.)
+//
+//go:noinline
+func (st *stepper) add(k EffectKind, typ trace.Type) *trace.Record {
 	r := &st.effect(k).Record
 	r.T, r.Type = st.at.At, typ
 	return r
 }
-
-func (st *stepper) emit(typ trace.Type) *trace.Record { return st.record(Emit, typ) }
 
 func (st *stepper) nextID() uint64 {
 	st.s.LastID++
@@ -239,7 +260,7 @@ func (st *stepper) prompt(id string, respond bool) {
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
 	st.decide(policy.InputPrompt, nil)
-	st.append(RoleUser, Message{})
+	st.append(RoleUser, nil, 0)
 	st.startRun(PromptRun, n)
 }
 
@@ -290,12 +311,13 @@ func (st *stepper) call() {
 // calls again, anything else ends the run.
 func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	s := st.s
-	st.append(RoleAssistant, Message{Reply: *o, At: st.at.At})
+	st.append(RoleAssistant, o, st.at.At)
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
 		r.Model = st.model()
 	}
-	s.Run.Last, s.Run.HasLast, s.Run.Switch = *o, true, switched
+	s.Run.Last = *o
+	s.Run.HasLast, s.Run.Switch = true, switched
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
@@ -303,19 +325,20 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 		st.ending = false
 	}
 	if toolUse {
-		st.append(RoleToolResult, Message{})
+		st.append(RoleToolResult, nil, 0)
 		st.call()
 		return
 	}
 	st.endRun()
 }
 
-// append adds a message to the runtime context and, under
+// append adds a message of role r (an assistant message: reply o, received
+// at at) to the runtime context and, under
 // RebuildFromHistory, to the session history.
-func (st *stepper) append(r Role, m Message) {
-	st.s.Context.add(r, m)
+func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
+	st.s.Context.push(r, o, at)
 	if st.r.CompactionContext == RebuildFromHistory {
-		st.s.History.add(r, m)
+		st.s.History.push(r, o, at)
 	}
 }
 
@@ -522,7 +545,8 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	}
 	if d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
-			r.Edge = trace.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To), Input: in, Rule: d.RuleIndex}
+			e := &r.Edge
+			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
 		}
 	}
 	s.Retry = d.Next
