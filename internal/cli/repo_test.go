@@ -60,8 +60,8 @@ func TestNoBuiltBinaryCommitted(t *testing.T) {
 
 	// Paths of built binaries (a file named after its main package, in the
 	// package's folder, at the top, or anywhere else) and of sources.
-	ignored := []string{"cmd/retrysim/retrysim", "retrysim", "retrysim-proxy", "cmd/retrysim-plot/retrysim-plot", "examples/sdkagent/sdkagent", "sdkagent", "bin/retrysim", "cmd/retrysim/retrysim.exe", "cmd/retrysim/retrysim.test"}
-	kept := []string{"cmd/retrysim/main.go", "cmd/retrysim-proxy/main.go", "cmd/retrysim-plot/main.go", "cmd/retrysim/testdata/x", "examples/sdkagent/main.go", "fleet/fleetplot/plot.go"}
+	ignored := []string{"cmd/retrysim/retrysim", "retrysim", "retrysim-proxy", "cmd/retrysim-plot/retrysim-plot", "adapters/examples/sdkagent/sdkagent", "sdkagent", "bin/retrysim", "cmd/retrysim/retrysim.exe", "cmd/retrysim/retrysim.test"}
+	kept := []string{"cmd/retrysim/main.go", "cmd/retrysim-proxy/main.go", "cmd/retrysim-plot/main.go", "internal/cli/testdata/x", "adapters/examples/sdkagent/main.go", "fleet/fleetplot/plot.go"}
 	for _, p := range ignored {
 		if _, err := gitOrSkip(t, "check-ignore", "-q", "--no-index", p); err != nil {
 			t.Errorf("%s: a built binary, not ignored by .gitignore (%v)", p, err)
