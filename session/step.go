@@ -17,6 +17,11 @@ type Core struct {
 	// writes (bit 1<<Type); the others are left out, and nothing else
 	// changes. Zero writes every record.
 	Records uint32
+	// Transitions, when not nil, is the set of the retry table's rule
+	// indexes (policy.Decision.RuleIndex) whose transition records the core
+	// writes; a rule outside it (or past its end) writes none. Nil writes
+	// every rule's. Like Records it only leaves records out.
+	Transitions []bool
 }
 
 // RecordMask returns the Records mask of types.
@@ -543,7 +548,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}
-	if d.Fired() {
+	if d.Fired() && (st.c.Transitions == nil || uint(d.RuleIndex) < uint(len(st.c.Transitions)) && st.c.Transitions[d.RuleIndex]) {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
