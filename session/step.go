@@ -63,7 +63,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		mask = ^uint32(0)
 	}
 	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
-	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, decisionFx{}
+	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, 0
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -559,17 +559,20 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	// The effects, through the one loop over them (policy.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.
 	saved := st.fx
-	st.fx = decisionFx{switched: switched}
+	st.fx = 0
+	if switched {
+		st.fx = fxSwitched
+	}
 	d.Apply(st)
-	cont, later := st.fx.cont, st.fx.later
+	left := st.fx
 	st.fx = saved
 	if s.Retry.State != policy.StateBackoff {
 		s.HasRetryAt = false
 	}
-	if later {
+	if left&fxLater != 0 {
 		st.arm(ContinueTimer, 0)
 	}
-	if cont {
+	if left&fxCont != 0 {
 		st.continueAgent()
 	}
 	return retried
@@ -596,10 +599,13 @@ func (st *stepper) release() {
 
 // decisionFx is what the effects of the decision being applied leave for
 // after them.
-type decisionFx struct {
-	switched    bool // auth storage's answer
-	cont, later bool // continue the agent now, or from a 0 ms timer
-}
+type decisionFx uint8 // a set of the flags below: one byte to save and restore around a nested decision
+
+const (
+	fxSwitched decisionFx = 1 << iota // auth storage's answer
+	fxCont                            // continue the agent now
+	fxLater                           // continue the agent from a 0 ms timer
+)
 
 // The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
 
@@ -609,7 +615,7 @@ func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
 		cfg := &st.c.Config
 		ms, has := d.RetryAfter()
 		r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
-			RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: st.fx.switched}
+			RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: st.fx&fxSwitched != 0}
 	}
 }
 
@@ -661,8 +667,8 @@ func (st *stepper) Release() { st.release() }
 // Continue continues the agent once the effects are applied.
 func (st *stepper) Continue(later bool) {
 	if later {
-		st.fx.later = true
+		st.fx |= fxLater
 	} else {
-		st.fx.cont = true
+		st.fx |= fxCont
 	}
 }

@@ -47,12 +47,18 @@ func TestCoreTransitionsLeavesOutOthers(t *testing.T) {
 			t.Fatalf("at %d ms: %d effects, want %d", ms, len(some.fx), j)
 		}
 	}
-	call := func(c *coreRun) session.Event { return session.Event{Kind: session.Reply, Call: c.call, Reply: unavailable} }
+	call := func(c *coreRun) session.Event {
+		return session.Event{Kind: session.Reply, Call: c.call, Reply: unavailable}
+	}
 	step(0, func(*coreRun) session.Event { return session.Event{Kind: session.Prompt, ID: "p"} })
 	step(10, call)
-	step(2010, func(c *coreRun) session.Event { return session.Event{Kind: session.TimerFired, Timer: c.armed[session.BackoffTimer]} })
+	step(2010, func(c *coreRun) session.Event {
+		return session.Event{Kind: session.TimerFired, Timer: c.armed[session.BackoffTimer]}
+	})
 	step(2020, call)
-	step(6020, func(c *coreRun) session.Event { return session.Event{Kind: session.TimerFired, Timer: c.armed[session.BackoffTimer]} })
+	step(6020, func(c *coreRun) session.Event {
+		return session.Event{Kind: session.TimerFired, Timer: c.armed[session.BackoffTimer]}
+	})
 	// The success: find its rule in the full core's records and keep only it.
 	all.step(6030, session.Event{Kind: session.Reply, Call: all.call, Reply: stop})
 	success := -1
