@@ -92,6 +92,17 @@ var ruleEnds = func() []chainEnd {
 	return ends
 }()
 
+// chainEnds is the set of the sound table's rule indexes that end a
+// chain (session.Core.Transitions): the only transitions an untraced
+// session's record counts.
+var chainEnds = func() []bool {
+	set := make([]bool, len(ruleEnds))
+	for i, e := range ruleEnds {
+		set[i] = e != endNone
+	}
+	return set
+}()
+
 // layerRT is a profile as a run uses it: its settings, its cores and its
 // classifier's index in the catalog.
 type layerRT struct {
@@ -226,7 +237,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 			Provider: session.DefaultProvider, SessionID: session.DefaultSessionID, BaseURL: session.DefaultBaseURL,
 			Model: session.DefaultModel, Profile: p.Name}
 		l := layerRT{name: p.Name, set: p.Settings, cls: len(cls) - 1, jittered: p.Settings.Jittered(),
-			core:   session.Core{Variant: session.Sound, Config: conf, Records: records},
+			core:   session.Core{Variant: session.Sound, Config: conf, Records: records, Transitions: chainEnds},
 			traced: session.Core{Variant: session.Sound, Config: conf}}
 		return l, nil
 	}

@@ -17,6 +17,11 @@ type Core struct {
 	// writes (bit 1<<Type); the others are left out, and nothing else
 	// changes. Zero writes every record.
 	Records uint32
+	// Transitions, when not nil, is the set of the retry table's rule
+	// indexes (policy.Decision.RuleIndex) whose transition records the core
+	// writes; a rule outside it (or past its end) writes none. Nil writes
+	// every rule's. Like Records it only leaves records out.
+	Transitions []bool
 }
 
 // RecordMask returns the Records mask of types.
@@ -58,7 +63,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		mask = ^uint32(0)
 	}
 	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
-	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, decisionFx{}
+	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, 0
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -543,7 +548,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}
-	if d.Fired() {
+	if d.Fired() && (st.c.Transitions == nil || uint(d.RuleIndex) < uint(len(st.c.Transitions)) && st.c.Transitions[d.RuleIndex]) {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
@@ -554,17 +559,20 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	// The effects, through the one loop over them (policy.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.
 	saved := st.fx
-	st.fx = decisionFx{switched: switched}
+	st.fx = 0
+	if switched {
+		st.fx = fxSwitched
+	}
 	d.Apply(st)
-	cont, later := st.fx.cont, st.fx.later
+	left := st.fx
 	st.fx = saved
 	if s.Retry.State != policy.StateBackoff {
 		s.HasRetryAt = false
 	}
-	if later {
+	if left&fxLater != 0 {
 		st.arm(ContinueTimer, 0)
 	}
-	if cont {
+	if left&fxCont != 0 {
 		st.continueAgent()
 	}
 	return retried
@@ -591,10 +599,13 @@ func (st *stepper) release() {
 
 // decisionFx is what the effects of the decision being applied leave for
 // after them.
-type decisionFx struct {
-	switched    bool // auth storage's answer
-	cont, later bool // continue the agent now, or from a 0 ms timer
-}
+type decisionFx uint8 // a set of the flags below: one byte to save and restore around a nested decision
+
+const (
+	fxSwitched decisionFx = 1 << iota // auth storage's answer
+	fxCont                            // continue the agent now
+	fxLater                           // continue the agent from a 0 ms timer
+)
 
 // The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
 
@@ -604,7 +615,7 @@ func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
 		cfg := &st.c.Config
 		ms, has := d.RetryAfter()
 		r.UsageLimit = trace.UsageLimit{Provider: cfg.Provider, SessionID: cfg.SessionID,
-			RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: st.fx.switched}
+			RetryAfterMs: ms, HasRetryAfter: has, BaseURL: cfg.BaseURL, Returns: st.fx&fxSwitched != 0}
 	}
 }
 
@@ -656,8 +667,8 @@ func (st *stepper) Release() { st.release() }
 // Continue continues the agent once the effects are applied.
 func (st *stepper) Continue(later bool) {
 	if later {
-		st.fx.later = true
+		st.fx |= fxLater
 	} else {
-		st.fx.cont = true
+		st.fx |= fxCont
 	}
 }
