@@ -256,9 +256,6 @@ type Variant struct {
 	// guarded[i]: rule i's guard is a condition (not the unconditional
 	// one), so Decide calls it.
 	guarded []bool
-	// progs[i][k]: rule i's steps compiled (compile) for a cancellable
-	// wait on entry (k&1) and auth storage asked (k&2).
-	progs [][4]program
 }
 
 // Rules returns the table's rules, in order (a copy: the table cannot be
@@ -293,7 +290,7 @@ func (s State) Index() int {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules), guarded: make([]bool, len(rules)), progs: make([][4]program, len(rules))}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guarded: make([]bool, len(rules))}
 	known := map[State]bool{}
 	for _, s := range allStates {
 		known[s] = true
@@ -328,9 +325,6 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 		}
 		if len(r.Steps) > maxEffects {
 			return nil, fmt.Errorf("variant %s: rule %d (%s): %d steps, at most %d allowed", name, i, r.Input, len(r.Steps), maxEffects)
-		}
-		for k := range v.progs[i] {
-			v.progs[i][k] = compile(&v.rules[i], k&1 != 0, k&2 != 0)
 		}
 		if r.Ignored() {
 			continue
@@ -627,155 +621,74 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 	if d.Rule == nil { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
 		return
 	}
-	if !d.Rule.Ignored() {
-		d.Next.State = d.Rule.To
+	r := d.Rule
+	if !r.Ignored() {
+		d.Next.State = r.To
 	}
-	v.replay(d, s, answered)
-}
-
-// replay performs the decision's rule on d.Next (s with the rule's target
-// state) and writes its effects: the rule's steps as compile compiled them.
-func (v *Variant) replay(d *Decision, s Snapshot, answered bool) {
-	// The rule's steps were compiled once (NewVariant) for the two things
-	// they branch on: whether the wait is cancellable on entry, and whether
-	// auth storage is asked (a usage limit whose count allows a retry).
-	k := 0
-	if s.Controlled {
-		k = 1
-	}
-	if d.out.UsageLimit && d.Allowed {
-		k |= 2
-	}
-	p := &v.progs[d.RuleIndex][k]
 	next := &d.Next
-	if p.resetAttempt {
-		next.Attempt = p.attempt
-	} else {
-		next.Attempt += p.attempt
-	}
-	next.Armed += p.armed
-	next.Model += p.model
-	if p.setOpen {
-		next.Open = p.open
-	}
-	if p.setCtl {
-		next.Controlled = p.ctl
-	}
+	delay := d.Wait
 	pending := false
-	if p.asks && !answered {
-		pending = true
-		d.asks = true
-		d.snap = s // what Resume takes the decision again from
-	}
-	d.arms = p.arms
-	d.n = p.n
-	for i := range p.ops[:p.n] {
-		op := &p.ops[i]
-		e := &d.effects[i]
-		*e = op.Effect
-		e.Attempt += op.attemptOf * s.Attempt
-		e.Model += op.modelOf * s.Model
-		e.Delay += time.Duration(op.waitOf) * d.Wait
-		e.Pending = op.pendable && pending
-	}
-}
-
-// program is a rule's steps compiled for one entry condition (compile):
-// the snapshot's changes and the effects' templates, so that a decision
-// copies them rather than walks the steps.
-type program struct {
-	// The snapshot: Attempt becomes attempt (resetAttempt) or grows by it;
-	// Armed and Model grow by armed and model; Open and Controlled become
-	// open and ctl where set.
-	attempt, armed, model int
-	resetAttempt          bool
-	setOpen, open         bool
-	setCtl, ctl           bool
-	asks                  bool // an effect asks auth storage
-	arms                  bool // an effect arms a backoff wait (Decision.Retries)
-	n                     int
-	ops                   [maxEffects]effectOp
-}
-
-// effectOp is one effect's template: Effect's fields, to which a decision
-// adds attemptOf × the snapshot's attempt, modelOf × its model and
-// waitOf × the cause's wait; pendable effects wait for auth storage's
-// answer when it is asked.
-type effectOp struct {
-	Effect
-	attemptOf, modelOf, waitOf int
-	pendable                   bool
-}
-
-// compile compiles r's steps, in order, for a snapshot whose wait is
-// cancellable (controlled) or not, with auth storage asked (asks: a usage
-// limit whose count allows a retry) or not. It is the one reading of what
-// each Step does to the snapshot and which effect it gives; decide
-// replays its result.
-func compile(r *Rule, controlled, asks bool) program {
-	var p program
-	ctl := controlled
-	attemptOf, waitOf := 1, 1 // an attempt relative to the snapshot's; the delay the cause's wait
-	pendable := false
 	for _, st := range r.Steps {
 		// A step that only changes the snapshot is not an effect; the
 		// others fill their effect in full.
-		op := effectOp{Effect: Effect{Kind: st}}
 		switch st {
 		case StepIncAttempt:
-			p.attempt++
+			next.Attempt++
 			continue
 		case StepResetAttempt:
-			p.attempt, attemptOf, p.resetAttempt = 0, 0, true
+			next.Attempt = 0
 			continue
 		case StepOpen:
-			p.setOpen, p.open = true, true
+			next.Open = true
 			continue
 		case StepFallback:
-			p.model++
-			p.attempt, attemptOf, p.resetAttempt = 0, 0, true
-			waitOf = 0
-			op.Model, op.modelOf = p.model, 1
+			next.Model++
+			next.Attempt = 0
+			delay = 0
+			d.effects[d.n] = Effect{Kind: st, Model: next.Model}
 		case StepRelease:
-			p.setOpen, p.open = true, false
+			next.Open = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepWake:
-			p.armed--
-			ctl = false
-			p.setCtl, p.ctl = true, false
+			next.Armed--
+			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepUncontrol:
-			ctl = false
-			p.setCtl, p.ctl = true, false
+			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepCancelTimer:
-			if !ctl {
+			if !next.Controlled {
 				continue
 			}
-			p.armed--
-			ctl = false
-			p.setCtl, p.ctl = true, false
+			next.Armed--
+			next.Controlled = false
+			d.effects[d.n] = Effect{Kind: st}
 		case StepAskAuth:
 			// Only a usage limit is asked, and only once the count allows
 			// a retry (steps 1 and 4).
-			if !asks {
+			if !d.out.UsageLimit || !d.Allowed {
 				continue
 			}
-			p.asks = true
-			pendable = true
+			if !answered {
+				pending = true
+				d.asks = true
+				d.snap = s // what Resume takes the decision again from
+			}
+			d.effects[d.n] = Effect{Kind: st}
 		case StepEmitStart:
-			op.Attempt, op.attemptOf = p.attempt, attemptOf
-			op.waitOf, op.pendable = waitOf, pendable
+			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
 		case StepArmTimer:
-			op.waitOf, op.pendable = waitOf, pendable
-			p.arms = true
-			p.armed++
-			ctl = true
-			p.setCtl, p.ctl = true, true
+			d.effects[d.n] = Effect{Kind: st, Delay: delay, Pending: pending}
+			d.arms = true
+			next.Armed++
+			next.Controlled = true
 		case StepEmitEnd:
-			op.Attempt, op.attemptOf = p.attempt, attemptOf
+			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt}
+		default:
+			d.effects[d.n] = Effect{Kind: st}
 		}
-		p.ops[p.n] = op
-		p.n++
+		d.n++
 	}
-	return p
 }
 
 // ModelName is the name of model i (Snapshot.Model): primary for 0, else
