@@ -3,7 +3,9 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"strconv"
+	"time"
 )
 
 // ownErrorValue is a flag.Value of this package whose Set error is the
@@ -59,3 +61,47 @@ func (f *intFlag) Set(s string) error {
 }
 
 func (f *intFlag) setError() error { return f.err }
+
+// flagValueError is the flag package's error for a value a typed flag
+// cannot parse: "invalid value "x" for flag -sessions: parse error", or
+// "invalid boolean value ... for -json: ...".
+var flagValueError = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]+): (.*)$`)
+
+// invalidValue rewrites the flag package's error for a value its typed
+// flag cannot parse in the CLI's words, saying what the flag takes:
+// "--sessions: "x" is not an integer" (with the reason when it is not
+// just a parse error: "value out of range"). ok is false for another
+// error.
+func invalidValue(fs *flag.FlagSet, msg string) (string, bool) {
+	m := flagValueError.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	value, name, reason := m[1], m[2], m[3]
+	f := fs.Lookup(name)
+	if f == nil {
+		return "", false
+	}
+	g, isGetter := f.Value.(flag.Getter)
+	if !isGetter {
+		return "", false
+	}
+	var what string
+	switch g.Get().(type) {
+	case int, int64, uint, uint64:
+		what = "an integer"
+	case float64:
+		what = "a number"
+	case time.Duration:
+		what = "a duration (such as 500ms, 2s or 1m30s)"
+	case bool:
+		what = "true or false"
+	default:
+		return "", false
+	}
+	msg = fmt.Sprintf("--%s: %s is not %s", name, value, what)
+	if reason != "parse error" {
+		msg += " (" + reason + ")"
+	}
+	return msg, true
+}

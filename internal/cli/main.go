@@ -324,6 +324,8 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 		msg := err.Error()
 		if ownErr := setError(fs.FlagSet); ownErr != nil {
 			msg = ownErr.Error() // the flag's own message, not after "invalid value ..."
+		} else if m, ok := invalidValue(fs.FlagSet, msg); ok {
+			msg = m
 		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			names := []string{"help"}

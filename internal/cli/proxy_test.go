@@ -54,7 +54,7 @@ func TestProxyCompanionMissing(t *testing.T) {
 		t.Errorf("--help: exit %d, %q", code, out)
 	}
 	code, _, errOut = runMain(t, "proxy", "--max-body", "x")
-	if code != exitUsage || !strings.Contains(errOut, `invalid value "x" for flag -max-body`) || strings.Contains(errOut, "retrysim-proxy") {
+	if code != exitUsage || !strings.Contains(errOut, `--max-body: "x" is not an integer`) || strings.Contains(errOut, "retrysim-proxy") {
 		t.Errorf("a flag error: exit %d, %q; want 2 from retrysim itself", code, errOut)
 	}
 }
