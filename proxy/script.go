@@ -192,12 +192,9 @@ func LoadScript(path string) (Script, error) {
 		seen[k.Value] = true
 		switch k.Value {
 		case "scenario":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-				return Script{}, fmt.Errorf("%s: scenario: not a string (allowed: a scenario file's path)", at(v))
-			}
-			p := v.Value
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(path), p)
+			p, err := filePath(v, path, "scenario", "a scenario file's path", at)
+			if err != nil {
+				return Script{}, err
 			}
 			sc, err := scenario.Load(p)
 			if err != nil {
@@ -205,12 +202,9 @@ func LoadScript(path string) (Script, error) {
 			}
 			s.Turns = sc.Turns
 		case "fleet":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-				return Script{}, fmt.Errorf("%s: fleet: not a string (allowed: a fleet file's path)", at(v))
-			}
-			p := v.Value
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(path), p)
+			p, err := filePath(v, path, "fleet", "a fleet file's path", at)
+			if err != nil {
+				return Script{}, err
 			}
 			spec, err := fleet.Load(p)
 			if err != nil {
@@ -297,4 +291,17 @@ func parseFault(n *yaml.Node, where string, at func(*yaml.Node) string) (Fault, 
 		return Fault{}, fmt.Errorf("%s: %s: kind is required (allowed: %s)", at(n), where, strings.Join(faultKinds, ", "))
 	}
 	return f, nil
+}
+
+// filePath reads the value v of key in the script at path as a file's
+// path, relative to the script's folder unless absolute; allowed says
+// what the key takes, at where a node is.
+func filePath(v *yaml.Node, path, key, allowed string, at func(*yaml.Node) string) (string, error) {
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+		return "", fmt.Errorf("%s: %s: not a string (allowed: %s)", at(v), key, allowed)
+	}
+	if filepath.IsAbs(v.Value) {
+		return v.Value, nil
+	}
+	return filepath.Join(filepath.Dir(path), v.Value), nil
 }
