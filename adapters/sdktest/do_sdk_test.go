@@ -17,39 +17,12 @@ import (
 	openai "github.com/openai/openai-go/v3"
 	openaiopt "github.com/openai/openai-go/v3/option"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/ohmypi/retryfsm"
 	anthropicreply "github.com/ohmypi/retryfsm/adapters/anthropic"
+	"github.com/ohmypi/retryfsm/adapters/internal/stepclock"
 	openaireply "github.com/ohmypi/retryfsm/adapters/openai"
 	"github.com/ohmypi/retryfsm/policy"
 )
-
-// instant is a clock whose waits elapse at once: AfterFunc records the
-// wait and moves the mock clock by it, so a chain's 2 s and 4 s waits take
-// no real time and the test reads them.
-type instant struct {
-	*clock.Mock
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func newInstant() *instant { return &instant{Mock: clock.NewMock()} }
-
-func (c *instant) AfterFunc(d time.Duration, f func()) *clock.Timer {
-	c.mu.Lock()
-	c.waits = append(c.waits, d)
-	c.mu.Unlock()
-	t := c.Mock.AfterFunc(d, f)
-	go c.Mock.Add(d)
-	return t
-}
-
-func (c *instant) Waits() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.waits)
-}
 
 // script is an httptest server answering its requests in turn with the
 // statuses given (the last one repeats); onRequest, if set, runs first with
@@ -194,7 +167,8 @@ func TestDoSDK(t *testing.T) {
 	for _, sc := range sdkCases {
 		t.Run(sc.name+"/529,529,200", func(t *testing.T) {
 			srv := newScript(t, sc.okBody, sc.overloaded, 529, 529, 200)
-			clk := newInstant()
+			clk := stepclock.New()
+			defer clk.Stop()
 			var ev events
 			text, err := sc.do(context.Background(), srv.URL,
 				retryfsm.WithConfig(func(c *policy.Config) { c.Clock = clk }), retryfsm.OnEvent(ev.add))
@@ -233,7 +207,9 @@ func TestDoSDK(t *testing.T) {
 		})
 		t.Run(sc.name+"/exhausted", func(t *testing.T) {
 			srv := newScript(t, sc.okBody, sc.overloaded, 529)
-			_, err := sc.do(context.Background(), srv.URL, retryfsm.WithConfig(func(c *policy.Config) { c.Clock = newInstant() }))
+			clk := stepclock.New()
+			defer clk.Stop()
+			_, err := sc.do(context.Background(), srv.URL, retryfsm.WithConfig(func(c *policy.Config) { c.Clock = clk }))
 			var ex *policy.ExhaustedError
 			var re *retryfsm.Error
 			if !errors.As(err, &ex) || ex.Reason != policy.ReasonMaxRetries || ex.Attempt != 3 || ex.FinalError != sc.wantStartText {
@@ -248,6 +224,8 @@ func TestDoSDK(t *testing.T) {
 		})
 		t.Run(sc.name+"/cancel", func(t *testing.T) {
 			srv := newScript(t, sc.okBody, sc.overloaded, 529)
+			clk := stepclock.New()
+			defer clk.Stop()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			srv.onRequest = func(n int, r *http.Request) {
@@ -260,7 +238,7 @@ func TestDoSDK(t *testing.T) {
 				}
 			}
 			var ev events
-			_, err := sc.do(ctx, srv.URL, retryfsm.WithConfig(func(c *policy.Config) { c.Clock = newInstant() }), retryfsm.OnEvent(ev.add))
+			_, err := sc.do(ctx, srv.URL, retryfsm.WithConfig(func(c *policy.Config) { c.Clock = clk }), retryfsm.OnEvent(ev.add))
 			if !errors.Is(err, policy.ErrRetryCancelled) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Do error %v, want one matching ErrRetryCancelled and context.Canceled", err)
 			}
