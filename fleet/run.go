@@ -149,10 +149,16 @@ type sess struct {
 var freshSess = sess{st: session.Initial(), active: true}
 
 // bins tracks the peak of wire calls per 100 ms bin during and after the
-// outage windows, streaming: calls are sent in time order.
+// outage windows, streaming: calls are sent in time order. A fleet without
+// outages has no peaks to track (runner.peaks false).
 type bins struct {
 	cur, n        int64
 	during, after int64
+	// series is the bin of the profile's WireSeries the last call went
+	// to: [lo, hi), index i. Calls come in time order, so most fall in
+	// the same bin as the one before and are counted without a division.
+	lo, hi time.Duration
+	i      int
 }
 
 type runner struct {
@@ -177,6 +183,7 @@ type runner struct {
 	fx    stepEffects // the effects of the step being performed
 	stats []Stats     // per profile, then all
 	bins  []bins      // per profile, then all
+	peaks bool        // the fleet has outages: bins track their peaks
 	prov  *Provider
 	// arrivals
 	arrived int
@@ -270,6 +277,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		}
 		r.bins[i].cur = -1
 	}
+	r.peaks = len(cfg.Outages) > 0
 	r.credit = make([]float64, len(r.agents))
 	r.prov = NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
@@ -592,13 +600,23 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 func (r *runner) send(s *sess, layer uint8, call uint64) {
 	st := &r.stats[s.prof]
 	st.WireCalls++
-	st.WireSeries.Add(r.now)
+	if b := &r.bins[s.prof]; r.now >= b.lo && r.now < b.hi {
+		st.WireSeries.Counts[b.i]++
+	} else {
+		st.WireSeries.Add(r.now)
+		w := st.WireSeries.BinWidth()
+		b.i = int(r.now / w)
+		b.lo = time.Duration(b.i) * w
+		b.hi = b.lo + w
+	}
 	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
 	}
-	r.count(int(s.prof))
-	if len(r.bins) > len(r.agents) {
-		r.count(len(r.agents))
+	if r.peaks {
+		r.count(int(s.prof))
+		if len(r.bins) > len(r.agents) {
+			r.count(len(r.agents))
+		}
 	}
 	a, admitted, over := r.prov.Request(r.now, &s.prompt, &s.model)
 	if over {
