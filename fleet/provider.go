@@ -251,9 +251,11 @@ type catalog struct {
 	cls     []*policy.Classifier
 	entries map[Answer]*catalogEntry
 	// plain holds the answers without a retry-after (by kind, and tool
-	// for a success), looked up without hashing.
-	plain [2 * numKinds]*catalogEntry
-	epoch time.Time
+	// for a success), looked up without hashing; plainOut their outcomes
+	// once classified, at (2×kind+tool)×len(cls)+classifier.
+	plain    [2 * numKinds]*catalogEntry
+	plainOut []*policy.Outcome
+	epoch    time.Time
 }
 
 type catalogEntry struct {
@@ -263,17 +265,27 @@ type catalogEntry struct {
 }
 
 func newCatalog(cls []*policy.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
+	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), plainOut: make([]*policy.Outcome, 2*int(numKinds)*len(cls)),
+		epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
+}
+
+// plainIndex is a's index in plain, or -1 for an answer with a
+// retry-after.
+func plainIndex(a *Answer) int {
+	if a.RetryAfter != 0 || a.Hint != "" {
+		return -1
+	}
+	i := 2 * int(a.Kind)
+	if a.Tool {
+		i++
+	}
+	return i
 }
 
 // entry is a's entry, made on first use.
 func (c *catalog) entry(a Answer) *catalogEntry {
 	var slot **catalogEntry
-	if a.RetryAfter == 0 && a.Hint == "" {
-		i := 2 * int(a.Kind)
-		if a.Tool {
-			i++
-		}
+	if i := plainIndex(&a); i >= 0 {
 		slot = &c.plain[i]
 		if *slot != nil {
 			return *slot
@@ -291,11 +303,20 @@ func (c *catalog) entry(a Answer) *catalogEntry {
 }
 
 // outcome is a classified by classifier i.
-func (c *catalog) outcome(a Answer, i int) *policy.Outcome {
-	e := c.entry(a)
+func (c *catalog) outcome(a *Answer, i int) *policy.Outcome {
+	p := plainIndex(a)
+	if p >= 0 {
+		if o := c.plainOut[p*len(c.cls)+i]; o != nil {
+			return o
+		}
+	}
+	e := c.entry(*a)
 	if !e.done[i] {
 		e.out[i] = c.cls[i].Reply(e.msg, session.DefaultContextWindow, c.epoch)
 		e.done[i] = true
+	}
+	if p >= 0 {
+		c.plainOut[p*len(c.cls)+i] = &e.out[i]
 	}
 	return &e.out[i]
 }

@@ -674,7 +674,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	}
 	l := r.sdk
 	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(a, l.cls)
+	r.ev.Reply = *r.cat.outcome(&a, l.cls)
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
@@ -689,7 +689,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(a, l.cls) // a statement of its own: copied once, not through a temporary
+	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.jitter)
 	}
