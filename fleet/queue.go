@@ -303,3 +303,40 @@ func after(now, d time.Duration) time.Duration {
 	}
 	return at
 }
+
+// localQueue holds one session's events while sessions run alone
+// (runner.runAlone): a few at a time, taken in (at, seq) order as queue
+// takes them.
+type localQueue struct {
+	ev  []event
+	seq uint64
+}
+
+// push schedules e d after now.
+func (q *localQueue) push(now, d time.Duration, e event) {
+	e.at = after(now, d)
+	q.seq++
+	e.seq = q.seq
+	q.ev = append(q.ev, e)
+}
+
+// pop removes the next event into *out; false when there is none.
+func (q *localQueue) pop(out *event) bool {
+	n := len(q.ev)
+	if n == 0 {
+		return false
+	}
+	b := 0
+	for i := 1; i < n; i++ {
+		if before(&q.ev[i], &q.ev[b]) {
+			b = i
+		}
+	}
+	*out = q.ev[b]
+	q.ev[b] = q.ev[n-1]
+	q.ev = q.ev[:n-1]
+	return true
+}
+
+// reset drops the events left (a session's stale ones, once it ended).
+func (q *localQueue) reset() { q.ev = q.ev[:0] }

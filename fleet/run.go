@@ -191,6 +191,13 @@ type runner struct {
 	credit  []float64 // smooth weighted round robin of the profiles
 	// sessions ended and not yet added to opt.Progress; sessions added
 	ended, reported int64
+	// alone: the sessions run one at a time (runAlone), their events in
+	// local, not q.
+	alone bool
+	local localQueue
+	// together runs every session in the one queue even when they are
+	// apart (the tests' check that both ways give the same result).
+	together bool
 	// maxLive is the bound of the sessions alive at once
 	// (MaxLiveSessions; tests lower it); err why the run stopped.
 	maxLive int
@@ -305,54 +312,25 @@ func JitterSeed(seed int64, i int) int64 {
 	return v
 }
 
+// apart reports whether the run may simulate its sessions one at a time
+// (runAlone): its sessions never meet. They meet only at the provider's
+// capacity (a bucket or an in-flight bound shared by every call) and its
+// outages (a cut answers the calls in flight at once, and the peaks are
+// counted in time order); every other answer comes from the call's own
+// prompt and draws. A traced run keeps the one time order its tracers see,
+// and a fleet of more sessions than MaxLiveSessions the check of how many
+// are alive at once.
+func (r *runner) apart() bool {
+	c := &r.cfg
+	return c.Capacity.RPS == 0 && c.Capacity.MaxInFlight == 0 && len(c.Outages) == 0 && r.opt.Trace == nil &&
+		c.Sessions <= r.maxLive
+}
+
 func (r *runner) run() {
-	for i, o := range r.cfg.Outages {
-		if o.Cuts() {
-			r.q.pushAt(event{at: o.Start, kind: evOutage, id: uint64(i)})
-		}
-	}
-	r.q.pushAt(event{at: 0, kind: evArrive})
-	var e event
-	for r.q.len() > 0 {
-		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
-			r.now = h
-			break
-		}
-		r.q.pop(&e)
-		r.now = e.at
-		switch e.kind {
-		case evArrive:
-			if r.arrive(); r.err != nil {
-				return
-			}
-			continue
-		case evOutage:
-			r.cut(int(e.id))
-			continue
-		}
-		s := &r.sessions[e.slot]
-		if !s.active || s.gen != e.gen {
-			continue // a freed session's cancelled timer
-		}
-		switch e.kind {
-		case evPrompt:
-			s.live--
-			r.prompt(s)
-		case evReply:
-			if e.wire != s.wireSeq {
-				break // a call cut by an outage: its answer came at the cut
-			}
-			s.live--
-			r.answer(s, e.layer, e.id)
-		case evTimer:
-			if r.dropCancelled(s, e.layer, e.id) {
-				break
-			}
-			s.live--
-			r.ev.Kind, r.ev.Timer = session.TimerFired, session.Timer{Kind: session.TimerKind(e.timer), ID: e.id}
-			r.step(s, e.layer)
-		}
-		r.settle(s)
+	if r.alone = !r.together && r.apart(); r.alone {
+		r.runAlone()
+	} else {
+		r.runQueue()
 	}
 	if r.opt.Progress != nil {
 		r.opt.Progress.Add(int64(r.cfg.Sessions) - r.reported)
@@ -375,17 +353,128 @@ func (r *runner) run() {
 	}
 }
 
-// arrive starts the next session and schedules the one after.
-func (r *runner) arrive() {
+// runQueue is the discrete-event simulation of every session at once, in
+// the time order of their events.
+func (r *runner) runQueue() {
+	for i, o := range r.cfg.Outages {
+		if o.Cuts() {
+			r.q.pushAt(event{at: o.Start, kind: evOutage, id: uint64(i)})
+		}
+	}
+	r.q.pushAt(event{at: 0, kind: evArrive})
+	var e event
+	for r.q.len() > 0 {
+		if h := r.cfg.Horizon; h > 0 && r.q.peek().at > h {
+			r.now = h
+			break
+		}
+		r.q.pop(&e)
+		r.now = e.at
+		switch e.kind {
+		case evArrive:
+			if next, ok := r.nextArrival(); ok {
+				r.q.pushAt(event{at: next, kind: evArrive}) // a gap of its own: not a lane's
+			}
+			if r.arrive(); r.err != nil {
+				return
+			}
+			continue
+		case evOutage:
+			r.cut(int(e.id))
+			continue
+		}
+		r.handle(&e)
+	}
+}
+
+// runAlone simulates the sessions one at a time, each to its end (or the
+// horizon) before the next arrives: when they never meet (apart), each
+// session's events are the same, in the same order, as in runQueue, and
+// every count the result keeps is a sum, a maximum or a histogram of them,
+// which the order of the sessions does not change. A session's events wait
+// in a queue of its own (r.local), a few at a time.
+func (r *runner) runAlone() {
+	h := r.cfg.Horizon
+	at, more := time.Duration(0), r.cfg.Sessions > 0
+	for more && (h <= 0 || at <= h) {
+		r.now = at
+		at, more = r.nextArrival()
+		s := r.arrive()
+		if r.err != nil {
+			return
+		}
+		var e event
+		for s.active && r.local.pop(&e) {
+			if h > 0 && e.at > h {
+				break
+			}
+			r.now = e.at
+			r.handle(&e)
+		}
+		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
+			if s.inPrompt {
+				r.stats[s.prof].Waiting++
+			}
+			r.release(s)
+		}
+		r.local.reset()
+	}
+}
+
+// handle handles queue event e of a session.
+func (r *runner) handle(e *event) {
+	s := &r.sessions[e.slot]
+	if !s.active || s.gen != e.gen {
+		return // a freed session's cancelled timer
+	}
+	switch e.kind {
+	case evPrompt:
+		s.live--
+		r.prompt(s)
+	case evReply:
+		if e.wire != s.wireSeq {
+			break // a call cut by an outage: its answer came at the cut
+		}
+		s.live--
+		r.answer(s, e.layer, e.id)
+	case evTimer:
+		if r.dropCancelled(s, e.layer, e.id) {
+			break
+		}
+		s.live--
+		r.ev.Kind, r.ev.Timer = session.TimerFired, session.Timer{Kind: session.TimerKind(e.timer), ID: e.id}
+		r.step(s, e.layer)
+	}
+	r.settle(s)
+}
+
+// schedule schedules e d after now: in the run's queue, or in the
+// session's own when sessions run alone.
+func (r *runner) schedule(d time.Duration, e event) {
+	if r.alone {
+		r.local.push(r.now, d, e)
+		return
+	}
+	r.q.pushAfter(r.now, d, e)
+}
+
+// nextArrival is when the session after the one arriving now arrives (r.now
+// being its arrival); ok is false when it is the last.
+func (r *runner) nextArrival() (at time.Duration, ok bool) {
+	if r.arrived+1 >= r.cfg.Sessions {
+		return 0, false
+	}
+	if r.cfg.Rate > 0 {
+		return after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
+	}
+	return r.now, true
+}
+
+// arrive starts the next session (the one after is scheduled by the
+// caller, nextArrival) and returns it; nil when the run must stop (r.err).
+func (r *runner) arrive() *sess {
 	i := r.arrived
 	r.arrived++
-	if r.arrived < r.cfg.Sessions {
-		next := r.now
-		if r.cfg.Rate > 0 {
-			next = after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second)))
-		}
-		r.q.pushAt(event{at: next, kind: evArrive}) // a gap of its own: not a lane's
-	}
 	// the profile: smooth weighted round robin over the shares
 	best := 0
 	for p := range r.credit {
@@ -402,7 +491,7 @@ func (r *runner) arrive() {
 	} else {
 		if len(r.sessions) >= r.maxLive {
 			r.err = &LiveSessionsError{Limit: r.maxLive, At: r.now}
-			return
+			return nil
 		}
 		r.sessions = append(r.sessions, sess{})
 		slot = int32(len(r.sessions) - 1)
@@ -426,6 +515,7 @@ func (r *runner) arrive() {
 	}
 	r.prompt(s)
 	r.settle(s)
+	return s
 }
 
 // prompt issues s's next prompt.
@@ -472,13 +562,10 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.q.pushAfter(r.now, r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
-	s.active = false
-	s.gen++
-	s.tracer = nil
-	r.free = append(r.free, s.slot)
+	r.release(s)
 	if r.opt.Progress != nil {
 		if r.ended++; r.ended == progressBatch {
 			r.opt.Progress.Add(r.ended)
@@ -486,6 +573,14 @@ func (r *runner) settle(s *sess) {
 			r.ended = 0
 		}
 	}
+}
+
+// release frees s's slot: its events still queued are stale.
+func (r *runner) release(s *sess) {
+	s.active = false
+	s.gen++
+	s.tracer = nil
+	r.free = append(r.free, s.slot)
 }
 
 // step steps s's core of layer with r.ev now and performs its effects. A
@@ -538,7 +633,7 @@ func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) 
 func (e *stepEffects) Arm(t session.Timer) {
 	r, s := e.r, e.s
 	s.live++
-	r.q.pushAfter(r.now, t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	r.schedule(t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
 	if t.Kind == session.BackoffTimer {
 		st := &r.stats[s.prof]
 		st.LongestWait = max(st.LongestWait, t.Delay)
@@ -631,7 +726,7 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.q.pushAfter(r.now, d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	r.schedule(d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
 // cut answers every admitted call in flight with outage window i's error,

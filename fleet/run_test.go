@@ -1,10 +1,13 @@
 package fleet
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // forever529 is a fleet of n sessions whose provider answers 529 to every
@@ -95,5 +98,112 @@ func TestLiveSessionsBound(t *testing.T) {
 	c.Sessions = MaxLiveSessions
 	if err := c.Validate(); err != nil {
 		t.Fatalf("all at t=0 at the bound: %v", err)
+	}
+}
+
+// TestAloneEqualsQueue: a fleet whose sessions never meet (no capacity
+// bound, no outage, untraced) runs its sessions one at a time
+// (runAlone); its result is byte for byte the one of the discrete-event
+// queue of every session at once (runQueue), for every profile, error
+// kind, overflow and compaction, an SDK layer, several prompts with think
+// times, rate 0, and horizons that stop sessions mid-chain and mid-call.
+func TestAloneEqualsQueue(t *testing.T) {
+	var names, layered []string
+	for _, p := range policy.Profiles() {
+		if p.Layer == "" {
+			names = append(names, p.Name)
+		} else {
+			layered = append(layered, p.Name)
+		}
+	}
+	if len(layered) == 0 {
+		t.Fatal("no profile with a provider layer")
+	}
+	mixed := func(c *Config) {
+		c.Rate = 20
+		c.PromptErrors = PromptErrors{}
+		c.Calls = Dist{Kind: DistGeometric, A: 3}
+		c.Latency = Dist{Kind: DistLogNormal, A: float64(time.Second), B: 0.6}
+		c.ErrorLatency = Dist{Kind: DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
+		c.Errors = []Rate{{Kind: Kind503, P: 0.03}, {Kind: Kind500, P: 0.02}, {Kind: Kind429, P: 0.03},
+			{Kind: KindUsageLimit, P: 0.01}, {Kind: KindNetwork, P: 0.02}, {Kind: Kind529, P: 0.03}}
+		c.Overflow = 0.03
+		c.Profiles = nil
+		for _, n := range names {
+			c.Profiles = append(c.Profiles, Share{Profile: n, Percent: 100.0 / float64(len(names))})
+		}
+	}
+	cases := []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"default", nil},
+		{"seed 9", func(c *Config) { c.Seed = 9 }},
+		{"rate 0", func(c *Config) { c.Rate = 0 }},
+		{"every profile and error", mixed},
+		{"every profile, compaction fails, 3 prompts", func(c *Config) {
+			mixed(c)
+			c.Compaction = Compaction{Enabled: true}
+			c.Prompts = 3
+			c.Think = Dist{Kind: DistExp, A: float64(2 * time.Second)}
+		}},
+		{"sdk layer", func(c *Config) { mixed(c); c.SDK = "omp-2026-06"; c.Profiles = nil }},
+		{"two layers", func(c *Config) { mixed(c); c.Profiles = Mix{{Profile: layered[0], Percent: 100}} }},
+		{"prompts and think", func(c *Config) {
+			c.Prompts = 4
+			c.Think = Dist{Kind: DistExp, A: float64(3 * time.Second)}
+			c.Calls = Dist{Kind: DistUniform, A: 1, B: 5}
+		}},
+		{"horizon mid-chain", func(c *Config) { c.Horizon = 7 * time.Second }},
+		{"horizon mixed", func(c *Config) { mixed(c); c.Horizon = 20 * time.Second }},
+		{"horizon on a call's answer", func(c *Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default(3000)
+			if tc.edit != nil {
+				tc.edit(&c)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var out [2][]byte
+			for i, together := range []bool{false, true} {
+				r, err := newRunner(c.normalized(), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.together = together
+				r.run()
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				if r.alone == together {
+					t.Fatalf("together %v: ran alone %v", together, r.alone)
+				}
+				if out[i], err = r.result().JSON(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(out[0], out[1]) {
+				t.Fatalf("alone and in one queue differ:\nalone %s\nqueue %s", out[0], out[1])
+			}
+		})
+	}
+	// The fleets that meet run in the one queue.
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.Capacity = Capacity{RPS: 30, Burst: 30} },
+		func(c *Config) { c.Capacity = Capacity{MaxInFlight: 10} },
+		func(c *Config) { c.Outages = []Outage{{Start: time.Second, Duration: time.Second, Kind: Kind429}} },
+	} {
+		c := Default(10)
+		edit(&c)
+		r, err := newRunner(c.normalized(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.run(); r.alone {
+			t.Errorf("%+v ran alone", c)
+		}
 	}
 }
