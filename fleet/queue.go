@@ -323,8 +323,13 @@ func (q *localQueue) push(now, d time.Duration, e event) {
 // pop removes the next event into *out; false when there is none.
 func (q *localQueue) pop(out *event) bool {
 	n := len(q.ev)
-	if n == 0 {
+	switch n {
+	case 0:
 		return false
+	case 1: // the usual case: a session waits on one call or one timer
+		*out = q.ev[0]
+		q.ev = q.ev[:0]
+		return true
 	}
 	b := 0
 	for i := 1; i < n; i++ {
