@@ -43,6 +43,28 @@ func BenchmarkFleetDefault(b *testing.B) {
 	reportRates(b, benchSessions*b.N, cpu0)
 }
 
+// BenchmarkFleetDefaultShared: the default fleet with an in-flight bound
+// it never reaches (about 40 calls are in flight at once): the same
+// sessions and result, but a provider whose capacity every call shares, so
+// that the sessions run in the one event queue (SPEC §15.1, "Sessions
+// apart"): what a fleet whose sessions meet costs.
+func BenchmarkFleetDefaultShared(b *testing.B) {
+	b.ReportAllocs()
+	cfg := fleet.Default(benchSessions)
+	cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		res, err := fleet.Run(cfg, fleet.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions || s.Calls != 4*benchSessions || s.Rejected != 0 {
+			b.Fatalf("%+v", s)
+		}
+	}
+	reportRates(b, benchSessions*b.N, cpu0)
+}
+
 // BenchmarkFleetSweep: the same 1,000,000 sessions as a sweep of four
 // seeds of 250,000, its runs on every processor (-cpu 1,2 shows the
 // scaling).
