@@ -12,7 +12,11 @@
 // their Results in a fixed order. A Result holds only counters, maxima and
 // fixed-bucket histograms, so results merge exactly (Result.Merge).
 //
-// The simulation owns one piece of time machinery, its event queue (a
-// binary heap keyed by time and sequence number); everything a session
-// decides comes from the session core. Load reads fleet files (YAML).
+// The simulation owns one piece of time machinery, its event queue
+// (ordered by time and sequence number: FIFO lanes per delay beside a
+// binary heap); everything a session decides comes from the session core.
+// Sessions meet only at the provider's capacity and outages: a fleet with
+// neither runs its sessions one at a time, each to its end, with the same
+// events and the same result (SPEC.md §15.1, "Sessions apart"). Load reads
+// fleet files (YAML).
 package fleet
