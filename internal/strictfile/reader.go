@@ -1,5 +1,5 @@
 // Package strictfile is the one strict reader of the project's files
-// (scenario files, fleet files): one YAML or JSON document decoded into
+// (scenario files, fleet files, proxy scripts): one YAML or JSON document decoded into
 // yaml.Node trees with positions, syntax errors placed at their line and
 // column, aliases and merge keys refused, and typed reads of mappings,
 // strings, enumerations, booleans, integers and numbers whose errors say
