@@ -1,17 +1,17 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/wire"
@@ -146,96 +146,43 @@ var scriptKeys = []string{"scenario", "fleet", "repeat", "text", "faults"}
 // faultKeys are a fault's keys.
 var faultKeys = []string{"request", "kind", "delayMs", "events", "chunk"}
 
+// maxScriptSize is the largest script file read, in bytes.
+const maxScriptSize = 1 << 20
+
 // LoadScript reads a script: a scenario file (one with "turns"; its turns
 // are the answers), or a proxy script file of the keys scenario (a
 // scenario file's path, relative to the script), fleet (a fleet file's
 // path: its provider is the fault model), repeat, text and faults
-// ([{request, kind, delayMs, events, chunk}]). Errors name file:line:col,
-// the key and what is allowed.
+// ([{request, kind, delayMs, events, chunk}]). It is read by the one
+// strict reader of scenario and fleet files (internal/strictfile): YAML,
+// or JSON (a name ending in ".json", or valid JSON), one document, no
+// aliases, merge keys or duplicate keys. Errors name file:line:col, the
+// key path (faults[1].delayMs) and what is allowed.
 func LoadScript(path string) (Script, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	p := &scriptParser{strictfile.Reader{File: path, What: "proxy script", UnknownAtMapping: true,
+		Top: "a script is a mapping (a scenario file, or the keys " + strings.Join(scriptKeys, ", ") + ")"}}
+	var s Script
+	var data []byte
+	scenarioFile := false
+	if err := p.Read(func() {
+		data = p.readFile()
+		root := p.Decode(data)
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "turns" {
+				scenarioFile = true
+				return
+			}
+		}
+		s = p.script(root)
+	}); err != nil {
 		return Script{}, err
 	}
-	if len(data) > 1<<20 {
-		return Script{}, fmt.Errorf("%s: over 1 MiB", path)
-	}
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		// The scenario loader gives the exact position of a syntax error.
-		if _, serr := scenario.Parse(path, data); serr != nil {
-			return Script{}, serr
+	if scenarioFile {
+		sc, err := scenario.Parse(path, data)
+		if err != nil {
+			return Script{}, err
 		}
-		return Script{}, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return Script{}, fmt.Errorf("%s:1:1: a script is a mapping (a scenario file, or the keys %s)", path, strings.Join(scriptKeys, ", "))
-	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "turns" {
-			sc, err := scenario.Parse(path, data)
-			if err != nil {
-				return Script{}, err
-			}
-			return Script{Turns: sc.Turns}, nil
-		}
-	}
-	var s Script
-	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d:%d", path, n.Line, n.Column) }
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if seen[k.Value] {
-			return Script{}, fmt.Errorf("%s: %s: duplicate key", at(k), k.Value)
-		}
-		seen[k.Value] = true
-		switch k.Value {
-		case "scenario":
-			p, err := filePath(v, path, "scenario", "a scenario file's path", at)
-			if err != nil {
-				return Script{}, err
-			}
-			sc, err := scenario.Load(p)
-			if err != nil {
-				return Script{}, fmt.Errorf("%s: scenario: %w", at(v), err)
-			}
-			s.Turns = sc.Turns
-		case "fleet":
-			p, err := filePath(v, path, "fleet", "a fleet file's path", at)
-			if err != nil {
-				return Script{}, err
-			}
-			spec, err := fleet.Load(p)
-			if err != nil {
-				return Script{}, fmt.Errorf("%s: fleet: %w", at(v), err)
-			}
-			cfg := spec.Config
-			s.Fleet = &cfg
-		case "repeat":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				return Script{}, fmt.Errorf("%s: repeat: %q is not true or false", at(v), v.Value)
-			}
-			s.Repeat = v.Value == "true"
-		case "text":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-				return Script{}, fmt.Errorf("%s: text: not a string", at(v))
-			}
-			s.Text = v.Value
-		case "faults":
-			if v.Kind != yaml.SequenceNode {
-				return Script{}, fmt.Errorf("%s: faults: not a list (allowed: [{request, kind, delayMs, events, chunk}])", at(v))
-			}
-			for j, fn := range v.Content {
-				f, err := parseFault(fn, fmt.Sprintf("faults[%d]", j), at)
-				if err != nil {
-					return Script{}, err
-				}
-				s.Faults = append(s.Faults, f)
-			}
-		default:
-			return Script{}, fmt.Errorf("%s: unknown key %q (allowed: %s)%s", at(k), k.Value, strings.Join(scriptKeys, ", "), didYouMean(k.Value, scriptKeys))
-		}
+		return Script{Turns: sc.Turns}, nil
 	}
 	if err := s.Validate(); err != nil {
 		return Script{}, fmt.Errorf("%s: %w", path, err)
@@ -243,65 +190,115 @@ func LoadScript(path string) (Script, error) {
 	return s, nil
 }
 
-func didYouMean(name string, allowed []string) string { return suggest.Key(name, allowed) }
+// scriptParser reads a proxy script with the one strict reader.
+type scriptParser struct{ strictfile.Reader }
 
-func parseFault(n *yaml.Node, where string, at func(*yaml.Node) string) (Fault, error) {
-	if n.Kind != yaml.MappingNode {
-		return Fault{}, fmt.Errorf("%s: %s: not a mapping (allowed keys: %s)", at(n), where, strings.Join(faultKeys, ", "))
+// readFile reads the script, at most maxScriptSize bytes.
+func (p *scriptParser) readFile() []byte {
+	at := strictfile.Pos{File: p.File}
+	f, err := os.Open(p.File)
+	if err != nil {
+		p.FailErr(at, "", err.Error(), err)
 	}
-	var f Fault
-	hasKind := false
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		integer := func(max int64) (int64, error) {
-			x, err := strconv.ParseInt(v.Value, 0, 64)
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || err != nil || x < 0 || x > max {
-				return 0, fmt.Errorf("%s: %s.%s: %q is not allowed (allowed: an integer from 0 to %d)", at(v), where, k.Value, v.Value, max)
-			}
-			return x, nil
-		}
-		var err error
-		var x int64
-		switch k.Value {
-		case "kind":
-			if v.Kind != yaml.ScalarNode || !isFaultKind(FaultKind(v.Value)) {
-				return Fault{}, fmt.Errorf("%s: %s.kind: %q is not a fault (allowed: %s)%s", at(v), where, v.Value, strings.Join(faultKinds, ", "), didYouMean(v.Value, faultKinds))
-			}
-			f.Kind, hasKind = FaultKind(v.Value), true
-		case "request":
-			x, err = integer(1 << 40)
-			f.Request = int(x)
-		case "delayMs":
-			x, err = integer(3_600_000)
-			f.Delay = time.Duration(x) * time.Millisecond
-		case "events":
-			x, err = integer(1 << 20)
-			f.Events = int(x)
-		case "chunk":
-			x, err = integer(1 << 20)
-			f.Chunk = int(x)
-		default:
-			return Fault{}, fmt.Errorf("%s: %s: unknown key %q (allowed: %s)%s", at(k), where, k.Value, strings.Join(faultKeys, ", "), didYouMean(k.Value, faultKeys))
-		}
-		if err != nil {
-			return Fault{}, err
-		}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxScriptSize+1))
+	if err != nil {
+		p.FailErr(at, "", err.Error(), err)
 	}
-	if !hasKind {
-		return Fault{}, fmt.Errorf("%s: %s: kind is required (allowed: %s)", at(n), where, strings.Join(faultKinds, ", "))
+	if len(data) > maxScriptSize {
+		p.FailPos(at, "", fmt.Sprintf("file too large (at most %d bytes)", maxScriptSize))
 	}
-	return f, nil
+	return data
 }
 
-// filePath reads the value v of key in the script at path as a file's
-// path, relative to the script's folder unless absolute; allowed says
-// what the key takes, at where a node is.
-func filePath(v *yaml.Node, path, key, allowed string, at func(*yaml.Node) string) (string, error) {
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-		return "", fmt.Errorf("%s: %s: not a string (allowed: %s)", at(v), key, allowed)
+// script reads a proxy script file's keys.
+func (p *scriptParser) script(root *yaml.Node) Script {
+	var s Script
+	p.Mapping(root, "", scriptKeys, func(e strictfile.Entry) {
+		key, v := e.Key, e.V
+		switch key {
+		case "scenario":
+			sc, err := scenario.Load(p.filePath(v, key, "a scenario file's path"))
+			if err != nil {
+				p.FailErr(p.Pos(v), key, err.Error(), err)
+			}
+			s.Turns = sc.Turns
+		case "fleet":
+			spec, err := fleet.Load(p.filePath(v, key, "a fleet file's path"))
+			if err != nil {
+				p.FailErr(p.Pos(v), key, err.Error(), err)
+			}
+			cfg := spec.Config
+			s.Fleet = &cfg
+		case "repeat":
+			if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!bool" {
+				p.Fail(v, key, "%q is not true or false", strictfile.Clip(v.Value))
+			}
+			s.Repeat = p.Boolean(v, key)
+		case "text":
+			s.Text = p.Str(v, key)
+		case "faults":
+			if v.Kind != yaml.SequenceNode {
+				p.Fail(v, key, "not a list (allowed: [{%s}]), got %s", strings.Join(faultKeys, ", "), strictfile.Describe(v))
+			}
+			for i, n := range v.Content {
+				s.Faults = append(s.Faults, p.fault(n, strictfile.Index(key, i)))
+			}
+		}
+	})
+	return s
+}
+
+// fault reads the fault n at key path path.
+func (p *scriptParser) fault(n *yaml.Node, path string) Fault {
+	var f Fault
+	fields := p.Mapping(n, path, faultKeys, func(e strictfile.Entry) {
+		fp := strictfile.Join(path, e.Key)
+		switch e.Key {
+		case "kind":
+			k := p.Scalar(e.V, fp)
+			if !isFaultKind(FaultKind(k)) {
+				p.Fail(e.V, fp, "%q is not a fault (allowed: %s)%s", strictfile.Clip(k), strings.Join(faultKinds, ", "), suggest.Key(k, faultKinds))
+			}
+			f.Kind = FaultKind(k)
+		case "request":
+			f.Request = int(p.integer(e.V, fp, 1<<40))
+		case "delayMs":
+			f.Delay = time.Duration(p.integer(e.V, fp, 3_600_000)) * time.Millisecond
+		case "events":
+			f.Events = int(p.integer(e.V, fp, 1<<20))
+		case "chunk":
+			f.Chunk = int(p.integer(e.V, fp, 1<<20))
+		}
+	})
+	if _, ok := fields["kind"]; !ok {
+		p.Fail(n, path, "kind is required (allowed: %s)", strings.Join(faultKinds, ", "))
+	}
+	return f
+}
+
+// integer is an integer from 0 to max; one out of range is quoted as
+// written.
+func (p *scriptParser) integer(n *yaml.Node, path string, max int64) int64 {
+	want := fmt.Sprintf("an integer from 0 to %d", max)
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		var x int64
+		if err := n.Decode(&x); err != nil || x < 0 || x > max {
+			p.Fail(n, path, "%q is not allowed (allowed: %s)", strictfile.Clip(n.Value), want)
+		}
+		return x
+	}
+	return p.Integer(n, path, 0, max, want)
+}
+
+// filePath reads the value v of key as a file's path, relative to the
+// script's folder unless absolute; allowed says what the key takes.
+func (p *scriptParser) filePath(v *yaml.Node, key, allowed string) string {
+	if v.Kind != yaml.ScalarNode || !strictfile.IsString(v) {
+		p.Fail(v, key, "expected %s, got %s", allowed, strictfile.Describe(v))
 	}
 	if filepath.IsAbs(v.Value) {
-		return v.Value, nil
+		return v.Value
 	}
-	return filepath.Join(filepath.Dir(path), v.Value), nil
+	return filepath.Join(filepath.Dir(p.File), v.Value)
 }

@@ -1,5 +1,5 @@
 // Package strictfile is the one strict reader of the project's files
-// (scenario files, fleet files): one YAML or JSON document decoded into
+// (scenario files, fleet files, proxy scripts): one YAML or JSON document decoded into
 // yaml.Node trees with positions, syntax errors placed at their line and
 // column, aliases and merge keys refused, and typed reads of mappings,
 // strings, enumerations, booleans, integers and numbers whose errors say
@@ -87,6 +87,14 @@ type Reader struct {
 	File string
 	What string
 	At   map[string]*yaml.Node
+	// Top, when not empty, is the error for a top level that is not a
+	// mapping, followed by ", got" what it is (by default "the top level
+	// must be a mapping with the What keys").
+	Top string
+	// UnknownAtMapping gives an unknown key's error the field path of
+	// its mapping ("faults[0]: unknown key "x"") rather than its own
+	// ("faults[0].x: unknown key "x"").
+	UnknownAtMapping bool
 }
 
 // bailout carries a Reader's first error out of the caller's walk.
@@ -240,7 +248,11 @@ func (r *Reader) checkRoot(root *yaml.Node) {
 		r.Fail(root, "", "empty document: expected a mapping with the %s keys", r.What)
 	}
 	if root.Kind != yaml.MappingNode {
-		r.Fail(root, "", "the top level must be a mapping with the %s keys, got %s", r.What, Describe(root))
+		top := r.Top
+		if top == "" {
+			top = "the top level must be a mapping with the " + r.What + " keys"
+		}
+		r.Fail(root, "", "%s, got %s", top, Describe(root))
 	}
 }
 
@@ -317,7 +329,11 @@ func (r *Reader) Mapping(n *yaml.Node, path string, allowed []string, fn func(e 
 			r.Fail(k, Join(path, key), "duplicate key%s (first at line %d:%d)", QuoteKey(key), prev.K.Line, prev.K.Column)
 		}
 		if !Contains(allowed, key) {
-			r.Fail(k, Join(path, key), "unknown key%s (allowed: %s)%s", QuoteKey(key), strings.Join(allowed, ", "), suggest.Key(key, allowed))
+			field := Join(path, key)
+			if r.UnknownAtMapping {
+				field = path
+			}
+			r.Fail(k, field, "unknown key%s (allowed: %s)%s", QuoteKey(key), strings.Join(allowed, ", "), suggest.Key(key, allowed))
 		}
 		e := Entry{key, k, v}
 		seen[key] = e

@@ -69,3 +69,34 @@ func TestReadPanics(t *testing.T) {
 	}()
 	r.Read(func() { panic("bug") })
 }
+
+// TestReadOptions: Top words the error for a top level that is not a
+// mapping, and UnknownAtMapping gives an unknown key's error its
+// mapping's path; without them, the default wording and the key's path.
+func TestReadOptions(t *testing.T) {
+	read := func(r *Reader, src string) string {
+		err := r.Read(func() {
+			root := r.Decode([]byte(src))
+			r.Mapping(root, "", []string{"alpha"}, func(e Entry) { r.Mapping(e.V, e.Key, []string{"beta"}, nil) })
+		})
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	for _, c := range []struct {
+		r         Reader
+		src, want string
+	}{
+		{Reader{File: "f", What: "test"}, "- 1\n", `f:1:1: the top level must be a mapping with the test keys, got a list`},
+		{Reader{File: "f", What: "test", Top: "a test is a mapping (keys alpha)"}, "- 1\n", `f:1:1: a test is a mapping (keys alpha), got a list`},
+		{Reader{File: "f", What: "test"}, "alpha: {zzz: 1}\n", `f:1:9: alpha.zzz: unknown key "zzz" (allowed: beta)`},
+		{Reader{File: "f", What: "test", UnknownAtMapping: true}, "alpha: {zzz: 1}\n", `f:1:9: alpha: unknown key "zzz" (allowed: beta)`},
+		{Reader{File: "f", What: "test", UnknownAtMapping: true}, "zzz: 1\n", `f:1:1: unknown key "zzz" (allowed: alpha)`},
+		{Reader{File: "f", What: "test", UnknownAtMapping: true}, "alpha: {beta: 1, beta: 2}\n", `f:1:18: alpha.beta: duplicate key "beta" (first at line 1:9)`},
+	} {
+		if got := read(&c.r, c.src); got != c.want {
+			t.Errorf("%+v %q: error %q, want %q", c.r, c.src, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package proxy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/proxy"
+)
+
+// TestLoadScriptReader: a proxy script is read by the one strict reader
+// (internal/strictfile), as scenario and fleet files are: what the
+// script's own YAML walk let through or reported misleadingly is an
+// error at its file:line:col, with its key path and what is allowed; and
+// valid JSON the YAML library cannot read is read as JSON.
+func TestLoadScriptReader(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ name, text, want string }{
+		// An alias: once "faults[1]: not a mapping", "text: not a string".
+		{"p.yaml", "faults:\n  - &f {kind: drop}\n  - *f\n", `p.yaml:3:5: YAML aliases (*f) are not supported; write the value out`},
+		{"p.yaml", "repeat: &b true\ntext: *b\n", `p.yaml:2:7: YAML aliases (*b) are not supported; write the value out`},
+		// A merge key: once an unknown key "<<".
+		{"p.yaml", "faults:\n  - {kind: drop, <<: {events: 1}}\n", `p.yaml:2:18: faults[0]: YAML merge keys (<<) are not supported; write the keys out`},
+		// A second document: once ignored.
+		{"p.yaml", "text: a\n---\ntext: b\n", `p.yaml:3:1: more than one YAML document in the file (only one proxy script per file is allowed)`},
+		// A JSON script's trailing comma: once read as YAML, accepted.
+		{"p.json", "{\"faults\": [\n  {\"kind\": \"drop\"},\n]}\n", `p.json:2:19: invalid JSON: trailing comma before ']' (JSON allows none)`},
+		{"p.json", "{\"faults\": [{\"kind\": \"drop\",}]}\n", `p.json:1:28: invalid JSON: trailing comma before '}' (JSON allows none)`},
+		// A duplicate key in a fault: once the last one won.
+		{"p.yaml", "faults:\n  - {kind: drop, kind: latency}\n", `p.yaml:2:18: faults[0].kind: duplicate key "kind" (first at line 2:6)`},
+		{"p.json", "{\"repeat\": true,\n \"repeat\": false}\n", `p.json:2:2: repeat: duplicate key "repeat" (first at line 1:2)`},
+		// Wrong types say what they got, at the key path.
+		{"p.yaml", "faults:\n  - {kind: drop}\n  - {kind: latency, delayMs: 1.5}\n", `p.yaml:3:30: faults[1].delayMs: expected an integer from 0 to 3600000, got float 1.5`},
+		{"p.json", "{\"faults\": [{\"kind\": \"drop\"},\n  {\"kind\": \"latency\", \"delayMs\": \"250\"}]}\n", `p.json:2:34: faults[1].delayMs: expected an integer from 0 to 3600000, got string "250"`},
+		{"p.yaml", "faults:\n  - {kind: drop, request: null}\n", `p.yaml:2:27: faults[0].request: expected an integer from 0 to 1099511627776, got null`},
+		{"p.yaml", "faults:\n  - [drop]\n", `p.yaml:2:5: faults[0]: expected a mapping with keys request, kind, delayMs, events, chunk, got a list`},
+		{"p.yaml", "text: [a]\n", `p.yaml:1:7: text: expected a string, got a list`},
+		{"p.yaml", "1: x\n", `p.yaml:1:1: keys must be strings, got integer 1 (allowed keys: scenario, fleet, repeat, text, faults)`},
+		// An empty script: once "the scenario keys".
+		{"p.yaml", "", `p.yaml: empty file: expected a mapping with the proxy script keys`},
+	} {
+		_, err := proxy.LoadScript(write(tc.name, tc.text))
+		if got := ""; err == nil || strings.TrimPrefix(err.Error(), dir+string(filepath.Separator)) != tc.want {
+			if err != nil {
+				got = strings.TrimPrefix(err.Error(), dir+string(filepath.Separator))
+			}
+			t.Errorf("%s %q: error %q, want %q", tc.name, tc.text, got, tc.want)
+		}
+	}
+	// Valid JSON the YAML library rejects (\/, a surrogate pair) is read
+	// as JSON: once an error about a scenario file's keys.
+	s, err := proxy.LoadScript(write("q.yaml", `{"text": "a\/b \ud83d\ude00", "faults": [{"kind": "drop"}]}`))
+	if err != nil || s.Text != "a/b \U0001F600" || len(s.Faults) != 1 || s.Faults[0].Kind != proxy.FaultDrop {
+		t.Errorf("JSON script: %+v, %v", s, err)
+	}
+}
