@@ -3,8 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -93,16 +91,11 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // Load reads the fleet file path (YAML).
 func Load(path string) (*Spec, error) {
-	f, err := os.Open(path)
+	data, tooLarge, err := strictfile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, &FileError{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, &FileError{Pos: Pos{File: path}, Msg: err.Error(), Err: err}
-	}
-	if len(data) > MaxFileSize {
+	if tooLarge {
 		return nil, &FileError{Pos: Pos{File: path}, Msg: fmt.Sprintf("file too large (at most %d bytes)", MaxFileSize)}
 	}
 	return Parse(path, data)

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -196,16 +194,11 @@ type scriptParser struct{ strictfile.Reader }
 // readFile reads the script, at most maxScriptSize bytes.
 func (p *scriptParser) readFile() []byte {
 	at := strictfile.Pos{File: p.File}
-	f, err := os.Open(p.File)
+	data, tooLarge, err := strictfile.ReadFile(p.File, maxScriptSize)
 	if err != nil {
 		p.FailErr(at, "", err.Error(), err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxScriptSize+1))
-	if err != nil {
-		p.FailErr(at, "", err.Error(), err)
-	}
-	if len(data) > maxScriptSize {
+	if tooLarge {
 		p.FailPos(at, "", fmt.Sprintf("file too large (at most %d bytes)", maxScriptSize))
 	}
 	return data

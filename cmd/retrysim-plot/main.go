@@ -51,7 +51,7 @@ const (
 // maxPartialSize bounds the size of a partial result read, as retrysim
 // fleet merge bounds it (a partial holds a summary per fleet group, well
 // under this).
-var maxPartialSize int64 = 256 << 20
+var maxPartialSize int64 = fleet.MaxPartialSize
 
 func main() { os.Exit(realMain(os.Args[1:], os.Stdin, os.Stderr)) }
 
@@ -85,19 +85,15 @@ func realMain(args []string, stdin io.Reader, stderr io.Writer) int {
 	parts := make([]*fleet.Partial, len(paths))
 	stdinRead := false
 	for i, path := range paths {
-		var data []byte
 		var err error
 		switch {
 		case path == "-" && stdinRead:
 			err = errors.New("stdin given twice (- stands for one partial result, read from stdin)")
 		case path == "-":
 			stdinRead = true
-			data, err = readAllBounded(stdin, maxPartialSize)
+			parts[i], err = fleet.ReadPartialFrom(stdin, maxPartialSize)
 		default:
-			data, err = readBounded(path, maxPartialSize)
-		}
-		if err == nil {
-			parts[i], err = fleet.ReadPartial(data)
+			parts[i], err = fleet.ReadPartialFile(path, maxPartialSize)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim-plot: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
@@ -132,27 +128,4 @@ func writePlot(path, format string, res *fleet.Result) error {
 		err = cerr
 	}
 	return err
-}
-
-// readBounded reads the file path, failing when it is larger than max.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAllBounded(f, max)
-}
-
-// readAllBounded reads r to its end, failing when it holds more than max
-// bytes.
-func readAllBounded(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes: not a partial result (one holds a summary per fleet group)", max)
-	}
-	return data, nil
 }

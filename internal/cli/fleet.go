@@ -447,11 +447,8 @@ func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stde
 	}
 	parts := make([]*fleet.Partial, len(paths))
 	for i, path := range paths {
-		data, err := readBounded(path, maxPartialSize)
-		if err == nil {
-			parts[i], err = fleet.ReadPartial(data)
-		}
-		if err != nil {
+		var err error
+		if parts[i], err = fleet.ReadPartialFile(path, maxPartialSize); err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet merge: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
 			return exitUsage
 		}
@@ -740,45 +737,4 @@ func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, erro
 // maxPartialSize bounds the size of a partial result fleet merge reads
 // (a shard's result holds one summary per fleet group, a few hundred
 // kilobytes; a larger file is not one). A variable for the tests.
-var maxPartialSize int64 = 256 << 20
-
-// readBounded reads the file at path, refusing one larger than max bytes
-// from its size before reading any of it, and a device or a folder (it has
-// no size: /dev/zero would be read up to max), so that time and memory stay
-// bounded whatever the input. A pipe (a process substitution) is read up to
-// max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	switch mode := info.Mode(); {
-	case mode.IsRegular():
-		if info.Size() > max {
-			return nil, fmt.Errorf("larger than %d bytes (%d bytes): not a partial result (one holds a summary per fleet group)", max, info.Size())
-		}
-	case mode&(os.ModeNamedPipe|os.ModeSocket) != 0:
-	default:
-		what := "not a regular file"
-		switch {
-		case mode.IsDir():
-			what = "a folder"
-		case mode&os.ModeDevice != 0:
-			what = "a device"
-		}
-		return nil, fmt.Errorf("%s, not a partial result (a file 'retrysim fleet --shard I/N --json' wrote)", what)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes: not a partial result (one holds a summary per fleet group)", max)
-	}
-	return data, nil
-}
+var maxPartialSize int64 = fleet.MaxPartialSize
