@@ -458,7 +458,7 @@ type Decision struct {
 	v        *Variant
 	snap     Snapshot
 	in       Input
-	out      Outcome
+	out      *Outcome // the input's reply (noReply for none)
 	set      *Settings
 	maxWait  time.Duration
 	persists bool
@@ -560,15 +560,19 @@ func (d *Decision) Resume(switched bool) {
 // in the table compiled from the declaration; no text is examined. For a
 // retryable failure it first works out its wait and ways out (SPEC §1's order of
 // operations), which the guards read. set must stay unchanged until the
-// decision is performed (Resume reads it).
+// decision is performed (Resume reads it), and so must *o (the decision
+// reads it, not a copy: its events carry its text).
 func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
-	if o != nil {
-		d.out = *o
-	} else {
-		d.out = Outcome{}
+	if o == nil {
+		o = &noReply
 	}
+	d.out = o
 	v.decide(d, s, in, set, false, false)
 }
+
+// noReply is the reply of an input without one (Decide's o nil): the
+// zero Outcome, never written.
+var noReply Outcome
 
 // causeOf works out a retryable failure's cause: SPEC §1 steps 1 to 6
 // (the count, the backoff with its cap and jitter, the credential switch,
@@ -603,7 +607,7 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 	d.v, d.in, d.set = v, in, set
 	d.maxWait, d.persists = set.RetryAfter.MaxWait, set.Persistent
 	if in == InputRetryable {
-		d.cause = causeOf(s, &d.out, set, answered && switched)
+		d.cause = causeOf(s, d.out, set, answered && switched)
 	} else {
 		d.cause = cause{}
 	}
