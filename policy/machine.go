@@ -256,6 +256,11 @@ type Variant struct {
 	// guarded[i]: rule i's guard is a condition (not the unconditional
 	// one), so Decide calls it.
 	guarded []bool
+	// first[in][s] is the rule of (input, state) Decide takes without
+	// calling a guard: the pair's first rule when it is unconditional,
+	// else -1 (the guards are called in order, up to the first
+	// unconditional rule).
+	first [numInputs][numStates]int
 }
 
 // Rules returns the table's rules, in order (a copy: the table cannot be
@@ -361,6 +366,14 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 			}
 		}
 	}
+	for in := range v.byPair {
+		for si, rs := range v.byPair[in] {
+			v.first[in][si] = -1
+			if !v.guarded[rs[0]] {
+				v.first[in][si] = rs[0]
+			}
+		}
+	}
 	def := fsm.Definition{Name: "retry_" + name, Initial: string(StateIdle)}
 	for _, s := range allStates {
 		def.States = append(def.States, string(s))
@@ -455,20 +468,18 @@ type Decision struct {
 	arms    bool // an effect arms a backoff wait (Retries)
 	// What Resume needs to take the decision again, and what the events
 	// and the auth question carry.
-	v        *Variant
-	snap     Snapshot
-	in       Input
-	out      *Outcome // the input's reply (noReply for none)
-	set      *Settings
-	maxWait  time.Duration
-	persists bool
+	v    *Variant
+	snap Snapshot
+	in   Input
+	out  *Outcome // the input's reply (noReply for none)
+	set  *Settings
 }
 
 // Start is the auto_retry_start of an StepEmitStart effect (maxAttempts 0
 // in persistent mode).
 func (d *Decision) Start(e *Effect) AutoRetryStart {
 	max := d.set.MaxRetries
-	if d.persists {
+	if d.set.Persistent {
 		max = 0
 	}
 	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: max, DelayMs: durationMs(e.Delay), ErrorMessage: d.out.Message}
@@ -490,7 +501,7 @@ func (d *Decision) End(e *Effect) AutoRetryEnd {
 	case FinalNoMessage:
 		end.FinalError = NoAssistantMessage
 	case FinalWaitTooLong:
-		end.FinalError = waitTooLongText(d.Wait, d.maxWait, d.out.Message)
+		end.FinalError = waitTooLongText(d.Wait, d.set.RetryAfter.MaxWait, d.out.Message)
 	}
 	return end
 }
@@ -578,10 +589,17 @@ var noReply Outcome
 // (the count, the backoff with its cap and jitter, the credential switch,
 // the hint, the ceiling).
 func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
-	c := cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
+	var c cause
+	c.of(&s, o, set, switched)
+	return c
+}
+
+// of is causeOf in place.
+func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
+	*c = cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
 	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)
 	if !c.Allowed || switched {
-		return c
+		return
 	}
 	w := set.backoff(c.Attempt, o.Draw)
 	if ra := &set.RetryAfter; o.HasWaitHint && ra.Use != "" && ra.Use != HintIgnore {
@@ -594,7 +612,6 @@ func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
 	}
 	c.Wait = w
 	c.TooLong = set.RetryAfter.MaxWait > 0 && w > set.RetryAfter.MaxWait
-	return c
 }
 
 // decide is Decide and Resume: answered says whether auth storage has
@@ -603,29 +620,31 @@ func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
 // index, an unconditional guard is not called (Variant.guarded), and
 // each step writes only what it changes.
 func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
-	d.Rule, d.RuleIndex, d.From, d.n, d.asks, d.arms = nil, -1, s.State, 0, false, false
+	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
-	d.maxWait, d.persists = set.RetryAfter.MaxWait, set.Persistent
 	if in == InputRetryable {
-		d.cause = causeOf(s, d.out, set, answered && switched)
+		d.cause.of(&s, d.out, set, answered && switched)
 	} else {
 		d.cause = cause{}
 	}
-	var rules []int
-	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
-		rules = v.byPair[in][si]
-	}
-	for _, j := range rules {
-		if r := &v.rules[j]; !v.guarded[j] || r.Guard.Holds(s, set, d) {
-			d.Rule, d.RuleIndex = r, j
-			break
+	d.Next = s
+	j := -1
+	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
+		if j = v.first[in][si]; j < 0 {
+			for _, k := range v.byPair[in][si] {
+				if !v.guarded[k] || v.rules[k].Guard.Holds(s, set, d) {
+					j = k
+					break
+				}
+			}
 		}
 	}
-	d.Next = s
-	if d.Rule == nil { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
+	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
+		d.Rule, d.RuleIndex = nil, -1
 		return
 	}
-	r := d.Rule
+	r := &v.rules[j]
+	d.Rule, d.RuleIndex = r, j
 	if !r.Ignored() {
 		d.Next.State = r.To
 	}
