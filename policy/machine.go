@@ -148,25 +148,68 @@ type Guard struct {
 // too long (fail-fast).
 var (
 	always        = Guard{"", func(Snapshot, *Settings, *Decision) bool { return true }}
-	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings, _ *Decision) bool { return !set.Enabled }}
+	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings, _ *Decision) bool { return disabled(set) }}
 	guardRetry    = Guard{"enabled && attempt < maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.Allowed && !c.TooLong
+		return retries(set, &c.cause)
 	}}
 	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && !c.Allowed && !c.FallbackLeft
+		return exhausts(set, &c.cause)
 	}}
 	guardFallback = Guard{"enabled && (attempt >= maxRetries || wait > maxWaitMs) && fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.FallbackLeft && (!c.Allowed || c.TooLong)
+		return fallsBack(set, &c.cause)
 	}}
 	guardFailFast = Guard{"enabled && wait > maxWaitMs && no fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
+		return failsFast(set, &c.cause)
 	}}
 )
 
-// unconditional reports whether g is the unconditional guard (always),
-// which Decide need not call.
-func unconditional(g Guard) bool {
-	return g.Name == always.Name && reflect.ValueOf(g.Holds).Pointer() == reflect.ValueOf(always.Holds).Pointer()
+// The conditions of the sound guards, which Decide evaluates in place
+// (guardKind) rather than through Holds.
+func disabled(set *Settings) bool           { return !set.Enabled }
+func retries(set *Settings, c *cause) bool  { return set.Enabled && c.Allowed && !c.TooLong }
+func exhausts(set *Settings, c *cause) bool { return set.Enabled && !c.Allowed && !c.FallbackLeft }
+func fallsBack(set *Settings, c *cause) bool {
+	return set.Enabled && c.FallbackLeft && (!c.Allowed || c.TooLong)
+}
+func failsFast(set *Settings, c *cause) bool {
+	return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
+}
+
+// guardKind says how Decide evaluates a rule's guard: not at all (the
+// unconditional one), by calling Holds, or in place for the guards above.
+type guardKind uint8
+
+const (
+	guardNone guardKind = iota // always: not called
+	guardCall                  // any other guard: Holds is called
+	guardIsDisabled
+	guardIsRetry
+	guardIsExhaust
+	guardIsFallback
+	guardIsFailFast
+)
+
+// kindOf is the guardKind of g: a guard is one of those above when it
+// has its name and its function.
+func kindOf(g Guard) guardKind {
+	same := func(h Guard) bool {
+		return g.Name == h.Name && reflect.ValueOf(g.Holds).Pointer() == reflect.ValueOf(h.Holds).Pointer()
+	}
+	switch {
+	case same(always):
+		return guardNone
+	case same(guardDisabled):
+		return guardIsDisabled
+	case same(guardRetry):
+		return guardIsRetry
+	case same(guardExhaust):
+		return guardIsExhaust
+	case same(guardFallback):
+		return guardIsFallback
+	case same(guardFailFast):
+		return guardIsFailFast
+	}
+	return guardCall
 }
 
 // Step is one effect template of a rule, expanded by Decide into an Effect.
@@ -253,9 +296,9 @@ type Variant struct {
 	rules   []Rule
 	machine *fsm.Machine
 	byPair  [numInputs][numStates][]int // rule indexes per (input, state)
-	// guarded[i]: rule i's guard is a condition (not the unconditional
-	// one), so Decide calls it.
-	guarded []bool
+	// guard[i] is how Decide evaluates rule i's guard (an unconditional
+	// one is not evaluated).
+	guard []guardKind
 	// first[in][s] is the rule of (input, state) Decide takes without
 	// calling a guard: the pair's first rule when it is unconditional,
 	// else -1 (the guards are called in order, up to the first
@@ -295,7 +338,7 @@ func (s State) Index() int {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules), guarded: make([]bool, len(rules))}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules))}
 	known := map[State]bool{}
 	for _, s := range allStates {
 		known[s] = true
@@ -314,7 +357,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 		if r.Guard.Holds == nil {
 			return nil, fmt.Errorf("variant %s: rule %d (%s): a guard without Holds", name, i, r.Input)
 		}
-		v.guarded[i] = !unconditional(r.Guard)
+		v.guard[i] = kindOf(r.Guard)
 		for _, s := range r.From {
 			if !known[s] {
 				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
@@ -369,7 +412,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 	for in := range v.byPair {
 		for si, rs := range v.byPair[in] {
 			v.first[in][si] = -1
-			if !v.guarded[rs[0]] {
+			if v.guard[rs[0]] == guardNone {
 				v.first[in][si] = rs[0]
 			}
 		}
@@ -617,7 +660,8 @@ func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
 // decide is Decide and Resume: answered says whether auth storage has
 // answered (switched). It is the hot path of every session step that
 // consults the retry machine: the rules of (state, input) are found by
-// index, an unconditional guard is not called (Variant.guarded), and
+// index, an unconditional guard is not evaluated and the sound ones are evaluated
+// in place (Variant.guard), and
 // each step writes only what it changes.
 func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
 	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
@@ -632,7 +676,24 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
 		if j = v.first[in][si]; j < 0 {
 			for _, k := range v.byPair[in][si] {
-				if !v.guarded[k] || v.rules[k].Guard.Holds(s, set, d) {
+				var holds bool
+				switch v.guard[k] {
+				case guardNone:
+					holds = true
+				case guardIsDisabled:
+					holds = disabled(set)
+				case guardIsRetry:
+					holds = retries(set, &d.cause)
+				case guardIsExhaust:
+					holds = exhausts(set, &d.cause)
+				case guardIsFallback:
+					holds = fallsBack(set, &d.cause)
+				case guardIsFailFast:
+					holds = failsFast(set, &d.cause)
+				default:
+					holds = v.rules[k].Guard.Holds(s, set, d)
+				}
+				if holds { // the guard's Holds (TestDecideTakesTheFirstRuleThatHolds)
 					j = k
 					break
 				}
