@@ -671,7 +671,6 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 	} else {
 		d.cause = cause{}
 	}
-	d.Next = s
 	j := -1
 	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
 		if j = v.first[in][si]; j < 0 {
@@ -701,15 +700,18 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 		}
 	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
-		d.Rule, d.RuleIndex = nil, -1
+		d.Rule, d.RuleIndex, d.Next = nil, -1, s
 		return
 	}
 	r := &v.rules[j]
 	d.Rule, d.RuleIndex = r, j
-	if !r.Ignored() {
-		d.Next.State = r.To
-	}
+	d.Next = s
 	next := &d.Next
+	if !r.Ignored() {
+		next.State = r.To
+	}
+	fx := &d.effects
+	n := 0
 	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
@@ -729,24 +731,24 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			next.Model++
 			next.Attempt = 0
 			delay = 0
-			d.effects[d.n] = Effect{Kind: st, Model: next.Model}
+			fx[n] = Effect{Kind: st, Model: next.Model}
 		case StepRelease:
 			next.Open = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepWake:
 			next.Armed--
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepUncontrol:
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepCancelTimer:
 			if !next.Controlled {
 				continue
 			}
 			next.Armed--
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepAskAuth:
 			// Only a usage limit is asked, and only once the count allows
 			// a retry (steps 1 and 4).
@@ -758,21 +760,22 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 				d.asks = true
 				d.snap = s // what Resume takes the decision again from
 			}
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepEmitStart:
-			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
+			fx[n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
 		case StepArmTimer:
-			d.effects[d.n] = Effect{Kind: st, Delay: delay, Pending: pending}
+			fx[n] = Effect{Kind: st, Delay: delay, Pending: pending}
 			d.arms = true
 			next.Armed++
 			next.Controlled = true
 		case StepEmitEnd:
-			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt}
+			fx[n] = Effect{Kind: st, Attempt: next.Attempt}
 		default:
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		}
-		d.n++
+		n++
 	}
+	d.n = n
 }
 
 // ModelName is the name of model i (Snapshot.Model): primary for 0, else
