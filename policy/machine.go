@@ -602,7 +602,7 @@ func (d *Decision) Resume(switched bool) {
 	if !d.asks {
 		return
 	}
-	d.v.decide(d, d.snap, d.in, d.set, true, switched)
+	d.v.decide(d, &d.snap, d.in, d.set, true, switched)
 }
 
 // Decide is the retry policy: a pure function of the snapshot, the input,
@@ -621,7 +621,7 @@ func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Set
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, s, in, set, false, false)
+	v.decide(d, &s, in, set, false, false)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the
@@ -663,11 +663,11 @@ func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
 // index, an unconditional guard is not evaluated and the sound ones are evaluated
 // in place (Variant.guard), and
 // each step writes only what it changes.
-func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
+func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answered, switched bool) {
 	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
 	if in == InputRetryable {
-		d.cause.of(&s, d.out, set, answered && switched)
+		d.cause.of(s, d.out, set, answered && switched)
 	} else {
 		d.cause = cause{}
 	}
@@ -690,7 +690,7 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 				case guardIsFailFast:
 					holds = failsFast(set, &d.cause)
 				default:
-					holds = v.rules[k].Guard.Holds(s, set, d)
+					holds = v.rules[k].Guard.Holds(*s, set, d)
 				}
 				if holds { // the guard's Holds (TestDecideTakesTheFirstRuleThatHolds)
 					j = k
@@ -700,12 +700,12 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 		}
 	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
-		d.Rule, d.RuleIndex, d.Next = nil, -1, s
+		d.Rule, d.RuleIndex, d.Next = nil, -1, *s
 		return
 	}
 	r := &v.rules[j]
 	d.Rule, d.RuleIndex = r, j
-	d.Next = s
+	d.Next = *s
 	next := &d.Next
 	if !r.Ignored() {
 		next.State = r.To
@@ -758,7 +758,7 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			if !answered {
 				pending = true
 				d.asks = true
-				d.snap = s // what Resume takes the decision again from
+				d.snap = *s // what Resume takes the decision again from
 			}
 			fx[n] = Effect{Kind: st}
 		case StepEmitStart:
