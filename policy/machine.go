@@ -617,11 +617,18 @@ func (d *Decision) Resume(switched bool) {
 // decision is performed (Resume reads it), and so must *o (the decision
 // reads it, not a copy: its events carry its text).
 func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
+	v.DecideFrom(d, &s, in, o, set)
+}
+
+// DecideFrom is Decide with the snapshot read through s, which it does not
+// keep (Next and Resume have their own copies): a shell that holds the
+// snapshot in place saves copying it in. s must not point into d.
+func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, set *Settings) {
 	if o == nil {
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, &s, in, set, false, false)
+	v.decide(d, s, in, set, false, false)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the

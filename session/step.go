@@ -543,7 +543,7 @@ func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(i
 func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.Decide(d, s.Retry, in, o, st.set)
+	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.set)
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}
