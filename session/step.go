@@ -131,14 +131,14 @@ type stepper struct {
 // as it is: the caller sets every field its kind reads (an Effect is too
 // large to clear each time).
 func (st *stepper) effect(k EffectKind) *Effect {
-	fx := st.b.Effects
-	if n := len(fx); n < cap(fx) {
-		fx = fx[:n+1]
+	b := st.b
+	n := len(b.Effects)
+	if n < cap(b.Effects) {
+		b.Effects = b.Effects[:n+1] // the length alone is written
 	} else {
-		fx = append(fx, Effect{})
+		b.Effects = append(b.Effects, Effect{})
 	}
-	st.b.Effects = fx
-	e := &fx[len(fx)-1]
+	e := &b.Effects[n]
 	e.Kind = k
 	return e
 }
@@ -547,7 +547,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}
-	if d.Fired() && (st.c.Transitions == nil || uint(d.RuleIndex) < uint(len(st.c.Transitions)) && st.c.Transitions[d.RuleIndex]) {
+	if t := st.c.Transitions; (t == nil || uint(d.RuleIndex) < uint(len(t)) && t[d.RuleIndex]) && d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
