@@ -26,8 +26,6 @@ import (
 //     CompAt are 0 and the "older than the latest compaction" test never
 //     holds; CompDone is dropped, and so is RetryAt (get_state's
 //     nextRetryAt: no input of the alphabet reads it).
-//   - the run's last reply (Run.Last, HasLast, Switch): every reply sets it
-//     before the run's end reads it, so between steps it is dead.
 //   - the context's stored replies: the core reads a stored message only
 //     for the compaction check (its Overflow flag), so a reply that does
 //     not overflow is kept as no message at all; Previous and BeforeLast

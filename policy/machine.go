@@ -148,25 +148,68 @@ type Guard struct {
 // too long (fail-fast).
 var (
 	always        = Guard{"", func(Snapshot, *Settings, *Decision) bool { return true }}
-	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings, _ *Decision) bool { return !set.Enabled }}
+	guardDisabled = Guard{"!enabled", func(_ Snapshot, set *Settings, _ *Decision) bool { return disabled(set) }}
 	guardRetry    = Guard{"enabled && attempt < maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.Allowed && !c.TooLong
+		return retries(set, &c.cause)
 	}}
 	guardExhaust = Guard{"enabled && attempt >= maxRetries", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && !c.Allowed && !c.FallbackLeft
+		return exhausts(set, &c.cause)
 	}}
 	guardFallback = Guard{"enabled && (attempt >= maxRetries || wait > maxWaitMs) && fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.FallbackLeft && (!c.Allowed || c.TooLong)
+		return fallsBack(set, &c.cause)
 	}}
 	guardFailFast = Guard{"enabled && wait > maxWaitMs && no fallback left", func(_ Snapshot, set *Settings, c *Decision) bool {
-		return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
+		return failsFast(set, &c.cause)
 	}}
 )
 
-// unconditional reports whether g is the unconditional guard (always),
-// which Decide need not call.
-func unconditional(g Guard) bool {
-	return g.Name == always.Name && reflect.ValueOf(g.Holds).Pointer() == reflect.ValueOf(always.Holds).Pointer()
+// The conditions of the sound guards, which Decide evaluates in place
+// (guardKind) rather than through Holds.
+func disabled(set *Settings) bool           { return !set.Enabled }
+func retries(set *Settings, c *cause) bool  { return set.Enabled && c.Allowed && !c.TooLong }
+func exhausts(set *Settings, c *cause) bool { return set.Enabled && !c.Allowed && !c.FallbackLeft }
+func fallsBack(set *Settings, c *cause) bool {
+	return set.Enabled && c.FallbackLeft && (!c.Allowed || c.TooLong)
+}
+func failsFast(set *Settings, c *cause) bool {
+	return set.Enabled && c.Allowed && c.TooLong && !c.FallbackLeft
+}
+
+// guardKind says how Decide evaluates a rule's guard: not at all (the
+// unconditional one), by calling Holds, or in place for the guards above.
+type guardKind uint8
+
+const (
+	guardNone guardKind = iota // always: not called
+	guardCall                  // any other guard: Holds is called
+	guardIsDisabled
+	guardIsRetry
+	guardIsExhaust
+	guardIsFallback
+	guardIsFailFast
+)
+
+// kindOf is the guardKind of g: a guard is one of those above when it
+// has its name and its function.
+func kindOf(g Guard) guardKind {
+	same := func(h Guard) bool {
+		return g.Name == h.Name && reflect.ValueOf(g.Holds).Pointer() == reflect.ValueOf(h.Holds).Pointer()
+	}
+	switch {
+	case same(always):
+		return guardNone
+	case same(guardDisabled):
+		return guardIsDisabled
+	case same(guardRetry):
+		return guardIsRetry
+	case same(guardExhaust):
+		return guardIsExhaust
+	case same(guardFallback):
+		return guardIsFallback
+	case same(guardFailFast):
+		return guardIsFailFast
+	}
+	return guardCall
 }
 
 // Step is one effect template of a rule, expanded by Decide into an Effect.
@@ -253,9 +296,14 @@ type Variant struct {
 	rules   []Rule
 	machine *fsm.Machine
 	byPair  [numInputs][numStates][]int // rule indexes per (input, state)
-	// guarded[i]: rule i's guard is a condition (not the unconditional
-	// one), so Decide calls it.
-	guarded []bool
+	// guard[i] is how Decide evaluates rule i's guard (an unconditional
+	// one is not evaluated).
+	guard []guardKind
+	// first[in][s] is the rule of (input, state) Decide takes without
+	// calling a guard: the pair's first rule when it is unconditional,
+	// else -1 (the guards are called in order, up to the first
+	// unconditional rule).
+	first [numInputs][numStates]int
 }
 
 // Rules returns the table's rules, in order (a copy: the table cannot be
@@ -290,7 +338,7 @@ func (s State) Index() int {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules), guarded: make([]bool, len(rules))}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules))}
 	known := map[State]bool{}
 	for _, s := range allStates {
 		known[s] = true
@@ -309,7 +357,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 		if r.Guard.Holds == nil {
 			return nil, fmt.Errorf("variant %s: rule %d (%s): a guard without Holds", name, i, r.Input)
 		}
-		v.guarded[i] = !unconditional(r.Guard)
+		v.guard[i] = kindOf(r.Guard)
 		for _, s := range r.From {
 			if !known[s] {
 				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
@@ -358,6 +406,14 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 		for in := Input(0); in < numInputs; in++ {
 			if len(v.byPair[in][s.Index()]) == 0 {
 				return nil, fmt.Errorf("variant %s: (%s, %s) has no rule: declare it as a transition or as ignored", name, s, in)
+			}
+		}
+	}
+	for in := range v.byPair {
+		for si, rs := range v.byPair[in] {
+			v.first[in][si] = -1
+			if v.guard[rs[0]] == guardNone {
+				v.first[in][si] = rs[0]
 			}
 		}
 	}
@@ -455,20 +511,18 @@ type Decision struct {
 	arms    bool // an effect arms a backoff wait (Retries)
 	// What Resume needs to take the decision again, and what the events
 	// and the auth question carry.
-	v        *Variant
-	snap     Snapshot
-	in       Input
-	out      Outcome
-	set      *Settings
-	maxWait  time.Duration
-	persists bool
+	v    *Variant
+	snap Snapshot
+	in   Input
+	out  *Outcome // the input's reply (noReply for none)
+	set  *Settings
 }
 
 // Start is the auto_retry_start of an StepEmitStart effect (maxAttempts 0
 // in persistent mode).
 func (d *Decision) Start(e *Effect) AutoRetryStart {
 	max := d.set.MaxRetries
-	if d.persists {
+	if d.set.Persistent {
 		max = 0
 	}
 	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: max, DelayMs: durationMs(e.Delay), ErrorMessage: d.out.Message}
@@ -490,7 +544,7 @@ func (d *Decision) End(e *Effect) AutoRetryEnd {
 	case FinalNoMessage:
 		end.FinalError = NoAssistantMessage
 	case FinalWaitTooLong:
-		end.FinalError = waitTooLongText(d.Wait, d.maxWait, d.out.Message)
+		end.FinalError = waitTooLongText(d.Wait, d.set.RetryAfter.MaxWait, d.out.Message)
 	}
 	return end
 }
@@ -548,7 +602,7 @@ func (d *Decision) Resume(switched bool) {
 	if !d.asks {
 		return
 	}
-	d.v.decide(d, d.snap, d.in, d.set, true, switched)
+	d.v.decide(d, &d.snap, d.in, d.set, true, switched)
 }
 
 // Decide is the retry policy: a pure function of the snapshot, the input,
@@ -560,24 +614,42 @@ func (d *Decision) Resume(switched bool) {
 // in the table compiled from the declaration; no text is examined. For a
 // retryable failure it first works out its wait and ways out (SPEC §1's order of
 // operations), which the guards read. set must stay unchanged until the
-// decision is performed (Resume reads it).
+// decision is performed (Resume reads it), and so must *o (the decision
+// reads it, not a copy: its events carry its text).
 func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
-	if o != nil {
-		d.out = *o
-	} else {
-		d.out = Outcome{}
+	v.DecideFrom(d, &s, in, o, set)
+}
+
+// DecideFrom is Decide with the snapshot read through s, which it does not
+// keep (Next and Resume have their own copies): a shell that holds the
+// snapshot in place saves copying it in. s must not point into d.
+func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, set *Settings) {
+	if o == nil {
+		o = &noReply
 	}
+	d.out = o
 	v.decide(d, s, in, set, false, false)
 }
+
+// noReply is the reply of an input without one (Decide's o nil): the
+// zero Outcome, never written.
+var noReply Outcome
 
 // causeOf works out a retryable failure's cause: SPEC §1 steps 1 to 6
 // (the count, the backoff with its cap and jitter, the credential switch,
 // the hint, the ceiling).
 func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
-	c := cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
+	var c cause
+	c.of(&s, o, set, switched)
+	return c
+}
+
+// of is causeOf in place.
+func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
+	*c = cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
 	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)
 	if !c.Allowed || switched {
-		return c
+		return
 	}
 	w := set.backoff(c.Attempt, o.Draw)
 	if ra := &set.RetryAfter; o.HasWaitHint && ra.Use != "" && ra.Use != HintIgnore {
@@ -590,42 +662,63 @@ func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
 	}
 	c.Wait = w
 	c.TooLong = set.RetryAfter.MaxWait > 0 && w > set.RetryAfter.MaxWait
-	return c
 }
 
 // decide is Decide and Resume: answered says whether auth storage has
 // answered (switched). It is the hot path of every session step that
 // consults the retry machine: the rules of (state, input) are found by
-// index, an unconditional guard is not called (Variant.guarded), and
+// index, an unconditional guard is not evaluated and the sound ones are evaluated
+// in place (Variant.guard), and
 // each step writes only what it changes.
-func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answered, switched bool) {
-	d.Rule, d.RuleIndex, d.From, d.n, d.asks, d.arms = nil, -1, s.State, 0, false, false
+func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answered, switched bool) {
+	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
-	d.maxWait, d.persists = set.RetryAfter.MaxWait, set.Persistent
 	if in == InputRetryable {
-		d.cause = causeOf(s, &d.out, set, answered && switched)
+		d.cause.of(s, d.out, set, answered && switched)
 	} else {
 		d.cause = cause{}
 	}
-	var rules []int
-	if si := s.State.Index(); si >= 0 && in >= 0 && in < numInputs {
-		rules = v.byPair[in][si]
-	}
-	for _, j := range rules {
-		if r := &v.rules[j]; !v.guarded[j] || r.Guard.Holds(s, set, d) {
-			d.Rule, d.RuleIndex = r, j
-			break
+	j := -1
+	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
+		if j = v.first[in][si]; j < 0 {
+			for _, k := range v.byPair[in][si] {
+				var holds bool
+				switch v.guard[k] {
+				case guardNone:
+					holds = true
+				case guardIsDisabled:
+					holds = disabled(set)
+				case guardIsRetry:
+					holds = retries(set, &d.cause)
+				case guardIsExhaust:
+					holds = exhausts(set, &d.cause)
+				case guardIsFallback:
+					holds = fallsBack(set, &d.cause)
+				case guardIsFailFast:
+					holds = failsFast(set, &d.cause)
+				default:
+					holds = v.rules[k].Guard.Holds(*s, set, d)
+				}
+				if holds { // the guard's Holds (TestDecideTakesTheFirstRuleThatHolds)
+					j = k
+					break
+				}
+			}
 		}
 	}
-	d.Next = s
-	if d.Rule == nil { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
+	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
+		d.Rule, d.RuleIndex, d.Next = nil, -1, *s
 		return
 	}
-	r := d.Rule
-	if !r.Ignored() {
-		d.Next.State = r.To
-	}
+	r := &v.rules[j]
+	d.Rule, d.RuleIndex = r, j
+	d.Next = *s
 	next := &d.Next
+	if !r.Ignored() {
+		next.State = r.To
+	}
+	fx := &d.effects
+	n := 0
 	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
@@ -645,24 +738,24 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			next.Model++
 			next.Attempt = 0
 			delay = 0
-			d.effects[d.n] = Effect{Kind: st, Model: next.Model}
+			fx[n] = Effect{Kind: st, Model: next.Model}
 		case StepRelease:
 			next.Open = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepWake:
 			next.Armed--
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepUncontrol:
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepCancelTimer:
 			if !next.Controlled {
 				continue
 			}
 			next.Armed--
 			next.Controlled = false
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepAskAuth:
 			// Only a usage limit is asked, and only once the count allows
 			// a retry (steps 1 and 4).
@@ -672,23 +765,24 @@ func (v *Variant) decide(d *Decision, s Snapshot, in Input, set *Settings, answe
 			if !answered {
 				pending = true
 				d.asks = true
-				d.snap = s // what Resume takes the decision again from
+				d.snap = *s // what Resume takes the decision again from
 			}
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		case StepEmitStart:
-			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
+			fx[n] = Effect{Kind: st, Attempt: next.Attempt, Delay: delay, Pending: pending}
 		case StepArmTimer:
-			d.effects[d.n] = Effect{Kind: st, Delay: delay, Pending: pending}
+			fx[n] = Effect{Kind: st, Delay: delay, Pending: pending}
 			d.arms = true
 			next.Armed++
 			next.Controlled = true
 		case StepEmitEnd:
-			d.effects[d.n] = Effect{Kind: st, Attempt: next.Attempt}
+			fx[n] = Effect{Kind: st, Attempt: next.Attempt}
 		default:
-			d.effects[d.n] = Effect{Kind: st}
+			fx[n] = Effect{Kind: st}
 		}
-		d.n++
+		n++
 	}
+	d.n = n
 }
 
 // ModelName is the name of model i (Snapshot.Model): primary for 0, else

@@ -152,17 +152,15 @@ const (
 // String returns "none", "prompt", "retry" or "compaction".
 func (k RunKind) String() string { return [...]string{"none", "prompt", "retry", "compaction"}[k] }
 
-// Run is the agent run in flight.
+// Run is the agent run in flight. (Its last reply is not kept: the reply
+// that ends a run is read in the step that delivers it, and the runtime
+// context holds it as its last assistant message.)
 type Run struct {
-	Prompt int            // the prompt whose own run this is (PromptRun)
-	Last   policy.Outcome // the run's last reply (when HasLast)
+	Prompt int // the prompt whose own run this is (PromptRun)
 	// Call is the model call in flight (0: none): a reply for another call
 	// is stale and ignored.
-	Call    uint64
-	Kind    RunKind
-	HasLast bool
-	// Switch is auth storage's answer that came with the last reply.
-	Switch bool
+	Call uint64
+	Kind RunKind
 }
 
 // TimerKind is what a timer does when it fires.

@@ -131,14 +131,14 @@ type stepper struct {
 // as it is: the caller sets every field its kind reads (an Effect is too
 // large to clear each time).
 func (st *stepper) effect(k EffectKind) *Effect {
-	fx := st.b.Effects
-	if n := len(fx); n < cap(fx) {
-		fx = fx[:n+1]
+	b := st.b
+	n := len(b.Effects)
+	if n < cap(b.Effects) {
+		b.Effects = b.Effects[:n+1] // the length alone is written
 	} else {
-		fx = append(fx, Effect{})
+		b.Effects = append(b.Effects, Effect{})
 	}
-	st.b.Effects = fx
-	e := &fx[len(fx)-1]
+	e := &b.Effects[n]
 	e.Kind = k
 	return e
 }
@@ -315,14 +315,11 @@ func (st *stepper) call() {
 // reply handles the reply of the run's call: message_end, then a tool use
 // calls again, anything else ends the run.
 func (st *stepper) reply(o *policy.Outcome, switched bool) {
-	s := st.s
 	st.append(RoleAssistant, o, st.at.At)
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
 		r.Model = st.model()
 	}
-	s.Run.Last = *o
-	s.Run.HasLast, s.Run.Switch = true, switched
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
@@ -334,7 +331,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 		st.call()
 		return
 	}
-	st.endRun()
+	st.endRun(o, switched)
 }
 
 // append adds a message of role r (an assistant message: reply o, received
@@ -347,9 +344,12 @@ func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
 	}
 }
 
-// endRun ends the run in flight: agent_run_end, then agent_end for the
-// retry machine, then the compaction hand-off and the prompt's resolution.
-func (st *stepper) endRun() {
+// endRun ends the run in flight with its last reply o (nil: none; it
+// came with auth storage's answer switched): agent_run_end, then
+// agent_end for the retry machine, then the compaction hand-off and the
+// prompt's resolution. o is the step's event's reply, which the step does
+// not change.
+func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 	s := st.s
 	run := s.Run
 	s.Run = Run{}
@@ -359,14 +359,13 @@ func (st *stepper) endRun() {
 		st.resolve(p)
 	}
 	retried := false
-	switch in, ok := run.Last.EndInput(); {
-	case !run.HasLast:
+	if o == nil {
 		st.decide(policy.InputNoMessage, nil)
-	case ok:
-		retried = st.decideAsked(in, &run.Last, run.Switch)
+	} else if in, ok := o.EndInput(); ok {
+		retried = st.decideAsked(in, o, switched)
 	}
-	if !retried && run.HasLast {
-		st.compactionCheck(&run.Last, true, st.at.At, true)
+	if !retried && o != nil {
+		st.compactionCheck(o, true, st.at.At, true)
 	}
 	if run.Kind == PromptRun && run.Prompt != 0 {
 		st.promptRunEnded(run.Prompt)
@@ -544,11 +543,11 @@ func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(i
 func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.Decide(d, s.Retry, in, o, st.set)
+	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.set)
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}
-	if d.Fired() && (st.c.Transitions == nil || uint(d.RuleIndex) < uint(len(st.c.Transitions)) && st.c.Transitions[d.RuleIndex]) {
+	if t := st.c.Transitions; (t == nil || uint(d.RuleIndex) < uint(len(t)) && t[d.RuleIndex]) && d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
