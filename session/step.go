@@ -264,7 +264,7 @@ func (st *stepper) prompt(id string, respond bool) {
 		m := s.Context.Assistant
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
-	st.decide(policy.InputPrompt, nil)
+	st.decideCommon(policy.InputPrompt)
 	st.append(RoleUser, nil, 0)
 	st.startRun(PromptRun, n)
 }
@@ -323,7 +323,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
-		st.decide(policy.InputSuccess, nil)
+		st.decideCommon(policy.InputSuccess)
 		st.ending = false
 	}
 	if toolUse {
@@ -537,6 +537,18 @@ func (st *stepper) continueAgent() {
 
 func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(in, o, false) }
 
+// decideCommon is decide for the inputs of every turn, the prompt and
+// a success, which a table often ignores (the prompt at idle; in the sound
+// table a success at rest): a decision policy.Variant.Ignores is not
+// taken, as it would change nothing and have no effect.
+func (st *stepper) decideCommon(in policy.Input) {
+	if st.c.Variant.Retry.Ignores(st.s.Retry.State, in) {
+		st.settled()
+		return
+	}
+	st.decideAsked(in, nil, false)
+}
+
 // decideAsked takes the retry machine's decision on in and performs its
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
@@ -565,9 +577,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	d.Apply(st)
 	left := st.fx
 	st.fx = saved
-	if s.Retry.State != policy.StateBackoff {
-		s.HasRetryAt = false
-	}
+	st.settled()
 	if left&fxLater != 0 {
 		st.arm(ContinueTimer, 0)
 	}
@@ -575,6 +585,14 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 		st.continueAgent()
 	}
 	return retried
+}
+
+// settled is the end of a decision: no backoff wait is due outside
+// backoff.
+func (st *stepper) settled() {
+	if s := st.s; s.Retry.State != policy.StateBackoff {
+		s.HasRetryAt = false
+	}
 }
 
 // release is the retry promise resolved: the original's waiting prompt
