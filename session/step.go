@@ -364,7 +364,7 @@ func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 	} else if in, ok := o.EndInput(); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
-	if !retried && o != nil {
+	if !retried && o != nil && o.Overflow { // (compactionCheck does nothing without an overflow)
 		st.compactionCheck(o, true, st.at.At, true)
 	}
 	if run.Kind == PromptRun && run.Prompt != 0 {
