@@ -411,7 +411,7 @@ func (st *stepper) settle() {
 // When it would not, Apply of a Settle does nothing and a shell may skip
 // it.
 func (c *Core) Settles(s *State) bool {
-	return c.Variant.Rules.Resolution == ResolveWhenSettled && s.Pending != 0 && s.Run.Kind == NoRun && !s.Retry.Open
+	return s.Run.Kind == NoRun && !s.Retry.Open && s.Pending != 0 && c.Variant.Rules.Resolution == ResolveWhenSettled
 }
 
 // compactionCheck is the overflow compaction hand-off: a reply that
