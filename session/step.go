@@ -63,7 +63,8 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		mask = ^uint32(0)
 	}
 	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
-	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, 0
+	// The rest of the stepper (ending, aborting, afterEnd, deferred, fx)
+	// is zero: every step leaves it so (TestStepLeavesNoScratch).
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
