@@ -304,6 +304,19 @@ type Variant struct {
 	// else -1 (the guards are called in order, up to the first
 	// unconditional rule).
 	first [numInputs][numStates]int
+	// ignores[in][s]: the rule Decide takes for (input, state) is always
+	// an ignored one (Ignores).
+	ignores [numInputs][numStates]bool
+}
+
+// Ignores reports whether the decision on input in in state s is always
+// an ignored pair's, whatever the snapshot's other fields, the reply and
+// the settings: the first rule of (s, in) is unconditional and ignored.
+// Such a decision changes nothing and has no effect, so a shell may skip
+// Decide.
+func (v *Variant) Ignores(s State, in Input) bool {
+	si := s.Index()
+	return si >= 0 && uint(in) < uint(numInputs) && v.ignores[in][si]
 }
 
 // Rules returns the table's rules, in order (a copy: the table cannot be
@@ -414,6 +427,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 			v.first[in][si] = -1
 			if v.guard[rs[0]] == guardNone {
 				v.first[in][si] = rs[0]
+				v.ignores[in][si] = rules[rs[0]].Ignored()
 			}
 		}
 	}

@@ -32,6 +32,11 @@ func TestContextMatchesAFullList(t *testing.T) {
 			if c.HasAssistant != (len(asst) > 0) || (len(asst) > 0 && c.Assistant != asst[len(asst)-1]) {
 				t.Fatalf("last assistant %+v (%v), list %v", c.Assistant, c.HasAssistant, asst)
 			}
+			// What push and dropLastAssistant rely on: no stale message
+			// behind a false flag.
+			if (!c.HasAssistant && c.Assistant != Message{}) || (!c.HasPrevious && c.Previous != Message{}) {
+				t.Fatalf("a message without its flag: %+v", c)
+			}
 		}
 		t.Repeat(map[string]func(*rapid.T){
 			"user": func(t *rapid.T) {

@@ -99,6 +99,10 @@ type Message struct {
 // runtime context an assistant message follows a user message or a tool
 // result; in the history it may follow an error the retry path removed
 // from the context, which a rebuilt context then shows.)
+//
+// Assistant is the zero Message when HasAssistant is false, and Previous
+// when HasPrevious is false (push and dropLastAssistant rely on it, and
+// skip copying zeros over zeros).
 type Context struct {
 	Count                     int
 	Assistant                 Message // the last assistant message (when HasAssistant)
@@ -114,7 +118,9 @@ func (c *Context) add(r Role, m Message) { c.push(r, &m.Reply, m.At) }
 // reply is copied once, into place (o is read for RoleAssistant only).
 func (c *Context) push(r Role, o *policy.Outcome, at time.Duration) {
 	if r == RoleAssistant {
-		c.Previous = c.Assistant
+		if c.HasAssistant || c.HasPrevious { // (else both are zero)
+			c.Previous = c.Assistant
+		}
 		c.BeforeLast, c.HasPrevious = c.Last, c.HasAssistant
 		c.Assistant.Reply = *o
 		c.Assistant.At = at
@@ -131,9 +137,13 @@ func (c *Context) dropLastAssistant() bool {
 		return false
 	}
 	c.Count--
-	c.Assistant = c.Previous
+	if c.HasPrevious {
+		c.Assistant = c.Previous
+		c.Previous = Message{}
+	} else {
+		c.Assistant = Message{} // (Previous is zero)
+	}
 	c.Last, c.HasAssistant = c.BeforeLast, c.HasPrevious
-	c.Previous = Message{}
 	c.BeforeLast, c.HasPrevious = RoleNone, false
 	return true
 }

@@ -63,7 +63,8 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		mask = ^uint32(0)
 	}
 	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
-	st.ending, st.aborting, st.afterEnd, st.deferred, st.fx = false, false, 0, 0, 0
+	// The rest of the stepper (ending, aborting, afterEnd, deferred, fx)
+	// is zero: every step leaves it so (TestStepLeavesNoScratch).
 	switch ev.Kind {
 	case Prompt:
 		st.prompt(ev.ID, ev.Respond)
@@ -264,7 +265,7 @@ func (st *stepper) prompt(id string, respond bool) {
 		m := s.Context.Assistant
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
-	st.decide(policy.InputPrompt, nil)
+	st.decideCommon(policy.InputPrompt)
 	st.append(RoleUser, nil, 0)
 	st.startRun(PromptRun, n)
 }
@@ -323,7 +324,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
-		st.decide(policy.InputSuccess, nil)
+		st.decideCommon(policy.InputSuccess)
 		st.ending = false
 	}
 	if toolUse {
@@ -364,7 +365,7 @@ func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 	} else if in, ok := o.EndInput(); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
-	if !retried && o != nil {
+	if !retried && o != nil && o.Overflow { // (compactionCheck does nothing without an overflow)
 		st.compactionCheck(o, true, st.at.At, true)
 	}
 	if run.Kind == PromptRun && run.Prompt != 0 {
@@ -411,7 +412,7 @@ func (st *stepper) settle() {
 // When it would not, Apply of a Settle does nothing and a shell may skip
 // it.
 func (c *Core) Settles(s *State) bool {
-	return c.Variant.Rules.Resolution == ResolveWhenSettled && s.Pending != 0 && s.Run.Kind == NoRun && !s.Retry.Open
+	return s.Run.Kind == NoRun && !s.Retry.Open && s.Pending != 0 && c.Variant.Rules.Resolution == ResolveWhenSettled
 }
 
 // compactionCheck is the overflow compaction hand-off: a reply that
@@ -537,6 +538,18 @@ func (st *stepper) continueAgent() {
 
 func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(in, o, false) }
 
+// decideCommon is decide for the inputs of every turn, the prompt and
+// a success, which a table often ignores (the prompt at idle; in the sound
+// table a success at rest): a decision policy.Variant.Ignores is not
+// taken, as it would change nothing and have no effect.
+func (st *stepper) decideCommon(in policy.Input) {
+	if st.c.Variant.Retry.Ignores(st.s.Retry.State, in) {
+		st.settled()
+		return
+	}
+	st.decideAsked(in, nil, false)
+}
+
 // decideAsked takes the retry machine's decision on in and performs its
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
@@ -565,9 +578,7 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 	d.Apply(st)
 	left := st.fx
 	st.fx = saved
-	if s.Retry.State != policy.StateBackoff {
-		s.HasRetryAt = false
-	}
+	st.settled()
 	if left&fxLater != 0 {
 		st.arm(ContinueTimer, 0)
 	}
@@ -575,6 +586,14 @@ func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool
 		st.continueAgent()
 	}
 	return retried
+}
+
+// settled is the end of a decision: no backoff wait is due outside
+// backoff.
+func (st *stepper) settled() {
+	if s := st.s; s.Retry.State != policy.StateBackoff {
+		s.HasRetryAt = false
+	}
 }
 
 // release is the retry promise resolved: the original's waiting prompt
