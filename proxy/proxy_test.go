@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -150,14 +148,7 @@ func TestRequestErrors(t *testing.T) {
 // TestLoadScript: a proxy script reads its scenario's turns (relative to
 // itself) and its faults; a scenario file is a script of its turns.
 func TestLoadScript(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := proxytest.Files(t)
 	sc := write("s.yaml", "turns:\n  - {stopReason: error, errorMessage: x, status: 503}\n  - {stopReason: stop}\n")
 	s, err := proxy.LoadScript(sc)
 	if err != nil || len(s.Turns) != 2 || s.Turns[0].Status != 503 || s.Faults != nil {

@@ -1,12 +1,12 @@
 package proxy_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
 )
 
 // TestLoadScriptReader: a proxy script is read by the one strict reader
@@ -15,14 +15,7 @@ import (
 // error at its file:line:col, with its key path and what is allowed; and
 // valid JSON the YAML library cannot read is read as JSON.
 func TestLoadScriptReader(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := proxytest.Files(t)
 	for _, tc := range []struct{ name, text, want string }{
 		// An alias: once "faults[1]: not a mapping", "text: not a string".
 		{"p.yaml", "faults:\n  - &f {kind: drop}\n  - *f\n", `p.yaml:3:5: YAML aliases (*f) are not supported; write the value out`},
@@ -47,10 +40,12 @@ func TestLoadScriptReader(t *testing.T) {
 		// An empty script: once "the scenario keys".
 		{"p.yaml", "", `p.yaml: empty file: expected a mapping with the proxy script keys`},
 	} {
-		_, err := proxy.LoadScript(write(tc.name, tc.text))
-		if got := ""; err == nil || strings.TrimPrefix(err.Error(), dir+string(filepath.Separator)) != tc.want {
+		path := write(tc.name, tc.text)
+		dir := filepath.Dir(path) + string(filepath.Separator)
+		_, err := proxy.LoadScript(path)
+		if got := ""; err == nil || strings.TrimPrefix(err.Error(), dir) != tc.want {
 			if err != nil {
-				got = strings.TrimPrefix(err.Error(), dir+string(filepath.Separator))
+				got = strings.TrimPrefix(err.Error(), dir)
 			}
 			t.Errorf("%s %q: error %q, want %q", tc.name, tc.text, got, tc.want)
 		}

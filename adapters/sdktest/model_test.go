@@ -1,8 +1,6 @@
 package sdktest_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -72,14 +70,7 @@ func TestFaultModel(t *testing.T) {
 // to the script) as the fault model; an error in it names the fleet
 // file's position.
 func TestLoadScriptFleet(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := proxytest.Files(t)
 	write("f.yaml", "sessions: 1\ncapacity: {rps: 2, burst: 4}\noutages:\n  - {start: 30s, duration: 60s, kind: 529}\n")
 	s, err := proxy.LoadScript(write("p.yaml", "fleet: f.yaml\n"))
 	if err != nil || s.Fleet == nil || s.Fleet.Capacity.RPS != 2 || len(s.Fleet.Outages) != 1 {

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -159,4 +161,20 @@ func Gaps(recs []proxy.Record) []float64 {
 		out = append(out, recs[i].Timestamp-recs[i-1].End())
 	}
 	return out
+}
+
+// Files returns a writer of files into a fresh temporary folder (removed
+// when t ends): write(name, text) writes the file and returns its path,
+// for the scripts, scenarios and fleet files a test loads.
+func Files(t testing.TB) (write func(name, text string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	return func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 }
