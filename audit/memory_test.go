@@ -2,56 +2,27 @@ package audit_test
 
 import (
 	"bytes"
-	"io"
-	"runtime"
 	"strconv"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/internal/memtest"
 )
 
-// danglingFeed is a log of n blocks, each a prompt whose chain is left
-// open by a fatal error, so that the next block's prompt's run reports it
-// (chain-not-ended): one finding per block, made without the log ever being
-// in memory.
-type danglingFeed struct {
-	n, i int
-	rest []byte
-}
-
-func (f *danglingFeed) Read(p []byte) (int, error) {
-	w := 0
-	for w < len(p) {
-		if len(f.rest) == 0 {
-			if f.i == f.n {
-				break
-			}
-			f.i++
-			t := strconv.Itoa(f.i * 10000)
-			f.rest = []byte(`{"id":"p` + strconv.Itoa(f.i) + `","type":"response","command":"prompt","success":true}` + "\n" +
-				`{"t":` + t + `,"type":"agent_start"}` + "\n" +
-				`{"t":` + t + `,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"m"}` + "\n" +
-				`{"t":` + t + `,"type":"agent_end"}` + "\n" +
-				`{"t":` + t + `,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}` + "\n" +
-				`{"t":` + t + `,"type":"agent_start"}` + "\n" +
-				`{"t":` + t + `,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"invalid api key"},"model":"m"}` + "\n" +
-				`{"t":` + t + `,"type":"agent_end"}` + "\n")
-		}
-		k := copy(p[w:], f.rest)
-		f.rest = f.rest[k:]
-		w += k
-	}
-	if w == 0 {
-		return 0, io.EOF
-	}
-	return w, nil
-}
-
-func heapAlloc() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+// dangling is block i of a log whose every block is a prompt whose chain
+// is left open by a fatal error, so that the next block's prompt's run
+// reports it (chain-not-ended): one finding per block, made without the
+// log ever being in memory.
+func dangling(i int) []byte {
+	t := strconv.Itoa(i * 10000)
+	return []byte(`{"id":"p` + strconv.Itoa(i) + `","type":"response","command":"prompt","success":true}` + "\n" +
+		`{"t":` + t + `,"type":"agent_start"}` + "\n" +
+		`{"t":` + t + `,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"529 overloaded_error"},"model":"m"}` + "\n" +
+		`{"t":` + t + `,"type":"agent_end"}` + "\n" +
+		`{"t":` + t + `,"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}` + "\n" +
+		`{"t":` + t + `,"type":"agent_start"}` + "\n" +
+		`{"t":` + t + `,"type":"message_end","message":{"role":"assistant","stopReason":"error","errorMessage":"invalid api key"},"model":"m"}` + "\n" +
+		`{"t":` + t + `,"type":"agent_end"}` + "\n")
 }
 
 // TestAuditMemoryBounded: the heap in use while auditing does not grow with
@@ -69,13 +40,13 @@ func TestAuditMemoryBounded(t *testing.T) {
 	}
 	var found int
 	var heapEarly, heapLate uint64
-	sum, err := a.Audit(&danglingFeed{n: n}, func(f audit.Finding) {
+	sum, err := a.Audit(&memtest.Feed{N: n, Block: dangling}, func(f audit.Finding) {
 		found++
 		switch found {
 		case early:
-			heapEarly = heapAlloc()
+			heapEarly = memtest.HeapAlloc()
 		case n - 1:
-			heapLate = heapAlloc()
+			heapLate = memtest.HeapAlloc()
 		}
 	})
 	if err != nil {

@@ -3,12 +3,12 @@ package audit_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
+	"github.com/ohmypi/retryfsm/internal/memtest"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
 )
@@ -141,31 +141,10 @@ func TestWireBestFit(t *testing.T) {
 	}
 }
 
-// wireFeed is a wire log of n calls, each a 529 the client does not retry
-// (a wire-not-retried finding per call), generated as it is read.
-type wireFeed struct {
-	n, i int
-	rest []byte
-}
-
-func (f *wireFeed) Read(p []byte) (int, error) {
-	w := 0
-	for w < len(p) {
-		if len(f.rest) == 0 {
-			if f.i == f.n {
-				break
-			}
-			f.i++
-			f.rest = []byte(fmt.Sprintf(`{"type":"request","seq":%d,"timestamp":%d,"method":"POST","path":"/v1/messages","status":529,"errorType":"overloaded_error","errorMessage":"Overloaded","answerMs":1,"client":{"x-stainless-retry-count":"0"}}`+"\n", f.i, f.i*10000))
-		}
-		k := copy(p[w:], f.rest)
-		f.rest = f.rest[k:]
-		w += k
-	}
-	if w == 0 {
-		return 0, io.EOF
-	}
-	return w, nil
+// unretried is call i of a wire log of calls each a 529 the client does
+// not retry (a wire-not-retried finding per call).
+func unretried(i int) []byte {
+	return []byte(fmt.Sprintf(`{"type":"request","seq":%d,"timestamp":%d,"method":"POST","path":"/v1/messages","status":529,"errorType":"overloaded_error","errorMessage":"Overloaded","answerMs":1,"client":{"x-stainless-retry-count":"0"}}`+"\n", i, i*10000))
 }
 
 // TestAuditWireMemoryBounded: auditing a wire log keeps nothing per
@@ -182,13 +161,13 @@ func TestAuditWireMemoryBounded(t *testing.T) {
 	}
 	var found int
 	var heapEarly, heapLate uint64
-	sum, err := a.AuditWire(&wireFeed{n: n}, audit.WireOptions{}, func(f audit.Finding) {
+	sum, err := a.AuditWire(&memtest.Feed{N: n, Block: unretried}, audit.WireOptions{}, func(f audit.Finding) {
 		found++
 		switch found {
 		case early:
-			heapEarly = heapAlloc()
+			heapEarly = memtest.HeapAlloc()
 		case n - 1:
-			heapLate = heapAlloc()
+			heapLate = memtest.HeapAlloc()
 		}
 	})
 	if err != nil || sum.Events != n || found != n {

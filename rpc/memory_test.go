@@ -12,47 +12,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/internal/memtest"
 	"github.com/ohmypi/retryfsm/rpc"
 )
 
-// promptFeed is an endless-looking input of n prompt commands that calls
-// at(i) when it has produced i lines, for each i in marks.
-type promptFeed struct {
-	n, i  int
-	marks map[int]func()
-	rest  []byte
-}
-
 const promptLine = `{"type":"prompt","message":"hello"}` + "\n"
 
-func (f *promptFeed) Read(p []byte) (int, error) {
-	w := 0
-	for w < len(p) {
-		if len(f.rest) == 0 {
-			if f.i == f.n {
-				break
-			}
-			f.i++
-			if fn := f.marks[f.i]; fn != nil {
-				fn()
-			}
-			f.rest = []byte(promptLine)
+// promptFeed is an input of n prompt commands, made as it is read, that
+// calls marks[i] when it is about to give the i-th.
+func promptFeed(n int, marks map[int]func()) *memtest.Feed {
+	return &memtest.Feed{N: n, Block: func(i int) []byte {
+		if fn := marks[i]; fn != nil {
+			fn()
 		}
-		k := copy(p[w:], f.rest)
-		f.rest = f.rest[k:]
-		w += k
-	}
-	if w == 0 {
-		return 0, io.EOF
-	}
-	return w, nil
-}
-
-func heapAlloc() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+		return []byte(promptLine)
+	}}
 }
 
 // TestServeMemoryBoundedByPrompts: the server's heap after 200,000 prompts
@@ -63,10 +37,10 @@ func TestServeMemoryBoundedByPrompts(t *testing.T) {
 		t.Skip("200,000 prompts")
 	}
 	var at20k, at200k uint64
-	feed := &promptFeed{n: 200_001, marks: map[int]func(){
-		20_001:  func() { at20k = heapAlloc() },
-		200_001: func() { at200k = heapAlloc() },
-	}}
+	feed := promptFeed(200_001, map[int]func(){
+		20_001:  func() { at20k = memtest.HeapAlloc() },
+		200_001: func() { at200k = memtest.HeapAlloc() },
+	})
 	err := rpc.Serve(context.Background(), feed, io.Discard, rpc.Options{Scenario: parseScenario(t, "{}"), Virtual: true})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +84,7 @@ func TestRetrysimRPCMaxRSS(t *testing.T) {
 	}
 	fed := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(stdin, &promptFeed{n: n})
+		_, err := io.Copy(stdin, promptFeed(n, nil))
 		fed <- err
 	}()
 	resolved := 0
