@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	adapter "github.com/ohmypi/retryfsm/adapters/anthropic"
+	"github.com/ohmypi/retryfsm/adapters/internal/replytest"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -27,25 +26,16 @@ const contextWindow = 200000
 
 // server is an httptest server that answers every request with handler and
 // counts the requests.
-type server struct {
-	*httptest.Server
-	requests atomic.Int32
-}
+type server struct{ *replytest.Server }
 
 // newServer starts a server; it is closed when the test ends.
-func newServer(t *testing.T, handler http.HandlerFunc) *server {
+func newServer(t *testing.T, handler http.HandlerFunc) server {
 	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.requests.Add(1)
-		handler(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
+	return server{replytest.NewServer(t, handler)}
 }
 
 // client is a real SDK client for s, with the SDK's own retries off.
-func (s *server) client() sdk.Client {
+func (s server) client() sdk.Client {
 	return sdk.NewClient(
 		option.WithBaseURL(s.URL),
 		option.WithAPIKey("sk-ant-test"),
@@ -61,62 +51,22 @@ var params = sdk.MessageNewParams{
 	Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("hello"))},
 }
 
-// errorResponse answers with status, headers and body (JSON).
+// errorResponse answers with status, headers and body (JSON), with the
+// provider's request id.
 func errorResponse(status int, headers map[string]string, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Request-Id", "req_011CSHoEeqs5C35K2UUqR7Fy")
-		for k, v := range headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
+	return replytest.ErrorResponse("Request-Id", "req_011CSHoEeqs5C35K2UUqR7Fy", status, headers, body)
 }
 
-// dropConnection closes the connection without answering, once it has read
-// the request (so that the client sees the close as an EOF, not a failed
-// write).
-func dropConnection(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	_ = conn.Close()
-}
+// dropConnection closes the connection without answering.
+var dropConnection = replytest.DropConnection
 
-// classes is how a reply is classified in the three modes, whether it is a
-// context overflow, and its wait hint (-1: none).
-type classes struct {
-	message, status, strict policy.Class
-	overflow                bool
-	hintMs                  float64
-}
+// classes is a reply's classification in the three modes.
+type classes = replytest.Classes
 
 // classify classifies m through policy as the Controller does.
 func classify(t *testing.T, m policy.AssistantMessage) classes {
 	t.Helper()
-	if err := m.ValidateHTTP(); err != nil {
-		t.Fatalf("ValidateHTTP: %v", err)
-	}
-	var c classes
-	o := policy.ClassifyReply(m, contextWindow, now)
-	c.message, c.overflow, c.hintMs = o.Class, o.Overflow, -1
-	if o.HasWaitHint {
-		c.hintMs = o.WaitHintMs
-	}
-	for _, mode := range []struct {
-		name string
-		out  *policy.Class
-	}{{policy.ClassifyStatus, &c.status}, {policy.ClassifyStrict, &c.strict}} {
-		cl, err := policy.NewClassifier(mode.name, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		*mode.out = cl.Reply(m, contextWindow, now).Class
-	}
-	return c
+	return replytest.Classify(t, m, contextWindow, now)
 }
 
 // The providers' real error bodies and headers, through the real SDK, to
@@ -138,7 +88,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error: Overloaded",
 			Status: 529, Headers: map[string]string{"x-should-retry": "true"}},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		name: "429 rate limit with retry-after",
 		handler: errorResponse(429, map[string]string{
@@ -159,27 +109,27 @@ func TestMessageErrorResponses(t *testing.T) {
 				"anthropic-ratelimit-input-tokens-reset":     "2026-03-01T12:00:07Z",
 				"anthropic-ratelimit-requests-limit":         "50",
 			}},
-		classes: classes{retryable, retryable, retryable, false, 7000},
+		classes: replytest.Want(retryable, retryable, retryable, false, 7000),
 	}, {
 		name: "400 prompt too long",
 		handler: errorResponse(400, map[string]string{"X-Should-Retry": "false"},
 			`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "400 invalid_request_error: prompt is too long: 208310 tokens > 200000 maximum",
 			Status: 400, Headers: map[string]string{"x-should-retry": "false"}},
-		classes: classes{overflow, overflow, overflow, true, -1},
+		classes: replytest.Want(overflow, overflow, overflow, true, -1),
 	}, {
 		name: "413 request too large",
 		handler: errorResponse(413, nil,
 			`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "413 request_too_large: Request exceeds the maximum allowed number of bytes.",
 			Status: 413},
-		classes: classes{overflow, overflow, overflow, true, -1},
+		classes: replytest.Want(overflow, overflow, overflow, true, -1),
 	}, {
 		name: "500 api error",
 		handler: errorResponse(500, nil,
 			`{"type":"error","error":{"type":"api_error","message":"Internal server error"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "500 api_error: Internal server error", Status: 500},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		// x-should-retry decides in the status modes; the original's regex
 		// reads only the text.
@@ -188,7 +138,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "500 api_error: Internal server error",
 			Status: 500, Headers: map[string]string{"x-should-retry": "false"}},
-		classes: classes{retryable, fatal, fatal, false, -1},
+		classes: replytest.Want(retryable, fatal, fatal, false, -1),
 	}, {
 		name: "400 credit balance",
 		handler: errorResponse(400, nil,
@@ -196,20 +146,20 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "400 invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
 			Status:       400},
-		classes: classes{fatal, fatal, fatal, false, -1},
+		classes: replytest.Want(fatal, fatal, fatal, false, -1),
 	}, {
 		name: "401 authentication",
 		handler: errorResponse(401, nil,
 			`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "401 authentication_error: invalid x-api-key", Status: 401},
-		classes: classes{fatal, fatal, fatal, false, -1},
+		classes: replytest.Want(fatal, fatal, fatal, false, -1),
 	}, {
 		// An error type this SDK version does not know is kept as sent.
 		name: "503 with a new error type",
 		handler: errorResponse(503, nil,
 			`{"type":"error","error":{"type":"capacity_error","message":"Service temporarily unavailable"}}`),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "503 capacity_error: Service temporarily unavailable", Status: 503},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		// A proxy's page, not the API's JSON: quoted.
 		name: "502 from a proxy",
@@ -219,19 +169,19 @@ func TestMessageErrorResponses(t *testing.T) {
 			_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>\n"))
 		},
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "502 <html><body>502 Bad Gateway</body></html>", Status: 502},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		// Written as the JavaScript SDK writes it, which the original's
 		// overflow pattern for a 400 or 413 without a body reads.
 		name:    "400 with no body",
 		handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) },
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "400 status code (no body)", Status: 400},
-		classes: classes{overflow, overflow, overflow, true, -1},
+		classes: replytest.Want(overflow, overflow, overflow, true, -1),
 	}, {
 		name:    "dropped connection",
 		handler: dropConnection,
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: EOF"},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +198,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			}
 			// Reply of the same result is Message.
 			assertReply(t, adapter.Reply(msg, err), tt.want)
-			if n := s.requests.Load(); n != 1 {
+			if n := s.Requests.Load(); n != 1 {
 				t.Errorf("the server saw %d requests, want 1 (the SDK's retries are off)", n)
 			}
 		})
@@ -290,7 +240,7 @@ func TestMessageCancelled(t *testing.T) {
 	if m.StopReason != policy.StopReasonAborted || !strings.HasPrefix(m.ErrorMessage, "Request was aborted: ") {
 		t.Errorf("cancelled call: %+v (err %v)", m, err)
 	}
-	if c := classify(t, m).message; c != policy.ClassAborted {
+	if c := classify(t, m).Message; c != policy.ClassAborted {
 		t.Errorf("class = %v, want aborted", c)
 	}
 
@@ -327,8 +277,8 @@ func TestMessageTimeout(t *testing.T) {
 	if m.StopReason != policy.StopReasonError || m.ErrorMessage != "Connection error: request timed out (context deadline exceeded)" {
 		t.Errorf("timeout: %+v", m)
 	}
-	if c := classify(t, m); c.message != policy.ClassRetryable {
-		t.Errorf("class = %v, want retryable", c.message)
+	if c := classify(t, m); c.Message != policy.ClassRetryable {
+		t.Errorf("class = %v, want retryable", c.Message)
 	}
 }
 
@@ -431,7 +381,7 @@ func TestStreamMessage(t *testing.T) {
 			}
 			got := adapter.StreamMessage(acc, stream.Err())
 			assertReply(t, got, tt.want)
-			if c := classify(t, got); c.message != tt.class || c.status != tt.class || c.strict != tt.class {
+			if c := classify(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
 				t.Errorf("classes = %+v, want %v in every mode", c, tt.class)
 			}
 		})
@@ -463,8 +413,8 @@ func TestMessageByHand(t *testing.T) {
 	}
 	other := adapter.Message(errors.New("error parsing response json: unexpected end of JSON input"))
 	assertReply(t, other, policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "error parsing response json: unexpected end of JSON input"})
-	if c := classify(t, other); c.message != policy.ClassFatal {
-		t.Errorf("class = %v, want fatal", c.message)
+	if c := classify(t, other); c.Message != policy.ClassFatal {
+		t.Errorf("class = %v, want fatal", c.Message)
 	}
 	empty := adapter.Reply(nil, nil)
 	if empty.StopReason != policy.StopReasonError || empty.ErrorMessage == "" {

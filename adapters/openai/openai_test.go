@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/ohmypi/retryfsm/adapters/internal/replytest"
 	adapter "github.com/ohmypi/retryfsm/adapters/openai"
 	"github.com/ohmypi/retryfsm/policy"
 )
@@ -27,25 +26,16 @@ const contextWindow = 128000
 
 // server is an httptest server that answers every request with handler and
 // counts the requests.
-type server struct {
-	*httptest.Server
-	requests atomic.Int32
-}
+type server struct{ *replytest.Server }
 
 // newServer starts a server; it is closed when the test ends.
-func newServer(t *testing.T, handler http.HandlerFunc) *server {
+func newServer(t *testing.T, handler http.HandlerFunc) server {
 	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.requests.Add(1)
-		handler(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
+	return server{replytest.NewServer(t, handler)}
 }
 
 // client is a real SDK client for s, with the SDK's own retries off.
-func (s *server) client() sdk.Client {
+func (s server) client() sdk.Client {
 	return sdk.NewClient(
 		option.WithBaseURL(s.URL),
 		option.WithAPIKey("sk-test"),
@@ -60,62 +50,22 @@ var params = sdk.ChatCompletionNewParams{
 	Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("hello")},
 }
 
-// errorResponse answers with status, headers and body (JSON).
+// errorResponse answers with status, headers and body (JSON), with the
+// provider's request id.
 func errorResponse(status int, headers map[string]string, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Request-Id", "req_5c3f0e0ab3b5f7a3e1e1d1c1b1a19181")
-		for k, v := range headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
+	return replytest.ErrorResponse("X-Request-Id", "req_5c3f0e0ab3b5f7a3e1e1d1c1b1a19181", status, headers, body)
 }
 
-// dropConnection closes the connection without answering, once it has read
-// the request (so that the client sees the close as an EOF, not a failed
-// write).
-func dropConnection(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	_ = conn.Close()
-}
+// dropConnection closes the connection without answering.
+var dropConnection = replytest.DropConnection
 
-// classes is how a reply is classified in the three modes, whether it is a
-// context overflow, and its wait hint (-1: none).
-type classes struct {
-	message, status, strict policy.Class
-	overflow                bool
-	hintMs                  float64
-}
+// classes is a reply's classification in the three modes.
+type classes = replytest.Classes
 
 // classify classifies m through policy as the Controller does.
 func classify(t *testing.T, m policy.AssistantMessage) classes {
 	t.Helper()
-	if err := m.ValidateHTTP(); err != nil {
-		t.Fatalf("ValidateHTTP: %v", err)
-	}
-	var c classes
-	o := policy.ClassifyReply(m, contextWindow, now)
-	c.message, c.overflow, c.hintMs = o.Class, o.Overflow, -1
-	if o.HasWaitHint {
-		c.hintMs = o.WaitHintMs
-	}
-	for _, mode := range []struct {
-		name string
-		out  *policy.Class
-	}{{policy.ClassifyStatus, &c.status}, {policy.ClassifyStrict, &c.strict}} {
-		cl, err := policy.NewClassifier(mode.name, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		*mode.out = cl.Reply(m, contextWindow, now).Class
-	}
-	return c
+	return replytest.Classify(t, m, contextWindow, now)
 }
 
 // assertReply compares two replies field by field.
@@ -172,7 +122,7 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "429 tokens (rate_limit_exceeded): Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29764, Requested 1250. Please try again in 2.028s. Visit https://platform.openai.com/account/rate-limits to learn more.",
 			Status:       429, Headers: rateLimitKept},
-		classes: classes{retryable, retryable, retryable, false, 3000},
+		classes: replytest.Want(retryable, retryable, retryable, false, 3000),
 	}, {
 		// No header hint: the text's "try again in 2.028s" is the hint.
 		name: "429 rate limit without headers",
@@ -181,7 +131,7 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "429 requests (rate_limit_exceeded): Rate limit reached for gpt-4o in organization org-abc on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.",
 			Status:       429},
-		classes: classes{retryable, retryable, retryable, false, 120},
+		classes: replytest.Want(retryable, retryable, retryable, false, 120),
 	}, {
 		// Retried by the original's regex (429) and by status; final in
 		// strict mode.
@@ -191,7 +141,7 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "429 insufficient_quota: You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
 			Status:       429},
-		classes: classes{retryable, retryable, fatal, false, -1},
+		classes: replytest.Want(retryable, retryable, fatal, false, -1),
 	}, {
 		name: "400 context length exceeded",
 		handler: errorResponse(400, nil,
@@ -199,28 +149,28 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "400 invalid_request_error (context_length_exceeded): This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.",
 			Status:       400},
-		classes: classes{overflow, overflow, overflow, true, -1},
+		classes: replytest.Want(overflow, overflow, overflow, true, -1),
 	}, {
 		name: "500 server error",
 		handler: errorResponse(500, nil,
 			`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "500 server_error: The server had an error while processing your request. Sorry about that!", Status: 500},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		name: "503 overloaded",
 		handler: errorResponse(503, nil,
 			`{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "503 server_error: The engine is currently overloaded, please try again later", Status: 503},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		// An OpenAI-compatible gateway in front of Anthropic.
 		name: "529 overloaded",
 		handler: errorResponse(529, nil,
 			`{"error":{"message":"Overloaded","type":"overloaded_error","param":null,"code":null}}`),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error: Overloaded", Status: 529},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		name: "401 invalid key",
 		handler: errorResponse(401, map[string]string{"X-Should-Retry": "false"},
@@ -228,7 +178,7 @@ func TestMessageErrorResponses(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "401 invalid_request_error (invalid_api_key): Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.",
 			Status:       401, Headers: map[string]string{"x-should-retry": "false"}},
-		classes: classes{fatal, fatal, fatal, false, -1},
+		classes: replytest.Want(fatal, fatal, fatal, false, -1),
 	}, {
 		// A proxy's page, not the API's JSON: quoted.
 		name: "502 from a proxy",
@@ -238,17 +188,17 @@ func TestMessageErrorResponses(t *testing.T) {
 			_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>\n"))
 		},
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "502 <html><body>502 Bad Gateway</body></html>", Status: 502},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}, {
 		name:    "413 with no body",
 		handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(413) },
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "413 status code (no body)", Status: 413},
-		classes: classes{overflow, overflow, overflow, true, -1},
+		classes: replytest.Want(overflow, overflow, overflow, true, -1),
 	}, {
 		name:    "dropped connection",
 		handler: dropConnection,
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: EOF"},
-		classes: classes{retryable, retryable, retryable, false, -1},
+		classes: replytest.Want(retryable, retryable, retryable, false, -1),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +216,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			// Reply of the same result is Message, and Message does not
 			// consume the body the SDK keeps for its Dump methods.
 			assertReply(t, adapter.Reply(c, err), tt.want)
-			if n := s.requests.Load(); n != 1 {
+			if n := s.Requests.Load(); n != 1 {
 				t.Errorf("the server saw %d requests, want 1 (the SDK's retries are off)", n)
 			}
 		})
@@ -318,7 +268,7 @@ func TestMessageCancelled(t *testing.T) {
 	if m.StopReason != policy.StopReasonAborted || !strings.HasPrefix(m.ErrorMessage, "Request was aborted: ") {
 		t.Errorf("cancelled call: %+v (err %v)", m, err)
 	}
-	if c := classify(t, m).message; c != policy.ClassAborted {
+	if c := classify(t, m).Message; c != policy.ClassAborted {
 		t.Errorf("class = %v, want aborted", c)
 	}
 
@@ -353,8 +303,8 @@ func TestMessageTimeout(t *testing.T) {
 	if m.StopReason != policy.StopReasonError || m.ErrorMessage != "Connection error: request timed out (context deadline exceeded)" {
 		t.Errorf("timeout: %+v", m)
 	}
-	if c := classify(t, m); c.message != policy.ClassRetryable {
-		t.Errorf("class = %v, want retryable", c.message)
+	if c := classify(t, m); c.Message != policy.ClassRetryable {
+		t.Errorf("class = %v, want retryable", c.Message)
 	}
 }
 
@@ -450,7 +400,7 @@ func TestStreamMessage(t *testing.T) {
 			}
 			got := adapter.StreamMessage(acc.ChatCompletion, stream.Err())
 			assertReply(t, got, tt.want)
-			if c := classify(t, got); c.message != tt.class || c.status != tt.class || c.strict != tt.class {
+			if c := classify(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
 				t.Errorf("classes = %+v, want %v in every mode", c, tt.class)
 			}
 		})
@@ -481,8 +431,8 @@ func TestMessageByHand(t *testing.T) {
 	}
 	other := adapter.Message(errors.New("error parsing response json: unexpected end of JSON input"))
 	assertReply(t, other, policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "error parsing response json: unexpected end of JSON input"})
-	if c := classify(t, other); c.message != policy.ClassFatal {
-		t.Errorf("class = %v, want fatal", c.message)
+	if c := classify(t, other); c.Message != policy.ClassFatal {
+		t.Errorf("class = %v, want fatal", c.Message)
 	}
 	empty := adapter.Reply(nil, nil)
 	if empty.StopReason != policy.StopReasonError || empty.ErrorMessage == "" {
