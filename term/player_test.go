@@ -7,63 +7,17 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/ohmypi/retryfsm/internal/screentest"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/term"
 )
-
-const waitFor = 20 * time.Second
-
-// screen is an output that a test can wait on without sleeping.
-type screen struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-}
-
-func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf.Write(p)
-	select {
-	case s.changed <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitFor waits until the output, from offset from, contains want, and
-// returns the offset just after it.
-func (s *screen) waitFor(t *testing.T, from int, want string) int {
-	t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		out := s.String()
-		if i := strings.Index(out[from:], want); i >= 0 {
-			return from + i + len(want)
-		}
-		select {
-		case <-s.changed:
-		case <-deadline:
-			t.Fatalf("output lacks %q after %v:\n%q", want, waitFor, out[from:])
-		}
-	}
-}
 
 func parse(t *testing.T, text string) *scenario.Scenario {
 	t.Helper()
@@ -93,7 +47,7 @@ func wait(t *testing.T, done chan playResult) playResult {
 	select {
 	case r := <-done:
 		return r
-	case <-time.After(waitFor):
+	case <-time.After(screentest.Timeout):
 		t.Fatal("Play did not return")
 	}
 	return playResult{}
@@ -115,7 +69,7 @@ expect:
     - {type: auto_retry_end, success: true, attempt: 2}
   final: {state: idle, attempt: 0}
 `)
-	out := newScreen()
+	out := screentest.New()
 	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Keys: strings.NewReader("\x1b")}))
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -150,7 +104,7 @@ turns:
 expect:
   final: {state: idle}
 `)
-	out := newScreen()
+	out := screentest.New()
 	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()}))
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -177,11 +131,11 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := newScreen()
+	out := screentest.New()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
 
-	at := out.waitFor(t, 0, "auto_retry_start")
-	at = out.waitFor(t, at, "Retrying (1/3) in 3s… (esc to cancel)")
+	at := out.WaitFor(t, 0, "auto_retry_start")
+	at = out.WaitFor(t, at, "Retrying (1/3) in 3s… (esc to cancel)")
 	// nudge makes the player redraw now: it wakes on any key.
 	nudge := func() {
 		if _, err := keysW.Write([]byte("x")); err != nil {
@@ -190,10 +144,10 @@ turns:
 	}
 	clk.Add(600 * time.Millisecond) // 2400 ms left: 2 s
 	nudge()
-	at = out.waitFor(t, at, "Retrying (1/3) in 2s… (esc to cancel)")
+	at = out.WaitFor(t, at, "Retrying (1/3) in 2s… (esc to cancel)")
 	clk.Add(1000 * time.Millisecond) // 1400 ms left: 1 s
 	nudge()
-	at = out.waitFor(t, at, "Retrying (1/3) in 1s… (esc to cancel)")
+	at = out.WaitFor(t, at, "Retrying (1/3) in 1s… (esc to cancel)")
 	// An arrow key is not Esc.
 	if _, err := keysW.Write([]byte("\x1b[A")); err != nil {
 		t.Fatal(err)
@@ -201,8 +155,8 @@ turns:
 	if _, err := keysW.Write([]byte{0x1b}); err != nil {
 		t.Fatal(err)
 	}
-	at = out.waitFor(t, at, "abort_retry")
-	out.waitFor(t, at, "Retry failed after 1 attempts: Retry cancelled")
+	at = out.WaitFor(t, at, "abort_retry")
+	out.WaitFor(t, at, "Retry failed after 1 attempts: Retry cancelled")
 	r := wait(t, done) // the inert backoff timer is not waited for
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -240,9 +194,9 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := newScreen()
+	out := screentest.New()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
-	out.waitFor(t, 0, "agent_run")
+	out.WaitFor(t, 0, "agent_run")
 	if _, err := keysW.Write([]byte{0x1b}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,9 +240,9 @@ expect:
 `)
 	clk := clock.NewMock()
 	intr := make(chan os.Signal)
-	out := newScreen()
+	out := screentest.New()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Interrupt: intr})
-	out.waitFor(t, 0, "agent_run")
+	out.WaitFor(t, 0, "agent_run")
 	clk.Add(2500 * time.Millisecond) // the call is in flight until 60 s
 	intr <- os.Interrupt
 	r := wait(t, done)
@@ -325,9 +279,9 @@ turns:
   - {stopReason: stop, durationMs: 60000}
 `)
 	intr := make(chan os.Signal)
-	out := newScreen()
+	out := screentest.New()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Interrupt: intr})
-	out.waitFor(t, 0, "agent_run")
+	out.WaitFor(t, 0, "agent_run")
 	intr <- syscall.SIGTERM
 	if r := wait(t, done); !errors.Is(r.err, term.ErrInterrupted) {
 		t.Fatalf("got %v, want ErrInterrupted", r.err)
@@ -340,20 +294,20 @@ turns:
   - {stopReason: stop, durationMs: 60000}
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	out := newScreen()
+	out := screentest.New()
 	done := make(chan error, 1)
 	go func() {
 		_, err := term.Play(ctx, term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()})
 		done <- err
 	}()
-	out.waitFor(t, 0, "agent_run")
+	out.WaitFor(t, 0, "agent_run")
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(screentest.Timeout):
 		t.Fatal("Play did not return")
 	}
 }
@@ -393,7 +347,7 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := newScreen()
+	out := screentest.New()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
 	steps := []struct {
 		advance time.Duration
@@ -412,10 +366,10 @@ turns:
 				t.Fatal(err)
 			}
 		}
-		at = out.waitFor(t, at, st.want)
+		at = out.WaitFor(t, at, st.want)
 	}
 	clk.Add(time.Second)
-	out.waitFor(t, at, "agent_run                 kind=continue")
+	out.WaitFor(t, at, "agent_run                 kind=continue")
 	if r := wait(t, done); r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/screentest"
 )
 
 // TestFleetDefaultTable: with no file, the default fleet sized by
@@ -371,13 +372,13 @@ func onTerminal(t *testing.T) (*os.File, func() string) {
 	if err != nil {
 		t.Fatalf("opening a pseudo-terminal: %v", err)
 	}
-	screen := readScreen(ptmx)
+	screen := screentest.Read(ptmx)
 	closed := false
 	closeAll := func() string {
 		if !closed {
 			closed = true
 			tty.Close()
-			<-screen.done // the master reads EIO once the terminal side is closed
+			<-screen.Done() // the master reads EIO once the terminal side is closed
 			ptmx.Close()
 		}
 		return screen.String()

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/internal/screentest"
 )
 
 // longBackoff is a chain left open for ten minutes.
@@ -50,18 +52,18 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				screen := readScreen(stdout)
+				screen := screentest.Read(stdout)
 				if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
 					t.Fatal(err)
 				}
-				at := screen.waitFor(t, 0, `"type":"auto_retry_start"`)
+				at := screen.WaitFor(t, 0, `"type":"auto_retry_start"`)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
 				// Read the output to its end before Wait, which closes the
 				// pipe (exec.Cmd.StdoutPipe).
 				select {
-				case <-screen.done:
+				case <-screen.Done():
 				case <-time.After(30 * time.Second):
 					t.Fatal("the process did not end within 30s")
 				}
@@ -114,7 +116,7 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stderr := readScreen(stderrPipe)
+	stderr := screentest.Read(stderrPipe)
 	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	stderr.waitFor(t, 0, "ending the session")
+	stderr.WaitFor(t, 0, "ending the session")
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

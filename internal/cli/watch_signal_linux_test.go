@@ -27,7 +27,7 @@ func TestWatchOnTerminalSIGTERMAndSIGHUP(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd, ptmx, screen := startOnTerminal(t, "run", "--watch", path)
-			screen.waitFor(t, 0, "Retrying (1/3) in 600s… (esc to cancel)")
+			screen.WaitFor(t, 0, "Retrying (1/3) in 600s… (esc to cancel)")
 			if got := lflag(t, ptmx.Fd()); got&(syscall.ICANON|syscall.ECHO) != 0 {
 				t.Fatalf("the terminal is not in key mode while the loader is shown (lflag %#x)", got)
 			}
@@ -40,7 +40,7 @@ func TestWatchOnTerminalSIGTERMAndSIGHUP(t *testing.T) {
 			if got := lflag(t, ptmx.Fd()); got&(syscall.ICANON|syscall.ECHO) != syscall.ICANON|syscall.ECHO {
 				t.Errorf("terminal left in key mode after %v (lflag %#x)", sig, got)
 			}
-			<-screen.done // all the output read
+			<-screen.Done() // all the output read
 			out := screen.String()
 			if i := strings.LastIndex(out, "\x1b[?25l"); i >= 0 && strings.LastIndex(out[i:], "\x1b[?25h") < 0 {
 				t.Errorf("cursor left hidden after %v:\n%q", sig, out)

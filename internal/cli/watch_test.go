@@ -6,18 +6,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+	"github.com/ohmypi/retryfsm/internal/screentest"
 )
 
 // watchHelperEnv makes TestWatchHelperProcess run retrysim with the
@@ -59,61 +58,6 @@ func writeScenario(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// termScreen collects what a process writes to its terminal; a test
-// waits on it with a deadline, without sleeping.
-type termScreen struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-	done    chan struct{}
-}
-
-func readScreen(r io.Reader) *termScreen {
-	s := &termScreen{changed: make(chan struct{}, 1), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		b := make([]byte, 4096)
-		for {
-			n, err := r.Read(b)
-			s.mu.Lock()
-			s.buf.Write(b[:n])
-			s.mu.Unlock()
-			select {
-			case s.changed <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return s
-}
-
-func (s *termScreen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitFor waits until the output from offset from contains want and
-// returns the offset after it.
-func (s *termScreen) waitFor(t *testing.T, from int, want string) int {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		out := s.String()
-		if i := strings.Index(out[from:], want); i >= 0 {
-			return from + i + len(want)
-		}
-		select {
-		case <-s.changed:
-		case <-deadline:
-			t.Fatalf("no %q on the screen within 30s:\n%q", want, out[from:])
-		}
-	}
 }
 
 func TestWatchWithoutTerminal(t *testing.T) {
@@ -249,17 +193,17 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 }
 
 // startOnTerminal runs "retrysim args..." on a new pseudo-terminal.
-func startOnTerminal(t *testing.T, args ...string) (*exec.Cmd, *os.File, *termScreen) {
+func startOnTerminal(t *testing.T, args ...string) (*exec.Cmd, *os.File, *screentest.Screen) {
 	t.Helper()
 	cmd := helperCommand(t, args...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		t.Fatalf("starting on a pseudo-terminal: %v", err)
 	}
-	screen := readScreen(ptmx)
+	screen := screentest.Read(ptmx)
 	t.Cleanup(func() {
 		ptmx.Close()
-		<-screen.done
+		<-screen.Done()
 	})
 	return cmd, ptmx, screen
 }
@@ -284,21 +228,21 @@ expect:
     - {type: auto_retry_end, success: true}
 `)
 	cmd, ptmx, screen := startOnTerminal(t, "run", "--watch", path)
-	at := screen.waitFor(t, 0, "auto_retry_start")
+	at := screen.WaitFor(t, 0, "auto_retry_start")
 	// The loader appears, then counts down on the real clock.
-	at = screen.waitFor(t, at, "Retrying (1/3) in 600s… (esc to cancel)")
-	at = screen.waitFor(t, at, "Retrying (1/3) in 599s… (esc to cancel)")
+	at = screen.WaitFor(t, at, "Retrying (1/3) in 600s… (esc to cancel)")
+	at = screen.WaitFor(t, at, "Retrying (1/3) in 599s… (esc to cancel)")
 	if _, err := ptmx.Write([]byte{0x1b}); err != nil {
 		t.Fatal(err)
 	}
-	at = screen.waitFor(t, at, "abort_retry")
-	at = screen.waitFor(t, at, "Retry failed after 1 attempts: Retry cancelled")
+	at = screen.WaitFor(t, at, "abort_retry")
+	at = screen.WaitFor(t, at, "Retry failed after 1 attempts: Retry cancelled")
 	// The cancelled backoff's timer is not waited for.
-	screen.waitFor(t, at, "CANCELLED  watched")
+	screen.WaitFor(t, at, "CANCELLED  watched")
 	if code := exitCode(t, cmd); code != exitOK {
 		t.Fatalf("exit %d, want 0; screen:\n%s", code, screen.String())
 	}
-	<-screen.done
+	<-screen.Done()
 	out := screen.String()
 	if strings.Count(out, "command=abort_retry") != 1 {
 		t.Errorf("want one abort_retry:\n%s", out)
@@ -339,7 +283,7 @@ expect:
   final: {state: idle}
 `)
 	cmd, ptmx, screen := startOnTerminal(t, "run", "--watch", path)
-	at := screen.waitFor(t, 0, "agent_run")
+	at := screen.WaitFor(t, 0, "agent_run")
 	// Esc without a loader does nothing.
 	if _, err := ptmx.Write([]byte{0x1b}); err != nil {
 		t.Fatal(err)
@@ -347,13 +291,13 @@ expect:
 	if _, err := ptmx.Write([]byte{0x03}); err != nil { // Ctrl-C: abort
 		t.Fatal(err)
 	}
-	at = screen.waitFor(t, at, `"stopReason":"aborted"`)
-	at = screen.waitFor(t, at, "command=abort")
-	screen.waitFor(t, at, "CANCELLED  watched")
+	at = screen.WaitFor(t, at, `"stopReason":"aborted"`)
+	at = screen.WaitFor(t, at, "command=abort")
+	screen.WaitFor(t, at, "CANCELLED  watched")
 	if code := exitCode(t, cmd); code != exitOK {
 		t.Fatalf("exit %d, want 0; screen:\n%s", code, screen.String())
 	}
-	<-screen.done
+	<-screen.Done()
 	out := screen.String()
 	if strings.Contains(out, "command=abort_retry") || strings.Contains(out, "get_state") {
 		t.Errorf("Esc acted without a loader, or the later action was played:\n%s", out)
@@ -381,11 +325,11 @@ expect:
     - {type: auto_retry_end, success: true, attempt: 2}
 `)
 	cmd, _, screen := startOnTerminal(t, "run", "--watch", path)
-	at := screen.waitFor(t, 0, "Retrying (1/3) in 0s… (esc to cancel)")
-	at = screen.waitFor(t, at, "kind=continue")
-	at = screen.waitFor(t, at, "Retrying (2/3) in 0s… (esc to cancel)")
-	at = screen.waitFor(t, at, "auto_retry_end    success=true attempt=2")
-	screen.waitFor(t, at, "PASS  watched")
+	at := screen.WaitFor(t, 0, "Retrying (1/3) in 0s… (esc to cancel)")
+	at = screen.WaitFor(t, at, "kind=continue")
+	at = screen.WaitFor(t, at, "Retrying (2/3) in 0s… (esc to cancel)")
+	at = screen.WaitFor(t, at, "auto_retry_end    success=true attempt=2")
+	screen.WaitFor(t, at, "PASS  watched")
 	if code := exitCode(t, cmd); code != exitOK {
 		t.Fatalf("exit %d; screen:\n%s", code, screen.String())
 	}
