@@ -212,14 +212,7 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			out, err = p.JSON()
 		}
-		if err == nil {
-			err = o.writeOutput(out, stdout)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
-			return exitFail
-		}
-		return exitOK
+		return o.emit(out, err, stdout, stderr)
 	}
 	var cfgs []fleet.Config
 	var total int64
@@ -474,6 +467,12 @@ func (o *fleetOptions) writeResult(res *fleet.Result, stdout, stderr io.Writer) 
 	} else {
 		out, err = fleetTable(res, o.legend)
 	}
+	return o.emit(out, err, stdout, stderr)
+}
+
+// emit writes out (writeOutput) unless err, the error of making it, is
+// set; either error is reported on stderr: the command's exit code.
+func (o *fleetOptions) emit(out []byte, err error, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = o.writeOutput(out, stdout)
 	}
