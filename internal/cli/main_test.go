@@ -242,3 +242,17 @@ func TestErrorPrefix(t *testing.T) {
 		})
 	}
 }
+
+// wantInOrder fails the test unless stdout out holds every text of wants,
+// in that order.
+func wantInOrder(t *testing.T, out string, wants []string) {
+	t.Helper()
+	rest := out
+	for _, w := range wants {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q (in order):\n%s", w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+}

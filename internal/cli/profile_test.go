@@ -63,14 +63,7 @@ func TestRunProfileFlag(t *testing.T) {
 			if code != tt.code || errOut != "" {
 				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
 			}
-			rest := out
-			for _, want := range tt.stdout {
-				i := strings.Index(rest, want)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q (in order):\n%s", want, out)
-				}
-				rest = rest[i+len(want):]
-			}
+			wantInOrder(t, out, tt.stdout)
 		})
 	}
 }

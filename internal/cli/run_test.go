@@ -152,14 +152,7 @@ func TestRun(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
 			}
-			rest := out
-			for _, w := range tt.stdout {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q (in order):\n%s", w, out)
-				}
-				rest = rest[i+len(w):]
-			}
+			wantInOrder(t, out, tt.stdout)
 			if tt.closing != "" && lastLine(out) != tt.closing {
 				t.Errorf("closing line %q, want %q\nstdout:\n%s", lastLine(out), tt.closing, out)
 			}

@@ -75,14 +75,7 @@ func TestTrace(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
 			}
-			rest := out
-			for _, w := range tt.stdout {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q (in order):\n%s", w, out)
-				}
-				rest = rest[i+len(w):]
-			}
+			wantInOrder(t, out, tt.stdout)
 			for _, w := range tt.stderr {
 				if !strings.Contains(errOut, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, errOut)
