@@ -13,7 +13,7 @@ var (
 func DecisionForTest(s Snapshot, in Input, o *Outcome, set *Settings) *Decision {
 	d := &Decision{}
 	if in == InputRetryable {
-		d.cause = causeOf(s, o, set, false)
+		d.cause.of(&s, o, set, false)
 	}
 	return d
 }

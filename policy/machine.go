@@ -649,16 +649,9 @@ func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, set
 // zero Outcome, never written.
 var noReply Outcome
 
-// causeOf works out a retryable failure's cause: SPEC §1 steps 1 to 6
-// (the count, the backoff with its cap and jitter, the credential switch,
-// the hint, the ceiling).
-func causeOf(s Snapshot, o *Outcome, set *Settings, switched bool) cause {
-	var c cause
-	c.of(&s, o, set, switched)
-	return c
-}
-
-// of is causeOf in place.
+// of works out a retryable failure's cause, in place: SPEC §1 steps 1 to
+// 6 (the count, the backoff with its cap and jitter, the credential
+// switch, the hint, the ceiling).
 func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
 	*c = cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
 	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)

@@ -76,7 +76,8 @@ func pvWait(s Settings, attempt int, u float64, m AssistantMessage, now time.Tim
 	o := (*Classifier)(nil).Reply(m, 0, now)
 	o.Draw = u
 	s.MaxRetries = max(s.MaxRetries, attempt)
-	c := causeOf(Snapshot{State: StateContinuing, Attempt: attempt - 1, Open: true}, &o, &s, false)
+	var c cause
+	c.of(&Snapshot{State: StateContinuing, Attempt: attempt - 1, Open: true}, &o, &s, false)
 	return durationMs(c.Wait), c.TooLong
 }
 
