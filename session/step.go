@@ -345,11 +345,12 @@ func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
 	}
 }
 
-// endRun ends the run in flight with its last reply o (nil: none; it
-// came with auth storage's answer switched): agent_run_end, then
-// agent_end for the retry machine, then the compaction hand-off and the
-// prompt's resolution. o is the step's event's reply, which the step does
-// not change.
+// endRun ends the run in flight with its last reply o (it came with auth
+// storage's answer switched): agent_run_end, then agent_end for the retry
+// machine, then the compaction hand-off and the prompt's resolution. o is
+// the step's event's reply, which the step does not change. (A run always
+// ends on a reply here: the retry machine's no_message input is the
+// Controller's, for an agent_end without one.)
 func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 	s := st.s
 	run := s.Run
@@ -360,12 +361,10 @@ func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 		st.resolve(p)
 	}
 	retried := false
-	if o == nil {
-		st.decide(policy.InputNoMessage, nil)
-	} else if in, ok := o.EndInput(); ok {
+	if in, ok := o.EndInput(); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
-	if !retried && o != nil && o.Overflow { // (compactionCheck does nothing without an overflow)
+	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
 		st.compactionCheck(o, true, st.at.At, true)
 	}
 	if run.Kind == PromptRun && run.Prompt != 0 {
