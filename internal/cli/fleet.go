@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -184,52 +185,33 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	if plot != nil {
-		// The whole sweep as its one shard 0/1: the same result (SPEC.md
-		// §15.6), and the partial result retrysim-plot draws.
-		whole := fleet.Shard{Index: 0, Count: 1}
-		prog := startProgress(stderr, fleet.ShardSessions(specs, whole))
-		p, err := fleet.RunSpecsShard(specs, whole, fleet.SweepOptions{Progress: &prog.done})
-		prog.stop()
-		var res *fleet.Result
-		if err == nil {
-			res, err = fleet.MergePartials([]*fleet.Partial{p}, nil)
-		}
-		if err != nil {
-			plot.discard()
-			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
-			return exitFail
-		}
-		return plotResult(plot, p, o.writeResult(res, stdout, stderr), stderr)
-	}
+	// A shard is run from the sweep's definition: its time and memory
+	// follow its own runs, not the sweep's. Without --shard the whole sweep
+	// is its one shard 0/1: the same result (SPEC.md §15.6), and the
+	// partial result retrysim-plot draws.
+	plan, opt := fleet.PlanOfSpecs(specs...), fleet.Options{}
 	if shard != nil {
-		// A shard is run from the sweep's definition: its time and memory
-		// follow its own runs, not the sweep's.
-		prog := startProgress(stderr, fleet.ShardSessions(specs, *shard))
-		p, err := fleet.RunSpecsShard(specs, *shard, fleet.SweepOptions{Progress: &prog.done})
-		prog.stop()
+		opt.Shard = *shard
+	}
+	prog := startProgress(stderr, plan.Sessions(opt.Shard))
+	opt.Progress = &prog.done
+	p, err := fleet.Run(context.Background(), plan, opt)
+	prog.stop()
+	switch {
+	case shard != nil:
 		var out []byte
 		if err == nil {
 			out, err = p.JSON()
 		}
 		return o.emit(out, err, stdout, stderr)
-	}
-	var cfgs []fleet.Config
-	var total int64
-	for _, spec := range specs {
-		for _, cfg := range spec.Configs() {
-			cfgs = append(cfgs, cfg)
-			total += int64(cfg.Sessions)
-		}
-	}
-	prog := startProgress(stderr, total)
-	res, err := fleet.SweepWith(cfgs, fleet.SweepOptions{Progress: &prog.done})
-	prog.stop()
-	if err != nil {
+	case err != nil:
+		plot.discard()
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
+	case plot != nil:
+		return plotResult(plot, p, o.writeResult(&p.Result, stdout, stderr), stderr)
 	}
-	return o.writeResult(res, stdout, stderr)
+	return o.writeResult(&p.Result, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
