@@ -32,9 +32,11 @@ func (p *parser) failAt(pos Pos, field, msg string) { p.FailPos(strictfile.Pos(p
 // maxMs is the largest millisecond count that fits a time.Duration.
 const maxMs = math.MaxInt64 / int64(time.Millisecond)
 
+// millis is a duration in whole milliseconds, spelled as in every file
+// kind (strictfile.Duration): an integer number of milliseconds, or a Go
+// duration such as "1.5s".
 func (p *parser) millis(n *yaml.Node, path string) time.Duration {
-	v := p.Integer(n, path, 0, maxMs, fmt.Sprintf("a non-negative integer number of milliseconds, at most %d", maxMs))
-	return time.Duration(v) * time.Millisecond
+	return p.Duration(n, path, time.Millisecond, time.Duration(maxMs)*time.Millisecond)
 }
 
 func (p *parser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
@@ -116,6 +118,10 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 		case "contextWindow":
 			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
 		case "compaction":
+			if v.Kind == yaml.ScalarNode { // on, off or fail, as the fleet's flag and files
+				sc.Compaction.Enabled, sc.Compaction.Succeed, _ = session.ParseCompaction(p.Enum(v, path, session.CompactionModes))
+				break
+			}
 			p.Mapping(v, path, compactionKeys, func(e strictfile.Entry) {
 				switch e.Key {
 				case "enabled":
