@@ -548,6 +548,13 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 		return nil, fmt.Errorf("shard %s missing (a split into %d needs every shard from 0/%d to %d/%d)",
 			strings.Join(missing, ", "), first.Shard.Count, first.Shard.Count, first.Shard.Count-1, first.Shard.Count)
 	}
+	return mergeGroups(parts, first, name)
+}
+
+// mergeGroups merges the groups of parts, checked shards of the sweep
+// first's, in the order of their index in the sweep (a group's shards in
+// shard order).
+func mergeGroups(parts []*Partial, first *Partial, name func(int) string) (*Result, error) {
 	type part struct {
 		index, shard int
 		g            *Group
