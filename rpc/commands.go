@@ -467,10 +467,7 @@ func (s *server) checkSettings(c *command, a session.Arg, raw json.RawMessage) s
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		return fieldError(c.typ, a.Name, a.Kind.Want(), raw, true)
 	}
-	merged, err := s.sess.Settings().Apply(raw)
-	if err == nil {
-		err = merged.Validate()
-	}
+	merged, err := s.sess.MergeSettings(raw)
 	if err != nil {
 		return c.typ + ": " + a.Name + ": " + err.Error()
 	}

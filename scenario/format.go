@@ -287,6 +287,9 @@ func actionFlow(a *Action) string {
 	if a.Message != "" {
 		parts = append(parts, "message: "+string(jsonw.AppendString(nil, a.Message)))
 	}
+	if a.Settings != nil {
+		parts = append(parts, "settings: "+string(a.Settings)) // JSON: a YAML flow mapping
+	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 

@@ -52,14 +52,14 @@ var (
 	turnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs", "status", "headers"}
 	randomKeys     = []string{"fixed"}
 	usageKeys      = []string{"input", "cacheRead"}
-	actionKeys     = []string{"at", "do", "id", "enabled", "message"}
+	actionKeys     = append([]string{"at", "do", "id"}, argNames()...)
 	expectKeys     = []string{"events", "final"}
 	finalKeys      = []string{"state", "attempt", "isRetrying", "unresolvedPrompts"}
 
 	variants    = session.VariantNames()
 	stopReasons = []string{string(policy.StopReasonStop), string(policy.StopReasonLength),
 		string(policy.StopReasonToolUse), string(policy.StopReasonError), string(policy.StopReasonAborted)}
-	actionKinds = []string{"abort_retry", "abort", "set_auto_retry", "prompt", "get_state"}
+	actionKinds = session.CommandNames()
 	finalStates = []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
 )
 
@@ -291,6 +291,10 @@ func (p *parser) unitNumber(n *yaml.Node, path string) float64 {
 	return f
 }
 
+// An action is a command of session's table (session.Commands): "do" is
+// its name, and its arguments are keys, read by their kind. An ArgText
+// argument may be left out (the simulated session reads no text); the
+// others are required; wire-only ones are no keys.
 func (p *parser) action(n *yaml.Node, path string) Action {
 	a := Action{Pos: p.at(n)}
 	fields := p.Mapping(n, path, actionKeys, func(e strictfile.Entry) {
@@ -302,11 +306,8 @@ func (p *parser) action(n *yaml.Node, path string) Action {
 			a.Do = p.Enum(e.V, fp, actionKinds)
 		case "id":
 			a.ID = p.Str(e.V, fp)
-		case "enabled":
-			b := p.Boolean(e.V, fp)
-			a.Enabled = &b
-		case "message":
-			a.Message = p.Str(e.V, fp)
+		default:
+			p.arg(&a, argKinds[e.Key], e.V, fp)
 		}
 	})
 	if _, ok := fields["at"]; !ok {
@@ -315,16 +316,76 @@ func (p *parser) action(n *yaml.Node, path string) Action {
 	if _, ok := fields["do"]; !ok {
 		p.Fail(n, strictfile.Join(path, "do"), "missing required key (one of: %s)", strings.Join(actionKinds, ", "))
 	}
-	if e, ok := fields["enabled"]; ok && a.Do != "set_auto_retry" {
-		p.Fail(e.K, strictfile.Join(path, "enabled"), "not allowed for do: %s (only for set_auto_retry)", a.Do)
+	cmd, _ := session.CommandByName(a.Do)
+	for _, key := range actionKeys[3:] {
+		if e, ok := fields[key]; ok && !takes(&cmd, key) {
+			p.Fail(e.K, strictfile.Join(path, key), "not allowed for do: %s (only for %s)", a.Do, strings.Join(takenBy(key), ", "))
+		}
 	}
-	if _, ok := fields["enabled"]; !ok && a.Do == "set_auto_retry" {
-		p.Fail(n, strictfile.Join(path, "enabled"), "missing required key for do: set_auto_retry (true or false)")
-	}
-	if e, ok := fields["message"]; ok && a.Do != "prompt" {
-		p.Fail(e.K, strictfile.Join(path, "message"), "not allowed for do: %s (only for prompt)", a.Do)
+	for _, arg := range cmd.Args {
+		if _, ok := fields[arg.Name]; !ok && !arg.Optional && !arg.Kind.WireOnly() && arg.Kind != session.ArgText {
+			p.Fail(n, strictfile.Join(path, arg.Name), "missing required key for do: %s (%s)", a.Do, arg.Kind.Want())
+		}
 	}
 	return a
+}
+
+// arg reads an action's argument of kind k into a.
+func (p *parser) arg(a *Action, k session.ArgKind, v *yaml.Node, path string) {
+	switch k {
+	case session.ArgBool:
+		b := p.Boolean(v, path)
+		a.Enabled = &b
+	case session.ArgText:
+		a.Message = p.Str(v, path)
+	case session.ArgSettings:
+		if v.Kind != yaml.MappingNode {
+			p.Fail(v, path, "expected %s, got %s", k.Want(), strictfile.Describe(v))
+		}
+		// Keys and types are checked here, ranges when the action runs
+		// (merged over the settings in force then, as on the wire).
+		a.Settings, _ = p.settingsPatch(v, path, &fileSource{}, policy.DefaultSettings())
+	}
+}
+
+// argKinds are the kinds of the actions' argument keys (a key has one
+// kind in every command that takes it: TestActionKeys).
+var argKinds = map[string]session.ArgKind{}
+
+// argNames lists the commands' arguments that are keys of an action, in
+// the table's order, once each.
+func argNames() []string {
+	var names []string
+	for _, c := range session.Commands() {
+		for _, arg := range c.Args {
+			if _, seen := argKinds[arg.Name]; !seen && !arg.Kind.WireOnly() {
+				argKinds[arg.Name] = arg.Kind
+				names = append(names, arg.Name)
+			}
+		}
+	}
+	return names
+}
+
+// takes reports whether command c has argument key.
+func takes(c *session.Command, key string) bool {
+	for _, arg := range c.Args {
+		if arg.Name == key {
+			return true
+		}
+	}
+	return false
+}
+
+// takenBy lists the commands that have argument key.
+func takenBy(key string) []string {
+	var names []string
+	for _, c := range session.Commands() {
+		if takes(&c, key) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 func (p *parser) expect(n *yaml.Node, path string) *Expect {
