@@ -231,14 +231,9 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 				cur.stop, cur.duration, cur.done = policy.StopReasonStop, now-cur.start+1, true
 				cur = nil
 			}
-			acts = append(acts, scenario.Action{At: ms(now), Do: "abort"})
-		case in == ActAbortRetry:
-			acts = append(acts, scenario.Action{At: ms(now), Do: "abort_retry"})
-		case in == ActEnable || in == ActDisable:
-			enabled := in == ActEnable
-			acts = append(acts, scenario.Action{At: ms(now), Do: "set_auto_retry", Enabled: &enabled})
-		case in == ActPrompt:
-			acts = append(acts, scenario.Action{At: ms(now), Do: "prompt"})
+		}
+		if a, ok := commandAction(in, ms(now)); ok {
+			acts = append(acts, a)
 		}
 		nr, calls := len(raw.records), raw.calls
 		raw.step(&r, in)
