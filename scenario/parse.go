@@ -45,9 +45,6 @@ func (p *parser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
 }
 
 var (
-	topKeys = []string{"name", "description", "variant", "profile", "settings", "contextWindow", "compaction",
-		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
-		"seed", "random", "turns", "actions", "expect"}
 	compactionKeys = []string{"enabled", "succeed"}
 	turnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs", "status", "headers"}
 	randomKeys     = []string{"fixed"}
@@ -70,100 +67,26 @@ const maxEpochMs = int64(253402300799999)
 const maxTokens = math.MaxInt64 / 2
 
 func (p *parser) scenario(root *yaml.Node) *Scenario {
-	sc := &Scenario{
-		Path:          p.File,
-		Variant:       defaultVariant,
-		Profile:       policy.DefaultProfile,
-		ContextWindow: defaultContextWindow,
-		Compaction:    Compaction{Enabled: true, Succeed: true},
-		InitialPrompt: true,
-		Prompt:        defaultPrompt,
-		EpochMs:       defaultEpochMs,
-		Provider:      defaultProvider,
-		ModelID:       defaultModelID,
-		BaseURL:       defaultBaseURL,
-		SessionID:     defaultSessionID,
-		Seed:          defaultSeed,
+	sc := &Scenario{Path: p.File}
+	for i := range topKeys {
+		if def := topKeys[i].def; def != nil {
+			def(sc)
+		}
 	}
 	if p.File != "" {
 		base := filepath.Base(p.File)
 		sc.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
-	src := &fileSource{}
-	prof, _ := policy.ProfileByName(policy.DefaultProfile)
-	var settings *yaml.Node // read once the profile is known
-	p.Mapping(root, "", topKeys, func(e strictfile.Entry) {
-		path, v := e.Key, e.V
-		switch e.Key {
-		case "name":
-			sc.Name = p.Str(v, path)
-		case "description":
-			sc.Description = p.Str(v, path)
-		case "variant":
-			sc.Variant = p.Enum(v, path, variants)
-			src.variant = p.at(v)
-		case "profile":
-			name := p.Str(v, path)
-			var err error
-			if prof, err = policy.ProfileByName(name); err != nil || name == "" {
-				p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(profileNames(), ", "))
+	r := &reading{sc: sc, src: &fileSource{}}
+	r.prof, _ = policy.ProfileByName(policy.DefaultProfile)
+	p.Mapping(root, "", topKeyNames, func(e strictfile.Entry) {
+		for i := range topKeys {
+			if topKeys[i].name == e.Key {
+				topKeys[i].read(p, r, e.V, e.Key)
 			}
-			sc.Profile = prof.Name
-			src.profile = p.at(v)
-		case "settings":
-			settings = v
-			src.settings = p.at(v)
-		case "contextWindow":
-			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
-		case "compaction":
-			p.Mapping(v, path, compactionKeys, func(e strictfile.Entry) {
-				switch e.Key {
-				case "enabled":
-					sc.Compaction.Enabled = p.Boolean(e.V, strictfile.Join(path, e.Key))
-				case "succeed":
-					sc.Compaction.Succeed = p.Boolean(e.V, strictfile.Join(path, e.Key))
-				}
-			})
-		case "initialPrompt":
-			sc.InitialPrompt = p.Boolean(v, path)
-		case "prompt":
-			sc.Prompt = p.Str(v, path)
-		case "epochMs":
-			sc.EpochMs = p.nonNeg(v, path, maxEpochMs)
-		case "provider":
-			sc.Provider = p.Str(v, path)
-		case "modelId":
-			sc.ModelID = p.Str(v, path)
-		case "baseUrl":
-			sc.BaseURL = p.Str(v, path)
-		case "sessionId":
-			sc.SessionID = p.Str(v, path)
-		case "seed":
-			sc.Seed = p.Integer(v, path, 1, math.MaxInt64, fmt.Sprintf("an integer from 1 to %d", int64(math.MaxInt64)))
-		case "random":
-			fields := p.Mapping(v, path, randomKeys, func(e strictfile.Entry) {
-				sc.RandomFixed = p.unitNumber(e.V, strictfile.Join(path, e.Key))
-				sc.HasRandomFixed = true
-			})
-			if _, ok := fields["fixed"]; !ok {
-				p.Fail(v, strictfile.Join(path, "fixed"), "missing required key (a number from 0 to 1, 1 excluded: every random draw)")
-			}
-		case "turns":
-			items := p.Seq(v, path, "turns", maxEntries)
-			sc.Turns = make([]Turn, 0, len(items))
-			for i, item := range items {
-				sc.Turns = append(sc.Turns, p.turn(item, strictfile.Index(path, i)))
-			}
-		case "actions":
-			items := p.Seq(v, path, "actions", maxEntries)
-			sc.Actions = make([]Action, 0, len(items))
-			for i, item := range items {
-				sc.Actions = append(sc.Actions, p.action(item, strictfile.Index(path, i)))
-			}
-		case "expect":
-			sc.Expect = p.expect(v, path)
 		}
 	})
+	src, prof, settings := r.src, r.prof, r.settings
 	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
 		sc.src = src
 	}
