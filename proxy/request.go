@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/provider"
+	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/wire"
+)
+
+// API is one of the provider endpoints the proxy serves (wire.API).
+type API = wire.API
+
+// The endpoints served (SPEC.md §18).
+const (
+	Anthropic       = wire.Anthropic
+	OpenAIChat      = wire.OpenAIChat
+	OpenAIResponses = wire.OpenAIResponses
+)
+
+// apiOf returns the API served at path, if any. A base URL with a prefix
+// before /v1 (e.g. /anthropic/v1/messages) is accepted.
+func apiOf(path string) (API, bool) {
+	switch {
+	case strings.HasSuffix(path, "/v1/messages"):
+		return Anthropic, true
+	case strings.HasSuffix(path, "/v1/chat/completions"), strings.HasSuffix(path, "/chat/completions"):
+		return OpenAIChat, true
+	case strings.HasSuffix(path, "/v1/responses"), strings.HasSuffix(path, "/responses"):
+		return OpenAIResponses, true
+	}
+	return "", false
+}
+
+// request is what the proxy reads of a request body: the model, whether
+// it streams and the name of the first tool offered (for a canned tool call).
+type request struct {
+	Model  string
+	Stream bool
+	Tool   string
+}
+
+// parseRequest reads the fields the answers need; the body must be a JSON
+// object.
+func parseRequest(api API, body []byte) (request, error) {
+	var raw struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+		Tools  []struct {
+			Name     string `json:"name"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: %v", api, err)
+	}
+	req := request{Model: raw.Model, Stream: raw.Stream}
+	if len(raw.Tools) > 0 {
+		req.Tool = raw.Tools[0].Name
+		if req.Tool == "" {
+			req.Tool = raw.Tools[0].Function.Name
+		}
+	}
+	if req.Model == "" {
+		req.Model = "retrysim-model"
+	}
+	return req, nil
+}
+
+// defaultStatus is the status of an error turn that gives none: read from
+// its message as a provider would have sent it.
+func defaultStatus(message string) int {
+	m := strings.ToLower(message)
+	switch {
+	case strings.Contains(m, "overloaded"):
+		return 529
+	case strings.Contains(m, "rate limit"), strings.Contains(m, "rate_limit"), strings.Contains(m, "too many requests"), strings.Contains(m, "429"):
+		return 429
+	case strings.Contains(m, "timed out"), strings.Contains(m, "timeout"):
+		return 408
+	case strings.Contains(m, "service unavailable"), strings.Contains(m, "503"):
+		return 503
+	case strings.Contains(m, "502"), strings.Contains(m, "bad gateway"):
+		return 502
+	}
+	return 500
+}
+
+// statusText is the status's standard message, for an error turn with no
+// message.
+func statusText(api API, status int) string {
+	if api == Anthropic && status == 529 {
+		return "Overloaded"
+	}
+	if t := http.StatusText(status); t != "" {
+		return t
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
+// turnAnswer is the answer a script's turn gives: an error turn's status
+// (none: read from its message, defaultStatus), headers and message (none:
+// the status text); a success's stop reason, headers and input usage; an
+// aborted turn a dropped connection.
+func turnAnswer(api API, t *scenario.Turn) provider.Answer {
+	a := provider.Answer{Stop: t.StopReason, Headers: t.Headers, InputTokens: int(t.Usage.Input)}
+	if t.StopReason == policy.StopReasonError {
+		a.Status, a.Message = t.Status, t.ErrorMessage
+		if a.Status == 0 {
+			a.Status = defaultStatus(t.ErrorMessage)
+		}
+		if a.Message == "" {
+			a.Message = statusText(api, a.Status)
+		}
+	}
+	return a
+}
+
+// errorAnswer is the proxy's own error answer: status and message.
+func errorAnswer(status int, msg string) provider.Answer {
+	return provider.Answer{Stop: policy.StopReasonError, Status: status, Message: msg}
+}
