@@ -47,7 +47,7 @@ func (a *Answer) HTTP(req Request) Response {
 		return Response{}
 	}
 	id := fmt.Sprintf("retrysim%06d", req.Seq)
-	var res Response
+	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
 	}
