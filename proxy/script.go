@@ -30,7 +30,14 @@ const (
 // DefaultSlowChunk is a slow body's piece when Fault.Chunk is 0.
 const DefaultSlowChunk = 64
 
-var faultKinds = []string{string(FaultLatency), string(FaultSlowBody), string(FaultStreamCut), string(FaultSSEError), string(FaultDrop)}
+// faultKinds are wire.FaultKinds' names.
+var faultKinds = func() []string {
+	names := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
+		names[i] = string(k)
+	}
+	return names
+}()
 
 // Fault is a wire fault applied to one request, or to every request.
 type Fault struct {

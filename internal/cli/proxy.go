@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/wire"
@@ -69,9 +70,10 @@ aborted a dropped connection), or a proxy script (SPEC.md §18) of the keys
 scenario, fleet (a fleet file: its provider, with its capacity, outage windows,
 error rates and retry-after hints, answers the requests the turns do not, on
 the real clock from the proxy's start), repeat, text and faults: [{request,
-kind, delayMs, events, chunk}], kind latency, slow-body, stream-cut, sse-error
-or drop. Without SCRIPT every
-request gets a canned answer (or, with --upstream, the real one).
+kind, delayMs, events, chunk}], kind one of
+` + faultKindList() + `.
+Without SCRIPT every request gets a canned answer (or, with --upstream, the
+real one).
 
 With --upstream URL, success turns, requests after the last turn and other
 paths are forwarded to URL unchanged (streaming included); wire faults apply
@@ -95,6 +97,22 @@ flags, script or address.`,
 			return o
 		},
 	})
+}
+
+// faultKindList is the wire's fault kinds for the help: "a, b or c".
+func faultKindList() string {
+	var b strings.Builder
+	for i, k := range wire.FaultKinds {
+		switch {
+		case i == 0:
+		case i == len(wire.FaultKinds)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
 }
 
 func (o *proxyOptions) run(args []string, stdout, stderr io.Writer) int {

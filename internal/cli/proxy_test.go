@@ -6,7 +6,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/wire"
 )
+
+// TestProxyHelpNamesEveryFault: the proxy's help names each of
+// wire.FaultKinds, the one list of the wire's faults.
+func TestProxyHelpNamesEveryFault(t *testing.T) {
+	code, out, errOut := runMain(t, "proxy", "--help")
+	if code != exitOK {
+		t.Fatalf("proxy --help: exit %d, stderr:\n%s", code, errOut)
+	}
+	help := strings.Join(strings.Fields(out), " ")
+	want := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
+		want[i] = string(k)
+	}
+	list := strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]
+	if !strings.Contains(help, "kind one of "+list+".") {
+		t.Errorf("proxy --help does not name the faults %q:\n%s", list, out)
+	}
+}
 
 // TestProxyCommandErrors: a bad script, address or flag is exit status 2
 // with an error saying where (the script and address found by
