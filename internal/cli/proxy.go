@@ -128,6 +128,9 @@ func (o *proxyOptions) serve(ctx context.Context, args []string, stdout, stderr 
 	if len(args) > 1 {
 		return usageError(c, stderr, "one SCRIPT at most, got %d arguments", len(args))
 	}
+	if o.listen == "" {
+		return usageError(c, stderr, "--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. %s", defaultProxyListen)
+	}
 	if o.maxBody <= 0 {
 		return usageError(c, stderr, "--max-body: %q is not a positive number of bytes", strconv.FormatInt(o.maxBody, 10))
 	}

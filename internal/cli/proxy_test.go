@@ -47,6 +47,7 @@ func TestProxyCommandErrors(t *testing.T) {
 		{[]string{"proxy", filepath.Join(dir, "turns.yaml")}, `turns.yaml:2:18: turns[0].stopReason`},
 		{[]string{"proxy", "--listen", "256.0.0.1:1", filepath.Join(dir, "key.yaml")}, `unknown key`},
 		{[]string{"proxy", "--listen", "nonsense", "--max-body", "10"}, `--listen:`},
+		{[]string{"proxy", "--listen="}, `--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. 127.0.0.1:8787`},
 		{[]string{"proxy", "--max-body", "0"}, `--max-body: "0" is not a positive number of bytes`},
 		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0"}, `upstream "ftp://x": not an http or https URL`},
 		{[]string{"proxy", "a", "b"}, `one SCRIPT at most`},
