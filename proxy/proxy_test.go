@@ -145,6 +145,43 @@ func TestRequestErrors(t *testing.T) {
 	}
 }
 
+// TestEchoBounded: the model and the tool name a request gives are echoed
+// in the answer and the log only up to proxy.MaxNameBytes: a longer one is
+// 400 in the provider's shape, its message and log line short.
+func TestEchoBounded(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("m", 1<<20)
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"` + long + `"}`, `model: 1048576 bytes long (at most 256)`},
+		{`{"model":"m","tools":[{"name":"` + long + `"}]}`, `tools[0].name: 1048576 bytes long (at most 256)`},
+		{`{"model":"m","tools":[{"function":{"name":"` + long + `"}}]}`, `tools[0].function.name: 1048576 bytes long (at most 256)`},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(tc.body)))
+		if w.Code != 400 || !strings.Contains(w.Body.String(), tc.want) || w.Body.Len() > 1000 {
+			t.Errorf("%.40s...: %d %.300s, want 400 and %q", tc.body, w.Code, w.Body, tc.want)
+		}
+	}
+	p.Close()
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if len(l) > 2000 {
+			t.Errorf("a wire log line of %d bytes: %.300s", len(l), l)
+		}
+	}
+	// one at the limit is echoed
+	name := strings.Repeat("n", proxy.MaxNameBytes)
+	w := httptest.NewRecorder()
+	p2, _ := proxy.New(proxy.Options{})
+	p2.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"model":"`+name+`"}`)))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), name) {
+		t.Errorf("a model of %d bytes: %d %.200s", len(name), w.Code, w.Body)
+	}
+}
+
 // TestLoadScript: a proxy script reads its scenario's turns (relative to
 // itself) and its faults; a scenario file is a script of its turns.
 func TestLoadScript(t *testing.T) {

@@ -44,27 +44,41 @@ type request struct {
 	Tool   string
 }
 
+// MaxNameBytes bounds the model and the tool name a request gives, which
+// the answer and the wire log echo: a longer one is answered 400.
+const MaxNameBytes = 256
+
+// toolName is a tool's name: Anthropic's name, or OpenAI's function.name.
+type toolName struct {
+	Name     string `json:"name"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
 // parseRequest reads the fields the answers need; the body must be a JSON
 // object.
 func parseRequest(api API, body []byte) (request, error) {
 	var raw struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
-		Tools  []struct {
-			Name     string `json:"name"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
+		Tools  []toolName `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: %v", api, err)
 	}
 	req := request{Model: raw.Model, Stream: raw.Stream}
+	var first toolName
 	if len(raw.Tools) > 0 {
-		req.Tool = raw.Tools[0].Name
+		first = raw.Tools[0]
+		req.Tool = first.Name
 		if req.Tool == "" {
-			req.Tool = raw.Tools[0].Function.Name
+			req.Tool = first.Function.Name
+		}
+	}
+	for _, f := range []struct{ path, v string }{{"model", req.Model}, {"tools[0].name", first.Name}, {"tools[0].function.name", first.Function.Name}} {
+		if len(f.v) > MaxNameBytes {
+			return request{}, fmt.Errorf("%s: %d bytes long (at most %d)", f.path, len(f.v), MaxNameBytes)
 		}
 	}
 	if req.Model == "" {
