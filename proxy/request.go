@@ -60,8 +60,8 @@ type toolName struct {
 // object.
 func parseRequest(api API, body []byte) (request, error) {
 	var raw struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
+		Model  string     `json:"model"`
+		Stream bool       `json:"stream"`
 		Tools  []toolName `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
