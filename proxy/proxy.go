@@ -217,6 +217,7 @@ func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]by
 			return nil, provider.Request{}, false
 		}
 		rec.Error = "reading the request body: " + err.Error()
+		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, "could not read the request body: "+err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	req, err := parseRequest(st.api, body)

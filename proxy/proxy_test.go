@@ -2,12 +2,14 @@ package proxy_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/ohmypi/retryfsm/proxy"
 	"github.com/ohmypi/retryfsm/proxy/proxytest"
@@ -142,6 +144,44 @@ func TestRequestErrors(t *testing.T) {
 	recs := proxytest.ReadLog(t, log.Bytes())
 	if len(recs) != 5 || recs[0].Status != 413 || recs[0].Error != "request body over 100 bytes" || recs[2].Status != 400 {
 		t.Errorf("wire log %+v", recs)
+	}
+}
+
+// TestBadBodies: a body that cannot be read, or is not a JSON object, or
+// has a field of the wrong type, is 400 in the provider's shape with a
+// message a person can read (no Go type), and logged with its status.
+func TestBadBodies(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		body io.Reader
+		want string
+	}{
+		{strings.NewReader(`null`), `request body is not a JSON object of the anthropic-messages API: it is null`},
+		{strings.NewReader(`[]`), `request body is not a JSON object of the anthropic-messages API: it is an array`},
+		{strings.NewReader(` "x"`), `it is a string`},
+		{strings.NewReader(`{"model":5}`), `request body: model is a number (allowed: a string)`},
+		{strings.NewReader(`{"model":"m","stream":"yes"}`), `request body: stream is a string (allowed: true or false)`},
+		{strings.NewReader(`{"model":"m","tools":{}}`), `request body: tools is an object (allowed: a list)`},
+		{strings.NewReader(`{"model":`), `request body is not valid JSON: unexpected end of JSON input`},
+		{strings.NewReader(`{"model" 1}`), `request body is not valid JSON at byte 10: invalid character '1' after object key`},
+		{iotest.ErrReader(errors.New("unexpected EOF")), `could not read the request body: unexpected EOF`},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", tc.body))
+		b := w.Body.String()
+		if w.Code != 400 || !strings.Contains(b, `"type":"invalid_request_error"`) || !strings.Contains(b, tc.want) || strings.Contains(b, "Go ") || strings.Contains(b, "struct") {
+			t.Errorf("%d %s, want 400 and %q", w.Code, b, tc.want)
+		}
+	}
+	p.Close()
+	for i, r := range proxytest.ReadLog(t, log.Bytes()) {
+		if r.Status != 400 || r.ErrorType != "invalid_request_error" || r.Error == "" {
+			t.Errorf("log line %d: %+v, want status 400 and the error", i+1, r)
+		}
 	}
 }
 

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -44,6 +47,50 @@ type request struct {
 	Tool   string
 }
 
+// bodyError is a request body's JSON error as a person reads it: where
+// the syntax fails, or which field has which kind of value and what is
+// allowed (encoding/json's own messages name Go types).
+func bodyError(api API, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn) && syn.Error() == "unexpected end of JSON input":
+		return fmt.Errorf("request body is not valid JSON: %v", syn)
+	case errors.As(err, &syn):
+		return fmt.Errorf("request body is not valid JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("request body is not a JSON object of the %s API: it is %s", api, jsonKind(typ.Value))
+	case errors.As(err, &typ):
+		allowed := "a string"
+		switch typ.Type.Kind() {
+		case reflect.Bool:
+			allowed = "true or false"
+		case reflect.Slice:
+			allowed = "a list"
+		case reflect.Struct:
+			allowed = "an object"
+		}
+		return fmt.Errorf("request body: %s is %s (allowed: %s)", typ.Field, jsonKind(typ.Value), allowed)
+	}
+	return fmt.Errorf("request body is not a JSON object of the %s API", api)
+}
+
+// jsonKind is encoding/json's name of a value's kind with its article.
+func jsonKind(v string) string {
+	switch v {
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return "a " + v
+}
+
 // MaxNameBytes bounds the model and the tool name a request gives, which
 // the answer and the wire log echo: a longer one is answered 400.
 const MaxNameBytes = 256
@@ -65,7 +112,10 @@ func parseRequest(api API, body []byte) (request, error) {
 		Tools  []toolName `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: %v", api, err)
+		return request{}, bodyError(api, err)
+	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: it is null", api)
 	}
 	req := request{Model: raw.Model, Stream: raw.Stream}
 	var first toolName
