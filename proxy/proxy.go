@@ -3,13 +3,18 @@ package proxy
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -55,7 +60,12 @@ type Proxy struct {
 	up      *httputil.ReverseProxy
 	seq     atomic.Int64
 	model   *model
+	hop     string // this proxy's mark on the requests it forwards (hopHeader)
 }
+
+// hopHeader marks a request this proxy forwarded: one that comes back
+// with its own mark is a forwarding loop.
+const hopHeader = "x-retrysim-hop"
 
 // New returns a Proxy for opt. The script is checked (Script.Validate).
 func New(opt Options) (*Proxy, error) {
@@ -73,6 +83,9 @@ func New(opt Options) (*Proxy, error) {
 		p.model = newModel(p.script.Fleet, time.Now())
 	}
 	if opt.Upstream != "" {
+		var id [8]byte
+		_, _ = crand.Read(id[:])
+		p.hop = hex.EncodeToString(id[:])
 		u, err := url.Parse(opt.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("upstream %q: not an http or https URL with a host", opt.Upstream)
@@ -81,6 +94,7 @@ func New(opt Options) (*Proxy, error) {
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(u)
 				pr.Out.Host = u.Host
+				pr.Out.Header.Add(hopHeader, p.hop)
 			},
 			FlushInterval: -1,
 			Transport:     opt.Transport,
@@ -159,6 +173,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{rec: rec, start: start}
 	st.api, st.known = apiOf(r.URL.Path)
 	rec.API = st.api
+	if p.hop != "" && slices.Contains(r.Header.Values(hopHeader), p.hop) {
+		rec.Error = "forwarding loop: the request came back from the upstream"
+		p.writeAnswer(w, r, st, errorAnswer(http.StatusLoopDetected, "retrysim proxy: the upstream is this proxy itself (a forwarding loop); give the upstream another address"),
+			provider.Request{API: st.api, Seq: seq})
+		return
+	}
 	if !st.known || r.Method != http.MethodPost {
 		p.other(w, r, st)
 		return
@@ -539,4 +559,33 @@ func slowOf(fs []Fault) *Fault {
 		}
 	}
 	return nil
+}
+
+// ForwardsToItself reports whether upstream names addr, the address a
+// proxy listens on: the same port (80 or 443 when the URL gives none), and
+// addr's IP, or "localhost" for a loopback addr, or for an addr on every
+// interface a loopback or unspecified address or "localhost". Such an
+// upstream would send every request back to the proxy.
+func ForwardsToItself(upstream string, addr net.Addr) bool {
+	u, err := url.Parse(upstream)
+	ta, ok := addr.(*net.TCPAddr)
+	if err != nil || !ok {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port != strconv.Itoa(ta.Port) {
+		return false
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	switch {
+	case ip != nil && ip.Equal(ta.IP):
+		return true
+	case ta.IP.IsUnspecified():
+		return strings.EqualFold(host, "localhost") || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified()))
+	}
+	return strings.EqualFold(host, "localhost") && ta.IP.IsLoopback()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -284,5 +285,72 @@ func TestWireLogMemoryBounded(t *testing.T) {
 	}
 	if p.Requests() != 20000 {
 		t.Errorf("%d requests", p.Requests())
+	}
+}
+
+// countingTransport counts the round trips and refuses those past max.
+type countingTransport struct {
+	n, max int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n++
+	if c.n > c.max {
+		return nil, errors.New("too many round trips")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestUpstreamLoop: a proxy whose upstream is itself answers the request
+// that comes back to it 508, once, instead of forwarding it again.
+func TestUpstreamLoop(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	var log bytes.Buffer
+	tr := &countingTransport{max: 5}
+	p, err := proxy.New(proxy.Options{Upstream: "http://" + srv.Listener.Addr().String(), Transport: tr, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = p
+	srv.Start()
+	defer srv.Close()
+	res, b, err := post(t, srv.URL+"/v1/messages", `{"model":"m"}`)
+	if err != nil || res.StatusCode != 508 || !strings.Contains(b, "forwarding loop") {
+		t.Fatalf("%v %v %s, want 508 and the loop", err, res, b)
+	}
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	srv.Close()
+	p.Close()
+	if tr.n != 1 {
+		t.Errorf("%d round trips upstream, want 1", tr.n)
+	}
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 2 || recs[0].Status != 508 || !strings.Contains(recs[0].Error, "forwarding loop") || recs[1].Status != 508 || !recs[1].Upstream {
+		t.Errorf("wire log %+v", recs)
+	}
+}
+
+// TestForwardsToItself: which upstreams name the address listened on.
+func TestForwardsToItself(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8787}
+	any := &net.TCPAddr{IP: net.IPv6unspecified, Port: 80}
+	for _, tc := range []struct {
+		up   string
+		addr net.Addr
+		want bool
+	}{
+		{"http://127.0.0.1:8787", lo, true},
+		{"http://localhost:8787/v1", lo, true},
+		{"http://127.0.0.1:8788", lo, false},
+		{"https://api.anthropic.com", lo, false},
+		{"http://[::1]:8787", lo, false}, // another socket
+		{"http://localhost", any, true},
+		{"http://0.0.0.0:80", any, true},
+		{"https://localhost", any, false},
+		{"", lo, false},
+	} {
+		if got := proxy.ForwardsToItself(tc.up, tc.addr); got != tc.want {
+			t.Errorf("ForwardsToItself(%q, %v) = %v, want %v", tc.up, tc.addr, got, tc.want)
+		}
 	}
 }
