@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,11 +52,14 @@ func TestProtocol1Unchanged(t *testing.T) {
 	}
 }
 
-// TestProtocol2: the newer protocol's shape (issue 24): a ready line
-// first, errorId on every auto_retry_start, completedAt and duration on an
-// assistant message_end, and prompt_result (the prompt's id, status,
-// the error) then session_settled where prompt_resolved was; the other
-// lines as protocol 1's.
+// TestProtocol2: the newer protocol's shape, as the agent writes it (the
+// lines recorded from it: TestProtocol2AsTheAgent): a ready line first
+// (protocolVersion 1, the versions supported), errorId (a number) on every
+// auto_retry_start and error reply, completedAt, duration and messageId on
+// an assistant message_end, isTerminal and yielded on agent_end, and
+// prompt_result (the prompt's id; status completed, aborted or error with
+// the last reply's error as an object) then session_settled where
+// prompt_resolved was; the other lines as protocol 1's.
 func TestProtocol2(t *testing.T) {
 	out := serveProtocol(t, omp18Abort, 2, abortAtAttempt2)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -64,39 +68,44 @@ func TestProtocol2(t *testing.T) {
 		ProtocolVersion           int
 		SupportedProtocolVersions []int
 		MaxFrameBytes             int
+		MaxReassembledFrameBytes  int
 	}
-	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Type != "ready" || first.ProtocolVersion != 2 ||
-		len(first.SupportedProtocolVersions) != 2 || first.MaxFrameBytes != rpc.MaxLineSize {
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Type != "ready" || first.ProtocolVersion != 1 ||
+		len(first.SupportedProtocolVersions) != 2 || first.MaxFrameBytes != rpc.MaxLineSize || first.MaxReassembledFrameBytes != rpc.MaxLineSize {
 		t.Errorf("first line %s (%v)", lines[0], err)
 	}
+	// abort_retry: the result is the last reply's error, not the chain's
+	// "Retry cancelled" (the agent's)
+	const e529 = `529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}`
 	want := []string{
-		`{"t":600,"type":"prompt_result","id":"p1","agentInvoked":true,"status":"error","sessionSettled":true,"error":"Retry cancelled"}`,
+		`{"t":600,"type":"prompt_result","id":"p1","agentInvoked":true,"status":"error","sessionSettled":true,"error":{"message":"` + e529 + `","provider":"anthropic","model":"claude-sonnet-4-5","retryable":true}}`,
 		`{"t":600,"type":"session_settled"}`,
 	}
 	if got := lines[len(lines)-2:]; strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("last lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Count(out, `"errorId":"err-`) != 2 || !strings.Contains(out, `"delayMs":891,`) || !strings.Contains(out, `"errorId":"err-2"}`) {
+	if strings.Count(out, `"errorId":`) != 6 || !strings.Contains(out, `"delayMs":891,`) || !strings.Contains(out, `"errorId":2}`+"\n") {
 		t.Errorf("auto_retry_start lines:\n%s", out)
 	}
-	if !strings.Contains(out, `"timestamp":1771200000445,"completedAt":1771200000445,"duration":0}`) || strings.Contains(out, "prompt_resolved") {
-		t.Errorf("message_end or prompt_resolved:\n%s", out)
+	if !strings.Contains(out, `"timestamp":1771200000445,"errorId":2,"completedAt":1771200000445,"duration":0},"model":"claude-sonnet-4-5","messageId":"msg-2"}`) ||
+		!strings.Contains(out, `],"isTerminal":true,"yielded":true}`) || strings.Contains(out, "prompt_resolved") {
+		t.Errorf("message_end, agent_end or prompt_resolved:\n%s", out)
 	}
 	// Without the new lines and fields, the lines are protocol 1's.
 	one := serveProtocol(t, omp18Abort, 1, abortAtAttempt2)
 	stripped := strings.Join(lines[1:len(lines)-2], "\n") + "\n"
-	for _, f := range []string{`,"errorId":"err-1"`, `,"errorId":"err-2"`} {
-		stripped = strings.ReplaceAll(stripped, f, "")
+	for _, f := range []string{`,"errorId":1}`, `,"errorId":2}`, `,"messageId":"msg-1"`, `,"messageId":"msg-2"`, `,"isTerminal":true,"yielded":true`} {
+		stripped = strings.ReplaceAll(stripped, f, strings.Repeat("}", strings.Count(f, "}")))
 	}
-	for _, ts := range []string{"1771200000000", "1771200000445"} {
-		stripped = strings.ReplaceAll(stripped, `,"completedAt":`+ts+`,"duration":0`, "")
+	for i, ts := range []string{"1771200000000", "1771200000445"} {
+		stripped = strings.ReplaceAll(stripped, fmt.Sprintf(`,"errorId":%d,"completedAt":%s,"duration":0`, i+1, ts), "")
 	}
 	if wantOne := strings.TrimSuffix(one, `{"t":600,"type":"prompt_resolved","prompt":1}`+"\n"); stripped != wantOne {
 		t.Errorf("protocol 2 without its additions\n%s\nprotocol 1\n%s", stripped, wantOne)
 	}
 
 	ok := serveProtocol(t, filepath.Join("..", "scenarios", "profiles", "pi-ai-anthropic", "529-529-ok.yaml"), 2, `{"id":"p7","type":"prompt","message":"hi"}`+"\n")
-	if !strings.Contains(ok, `{"t":1500,"type":"prompt_result","id":"p7","agentInvoked":true,"status":"ok","sessionSettled":true}`+"\n"+`{"t":1500,"type":"session_settled"}`) ||
+	if !strings.Contains(ok, `{"t":1500,"type":"prompt_result","id":"p7","agentInvoked":true,"status":"completed","sessionSettled":true}`+"\n"+`{"t":1500,"type":"session_settled"}`) ||
 		!strings.Contains(ok, `"completedAt":1771200001500,"duration":0}`) {
 		t.Errorf("a prompt that succeeds:\n%s", ok)
 	}
