@@ -189,7 +189,9 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 		if cur >= 0 && c.last != nil {
 			calls++
 		}
-		for cur < 0 || runs[cur].ended && calls >= runs[cur].replies {
+		// (a run has ended at its agent_end, or when the next one starts:
+		// the agent writes no agent_end for a run its session retries)
+		for cur < 0 || (runs[cur].ended || cur+1 < len(runs)) && calls >= runs[cur].replies {
 			if cur+1 >= len(runs) {
 				return false
 			}
