@@ -398,8 +398,8 @@ type eventWriter struct {
 // count (errorId), the run's start (duration) and how the prompt ended.
 type protocol2 struct {
 	promptIDs map[int]promptID // by prompt number, until resolved
-	errors    int // error replies (errorId)
-	messages  int // assistant message_end lines (messageId)
+	errors    int              // error replies (errorId)
+	messages  int              // assistant message_end lines (messageId)
 	runStart  time.Duration
 	// the last assistant reply, which the prompt's result reports:
 	// its stop reason and error message
@@ -476,7 +476,7 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 		w.addMessage(w.msg)
 		b = append(b, `"type":"message_end","message":`...)
 		b = append(b, w.msg...)
-		if r.Model != "" {
+		if r.Model != "" && w.v2 == nil { // (the newer agent's message_end has none)
 			b = append(b, `,"model":`...)
 			b = jsonw.AppendString(b, r.Model)
 		}
