@@ -60,7 +60,10 @@ takes only --json, --plot, --legend and --out.
 
 --out FILE writes the output to FILE (whole, by a rename) instead of
 stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
-pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs. In a
+Slurm job array (sbatch --array=0-N-1), it takes I from
+$SLURM_ARRAY_TASK_ID, and --shard index takes N from
+$SLURM_ARRAY_TASK_COUNT too: deploy/slurm/ holds the scripts.
 
 --plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
 draws the result: a row per fleet, its wire calls per second over time
@@ -128,7 +131,7 @@ func fleetFlags(fs *flag.FlagSet) runner {
 	fs.StringVar(&o.compaction, "compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
 	fs.Int64Var(&o.seed, "seed", 1, "the seed of every random draw (key seed)")
 	fs.StringVar(&o.seeds, "seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's) or $SLURM_ARRAY_TASK_ID (a Slurm job array's), index takes N from $SLURM_ARRAY_TASK_COUNT too")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.StringVar(&o.out, "out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.BoolVar(&o.legend, "legend", false, "print what each column of the table counts under the tables (not with --json)")
@@ -321,22 +324,48 @@ func (p *fleetProgress) stop() {
 // of its pods to the pod's completion index, 0 to completions-1.
 const completionIndexEnv = "JOB_COMPLETION_INDEX"
 
-// parseShardFlag reads --shard: I/N, or index/N with I from
-// $JOB_COMPLETION_INDEX.
+// shardEngines are the batch engines whose task index --shard index/N
+// takes as I, in the order looked for: the variable each sets in a task to
+// its index and, when it has one, to the number of tasks (--shard index
+// takes N from it).
+var shardEngines = []struct{ name, index, count string }{
+	{"a Kubernetes Indexed Job", completionIndexEnv, ""},
+	{"a Slurm job array", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
+}
+
+// parseShardFlag reads --shard: I/N; index/N with I from the first
+// variable of shardEngines set; index with N from that engine's count too.
 func parseShardFlag(v string) (fleet.Shard, error) {
 	n, ok := strings.CutPrefix(v, "index/")
-	if !ok {
+	if !ok && v != "index" {
 		return fleet.ParseShard(v)
 	}
-	i, set := os.LookupEnv(completionIndexEnv)
-	if !set {
-		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	var names []string
+	for _, e := range shardEngines {
+		names = append(names, "$"+e.index+" ("+e.name+")")
+		i, set := os.LookupEnv(e.index)
+		if !set {
+			continue
+		}
+		from := fmt.Sprintf("$%s=%q", e.index, termsafe.Text(i))
+		if !ok {
+			if e.count == "" {
+				return fleet.Shard{}, fmt.Errorf("%q with %s: %s gives no number of shards: give index/N", v, from, e.name)
+			}
+			c, set := os.LookupEnv(e.count)
+			if !set {
+				return fleet.Shard{}, fmt.Errorf("%q with %s: $%s is not set: give index/N", v, from, e.count)
+			}
+			n = c
+			from += fmt.Sprintf(", $%s=%q", e.count, termsafe.Text(c))
+		}
+		sh, err := fleet.ParseShard(i + "/" + n)
+		if err != nil {
+			return fleet.Shard{}, fmt.Errorf("%q with %s: %v", v, from, err)
+		}
+		return sh, nil
 	}
-	sh, err := fleet.ParseShard(i + "/" + n)
-	if err != nil {
-		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
-	}
-	return sh, nil
+	return fleet.Shard{}, fmt.Errorf("%q: none of %s is set (the engine sets it in each task; elsewhere give I/N)", v, strings.Join(names, ", "))
 }
 
 // checkOut checks --out's file before anything runs: its directory exists,
