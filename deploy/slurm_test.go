@@ -26,8 +26,9 @@ const slurmDeadline = 4 * time.Minute
 // TestSlurmSweep runs deploy/slurm/ for real: a throwaway one-node cluster
 // (cluster.sh: munged, slurmctld and slurmd), a sweep submitted with
 // sweep.sh (a job array of 4 shards, then a merge job that depends on it
-// with afterok), and checks that every shard ran, that the merged --json and
-// table are byte for byte what one machine prints for the same sweep, and
+// with afterok), and checks that every shard ran, that the merged result
+// (--json --shard 0/1: what retrysim-plot draws) and table are byte for
+// byte what one machine prints for the same sweep, and
 // that stopping the cluster leaves none of its daemons running. Opt-in
 // (RETRYSIM_SLURM=1, as root, with Debian's slurm-wlm and munge: .ci/run
 // installs them); without them it skips saying which is missing.
@@ -106,17 +107,20 @@ func TestSlurmSweep(t *testing.T) {
 			t.Errorf("array task %d wrote no partial: %v", i, err)
 		}
 	}
-	for _, c := range []struct{ file, flag string }{{"merged.json", "--json"}, {"merged.txt", "--legend"}} {
+	for _, c := range []struct {
+		file  string
+		flags []string
+	}{{"merged.json", []string{"--json", "--shard", "0/1"}}, {"merged.txt", []string{"--legend"}}} {
 		got, err := os.ReadFile(filepath.Join(results, c.file))
 		if err != nil {
 			t.Fatalf("the merge job: %v\n%s", err, logs(results))
 		}
-		want, err := exec.Command(bin, append([]string{"fleet", c.flag}, sweep...)...).Output()
+		want, err := exec.Command(bin, append(append([]string{"fleet"}, c.flags...), sweep...)...).Output()
 		if err != nil {
-			t.Fatalf("the one-machine sweep %s: %v", c.flag, err)
+			t.Fatalf("the one-machine sweep %q: %v", c.flags, err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("Slurm's merged %s differs from the one-machine sweep's %s:\n%s\n---\n%s", c.file, c.flag, got, want)
+			t.Errorf("Slurm's merged %s differs from the one-machine sweep's %q:\n%s\n---\n%s", c.file, c.flags, got, want)
 		}
 	}
 }

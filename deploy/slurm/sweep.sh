@@ -9,8 +9,10 @@
 #
 #   RESULTS   a folder every node sees (a shared file system): the shards'
 #             partials go to RESULTS/shards/, the merged sweep to
-#             RESULTS/merged.json (--json) and RESULTS/merged.txt (the
-#             table and its legend), the jobs' logs to RESULTS/log/
+#             RESULTS/merged.json (--json --shard 0/1: retrysim-plot draws
+#             it, retrysim fleet merge [--json] reads it) and
+#             RESULTS/merged.txt (the table and its legend), the jobs' logs
+#             to RESULTS/log/
 #   ARGS      retrysim fleet's arguments, e.g. --seeds 1-20 fleets/*.yaml
 #             (paths as the nodes see them)
 #   -w        wait until the merge job ends (sbatch --wait); its exit status

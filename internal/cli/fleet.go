@@ -56,7 +56,10 @@ reads the partial results of every shard of one split (in any order; a
 directory stands for its *.json files) and prints the sweep's result, the
 same as the whole sweep prints (--json: the same bytes); a shard missing
 or given twice, or a shard of another sweep, is an error naming it. merge
-takes only --json, --plot, --legend and --out.
+takes only --json, --plot, --legend, --out and --shard 0/1: with --json,
+the merged sweep as the partial result of its one shard (what 'retrysim
+fleet --json --shard 0/1' prints for the whole sweep), which retrysim-plot
+draws (the --json result holds no time series).
 
 --out FILE writes the output to FILE (whole, by a rename) instead of
 stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
@@ -435,12 +438,15 @@ func (o *fleetOptions) runMerge(set map[string]bool, paths []string, stdout, std
 	c := lookup("fleet")
 	var others []string
 	o.fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" && f.Name != "shard" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --shard 0/1, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+	}
+	if set["shard"] && (o.shard != wholeShard || !o.json) {
+		return usageError(c, stderr, "merge: --shard %s: merge takes only --json --shard %s (the merged sweep as the partial result of its one shard, with the time series retrysim-plot draws)", termsafe.Text(o.shard), wholeShard)
 	}
 	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
 		return exitUsage
@@ -480,12 +486,23 @@ func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stde
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	code := o.writeResult(res, stdout, stderr)
+	var code int
+	if o.shard == wholeShard {
+		out, err := wholePartial(parts, res).JSON()
+		code = o.emit(out, err, stdout, stderr)
+	} else {
+		code = o.writeResult(res, stdout, stderr)
+	}
 	if plot == nil {
 		return code
 	}
 	return plotResult(plot, wholePartial(parts, res), code, stderr)
 }
+
+// wholeShard is the one shard of a whole sweep: merge --json --shard 0/1
+// prints the merged sweep in that partial form, the bytes 'retrysim fleet
+// --json --shard 0/1' prints for the whole sweep.
+const wholeShard = "0/1"
 
 // writeResult prints res as --json or the table says.
 func (o *fleetOptions) writeResult(res *fleet.Result, stdout, stderr io.Writer) int {

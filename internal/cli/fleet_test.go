@@ -308,6 +308,16 @@ func TestFleetShardsMerge(t *testing.T) {
 	if code != exitOK || mergedTable != table {
 		t.Fatalf("merge's table: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedTable, table)
 	}
+	// merge --json --shard 0/1: the merged sweep as its one shard, the
+	// bytes the whole sweep's --shard 0/1 prints (what retrysim-plot draws).
+	code, wholeShard, errOut := runMain(t, append(sweep, "--json", "--shard", "0/1")...)
+	if code != exitOK {
+		t.Fatalf("--shard 0/1: exit %d: %s", code, errOut)
+	}
+	code, mergedShard, errOut := runMain(t, append([]string{"fleet", "merge", "--json", "--shard", "0/1"}, files...)...)
+	if code != exitOK || errOut != "" || mergedShard != wholeShard {
+		t.Fatalf("merge --json --shard 0/1: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedShard, wholeShard)
+	}
 }
 
 // TestFleetShardMergeErrors: bad --shard values, --shard without --json, a
@@ -344,6 +354,8 @@ func TestFleetShardMergeErrors(t *testing.T) {
 		{[]string{"merge", s0, s1, s2, plain}, plain + ": shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)"},
 		{[]string{"merge", s0, filepath.Join(dir, "nope.json")}, "nope.json: open"},
 		{[]string{"merge", "--sessions", "5", s0}, "merge: --sessions: not a flag of merge (merge takes --json"},
+		{[]string{"merge", "--json", "--shard", "1/2", s0, s1, s2}, "merge: --shard 1/2: merge takes only --json --shard 0/1"},
+		{[]string{"merge", "--shard", "0/1", s0, s1, s2}, "merge: --shard 0/1: merge takes only --json --shard 0/1"},
 		{[]string{"merge"}, "merge: no partial results"},
 	} {
 		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
