@@ -122,20 +122,40 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 
 // newReplay is NewReplay for the configuration cfg.
 func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions) (*Replay, error) {
+	ab, steps, leftover, err := abstractPass(v, cfg, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	times, ok := schedule(steps, leftover, 2)
+	if !ok {
+		if times, ok = schedule(steps, leftover, 0); !ok {
+			return nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
+		}
+	}
+
+	return realPass(v, cfg, ab, steps, times, opt)
+}
+
+// satKey is the key of s as the explorer compares it: saturated in
+// persistent mode (config.saturate).
+func satKey(cfg *config, s State) key {
+	cfg.saturate(&s)
+	return s.key()
+}
+
+// abstractPass is the replay's first pass: the abstract session (ab),
+// checked against the explorer's normalised stepping, gives the steps and
+// the events each posts, and the timers still pending after the last.
+func abstractPass(v *session.Variant, cfg *config, path []Input, opt ReplayOptions) (ab *shell, steps []replayStep, leftover []postInfo, err error) {
 	// Pass 1: the abstract session (ab), checked against the explorer's
 	// normalised stepping (c); the events each step posts. In persistent
 	// mode the keys compared are saturated (config.saturate), as the
 	// explorer's are.
-	ab := newConfigShell(v, cfg, false)
+	ab = newConfigShell(v, cfg, false)
 	ab.keep, ab.logging = true, true
 	c := newConfigShell(v, cfg, false)
-	satKey := func(s State) key {
-		cfg.saturate(&s)
-		return s.key()
-	}
 	sb, sc := initial(), initial()
 	posted := map[uint64]postInfo{}
-	var steps []replayStep
 	actions := 0
 	do := func(in Input) error {
 		if !c.enabled(&sc, in) {
@@ -161,8 +181,8 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 			return fmt.Errorf("after %s: timer bound exceeded", in)
 		}
 		st.hi = len(ab.records)
-		st.key = satKey(sb)
-		if kc := satKey(sc); kc != st.key {
+		st.key = satKey(cfg, sb)
+		if kc := satKey(cfg, sc); kc != st.key {
 			return fmt.Errorf("after %s: the normalised state steps unlike the session's:\nnormalised %v\nsession    %v", in, sc, sb)
 		}
 		sc = st.key.state()
@@ -177,35 +197,33 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 	}
 	for _, in := range path {
 		if err := do(in); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if opt.Extend {
 		for n := 0; !sc.Quiescent(); n++ {
 			if n > 1000 {
-				return nil, fmt.Errorf("no quiescence after 1000 extension steps")
+				return nil, nil, nil, fmt.Errorf("no quiescence after 1000 extension steps")
 			}
 			in := FireTimer
 			if sc.Session.Run.Call != 0 && !(sc.NT > 0 && sc.T[0].Rem == 0) {
 				in = ReplyStop
 			}
 			if err := do(in); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	var leftover []postInfo // timers still pending after the last input
 	for i := 0; i < int(sb.NT); i++ {
 		leftover = append(leftover, posted[sb.T[i].ID])
 	}
-	times, ok := schedule(steps, leftover, 2)
-	if !ok {
-		if times, ok = schedule(steps, leftover, 0); !ok {
-			return nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
-		}
-	}
+	return ab, steps, leftover, nil
+}
 
-	// Pass 2: the real session at those times.
+// realPass is the replay's second pass: the real session at the times
+// found, checked step by step against the abstract one (ab), gives the
+// scenario file, its events and the predicted lines.
+func realPass(v *session.Variant, cfg *config, ab *shell, steps []replayStep, times []int64, opt ReplayOptions) (*Replay, error) {
 	raw := newConfigShell(v, cfg, true)
 	r := initial()
 	rp := &Replay{}
@@ -248,7 +266,7 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 		if err := sameRetryRecords(ab.records[st.lo:st.hi], raw.records[nr:]); err != nil {
 			return nil, fmt.Errorf("after %s at t=%d: %w", in, now, err)
 		}
-		if satKey(r) != st.key {
+		if satKey(cfg, r) != st.key {
 			return nil, fmt.Errorf("after %s at t=%d: the session at real times differs from the session at time 0:\nreal     %v\nabstract %v",
 				in, now, r, st.key.state())
 		}
@@ -284,6 +302,18 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 	if p := r.Session.Pending; p != 0 {
 		rp.Final.Unresolved = []int{p}
 	}
+	file, err := replayFile(v, cfg, rp.Final, acts, turns, events, opt)
+	if err != nil {
+		return nil, err
+	}
+	rp.YAML = scenario.Format(file)
+	rp.Scenario = file
+	return rp, nil
+}
+
+// replayFile is the scenario file of a replay: its settings, actions and
+// turns, and (opt.Expect) its events and final state.
+func replayFile(v *session.Variant, cfg *config, f Final, acts []scenario.Action, turns []*turnSpec, events []scenario.ExpectEvent, opt ReplayOptions) (*scenario.Scenario, error) {
 	file := &scenario.Scenario{Name: opt.Name, Description: opt.Description, Variant: v.Name,
 		Settings:      cfg.set.Clone(),
 		ContextWindow: 200000, Compaction: scenario.Compaction{Enabled: true, Succeed: true},
@@ -300,14 +330,11 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 		file.Turns = append(file.Turns, scenario.Turn{StopReason: t.stop, ErrorMessage: t.msg, SwitchModel: t.switched, Duration: ms(t.duration)})
 	}
 	if opt.Expect {
-		f := rp.Final
 		state := string(f.State)
 		file.Expect = &scenario.Expect{Events: events, Final: &scenario.ExpectFinal{State: &state, Attempt: &f.Attempt,
 			IsRetrying: &f.IsRetrying, UnresolvedPrompts: append([]int{}, f.Unresolved...), HasUnresolved: true}}
 	}
-	rp.YAML = scenario.Format(file)
-	rp.Scenario = file
-	return rp, nil
+	return file, nil
 }
 
 // fixDraw makes every jitter draw of file's session u, as the explorer's

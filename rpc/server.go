@@ -53,7 +53,18 @@ type Options struct {
 	// prompt_resolved's place, errorId on auto_retry_start, completedAt
 	// and duration on an assistant message_end.
 	Protocol int
+	// EndGrace is how long, on virtual time, the end of the input waits
+	// (on the real clock) for ctx to end before virtual time runs on: a
+	// signal that arrives with the end of input then wins over it, though
+	// the process learns of the signal a little after it was sent. The
+	// command line sets SignalGrace; 0 acts on the end of input at once.
+	EndGrace time.Duration
 }
+
+// SignalGrace is the EndGrace of "retrysim rpc": time enough, on a loaded
+// machine, for a signal sent with the end of the input to reach the
+// session's ctx.
+const SignalGrace = 100 * time.Millisecond
 
 // Protocols are the protocol versions Serve speaks.
 var Protocols = []int{1, 2}
@@ -68,7 +79,9 @@ var Protocols = []int{1, 2}
 // nil. When ctx is done (a signal, say) it performs an abort in both modes
 // (virtual time does not run on), writes the resulting events and returns
 // ctx.Err(); a ctx done before the end of input is acted on wins over it
-// (a signal and a closed input at the same moment abort). It returns an error wrapping ErrOutput when writing fails,
+// (a signal and a closed input at the same moment abort; Options.EndGrace
+// lets a signal still on its way win too). It returns an error wrapping
+// ErrOutput when writing fails,
 // sim.ErrTooManyEvents when the simulation runs away, and ErrInput
 // wrapping the reader's error when reading fails (after the same abort).
 // Every error it returns starts with "rpc: " and is not also written to
@@ -85,7 +98,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	if opt.Protocol < 0 || opt.Protocol > 2 {
 		return fmt.Errorf("rpc: protocol %d (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", opt.Protocol)
 	}
-	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log, endGrace: opt.EndGrace}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	if opt.Protocol == 2 {
 		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}}
@@ -120,6 +133,8 @@ type server struct {
 	virtual bool
 	log     io.Writer
 	ev      eventWriter
+	// endGrace is Options.EndGrace.
+	endGrace time.Duration
 	// cmd is the command being run by the session, whose response lines
 	// the session writes to its trace; nil between commands.
 	cmd *running
@@ -213,6 +228,9 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 			switch {
 			case errors.Is(msg.err, io.EOF):
 				if s.virtual {
+					if s.signalledDuringGrace(ctx) {
+						return s.abortAndFinish(ctx.Err())
+					}
 					return s.finish(nil)
 				}
 				return s.abortAndFinish(nil)
@@ -245,6 +263,22 @@ func (s *server) abortAndFinish(cause error) error {
 		return err
 	}
 	return cause
+}
+
+// signalledDuringGrace waits up to endGrace of real time for ctx to end,
+// and says whether it did (Options.EndGrace).
+func (s *server) signalledDuringGrace(ctx context.Context) bool {
+	if s.endGrace <= 0 {
+		return false
+	}
+	t := time.NewTimer(s.endGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // finish ends a virtual session: it runs to quiescence and flushes.

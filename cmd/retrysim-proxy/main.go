@@ -19,7 +19,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/proxy"
 )

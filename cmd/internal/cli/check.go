@@ -126,9 +126,15 @@ func (o *checkOptions) runTo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrysim check: %v\n", err)
 		return exitFail
 	}
+	return o.report(stdout, stderr, v.Name, profile, from, to, sum)
+}
+
+// report prints check's summary and counterexamples (under --out, their
+// files) and gives the exit status.
+func (o *checkOptions) report(stdout, stderr io.Writer, variant, profile string, from, to int, sum *explore.Summary) int {
 	// Everything but the first counterexample is a YAML comment, so that
 	// stdout is a valid scenario file whenever there is a violation.
-	what := "variant " + v.Name
+	what := "variant " + variant
 	if profile != "" {
 		what += ", profile " + profile
 	}
@@ -165,7 +171,7 @@ func (o *checkOptions) runTo(args []string, stdout, stderr io.Writer) int {
 			stdout.Write(cx.Replay.YAML)
 			continue
 		}
-		base := v.Name
+		base := variant
 		if profile != "" {
 			base += "-" + profile
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // repoRoot is the repository's top folder, from this package's folder.
-const repoRoot = "../.."
+const repoRoot = "../../.."
 
 // gitOrSkip runs git in the repository and skips the test when there is no
 // git or no git checkout (a source archive has neither to check).
@@ -61,7 +61,7 @@ func TestNoBuiltBinaryCommitted(t *testing.T) {
 	// Paths of built binaries (a file named after its main package, in the
 	// package's folder, at the top, or anywhere else) and of sources.
 	ignored := []string{"cmd/retrysim/retrysim", "retrysim", "retrysim-proxy", "cmd/retrysim-plot/retrysim-plot", "adapters/examples/sdkagent/sdkagent", "sdkagent", "bin/retrysim", "cmd/retrysim/retrysim.exe", "cmd/retrysim/retrysim.test"}
-	kept := []string{"cmd/retrysim/main.go", "cmd/retrysim-proxy/main.go", "cmd/retrysim-plot/main.go", "internal/cli/testdata/x", "adapters/examples/sdkagent/main.go", "fleet/fleetplot/plot.go"}
+	kept := []string{"cmd/retrysim/main.go", "cmd/retrysim-proxy/main.go", "cmd/retrysim-plot/main.go", "cmd/internal/cli/testdata/x", "adapters/examples/sdkagent/main.go", "fleet/fleetplot/plot.go"}
 	for _, p := range ignored {
 		if _, err := gitOrSkip(t, "check-ignore", "-q", "--no-index", p); err != nil {
 			t.Errorf("%s: a built binary, not ignored by .gitignore (%v)", p, err)

@@ -174,3 +174,55 @@ func fillPipe(t *testing.T, w *os.File) {
 		t.Fatal(werr)
 	}
 }
+
+// TestRPCSignalWinsOverEOFInTheProcess: the real binary, on virtual time,
+// gets SIGTERM and then the end of its input at once (the signal sent
+// first): the signal wins, as SPEC §10 promises, so virtual time does not
+// run on to the pending retry. The in-process test
+// (TestServeVirtualSignalWinsOverEOF) cannot see the delay between the
+// signal's arrival and its cancelling the session; under load the end of
+// input used to win in about half of the runs.
+func TestRPCSignalWinsOverEOFInTheProcess(t *testing.T) {
+	path := writeScenario(t, longBackoff)
+	want := strings.Join([]string{
+		`{"t":0,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,
+		`{"t":0,"type":"prompt_resolved","prompt":1}`,
+	}, "\n")
+	for round := range 12 {
+		cmd := helperCommand(t, "rpc", "--scenario", path, "--virtual")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		screen := screentest.Read(stdout)
+		if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		at := screen.WaitFor(t, 0, `"type":"auto_retry_start"`)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		stdin.Close()
+		select {
+		case <-screen.Done():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the process did not end within 30s")
+		}
+		if code := exitCode(t, cmd); code != exitOK {
+			t.Fatalf("round %d: exit %d, want 0; stderr:\n%s", round, code, stderr.String())
+		}
+		rest := strings.Join(strings.Split(strings.TrimSpace(screen.String()[at:]), "\n")[1:], "\n")
+		if rest != want {
+			t.Fatalf("round %d: after SIGTERM and the end of input:\n%s\nwant (the signal wins):\n%s", round, rest, want)
+		}
+	}
+}

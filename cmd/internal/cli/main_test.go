@@ -28,7 +28,7 @@ func (m cleanupM) Run() int {
 	return code
 }
 
-const publicDir = "../../testdata/conformance/public"
+const publicDir = "../../../testdata/conformance/public"
 
 // runMain runs realMain with args and returns the exit code and outputs.
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -613,7 +613,7 @@ func TestFleetShardFromSlurmArray(t *testing.T) {
 // "retrysim fleet fleets/outage-529.yaml --legend" prints (run `go test
 // ./cmd/retrysim -run TestReadmeFleetTable -update` to write it).
 func TestReadmeFleetTable(t *testing.T) {
-	code, out, errOut := runMain(t, "fleet", "../../fleets/outage-529.yaml", "--legend")
+	code, out, errOut := runMain(t, "fleet", "../../../fleets/outage-529.yaml", "--legend")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
@@ -632,5 +632,5 @@ func TestReadmeFleetTable(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s's fleet table is not what retrysim fleet prints; run go test ./internal/cli -run TestReadmeFleetTable -update\n--- fleet\n%s--- %s\n%s", readmePath, want, readmePath, m[2])
+	t.Errorf("%s's fleet table is not what retrysim fleet prints; run go test ./cmd/internal/cli -run TestReadmeFleetTable -update\n--- fleet\n%s--- %s\n%s", readmePath, want, readmePath, m[2])
 }

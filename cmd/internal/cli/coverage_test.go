@@ -12,7 +12,7 @@ import (
 )
 
 func TestCoverageMain(t *testing.T) {
-	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	files, _ := filepath.Glob("../../../scenarios/*.yaml")
 	traces := map[string][][]trace.Record{}
 	for _, f := range files {
 		sc, err := scenario.Load(f)

@@ -170,6 +170,7 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 		Virtual:  o.virtual,
 		Log:      prefixWriter{w: stderr, prefix: "retrysim "},
 		Protocol: o.protocol,
+		EndGrace: rpc.SignalGrace,
 	})
 	switch {
 	case err == nil, errors.Is(err, rpc.ErrOutput), errors.Is(err, context.Canceled):
@@ -203,8 +204,8 @@ func signalContext(stderr io.Writer, prefix string) (ctx context.Context, stop f
 					os.Exit(exitCodeFor(sig))
 				}
 				first = false
+				cancel() // first: the note is a write that may wait
 				fmt.Fprintf(stderr, "%s: %v: ending the session (again to exit at once)\n", prefix, sig)
-				cancel()
 			}
 		}
 	}()

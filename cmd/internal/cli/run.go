@@ -127,14 +127,21 @@ func (o *runOptions) runTo(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	traces := map[string][][]trace.Record{}
-	passed, failed, invalid, updated, unchanged := 0, 0, 0, 0, 0
-	// Every path is found first, so that the files of all paths run in
-	// one runFiles (on every processor, even when the shell expanded a
-	// glob into one argument per file); what a path has to say (its
-	// error, its warnings) is printed where it comes in the order.
-	var files []string
-	var notes []pathNote
+	files, notes := findScenarioPaths(args)
+	t := &runTally{stdout: stdout, stderr: stderr, notes: notes, cover: cover, update: update, traces: map[string][][]trace.Record{}}
+	runFiles(files, ov, stdinData, func(i int, o fileRun) {
+		t.printNotes(i)
+		t.file(displayPath(files[i]), o)
+	})
+	t.printNotes(len(files))
+	return t.end()
+}
+
+// findScenarioPaths finds every path's files first, so that the files of
+// all paths run in one runFiles (on every processor, even when the shell
+// expanded a glob into one argument per file); what a path has to say (its
+// error, its warnings) is printed where it comes in the order.
+func findScenarioPaths(args []string) (files []string, notes []pathNote) {
 	for _, arg := range args {
 		if arg == stdinPath {
 			files = append(files, stdinPath)
@@ -156,81 +163,98 @@ func (o *runOptions) runTo(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, found...)
 	}
-	printNotes := func(upTo int) {
-		for len(notes) > 0 && notes[0].before <= upTo {
-			for _, w := range notes[0].warnings {
-				errorf(stderr, "%s", w)
-			}
-			for _, e := range notes[0].errs {
-				errorf(stderr, "%s", e)
-				invalid++
-			}
-			notes = notes[1:]
+	return files, notes
+}
+
+// runTally is what run prints and counts as the files' results come in,
+// in the order of the files.
+type runTally struct {
+	stdout, stderr                              io.Writer
+	notes                                       []pathNote
+	cover, update                               bool
+	traces                                      map[string][][]trace.Record
+	passed, failed, invalid, updated, unchanged int
+}
+
+// printNotes prints the notes of the paths before file upTo.
+func (t *runTally) printNotes(upTo int) {
+	for len(t.notes) > 0 && t.notes[0].before <= upTo {
+		for _, w := range t.notes[0].warnings {
+			errorf(t.stderr, "%s", w)
 		}
+		for _, e := range t.notes[0].errs {
+			errorf(t.stderr, "%s", e)
+			t.invalid++
+		}
+		t.notes = t.notes[1:]
 	}
-	runFiles(files, ov, stdinData, func(i int, o fileRun) {
-		printNotes(i)
-		path, sc, res := displayPath(files[i]), o.sc, o.res
-		if o.err != nil {
-			errorf(stderr, "%s", termsafe.Text(o.err.Error()))
-			invalid++
-			return
+}
+
+// file prints and counts one file's result.
+func (t *runTally) file(path string, o fileRun) {
+	sc, res := o.sc, o.res
+	if o.err != nil {
+		errorf(t.stderr, "%s", termsafe.Text(o.err.Error()))
+		t.invalid++
+		return
+	}
+	if t.cover {
+		t.traces[res.Variant] = append(t.traces[res.Variant], res.Records)
+	}
+	if t.update {
+		switch changed, err := updateFile(path, res); {
+		case err != nil && res.RunErr != nil:
+			errorf(t.stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
+			t.failed++
+		case err != nil:
+			errorf(t.stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
+			t.invalid++
+		case changed:
+			fmt.Fprintf(t.stdout, "UPDATED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
+			t.updated++
+		default:
+			fmt.Fprintf(t.stdout, "UNCHANGED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
+			t.unchanged++
 		}
-		if cover {
-			traces[res.Variant] = append(traces[res.Variant], res.Records)
-		}
-		if update {
-			switch changed, err := updateFile(path, res); {
-			case err != nil && res.RunErr != nil:
-				errorf(stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
-				failed++
-			case err != nil:
-				errorf(stderr, "%s: not updated: %s", termsafe.Text(path), termsafe.Text(err.Error()))
-				invalid++
-			case changed:
-				fmt.Fprintf(stdout, "UPDATED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
-				updated++
-			default:
-				fmt.Fprintf(stdout, "UNCHANGED  %s  (%s)\n", termsafe.Text(sc.Name), termsafe.Text(path))
-				unchanged++
-			}
-			return
-		}
-		if sc.Expect == nil {
-			errorf(stderr, "warning: %s: no expect block: nothing is checked (retrysim run --update %s writes one)",
-				termsafe.Text(path), termsafe.Text(path))
-		}
-		if printResult(stdout, sc, path, res) {
-			passed++
-		} else {
-			failed++
-		}
-	})
-	printNotes(len(files))
-	if update {
-		fmt.Fprintf(stdout, "%d updated, %d unchanged\n", updated, unchanged)
+		return
+	}
+	if sc.Expect == nil {
+		errorf(t.stderr, "warning: %s: no expect block: nothing is checked (retrysim run --update %s writes one)",
+			termsafe.Text(path), termsafe.Text(path))
+	}
+	if printResult(t.stdout, sc, path, res) {
+		t.passed++
+	} else {
+		t.failed++
+	}
+}
+
+// end prints the closing line (and coverage) and gives the exit status.
+func (t *runTally) end() int {
+	if t.update {
+		fmt.Fprintf(t.stdout, "%d updated, %d unchanged\n", t.updated, t.unchanged)
 	} else {
 		// An invalid file or path counts as failed, and the line says so.
-		if invalid > 0 {
-			fmt.Fprintf(stdout, "%d passed, %d failed (%d invalid)\n", passed, failed+invalid, invalid)
+		if t.invalid > 0 {
+			fmt.Fprintf(t.stdout, "%d passed, %d failed (%d invalid)\n", t.passed, t.failed+t.invalid, t.invalid)
 		} else {
-			fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+			fmt.Fprintf(t.stdout, "%d passed, %d failed\n", t.passed, t.failed)
 		}
 	}
-	if cover {
-		if code := coverageMain(traces, stdout, stderr); code != exitOK {
+	if t.cover {
+		if code := coverageMain(t.traces, t.stdout, t.stderr); code != exitOK {
 			return code
 		}
 	}
 	switch {
-	case invalid > 0:
-		if invalid == 1 {
-			errorf(stderr, "1 invalid scenario file or path")
+	case t.invalid > 0:
+		if t.invalid == 1 {
+			errorf(t.stderr, "1 invalid scenario file or path")
 		} else {
-			errorf(stderr, "%d invalid scenario files or paths", invalid)
+			errorf(t.stderr, "%d invalid scenario files or paths", t.invalid)
 		}
 		return exitUsage
-	case failed > 0:
+	case t.failed > 0:
 		return exitFail
 	}
 	return exitOK

@@ -232,7 +232,7 @@ func TestReadmeAuditExample(t *testing.T) {
 		t.Fatalf("the section has %d code blocks, want the commands and their output", len(blocks))
 	}
 	for _, w := range append(strings.Split(strings.TrimSpace(commands10b), "\n"),
-		strings.TrimPrefix(scenario10b, "../../"), "rpc --virtual --variant original", "> original.jsonl", "audit original.jsonl") {
+		strings.TrimPrefix(scenario10b, "../../../"), "rpc --virtual --variant original", "> original.jsonl", "audit original.jsonl") {
 		if !strings.Contains(blocks[0].body, w) {
 			t.Errorf("the commands lack %q:\n%s", w, blocks[0].body)
 		}

@@ -161,7 +161,7 @@ func TestProfilesUsage(t *testing.T) {
 // repository@commit (or @vX.Y.Z, a release measured through the proxy) and has an expect block with events and a final state.
 // (Running them is the engine's and the loader's: run scenarios/.)
 func TestProfileScenarioFiles(t *testing.T) {
-	const root = "../../scenarios/profiles"
+	const root = "../../../scenarios/profiles"
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 var updateReadme = flag.Bool("update", false, "rewrite the state diagrams of README.md and SPEC.md from the code")
 
 const (
-	readmePath = "../../README.md"
-	specPath   = "../../SPEC.md"
+	readmePath = "../../../README.md"
+	specPath   = "../../../SPEC.md"
 )
 
 func readDoc(t *testing.T, path string) string {
@@ -37,7 +37,7 @@ func generatedBlockRE(name string) *regexp.Regexp {
 
 // TestReadmeDiagramInSync: SPEC.md's §3.2 diagram and README.md's state
 // diagram are what "retrysim graph --format mermaid" prints for the sound
-// variant (run `go test ./internal/cli -run TestReadmeDiagramInSync
+// variant (run `go test ./cmd/internal/cli -run TestReadmeDiagramInSync
 // -update` to write them from the code).
 func TestReadmeDiagramInSync(t *testing.T) {
 	code, out, errOut := runMain(t, "graph", "--format", "mermaid")
@@ -63,7 +63,7 @@ func TestReadmeDiagramInSync(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("%s's diagram is not what retrysim graph --format mermaid prints; run go test ./internal/cli -run TestReadmeDiagramInSync -update\n--- graph\n%s--- %s\n%s", path, want, path, m[2])
+		t.Errorf("%s's diagram is not what retrysim graph --format mermaid prints; run go test ./cmd/internal/cli -run TestReadmeDiagramInSync -update\n--- graph\n%s--- %s\n%s", path, want, path, m[2])
 	}
 }
 
