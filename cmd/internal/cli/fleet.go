@@ -56,11 +56,17 @@ reads the partial results of every shard of one split (in any order; a
 directory stands for its *.json files) and prints the sweep's result, the
 same as the whole sweep prints (--json: the same bytes); a shard missing
 or given twice, or a shard of another sweep, is an error naming it. merge
-takes only --json, --plot, --legend and --out.
+takes only --json, --plot, --legend, --out and --shard 0/1: with --json,
+the merged sweep as the partial result of its one shard (what 'retrysim
+fleet --json --shard 0/1' prints for the whole sweep), which retrysim-plot
+draws (the --json result holds no time series).
 
 --out FILE writes the output to FILE (whole, by a rename) instead of
 stdout. In a Kubernetes Indexed Job, --shard index/N takes I from the
-pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs.
+pod's $JOB_COMPLETION_INDEX: deploy/ holds the image and the Jobs. In a
+Slurm job array (sbatch --array=0-N-1), it takes I from
+$SLURM_ARRAY_TASK_ID, and --shard index takes N from
+$SLURM_ARRAY_TASK_COUNT too: deploy/slurm/ holds the scripts.
 
 --plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
 draws the result: a row per fleet, its wire calls per second over time
@@ -94,7 +100,7 @@ type fleetOptions struct {
 
 func fleetFlags(fs *flag.FlagSet) runner {
 	o := &fleetOptions{fs: fs, keys: fleet.NewOverlay(fs)}
-	fs.Var(&o.shard, "shard", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's)")
+	fs.Var(&o.shard, "shard", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's) or $SLURM_ARRAY_TASK_ID (a Slurm job array's), index takes N from $SLURM_ARRAY_TASK_COUNT too")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.Var(&o.out, "out", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.BoolVar(&o.legend, "legend", false, "print what each column of the table counts under the tables (not with --json)")
@@ -266,22 +272,48 @@ func (p *fleetProgress) stop() {
 // of its pods to the pod's completion index, 0 to completions-1.
 const completionIndexEnv = "JOB_COMPLETION_INDEX"
 
-// parseShardFlag reads --shard: I/N, or index/N with I from
-// $JOB_COMPLETION_INDEX.
+// shardEngines are the batch engines whose task index --shard index/N
+// takes as I, in the order looked for: the variable each sets in a task to
+// its index and, when it has one, to the number of tasks (--shard index
+// takes N from it).
+var shardEngines = []struct{ name, index, count string }{
+	{"a Kubernetes Indexed Job", completionIndexEnv, ""},
+	{"a Slurm job array", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
+}
+
+// parseShardFlag reads --shard: I/N; index/N with I from the first
+// variable of shardEngines set; index with N from that engine's count too.
 func parseShardFlag(v string) (fleet.Shard, error) {
 	n, ok := strings.CutPrefix(v, "index/")
-	if !ok {
+	if !ok && v != "index" {
 		return fleet.ParseShard(v)
 	}
-	i, set := os.LookupEnv(completionIndexEnv)
-	if !set {
-		return fleet.Shard{}, fmt.Errorf("%q: $%s is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)", v, completionIndexEnv)
+	var names []string
+	for _, e := range shardEngines {
+		names = append(names, "$"+e.index+" ("+e.name+")")
+		i, set := os.LookupEnv(e.index)
+		if !set {
+			continue
+		}
+		from := fmt.Sprintf("$%s=%q", e.index, termsafe.Text(i))
+		if !ok {
+			if e.count == "" {
+				return fleet.Shard{}, fmt.Errorf("%q with %s: %s gives no number of shards: give index/N", v, from, e.name)
+			}
+			c, set := os.LookupEnv(e.count)
+			if !set {
+				return fleet.Shard{}, fmt.Errorf("%q with %s: $%s is not set: give index/N", v, from, e.count)
+			}
+			n = c
+			from += fmt.Sprintf(", $%s=%q", e.count, termsafe.Text(c))
+		}
+		sh, err := fleet.ParseShard(i + "/" + n)
+		if err != nil {
+			return fleet.Shard{}, fmt.Errorf("%q with %s: %v", v, from, err)
+		}
+		return sh, nil
 	}
-	sh, err := fleet.ParseShard(i + "/" + n)
-	if err != nil {
-		return fleet.Shard{}, fmt.Errorf("%q with $%s=%q: %v", v, completionIndexEnv, termsafe.Text(i), err)
-	}
-	return sh, nil
+	return fleet.Shard{}, fmt.Errorf("%q: none of %s is set (the engine sets it in each task; elsewhere give I/N)", v, strings.Join(names, ", "))
 }
 
 // checkOut checks --out's file before anything runs: its directory exists,
@@ -351,12 +383,15 @@ func (o *fleetOptions) runMerge(paths []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	var others []string
 	o.fs.Visit(func(f *flag.Flag) {
-		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" {
+		if f.Name != "json" && f.Name != "plot" && f.Name != "legend" && f.Name != "out" && f.Name != "shard" {
 			others = append(others, "--"+f.Name)
 		}
 	})
 	if len(others) > 0 {
-		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --shard 0/1, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
+	}
+	if o.shard.given && (o.shard.v != wholeShard || !o.json) {
+		return usageError(c, stderr, "merge: --shard %s: merge takes only --json --shard %s (the merged sweep as the partial result of its one shard, with the time series retrysim-plot draws)", termsafe.Text(o.shard.v), wholeShard)
 	}
 	if !o.checkLegend(c, stderr) || !o.checkOut(c, stderr) {
 		return exitUsage
@@ -396,12 +431,23 @@ func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stde
 		fmt.Fprintf(stderr, "retrysim fleet merge: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
-	code := o.writeResult(res, stdout, stderr)
+	var code int
+	if o.shard.given && o.shard.v == wholeShard {
+		out, err := wholePartial(parts, res).JSON()
+		code = o.emit(out, err, stdout, stderr)
+	} else {
+		code = o.writeResult(res, stdout, stderr)
+	}
 	if plot == nil {
 		return code
 	}
 	return plotResult(plot, wholePartial(parts, res), code, stderr)
 }
+
+// wholeShard is the one shard of a whole sweep: merge --json --shard 0/1
+// prints the merged sweep in that partial form, the bytes 'retrysim fleet
+// --json --shard 0/1' prints for the whole sweep.
+const wholeShard = "0/1"
 
 // writeResult prints res as --json or the table says.
 func (o *fleetOptions) writeResult(res *fleet.Result, stdout, stderr io.Writer) int {
