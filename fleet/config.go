@@ -264,6 +264,9 @@ type Config struct {
 	Compaction Compaction
 	// Seed seeds every random draw (1 to MaxSeed; 0 means 1).
 	Seed int64
+	// A field added from here on is tagged `json:",omitempty"`: a sweep's
+	// identity (Plan.ID) hashes its Configs' JSON, so that a fleet leaving
+	// the new field zero keeps its identity and its partial results.
 }
 
 // DefaultRecovery is the "after" window of an outage when Recovery is 0.
