@@ -80,7 +80,7 @@ actions:
 	yes := true
 	for _, c := range session.Commands() {
 		if !done[c.Name] {
-			sc.Actions = append(sc.Actions, scenario.Action{At: 3004 + time.Duration(len(sc.Actions))*time.Millisecond, Do: c.Name,
+			sc.Actions = append(sc.Actions, scenario.Action{At: time.Duration(3004+len(sc.Actions)) * time.Millisecond, Do: c.Name,
 				Enabled: &yes, Message: "x", Settings: []byte("{}")})
 		}
 	}
