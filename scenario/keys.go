@@ -14,6 +14,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // topKey is a top-level key of a scenario file.
@@ -81,6 +82,10 @@ var topKeys = []topKey{
 		}},
 	{name: "compaction", def: func(sc *Scenario) { sc.Compaction = Compaction{Enabled: true, Succeed: true} },
 		read: func(p *parser, r *reading, v *yaml.Node, path string) {
+			if v.Kind == yaml.ScalarNode { // on, off or fail, as the fleet's flag and files
+				r.sc.Compaction.Enabled, r.sc.Compaction.Succeed, _ = session.ParseCompaction(p.Enum(v, path, session.CompactionModes))
+				return
+			}
 			p.Mapping(v, path, compactionKeys, func(e strictfile.Entry) {
 				switch e.Key {
 				case "enabled":

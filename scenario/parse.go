@@ -32,9 +32,11 @@ func (p *parser) failAt(pos Pos, field, msg string) { p.FailPos(strictfile.Pos(p
 // maxMs is the largest millisecond count that fits a time.Duration.
 const maxMs = math.MaxInt64 / int64(time.Millisecond)
 
+// millis is a duration in whole milliseconds, spelled as in every file
+// kind (strictfile.Duration): an integer number of milliseconds, or a Go
+// duration such as "1.5s".
 func (p *parser) millis(n *yaml.Node, path string) time.Duration {
-	v := p.Integer(n, path, 0, maxMs, fmt.Sprintf("a non-negative integer number of milliseconds, at most %d", maxMs))
-	return time.Duration(v) * time.Millisecond
+	return p.Duration(n, path, time.Millisecond, time.Duration(maxMs)*time.Millisecond)
 }
 
 func (p *parser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
@@ -443,61 +445,18 @@ func (p *parser) valueFits(f *trace.Field, value any) bool {
 	return false
 }
 
-// object fills dst from mapping n (keys must be distinct strings) and returns
-// the keys in file order.
+// object fills dst from mapping n (keys must be distinct strings), its
+// values as JSON reads them (strictfile.Reader.JSONValue, the one
+// conversion), and returns the keys in file order.
 func (p *parser) object(n *yaml.Node, path string, dst map[string]any, depth int) ([]string, map[string]any) {
+	m, _ := p.JSONValue(n, path, depth, maxValueDepth).(map[string]any)
 	keys := make([]string, 0, len(n.Content)/2)
-	at := make(map[string]*yaml.Node, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		p.RejectMerge(k, path)
-		if k.Kind != yaml.ScalarNode || !strictfile.IsString(k) {
-			p.Fail(k, path, "keys must be strings, got %s", strictfile.Describe(k))
-		}
-		if prev, dup := at[k.Value]; dup {
-			p.Fail(k, strictfile.Join(path, k.Value), "duplicate key%s (first at line %d:%d)", strictfile.QuoteKey(k.Value), prev.Line, prev.Column)
-		}
-		at[k.Value] = k
-		keys = append(keys, k.Value)
-		dst[k.Value] = p.jsonValue(v, strictfile.Join(path, k.Value), depth+1)
+		k := n.Content[i].Value
+		keys = append(keys, k)
+		dst[k] = m[k]
 	}
 	return keys, dst
-}
-
-// jsonValue converts n to a JSON-typed Go value.
-func (p *parser) jsonValue(n *yaml.Node, path string, depth int) any {
-	if depth > maxValueDepth {
-		p.Fail(n, path, "value nested more than %d levels deep", maxValueDepth)
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		_, m := p.object(n, path, make(map[string]any, len(n.Content)/2), depth)
-		return m
-	case yaml.SequenceNode:
-		list := make([]any, 0, len(n.Content))
-		for i, c := range n.Content {
-			list = append(list, p.jsonValue(c, strictfile.Index(path, i), depth+1))
-		}
-		return list
-	case yaml.ScalarNode:
-		if strictfile.IsString(n) {
-			return n.Value
-		}
-		switch n.ShortTag() {
-		case "!!null":
-			return nil
-		case "!!bool":
-			return p.Boolean(n, path)
-		case "!!int", "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
-			}
-			return f
-		}
-	}
-	p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
-	return nil
 }
 
 func (p *parser) final(n *yaml.Node, path string) *ExpectFinal {

@@ -357,7 +357,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"unresolvedPrompts item", "expect: {final: {unresolvedPrompts: [0, x]}}", "t.yaml:1:41", "expect.final.unresolvedPrompts[1]", "expected an integer from 0 to"},
 
 		// Ranges.
-		{"negative at", "actions:\n  - {at: -5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "-5 is out of range (allowed: a non-negative integer number of milliseconds"},
+		{"negative at", "actions:\n  - {at: -5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "-5 is out of range (allowed: a duration from 0s to 2562047h47m16.854s (whole milliseconds)"},
 		{"float at", "actions:\n  - {at: 1.5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "got float 1.5"},
 		{"huge at", "actions: [{at: 9223372036854776, do: abort}]", "t.yaml:1:16", "actions[0].at", "9223372036854776 is out of range"},
 		{"negative durationMs", "turns: [{stopReason: stop, durationMs: -1}]", "t.yaml:1:40", "turns[0].durationMs", "out of range"},
@@ -810,3 +810,47 @@ func TestParseDocumentMarkers(t *testing.T) {
 
 // allowedList is an error's list of the allowed keys.
 var allowedList = regexp.MustCompile(`\(allowed: [^)]*\)`)
+
+// TestUnifiedSpellings: a scenario file takes the spellings every file
+// kind shares: a duration as an integer number of milliseconds or a Go
+// duration (a fleet file's; whole milliseconds), and compaction as on, off
+// or fail (the fleet's) or {enabled, succeed}; old and new read the same.
+func TestUnifiedSpellings(t *testing.T) {
+	read := func(src string) *Scenario {
+		t.Helper()
+		sc, err := Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		return sc
+	}
+	for _, src := range []string{
+		"turns:\n  - {stopReason: stop, durationMs: 1500}\nactions:\n  - {at: 2000, do: abort}\n",
+		"turns:\n  - {stopReason: stop, durationMs: 1.5s}\nactions:\n  - {at: \"2s\", do: abort}\n",
+	} {
+		if sc := read(src); sc.Turns[0].Duration != 1500*time.Millisecond || sc.Actions[0].At != 2*time.Second {
+			t.Errorf("%q: turn %v, action at %v", src, sc.Turns[0].Duration, sc.Actions[0].At)
+		}
+	}
+	for src, want := range map[string]Compaction{
+		"compaction: on\n":               {Enabled: true, Succeed: true},
+		"compaction: off\n":              {},
+		"compaction: fail\n":             {Enabled: true},
+		"compaction: {succeed: false}\n": {Enabled: true},
+		"compaction: {enabled: false}\n": {Succeed: true},
+		"compaction: {enabled: true}\n":  {Enabled: true, Succeed: true},
+	} {
+		if got := read(src).Compaction; got != want {
+			t.Errorf("%q: %+v, want %+v", src, got, want)
+		}
+	}
+	for src, want := range map[string]string{
+		"turns:\n  - {stopReason: stop, durationMs: 1.5ms}\n": `turns[0].durationMs: "1.5ms" is out of range (allowed: a duration from 0s to`,
+		"turns:\n  - {stopReason: stop, durationMs: 2x}\n":    `turns[0].durationMs: expected a duration from 0s to`,
+		"compaction: maybe\n":                                 `compaction: `,
+	} {
+		if _, err := Parse("t.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

@@ -19,7 +19,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/proxy"
 )
@@ -58,6 +58,10 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	ln, err := net.Listen("tcp", run.Listen)
 	if err != nil {
 		return run.UsageError("--listen: %v", err)
+	}
+	if proxy.ForwardsToItself(run.Upstream, ln.Addr()) {
+		_ = ln.Close()
+		return run.UsageError("--upstream: %s is this proxy's own address (--listen %s): every request would come back to it", run.Upstream, run.Listen)
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(run.Stderr, "retrysim proxy: listening on http://%s (ANTHROPIC_BASE_URL=http://%s OPENAI_BASE_URL=http://%s/v1)\n", addr, addr, addr)
