@@ -47,6 +47,13 @@ type Options struct {
 	Log io.Writer
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request's body may send nothing before it
+	// is answered 408 (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// IdleTimeout and MaxConns are Server's and Limit's (0:
+	// DefaultIdleTimeout, DefaultMaxConns).
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 // Proxy answers provider API requests from a Script. It is an
@@ -54,13 +61,15 @@ type Options struct {
 // default). Safe for concurrent use; requests are numbered in the order
 // they arrive.
 type Proxy struct {
-	script  Script
-	maxBody int64
-	log     *wireLog
-	up      *httputil.ReverseProxy
-	seq     atomic.Int64
-	model   *model
-	hop     string // this proxy's mark on the requests it forwards (hopHeader)
+	script            Script
+	maxBody           int64
+	log               *wireLog
+	up                *httputil.ReverseProxy
+	seq               atomic.Int64
+	model             *model
+	bodyTimeout, idle time.Duration
+	maxConns          int
+	hop               string // this proxy's mark on the requests it forwards (hopHeader)
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -72,9 +81,19 @@ func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log)}
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log),
+		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultIdleTimeout
+	}
+	if p.maxConns <= 0 {
+		p.maxConns = DefaultMaxConns
 	}
 	if p.script.Text == "" {
 		p.script.Text = DefaultText
@@ -226,18 +245,14 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	body, status, err := p.readBody(w, r)
 	rec.BytesIn = len(body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		rec.Error = err.Error()
+		if status == http.StatusRequestEntityTooLarge {
 			rec.Error = fmt.Sprintf("request body over %d bytes", p.maxBody)
-			p.writeAnswer(w, r, st, errorAnswer(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("request body too large: the limit is %d bytes", p.maxBody)), provider.Request{API: st.api, Seq: rec.Seq})
-			return nil, provider.Request{}, false
 		}
-		rec.Error = "reading the request body: " + err.Error()
-		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, "could not read the request body: "+err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		p.writeAnswer(w, r, st, errorAnswer(status, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	req, err := parseRequest(st.api, body)

@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/ohmypi/retryfsm/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -65,9 +64,9 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(run.Stderr, "retrysim proxy: listening on http://%s (ANTHROPIC_BASE_URL=http://%s OPENAI_BASE_URL=http://%s/v1)\n", addr, addr, addr)
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	srv := p.Server()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(p.Limit(ln)) }()
 	if run.Ready != nil {
 		run.Ready(addr)
 	}
