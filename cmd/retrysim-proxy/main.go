@@ -18,7 +18,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/proxy"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 )
 
 // freeAddr is a loopback address with a port free a moment ago.
