@@ -37,9 +37,10 @@ func commandLine(args []string) []string {
 	return append([]string{"proxy"}, args...)
 }
 
-// serve serves run's script on run.Listen until ctx is done, then lets
-// requests in flight finish (up to cli.ProxyShutdown) and flushes the
-// wire log.
+// serve serves run's script on run.Listen until ctx is done, then ends
+// the faults' waits, lets requests in flight finish (up to
+// cli.ProxyShutdown; then their connections are closed), waits until each
+// is logged and flushes the wire log.
 func serve(ctx context.Context, run *cli.ProxyRun) int {
 	var script proxy.Script
 	if run.Script != "" {
@@ -73,6 +74,7 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	code := 0
 	select {
 	case <-ctx.Done():
+		p.Stop() // the faults' waits end: their requests end, logged
 		sctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
 		if err := srv.Shutdown(sctx); err != nil {
 			_ = srv.Close()
