@@ -81,3 +81,23 @@ func TestAuditLayersCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditRealAgentLogsCommand: the real agent's logs (the audit's
+// testdata/realagent) through the command: the RPC log as the agent wrote
+// it (no timestamps) with its wire log is clean, the runs placed by order;
+// the wire log alone says which layer it checks, that the profiles that
+// fit cannot be told apart, and which requests it could not place.
+func TestAuditRealAgentLogsCommand(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "audit", "testdata", "realagent", "529-forever")
+	code, out, errOut := runAuditOn(t, "", "--profile", "omp-18", "--slack", "500", "--wire="+filepath.Join(dir, "wire.jsonl"), filepath.Join(dir, "rpc.jsonl"))
+	if code != exitOK || strings.Count(out, ": 11 requests (") != 11 || !strings.Contains(out, "11 calls, 110 retries over 11 session attempts") {
+		t.Errorf("both logs: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runAuditOn(t, "", "--wire", "--profile", "omp-18", "--slack", "500", filepath.Join(dir, "wire.jsonl"))
+	for _, want := range []string{"profile omp-18, its provider layer pi-ai-anthropic on the wire", "best fit: omp-2026-06, omp-18, pi-ai-anthropic (0 findings; the log cannot tell them apart)",
+		"; 10 requests after an answer the profile does not retry taken as new calls"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("wire log alone: exit %d, want %q in\n%s%s", code, want, out, errOut)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // wireOptions are audit's flags for wire logs.
@@ -142,6 +143,8 @@ func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireS
 	policyName := "profile " + profile
 	if settings {
 		policyName += " with --settings"
+	} else if p, err := policy.ProfileByName(profile); err == nil && p.Layer != "" {
+		policyName += ", its provider layer " + p.Layer + " on the wire"
 	}
 	best := "none"
 	if len(s.Best) > 0 {
@@ -151,9 +154,20 @@ func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireS
 				least = f.Findings
 			}
 		}
-		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding") + ")"
+		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding")
+		if len(s.Best) > 1 {
+			best += "; the log cannot tell them apart"
+		}
+		best += ")"
 	}
-	return fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
+	line := fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
 		verdict, plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
 		plural(s.Chains, "call"), plural(s.Retries, "retry"), policyName, best)
+	if s.Ambiguous > 0 {
+		// no retry count: after an answer the profile does not retry, a
+		// request may be a retry or a new call (SPEC.md §16.1)
+		line += fmt.Sprintf("; %s after an answer the profile does not retry taken as new calls (a retry or a new call: the client sends no retry count)",
+			plural(s.Ambiguous, "request"))
+	}
+	return line
 }
