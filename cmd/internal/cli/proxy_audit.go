@@ -25,7 +25,7 @@ type wireOptions struct {
 // define defines the wire flags on fs, bound to o.
 func (o *wireOptions) define(fs *flag.FlagSet) {
 	fs.Var(&o.wire, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
-	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait, plus 0.5 % of that wait")
 }
 
 // check validates --slack and returns the options of a wire audit; false
