@@ -19,21 +19,45 @@ import (
 // wireOptions are audit's flags for wire logs.
 type wireOptions struct {
 	wire  wireValue
-	slack float64 // ms
+	slack slackValue
+}
+
+// slackValue is --slack: milliseconds, kept as written for the messages.
+type slackValue struct {
+	ms   float64
+	text string // as given ("" when not given)
+}
+
+func (v *slackValue) String() string {
+	if v == nil || v.text == "" {
+		return strconv.FormatFloat(float64(audit.DefaultWireSlack/time.Millisecond), 'g', -1, 64)
+	}
+	return v.text
+}
+
+// Set keeps the text; check says what is wrong with it.
+func (v *slackValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of milliseconds (allowed: 0 to 3600000)", s)
+	}
+	v.ms, v.text = f, s
+	return nil
 }
 
 // define defines the wire flags on fs, bound to o.
 func (o *wireOptions) define(fs *flag.FlagSet) {
 	fs.Var(&o.wire, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
-	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait, plus 0.5 % of that wait")
+	o.slack.ms = float64(audit.DefaultWireSlack / time.Millisecond)
+	fs.Var(&o.slack, "slack", "with --wire, a retry may come up to `MS` later than the profile's longest wait, plus 0.5 % of that wait (default 50)")
 }
 
 // check validates --slack and returns the options of a wire audit; false
 // after a usage error of c.
 func (o *wireOptions) check(c *command, stderr io.Writer) (audit.WireOptions, bool) {
-	slack := o.slack
-	if slack < 0 || slack > 3_600_000 {
-		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", strconv.FormatFloat(slack, 'g', -1, 64))
+	slack := o.slack.ms
+	if !(slack >= 0 && slack <= 3_600_000) { // NaN too
+		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", o.slack.text)
 		return audit.WireOptions{}, false
 	}
 	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
@@ -97,38 +121,50 @@ func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool
 	enc.SetEscapeHTML(false)
 	var total audit.WireSummary
 	readFailed := false
+	logs := 0 // the logs opened and read (in part, after a read error)
 	for _, path := range args {
 		name := logName(path)
 		report := findingPrinter(out, enc, asJSON, name)
-		sum, err := auditWirePath(a, path, stdin, opt, report)
-		total.Add(sum)
+		sum, opened, err := auditWirePath(a, path, stdin, opt, report)
+		if opened {
+			total.Add(sum)
+			logs++
+		}
 		if err != nil {
 			_ = out.Flush()
 			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
 			readFailed = true
 		}
 	}
-	if asJSON {
-		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: len(args), WireSummary: total})
-	} else {
-		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, len(args), total))
+	// as the RPC audit: the summary counts the logs read; with none read
+	// there is nothing to sum up (a missing log is not "clean")
+	switch {
+	case logs == 0:
+	case asJSON:
+		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: logs, WireSummary: total})
+	default:
+		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, logs, total))
 	}
 	return auditExit(out, stderr, readFailed, total.Findings)
 }
 
-func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (audit.WireSummary, error) {
+// auditWirePath audits the wire log at path ("-": stdin); opened reports
+// whether it was read at all (not when it could not be opened).
+func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (sum audit.WireSummary, opened bool, err error) {
 	if path == "-" {
-		return a.AuditWire(stdin, opt, report)
+		sum, err = a.AuditWire(stdin, opt, report)
+		return sum, true, err
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return audit.WireSummary{}, fmt.Errorf("is a directory (give log files)")
+		return audit.WireSummary{}, false, fmt.Errorf("is a directory (give log files)")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return audit.WireSummary{}, err
+		return audit.WireSummary{}, false, err
 	}
 	defer f.Close()
-	return a.AuditWire(f, opt, report)
+	sum, err = a.AuditWire(f, opt, report)
+	return sum, true, err
 }
 
 // auditWireSummaryLine is the text output's last line, e.g. "audit --wire:
