@@ -36,7 +36,7 @@ func outageSweep(t *testing.T) *fleet.Result {
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func readyFleets(t *testing.T) *fleet.Result {
 		}
 		cfgs = append(cfgs, spec.Configs()[0])
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func writeReadmeChart(t *testing.T) {
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestWrite(t *testing.T) {
 	c := fleet.Default(5)
 	c.PromptErrors = fleet.PromptErrors{}
 	c.Outages = []fleet.Outage{{Start: 0, Duration: fleet.MaxDuration, Kind: fleet.Kind529}}
-	none, err := fleet.Run(c, fleet.Options{})
+	none, err := runConfig(c, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestPanelGroups(t *testing.T) {
 	c := fleet.Default(20)
 	c.Name, c.SDK = "b", "omp-2026-02"
 	cfgs = append(cfgs, c)
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

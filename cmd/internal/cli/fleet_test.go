@@ -308,6 +308,16 @@ func TestFleetShardsMerge(t *testing.T) {
 	if code != exitOK || mergedTable != table {
 		t.Fatalf("merge's table: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedTable, table)
 	}
+	// merge --json --shard 0/1: the merged sweep as its one shard, the
+	// bytes the whole sweep's --shard 0/1 prints (what retrysim-plot draws).
+	code, wholeShard, errOut := runMain(t, append(sweep, "--json", "--shard", "0/1")...)
+	if code != exitOK {
+		t.Fatalf("--shard 0/1: exit %d: %s", code, errOut)
+	}
+	code, mergedShard, errOut := runMain(t, append([]string{"fleet", "merge", "--json", "--shard", "0/1"}, files...)...)
+	if code != exitOK || errOut != "" || mergedShard != wholeShard {
+		t.Fatalf("merge --json --shard 0/1: exit %d, stderr %s:\n%s\n---\n%s", code, errOut, mergedShard, wholeShard)
+	}
 }
 
 // TestFleetShardMergeErrors: bad --shard values, --shard without --json, a
@@ -344,6 +354,8 @@ func TestFleetShardMergeErrors(t *testing.T) {
 		{[]string{"merge", s0, s1, s2, plain}, plain + ": shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)"},
 		{[]string{"merge", s0, filepath.Join(dir, "nope.json")}, "nope.json: open"},
 		{[]string{"merge", "--sessions", "5", s0}, "merge: --sessions: not a flag of merge (merge takes --json"},
+		{[]string{"merge", "--json", "--shard", "1/2", s0, s1, s2}, "merge: --shard 1/2: merge takes only --json --shard 0/1"},
+		{[]string{"merge", "--shard", "0/1", s0, s1, s2}, "merge: --shard 0/1: merge takes only --json --shard 0/1"},
 		{[]string{"merge"}, "merge: no partial results"},
 	} {
 		code, out, errOut := runMain(t, append([]string{"fleet"}, c.args...)...)
@@ -492,6 +504,7 @@ func TestFleetShardFromJobIndex(t *testing.T) {
 			t.Fatalf("shard %d/3: exit %d: %s", i, code, errOut)
 		}
 		t.Setenv(completionIndexEnv, strconv.Itoa(i))
+		unsetEnv(t, "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT")
 		file := filepath.Join(shards, "shard-"+strconv.Itoa(i)+".json")
 		code, out, errOut := runMain(t, append(sweep, "--shard", "index/3", "--out", file)...)
 		if code != exitOK || out != "" || errOut != "" {
@@ -526,7 +539,8 @@ func TestFleetShardFromJobIndex(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"", []string{"--shard", "index/3"}, `--shard: "index/3": $JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed Job sets it in each pod; elsewhere give I/N)`},
+		{"", []string{"--shard", "index/3"}, `--shard: "index/3": none of $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), $SLURM_ARRAY_TASK_ID (a Slurm job array) is set (the engine sets it in each task; elsewhere give I/N)`},
+		{"1", []string{"--shard", "index"}, `--shard: "index" with $JOB_COMPLETION_INDEX="1": a Kubernetes Indexed Job gives no number of shards: give index/N`},
 		{"3", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="3": "3/3": shard index 3 is out of range (allowed: 0 to 2`},
 		{"one", []string{"--shard", "index/3"}, `--shard: "index/3" with $JOB_COMPLETION_INDEX="one": "one/3": expected I/N`},
 		{"0", []string{"--shard", "index/3", "--out", filepath.Join(dir, "shard-$(JOB_COMPLETION_INDEX).json")},
@@ -540,6 +554,57 @@ func TestFleetShardFromJobIndex(t *testing.T) {
 		code, out, errOut := runMain(t, append(slices.Clone(sweep), c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s=%q %q: exit %d, stdout %q, stderr:\n%s\nwant %q", completionIndexEnv, c.index, c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// unsetEnv unsets the variables names for the test (restored after it).
+func unsetEnv(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+}
+
+// TestFleetShardFromSlurmArray: in a Slurm job array, --shard index/N takes
+// I from $SLURM_ARRAY_TASK_ID, and --shard index takes N from
+// $SLURM_ARRAY_TASK_COUNT too: each prints exactly shard I/N's partial.
+// Without the count, or with an index out of its range, it is a usage error
+// naming the variables.
+func TestFleetShardFromSlurmArray(t *testing.T) {
+	unsetEnv(t, completionIndexEnv)
+	sweep := []string{"fleet", "--json", "--sessions", "20", "--capacity", "5", "--seeds", "1-3"}
+	for i := range 2 {
+		code, want, errOut := runMain(t, append(sweep, "--shard", strconv.Itoa(i)+"/2")...)
+		if code != exitOK {
+			t.Fatalf("shard %d/2: exit %d: %s", i, code, errOut)
+		}
+		t.Setenv("SLURM_ARRAY_TASK_ID", strconv.Itoa(i))
+		t.Setenv("SLURM_ARRAY_TASK_COUNT", "2")
+		for _, flag := range []string{"index/2", "index"} {
+			code, out, errOut := runMain(t, append(sweep, "--shard", flag)...)
+			if code != exitOK || out != want {
+				t.Fatalf("--shard %s with SLURM_ARRAY_TASK_ID=%d: exit %d, stderr %s, stdout:\n%s\nshard %d/2 prints:\n%s", flag, i, code, errOut, out, i, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		id, count string // "": unset
+		flag, want    string
+	}{
+		{"2", "2", "index", `--shard: "index" with $SLURM_ARRAY_TASK_ID="2", $SLURM_ARRAY_TASK_COUNT="2": "2/2": shard index 2 is out of range (allowed: 0 to 1`},
+		{"0", "", "index", `--shard: "index" with $SLURM_ARRAY_TASK_ID="0": $SLURM_ARRAY_TASK_COUNT is not set: give index/N`},
+		{"x", "2", "index/2", `--shard: "index/2" with $SLURM_ARRAY_TASK_ID="x": "x/2": expected I/N`},
+	} {
+		t.Setenv("SLURM_ARRAY_TASK_ID", c.id)
+		t.Setenv("SLURM_ARRAY_TASK_COUNT", c.count)
+		if c.count == "" {
+			os.Unsetenv("SLURM_ARRAY_TASK_COUNT")
+		}
+		code, out, errOut := runMain(t, append(slices.Clone(sweep), "--shard", c.flag)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("SLURM_ARRAY_TASK_ID=%q SLURM_ARRAY_TASK_COUNT=%q --shard %s: exit %d, stdout %q, stderr:\n%s\nwant %q", c.id, c.count, c.flag, code, out, errOut, c.want)
 		}
 	}
 }
