@@ -26,7 +26,10 @@ type wireOptions struct {
 type slackValue struct {
 	ms   float64
 	text string // as given ("" when not given)
+	err  error
 }
+
+func (v *slackValue) setError() error { return v.err }
 
 func (v *slackValue) String() string {
 	if v == nil || v.text == "" {
@@ -39,7 +42,8 @@ func (v *slackValue) String() string {
 func (v *slackValue) Set(s string) error {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return fmt.Errorf("%q is not a number of milliseconds (allowed: 0 to 3600000)", s)
+		v.err = fmt.Errorf("--slack: %q is not a number", s)
+		return v.err
 	}
 	v.ms, v.text = f, s
 	return nil
