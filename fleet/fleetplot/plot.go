@@ -499,25 +499,10 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 		_, err := c.WriteTo(w)
 		return err
 	}
-	plots := make([][]*plot.Plot, rows)
-	for i := range d.Panels {
-		calls, err := callsPanel(&d.Panels[i])
-		if err != nil {
-			return err
-		}
-		cdf, err := cdfPanel(&d.Panels[i])
-		if err != nil {
-			return err
-		}
-		cost, err := costPanel(&d.Panels[i])
-		if err != nil {
-			return err
-		}
-		plots[i] = []*plot.Plot{calls, cdf, cost}
+	plots, canvases, err := layout(&d, dc)
+	if err != nil {
+		return err
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: 3, PadTop: headingPad, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 4, PadX: vg.Millimeter * 8, PadY: headingPad + vg.Millimeter*4}
-	canvases := plot.Align(plots, tiles, dc)
 	sty := headingStyle()
 	for i := range d.Panels {
 		top := canvases[i][0].Max.Y
@@ -534,8 +519,26 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 	if _, err := c.WriteTo(&b); err != nil {
 		return err
 	}
-	_, err := w.Write(bytes.ReplaceAll(b.Bytes(), []byte(svgFont), []byte(svgFontWithFallback)))
+	_, err = w.Write(bytes.ReplaceAll(b.Bytes(), []byte(svgFont), []byte(svgFontWithFallback)))
 	return err
+}
+
+// layout makes d's plots, a row of three per panel, and the canvases of dc
+// they are drawn in.
+func layout(d *Data, dc draw.Canvas) ([][]*plot.Plot, [][]draw.Canvas, error) {
+	plots := make([][]*plot.Plot, len(d.Panels))
+	for i := range d.Panels {
+		for _, panel := range []func(*Panel) (*plot.Plot, error){callsPanel, cdfPanel, costPanel} {
+			pl, err := panel(&d.Panels[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			plots[i] = append(plots[i], pl)
+		}
+	}
+	tiles := draw.Tiles{Rows: len(d.Panels), Cols: 3, PadTop: headingPad, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 4, PadX: vg.Millimeter * 8, PadY: headingPad + vg.Millimeter*4}
+	return plots, plot.Align(plots, tiles, dc), nil
 }
 
 // The SVG names the font the text was measured with, Liberation Serif

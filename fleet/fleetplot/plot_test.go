@@ -17,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
 	"github.com/ohmypi/retryfsm/fleet"
 )
 
@@ -661,5 +665,57 @@ func TestReadmeChart(t *testing.T) {
 	}
 	if _, err := png.Decode(bytes.NewReader(got)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLabelsDoNotOverlap: in every panel of the ready fleets and of a
+// two-seed sweep, as Write lays them out, each text label (the peak's, the
+// busiest bin's, the costs') lies inside its panel, clear of the legend
+// and of the other labels, measured with the font the image is drawn in.
+func TestLabelsDoNotOverlap(t *testing.T) {
+	overlap := func(a, b vg.Rectangle) bool {
+		return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+	}
+	for _, res := range []*fleet.Result{readyFleets(t), outageSweep(t)} {
+		d := DataOf(res)
+		plots, canvases, err := layout(&d, draw.New(vgimg.New(width, rowHeight*vg.Length(len(d.Panels)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for i := range plots {
+			for j, pl := range plots[i] {
+				area := canvases[i][j]
+				dc := pl.DataCanvas(area)
+				size := pl.Legend.Rectangle(dc).Size() // drawn at the top right
+				legend := vg.Rectangle{Min: vg.Point{X: dc.Max.X - size.X, Y: dc.Max.Y - size.Y}, Max: dc.Max}
+				var labels []vg.Rectangle
+				for _, b := range pl.GlyphBoxes(pl) {
+					if b.Size().X < vg.Points(12) { // a glyph (the peak's ring), not a text
+						continue
+					}
+					at := vg.Point{X: dc.X(b.X), Y: dc.Y(b.Y)}
+					labels = append(labels, vg.Rectangle{Min: at.Add(b.Min), Max: at.Add(b.Max)})
+				}
+				for k, r := range labels {
+					checked++
+					where := fmt.Sprintf("%s panel %d label %d %v", d.Panels[i].Fleet, j, k, r)
+					if r.Min.X < area.Min.X || r.Max.X > area.Max.X || r.Min.Y < area.Min.Y || r.Max.Y > area.Max.Y {
+						t.Errorf("%s: outside its panel %v", where, area.Rectangle)
+					}
+					if size.X > 0 && overlap(r, legend) {
+						t.Errorf("%s: over the legend %v", where, legend)
+					}
+					for _, o := range labels[k+1:] {
+						if overlap(r, o) {
+							t.Errorf("%s: over the label %v", where, o)
+						}
+					}
+				}
+			}
+		}
+		if checked < 2*len(d.Panels) {
+			t.Errorf("%d labels checked in %d panels: the check did not find them", checked, len(d.Panels))
+		}
 	}
 }
