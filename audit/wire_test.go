@@ -75,7 +75,12 @@ func TestWireRules(t *testing.T) {
 		{"backoff", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 529, nil, 1, nil}, {1452, 2, 200, nil, 1, nil}}, ""},
 		{"backoff too soon", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {101, 1, 200, nil, 1, nil}}, "wire-wait@2"},
 		{"backoff too late", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {600, 1, 200, nil, 1, nil}}, "wire-wait@2"},
-		{"not retried: a new call", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {500, 0, 200, nil, 1, nil}}, "wire-not-retried@1"},
+		{"not retried: a new call", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 200, nil, 1, nil}, {1000, 0, 529, nil, 1, nil}, {1500, 0, 200, nil, 1, nil}}, "wire-not-retried@3"},
+		// a client that has not shown it counts: its 0 may be a retry
+		// (retryfsm.Do over an SDK with its own retries off sends 0 on
+		// every request); taken as one when the profile retries
+		{"0 on every request: retried", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {451, 0, 529, nil, 1, nil}, {1452, 0, 200, nil, 1, nil}}, ""},
+		{"0 on every request: too soon", "anthropic-sdk-go", []wreq{{0, 0, 529, nil, 1, nil}, {100, 0, 200, nil, 1, nil}}, "wire-wait@2"},
 		{"not retried: the log ends", "anthropic-sdk-go", []wreq{{0, 0, 500, nil, 1, nil}}, "wire-not-retried@1"},
 		{"a 400 is not retried", "anthropic-sdk-go", []wreq{{0, 0, 400, nil, 1, nil}, {500, 0, 200, nil, 1, nil}}, ""},
 		{"a 400 retried", "anthropic-sdk-go", []wreq{{0, 0, 400, nil, 1, nil}, {500, 1, 200, nil, 1, nil}}, "wire-retried@2"},
@@ -166,11 +171,11 @@ func TestAuditWireMemoryBounded(t *testing.T) {
 		switch found {
 		case early:
 			heapEarly = memtest.HeapAlloc()
-		case n - 1:
+		case n / 2:
 			heapLate = memtest.HeapAlloc()
 		}
 	})
-	if err != nil || sum.Events != n || found != n {
+	if err != nil || sum.Events != n || found < n/2 || found != sum.Findings || heapLate == 0 {
 		t.Fatalf("%+v, %d findings, %v", sum.Summary, found, err)
 	}
 	if heapLate > heapEarly+1<<20 {

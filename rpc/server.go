@@ -101,9 +101,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log, endGrace: opt.EndGrace}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	if opt.Protocol == 2 {
-		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}}
+		cls, err := opt.Scenario.Settings.Classifier()
+		if err != nil {
+			return err
+		}
+		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}, classifier: cls}
 		// the newer protocol's first line: what the server speaks
-		fmt.Fprintf(s.out, `{"type":"ready","protocolVersion":2,"supportedProtocolVersions":[1,2],"maxFrameBytes":%d}`+"\n", MaxLineSize)
+		// (the agent's newer RPC mode announces protocolVersion 1 and
+		// the versions it supports; a frame is a line here, never
+		// reassembled, so both limits are the line limit)
+		fmt.Fprintf(s.out, `{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":%d,"maxReassembledFrameBytes":%d}`+"\n", MaxLineSize, MaxLineSize)
 	}
 	s.runCmd = s.runCommand
 	s.dec = jsontext.NewDecoder(&s.rd)
@@ -391,10 +398,17 @@ type eventWriter struct {
 // count (errorId), the run's start (duration) and how the prompt ended.
 type protocol2 struct {
 	promptIDs map[int]promptID // by prompt number, until resolved
-	errors    int
+	errors    int              // error replies (errorId)
+	messages  int              // assistant message_end lines (messageId)
 	runStart  time.Duration
-	lastOK    bool   // the last assistant reply was a success
-	lastError string // the error the prompt ends with
+	// the last assistant reply, which the prompt's result reports:
+	// its stop reason and error message
+	lastStop  policy.StopReason
+	lastError string
+	lastModel string
+	// classifier says whether an error is retryable (prompt_result's
+	// error.retryable)
+	classifier *policy.Classifier
 }
 
 type promptID struct {
@@ -434,7 +448,11 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	case trace.AgentRunEnd:
 		b = append(b, `"type":"agent_end","messages":[`...)
 		b = append(b, w.msgs...)
-		b = append(b, "]}"...)
+		b = append(b, ']')
+		if w.v2 != nil {
+			b = append(b, `,"isTerminal":true,"yielded":true`...)
+		}
+		b = append(b, '}')
 		w.msgs = w.msgs[:0]
 		if cap(w.msgs) > 1<<20 { // a long run's: let it go
 			w.msgs = nil
@@ -447,24 +465,27 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	case trace.AutoRetryStart:
 		b = trace.AppendFields(b, r)
 		if w.v2 != nil {
-			w.v2.errors++
-			b = append(b[:len(b)-1], `,"errorId":"err-`...)
+			// the agent's errorId is a number, the retried reply's (an
+			// id: here the count of the session's error replies)
+			b = append(b[:len(b)-1], `,"errorId":`...)
 			b = strconv.AppendInt(b, int64(w.v2.errors), 10)
-			b = append(b, `"}`...)
-		}
-	case trace.AutoRetryEnd:
-		b = trace.AppendFields(b, r)
-		if w.v2 != nil && !r.End.Success {
-			w.v2.lastError = r.End.FinalError
+			b = append(b, '}')
 		}
 	case trace.MessageEnd:
 		w.msg = w.appendAssistant(w.msg[:0], r)
 		w.addMessage(w.msg)
 		b = append(b, `"type":"message_end","message":`...)
 		b = append(b, w.msg...)
-		if r.Model != "" {
+		if r.Model != "" && w.v2 == nil { // (the newer agent's message_end has none)
 			b = append(b, `,"model":`...)
 			b = jsonw.AppendString(b, r.Model)
+		}
+		if w.v2 != nil {
+			// the agent numbers the session's messages (an id)
+			w.v2.messages++
+			b = append(b, `,"messageId":"msg-`...)
+			b = strconv.AppendInt(b, int64(w.v2.messages), 10)
+			b = append(b, '"')
 		}
 		b = append(b, '}')
 	default:
@@ -541,20 +562,25 @@ func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 	if v2 := w.v2; v2 != nil {
 		// the newer protocol's: when the reply completed and how long
 		// its run had taken by then (whole ms)
+		if m.StopReason == policy.StopReasonError {
+			v2.errors++
+			b = append(b, `,"errorId":`...)
+			b = strconv.AppendInt(b, int64(v2.errors), 10)
+		}
 		b = append(b, `,"completedAt":`...)
 		b = w.appendTimestamp(b, r)
 		b = append(b, `,"duration":`...)
 		b = strconv.AppendInt(b, int64((r.T-v2.runStart)/time.Millisecond), 10)
-		v2.lastOK = m.StopReason != policy.StopReasonError && m.StopReason != policy.StopReasonAborted
-		v2.lastError = m.ErrorMessage
+		v2.lastStop, v2.lastError, v2.lastModel = m.StopReason, m.ErrorMessage, r.Model
 	}
 	return append(b, '}')
 }
 
 // appendPromptResult appends the newer protocol's prompt_result and
-// session_settled lines for a resolved prompt: its command's id, status
-// ok when its last reply was a success, else error with the error the
-// prompt ended with (a chain's finalError, else the reply's).
+// session_settled lines for a resolved prompt, as the agent writes them:
+// its command's id, then the status of its last assistant reply:
+// completed, aborted, or error with the reply's error as an object
+// (message, provider, model, retryable).
 func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
 	v2 := w.v2
 	b = append(b, `"type":"prompt_result"`...)
@@ -566,12 +592,25 @@ func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
 		}
 	}
 	b = append(b, `,"agentInvoked":true,"status":`...)
-	if v2.lastOK {
-		b = append(b, `"ok","sessionSettled":true}`...)
-	} else {
-		b = append(b, `"error","sessionSettled":true,"error":`...)
-		b = jsonw.AppendString(b, v2.lastError)
-		b = append(b, '}')
+	switch v2.lastStop {
+	case policy.StopReasonError:
+		b = append(b, `"error","sessionSettled":true,"error":{"message":`...)
+		msg := v2.lastError
+		if msg == "" {
+			msg = "Provider request failed" // the agent's, for an error without a message
+		}
+		b = jsonw.AppendString(b, msg)
+		b = append(b, `,"provider":`...)
+		b = jsonw.AppendString(b, w.provider)
+		b = append(b, `,"model":`...)
+		b = jsonw.AppendString(b, v2.lastModel)
+		b = append(b, `,"retryable":`...)
+		b = strconv.AppendBool(b, v2.classifier.Classify(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: v2.lastError}, 0) == policy.ClassRetryable)
+		b = append(b, "}}"...)
+	case policy.StopReasonAborted:
+		b = append(b, `"aborted","sessionSettled":true}`...)
+	default:
+		b = append(b, `"completed","sessionSettled":true}`...)
 	}
 	b = append(b, "\n{"...)
 	if w.withT {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ func writePartials(t *testing.T, dir string, n int) []string {
 	}
 	var paths []string
 	for i := range n {
-		p, err := fleet.RunShard(cfgs, fleet.Shard{Index: i, Count: n}, 1)
+		p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: fleet.Shard{Index: i, Count: n}, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

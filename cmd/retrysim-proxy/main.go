@@ -59,6 +59,10 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	if err != nil {
 		return run.UsageError("--listen: %v", err)
 	}
+	if proxy.ForwardsToItself(run.Upstream, ln.Addr()) {
+		_ = ln.Close()
+		return run.UsageError("--upstream: %s is this proxy's own address (--listen %s): every request would come back to it", run.Upstream, run.Listen)
+	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(run.Stderr, "retrysim proxy: listening on http://%s (ANTHROPIC_BASE_URL=http://%s OPENAI_BASE_URL=http://%s/v1)\n", addr, addr, addr)
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}

@@ -42,7 +42,7 @@ func outageSweep(t *testing.T) *fleet.Result {
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func readyFleets(t *testing.T) *fleet.Result {
 		}
 		cfgs = append(cfgs, spec.Configs()[0])
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func readmeChart(t *testing.T) []byte {
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestWrite(t *testing.T) {
 	c := fleet.Default(5)
 	c.PromptErrors = fleet.PromptErrors{}
 	c.Outages = []fleet.Outage{{Start: 0, Duration: fleet.MaxDuration, Kind: fleet.Kind529}}
-	none, err := fleet.Run(c, fleet.Options{})
+	none, err := runConfig(c, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func TestPanelGroups(t *testing.T) {
 	c := fleet.Default(20)
 	c.Name, c.SDK = "b", "omp-2026-02"
 	cfgs = append(cfgs, c)
-	res, err := fleet.Sweep(cfgs, 0)
+	res, err := sweepConfigs(cfgs, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,3 +105,19 @@ func invalidValue(fs *flag.FlagSet, msg string) (string, bool) {
 	}
 	return msg, true
 }
+
+// givenString is a string flag that knows whether it was given (an empty
+// value given is not a flag left out).
+type givenString struct {
+	v     string
+	given bool
+}
+
+func (s *givenString) String() string {
+	if s == nil {
+		return ""
+	}
+	return s.v
+}
+
+func (s *givenString) Set(v string) error { s.v, s.given = v, true; return nil }

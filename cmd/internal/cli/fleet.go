@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/term"
 )
 
@@ -88,70 +88,35 @@ arguments or files.`,
 	})
 }
 
-// listFlag is a repeatable flag: each use adds a value.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// fleetOptions are fleet's flags: those of a fleet file's keys (applied
-// over each file's, apply) and those of the output.
+// fleetOptions are fleet's flags: those of a fleet file's keys (the
+// fleet package's key table: an overlay applied over each file's) and
+// those of the output.
 type fleetOptions struct {
-	fs *flag.FlagSet // which flags were given
-
-	sessions, prompts, maxInFlight      int
-	rate, overflow                      float64
-	think, calls, latency, errorLatency string // DISTs
-	capacity, hint, promptErrors, sdk   string
-	compaction, seeds                   string
-	retryAfter, horizon, recovery       time.Duration
-	outages, errs, profiles             listFlag
-	seed                                int64
-	shard, out, plot                    string
-	json, legend                        bool
+	fs           *flag.FlagSet
+	keys         *fleet.Overlay
+	shard, out   givenString
+	plot         givenString
+	json, legend bool
 }
 
 func fleetFlags(fs *flag.FlagSet) runner {
-	o := &fleetOptions{fs: fs}
-	fs.IntVar(&o.sessions, "sessions", 1000, "the number `N` of agent sessions (key sessions)")
-	fs.Float64Var(&o.rate, "rate", 100, "sessions arriving per second, a Poisson process; 0: all at t=0 (key rate)")
-	fs.IntVar(&o.prompts, "prompts", 1, "prompts per session, one after the other (key prompts)")
-	fs.StringVar(&o.think, "think", "0s", "the `DIST` of the wait between a prompt's end and the next (key think)")
-	fs.StringVar(&o.calls, "calls", "1", "the `DIST` of successful model calls a prompt needs: 3, uniform:1,5, geometric:4 (key calls)")
-	fs.StringVar(&o.latency, "latency", "1s", "the `DIST` of a successful call's latency: 1s, uniform:1s,3s, exp:2s, lognormal:2s,0.5 (key latency)")
-	fs.StringVar(&o.errorLatency, "error-latency", "100ms", "the `DIST` of an error answer's latency (key errorLatency)")
-	fs.StringVar(&o.capacity, "capacity", "", "the provider's token bucket, `RPS[,BURST]` (burst default: RPS rounded up) (keys capacity.rps, capacity.burst)")
-	fs.IntVar(&o.maxInFlight, "max-in-flight", 0, "the provider's bound on calls in flight, 0 none (key capacity.maxInFlight)")
-	fs.StringVar(&o.hint, "hint", "header", "how the over-capacity 429 gives its retry-after: header, text or none (key overCapacity.hint)")
-	fs.DurationVar(&o.retryAfter, "retry-after", 0, "the over-capacity 429's retry-after; 0: computed from the bucket (key overCapacity.retryAfter)")
-	fs.Var(&o.outages, "outage", "an outage window `START,DURATION,KIND[,RETRY_AFTER]`, e.g. 30s,60s,529; kinds 529, 503, 500, network, usage_limit, 429; repeatable (key outages)")
-	fs.Var(&o.errs, "error", "a background error rate `KIND=P`, e.g. 503=0.01; repeatable (key errors)")
-	fs.Float64Var(&o.overflow, "overflow", 0, "the rate of context-overflow answers (key overflow)")
-	fs.StringVar(&o.promptErrors, "prompt-errors", "", "each prompt's first wire calls fail: `COUNT,KIND`, e.g. 3,529 (key promptErrors; the default fleet's is 3,529)")
-	fs.Var(&o.profiles, "profile", "the profile `MIX` the sessions run: NAME or NAME=P%,NAME=P%; repeated, one run each (key profile)")
-	fs.StringVar(&o.sdk, "sdk", "", "an SDK layer under every agent call, retrying with profile `NAME`'s settings (key sdk)")
-	fs.DurationVar(&o.horizon, "horizon", 0, "stop the simulation at this virtual time; 0: when every session is done (key horizon)")
-	fs.DurationVar(&o.recovery, "recovery", fleet.DefaultRecovery, "the window after an outage over which the after-peak is taken (key recovery)")
-	fs.StringVar(&o.compaction, "compaction", "on", "overflow compaction: on, off, or fail (it runs and fails) (key compaction)")
-	fs.Int64Var(&o.seed, "seed", 1, "the seed of every random draw (key seed)")
-	fs.StringVar(&o.seeds, "seeds", "", "a seed sweep `A-B`, one run per seed (key seeds)")
-	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's) or $SLURM_ARRAY_TASK_ID (a Slurm job array's), index takes N from $SLURM_ARRAY_TASK_COUNT too")
+	o := &fleetOptions{fs: fs, keys: fleet.NewOverlay(fs)}
+	fs.Var(&o.shard, "shard", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's) or $SLURM_ARRAY_TASK_ID (a Slurm job array's), index takes N from $SLURM_ARRAY_TASK_COUNT too")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
-	fs.StringVar(&o.out, "out", "", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
+	fs.Var(&o.out, "out", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
 	fs.BoolVar(&o.legend, "legend", false, "print what each column of the table counts under the tables (not with --json)")
-	fs.StringVar(&o.plot, "plot", "", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
+	fs.Var(&o.plot, "plot", "also draw the result to `FILE` (.png or .svg), with the command retrysim-plot (see above)")
 	return o
 }
 
 func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
-	set := givenFlags(o.fs)
 	if len(args) > 0 && args[0] == "merge" {
-		return o.runMerge(set, args[1:], stdout, stderr)
+		return o.runMerge(args[1:], stdout, stderr)
 	}
 	var shard *fleet.Shard
-	if set["shard"] {
-		sh, err := parseShardFlag(o.shard)
+	if o.shard.given {
+		sh, err := parseShardFlag(o.shard.v)
 		if err != nil {
 			return usageError(c, stderr, "--shard: %v", err)
 		}
@@ -160,16 +125,15 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 		}
 		shard = &sh
 	}
-	if set["plot"] && shard != nil {
+	if o.plot.given && shard != nil {
 		return usageError(c, stderr, "--plot draws a whole result: not with --shard (draw the merged shards with 'retrysim fleet merge --plot FILE PARTIAL...')")
 	}
-	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
+	if !o.checkLegend(c, stderr) || !o.checkOut(c, stderr) {
 		return exitUsage
 	}
 	var specs []*fleet.Spec
 	if len(args) == 0 {
-		specs = append(specs, fleet.NewSpec(fleet.Default(1000)))
-		set["sessions"] = true // the default fleet is sized by --sessions
+		specs = append(specs, fleet.NewSpec(fleet.Default(1000))) // --sessions' default
 	}
 	for _, path := range args {
 		spec, err := fleet.Load(path)
@@ -180,63 +144,44 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 		specs = append(specs, spec)
 	}
 	for _, spec := range specs {
-		if err := o.apply(spec, set); err != nil {
+		if err := o.keys.Apply(spec); err != nil {
 			return usageError(c, stderr, "%v", err)
 		}
 		if err := spec.Validate(); err != nil {
 			return usageError(c, stderr, "fleet %s: %v", spec.Config.Name, err)
 		}
 	}
-	plot, ok := o.preparePlot(c, set, stderr)
+	plot, ok := o.preparePlot(c, stderr)
 	if !ok {
 		return exitUsage
 	}
-	if plot != nil {
-		// The whole sweep as its one shard 0/1: the same result (SPEC.md
-		// §15.6), and the partial result retrysim-plot draws.
-		whole := fleet.Shard{Index: 0, Count: 1}
-		prog := startProgress(stderr, fleet.ShardSessions(specs, whole))
-		p, err := fleet.RunSpecsShard(specs, whole, fleet.SweepOptions{Progress: &prog.done})
-		prog.stop()
-		var res *fleet.Result
-		if err == nil {
-			res, err = fleet.MergePartials([]*fleet.Partial{p}, nil)
-		}
-		if err != nil {
-			plot.discard()
-			fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
-			return exitFail
-		}
-		return plotResult(plot, p, o.writeResult(res, stdout, stderr), stderr)
-	}
+	// A shard is run from the sweep's definition: its time and memory
+	// follow its own runs, not the sweep's. Without --shard the whole sweep
+	// is its one shard 0/1: the same result (SPEC.md §15.6), and the
+	// partial result retrysim-plot draws.
+	plan, opt := fleet.PlanOfSpecs(specs...), fleet.Options{}
 	if shard != nil {
-		// A shard is run from the sweep's definition: its time and memory
-		// follow its own runs, not the sweep's.
-		prog := startProgress(stderr, fleet.ShardSessions(specs, *shard))
-		p, err := fleet.RunSpecsShard(specs, *shard, fleet.SweepOptions{Progress: &prog.done})
-		prog.stop()
+		opt.Shard = *shard
+	}
+	prog := startProgress(stderr, plan.Sessions(opt.Shard))
+	opt.Progress = &prog.done
+	p, err := fleet.Run(context.Background(), plan, opt)
+	prog.stop()
+	switch {
+	case shard != nil:
 		var out []byte
 		if err == nil {
 			out, err = p.JSON()
 		}
 		return o.emit(out, err, stdout, stderr)
-	}
-	var cfgs []fleet.Config
-	var total int64
-	for _, spec := range specs {
-		for _, cfg := range spec.Configs() {
-			cfgs = append(cfgs, cfg)
-			total += int64(cfg.Sessions)
-		}
-	}
-	prog := startProgress(stderr, total)
-	res, err := fleet.SweepWith(cfgs, fleet.SweepOptions{Progress: &prog.done})
-	prog.stop()
-	if err != nil {
+	case err != nil:
+		plot.discard()
 		fmt.Fprintf(stderr, "retrysim fleet: %v\n", err)
 		return exitFail
+	case plot != nil:
+		return plotResult(plot, p, o.writeResult(&p.Result, stdout, stderr), stderr)
 	}
-	return o.writeResult(res, stdout, stderr)
+	return o.writeResult(&p.Result, stdout, stderr)
 }
 
 // The progress bar: shown on stderr when it is a terminal and the fleets
@@ -375,11 +320,11 @@ func parseShardFlag(v string) (fleet.Shard, error) {
 // checkOut checks --out's file before anything runs: its directory exists,
 // and it holds no $(VAR) that Kubernetes left unexpanded (every shard would
 // write the same file); false after a usage error.
-func (o *fleetOptions) checkOut(c *command, set map[string]bool, stderr io.Writer) bool {
-	if !set["out"] {
+func (o *fleetOptions) checkOut(c *command, stderr io.Writer) bool {
+	if !o.out.given {
 		return true
 	}
-	path := o.out
+	path := o.out.v
 	if i := strings.Index(path, "$("); i >= 0 {
 		ref := path[i:]
 		if j := strings.IndexByte(ref, ')'); j >= 0 {
@@ -425,8 +370,8 @@ func partialPaths(args []string) ([]string, error) {
 
 // checkLegend checks that --legend, when given, comes with the table:
 // false after a usage error.
-func (o *fleetOptions) checkLegend(c *command, set map[string]bool, stderr io.Writer) bool {
-	if set["legend"] && o.legend && o.json {
+func (o *fleetOptions) checkLegend(c *command, stderr io.Writer) bool {
+	if o.legend && o.json {
 		usageError(c, stderr, "--legend explains the table's columns: not with --json (SPEC.md §15.4 defines the JSON fields)")
 		return false
 	}
@@ -435,7 +380,7 @@ func (o *fleetOptions) checkLegend(c *command, set map[string]bool, stderr io.Wr
 
 // runMerge runs "retrysim fleet merge PARTIAL...": the partial results
 // of a sweep's shards merged into the sweep's result.
-func (o *fleetOptions) runMerge(set map[string]bool, paths []string, stdout, stderr io.Writer) int {
+func (o *fleetOptions) runMerge(paths []string, stdout, stderr io.Writer) int {
 	c := lookup("fleet")
 	var others []string
 	o.fs.Visit(func(f *flag.Flag) {
@@ -446,16 +391,16 @@ func (o *fleetOptions) runMerge(set map[string]bool, paths []string, stdout, std
 	if len(others) > 0 {
 		return usageError(c, stderr, "merge: %s: not a flag of merge (merge takes --json, --shard 0/1, --plot, --legend and --out; the partial results hold their fleets' settings)", strings.Join(others, ", "))
 	}
-	if set["shard"] && (o.shard != wholeShard || !o.json) {
-		return usageError(c, stderr, "merge: --shard %s: merge takes only --json --shard %s (the merged sweep as the partial result of its one shard, with the time series retrysim-plot draws)", termsafe.Text(o.shard), wholeShard)
+	if o.shard.given && (o.shard.v != wholeShard || !o.json) {
+		return usageError(c, stderr, "merge: --shard %s: merge takes only --json --shard %s (the merged sweep as the partial result of its one shard, with the time series retrysim-plot draws)", termsafe.Text(o.shard.v), wholeShard)
 	}
-	if !o.checkLegend(c, set, stderr) || !o.checkOut(c, set, stderr) {
+	if !o.checkLegend(c, stderr) || !o.checkOut(c, stderr) {
 		return exitUsage
 	}
 	if len(paths) == 0 {
 		return usageError(c, stderr, "merge: no partial results (give the files 'retrysim fleet --shard I/N --json' wrote, one per shard)")
 	}
-	plot, ok := o.preparePlot(c, set, stderr)
+	plot, ok := o.preparePlot(c, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -488,7 +433,7 @@ func (o *fleetOptions) mergeParts(plot *plotTarget, paths []string, stdout, stde
 		return exitUsage
 	}
 	var code int
-	if o.shard == wholeShard {
+	if o.shard.given && o.shard.v == wholeShard {
 		out, err := wholePartial(parts, res).JSON()
 		code = o.emit(out, err, stdout, stderr)
 	} else {
@@ -532,7 +477,7 @@ func (o *fleetOptions) emit(out []byte, err error, stdout, stderr io.Writer) int
 
 // writeOutput writes out to --out's file, or to stdout without --out.
 func (o *fleetOptions) writeOutput(out []byte, stdout io.Writer) error {
-	path := o.out
+	path := o.out.v
 	if path == "" {
 		_, err := stdout.Write(out)
 		return err
@@ -541,109 +486,6 @@ func (o *fleetOptions) writeOutput(out []byte, stdout io.Writer) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
-}
-
-// apply sets every flag given (set) over spec's keys, in the flags'
-// order; an invalid value is an error naming the flag and what is
-// allowed.
-func (o *fleetOptions) apply(spec *fleet.Spec, set map[string]bool) error {
-	c := &spec.Config
-	var err error
-	for _, name := range []string{"sessions", "rate", "prompts", "think", "calls", "latency", "error-latency", "capacity",
-		"max-in-flight", "hint", "retry-after", "outage", "error", "overflow", "prompt-errors", "profile", "sdk",
-		"horizon", "recovery", "compaction", "seed", "seeds"} {
-		if !set[name] {
-			continue
-		}
-		switch name {
-		case "sessions":
-			c.Sessions = o.sessions
-		case "rate":
-			c.Rate = o.rate
-		case "prompts":
-			c.Prompts = o.prompts
-		case "think":
-			c.Think, err = fleet.ParseDuration(o.think)
-		case "calls":
-			c.Calls, err = fleet.ParseCount(o.calls)
-		case "latency":
-			c.Latency, err = fleet.ParseDuration(o.latency)
-		case "error-latency":
-			c.ErrorLatency, err = fleet.ParseDuration(o.errorLatency)
-		case "capacity":
-			c.Capacity.RPS, c.Capacity.Burst, err = parseCapacity(o.capacity)
-		case "max-in-flight":
-			c.Capacity.MaxInFlight = o.maxInFlight
-		case "hint":
-			c.OverCapacity.Hint = fleet.HintMode(o.hint)
-			if o.hint != "header" && o.hint != "text" && o.hint != "none" {
-				err = fmt.Errorf("unknown mode %q (allowed: header, text, none)", o.hint)
-			}
-		case "retry-after":
-			c.OverCapacity.RetryAfter = o.retryAfter
-		case "outage":
-			c.Outages, err = parseEach(o.outages, fleet.ParseOutage)
-		case "error":
-			c.Errors, err = parseEach(o.errs, fleet.ParseRate)
-		case "overflow":
-			c.Overflow = o.overflow
-		case "prompt-errors":
-			c.PromptErrors, err = fleet.ParsePromptErrors(o.promptErrors)
-		case "profile":
-			spec.Mixes, err = parseEach(o.profiles, fleet.ParseMix)
-		case "sdk":
-			c.SDK = o.sdk
-			if o.sdk != "" {
-				_, err = policy.ProfileByName(o.sdk)
-			}
-		case "horizon":
-			c.Horizon = o.horizon
-		case "recovery":
-			c.Recovery = o.recovery
-		case "compaction":
-			switch o.compaction {
-			case "on":
-				c.Compaction = fleet.Compaction{Enabled: true, Succeed: true}
-			case "off":
-				c.Compaction = fleet.Compaction{}
-			case "fail":
-				c.Compaction = fleet.Compaction{Enabled: true}
-			default:
-				err = fmt.Errorf("unknown value %q (allowed: on, off, fail)", o.compaction)
-			}
-		case "seed":
-			c.Seed = o.seed
-			if c.Seed < 1 {
-				err = fmt.Errorf("%d (allowed: an integer from 1)", c.Seed)
-			}
-			if !set["seeds"] {
-				spec.SeedFrom, spec.SeedTo = c.Seed, c.Seed
-			}
-		case "seeds":
-			spec.SeedFrom, spec.SeedTo, err = fleet.ParseSeeds(o.seeds)
-			c.Seed = spec.SeedFrom
-		}
-		if err != nil {
-			return fmt.Errorf("--%s: %v", name, err)
-		}
-	}
-	return nil
-}
-
-// parseCapacity reads RPS[,BURST].
-func parseCapacity(v string) (rps float64, burst int, err error) {
-	r, b, hasBurst := strings.Cut(v, ",")
-	rps, err = strconv.ParseFloat(strings.TrimSpace(r), 64)
-	if err != nil || !(rps > 0) {
-		return 0, 0, fmt.Errorf("%q: expected RPS[,BURST], RPS a number above 0 (e.g. 200 or 200,50)", v)
-	}
-	burst = max(1, int(rps+0.999999))
-	if hasBurst {
-		if burst, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || burst < 1 {
-			return 0, 0, fmt.Errorf("%q: the burst must be an integer from 1", v)
-		}
-	}
-	return rps, burst, nil
 }
 
 // fleetColumns are the table's columns in order: the heading, one word
@@ -765,20 +607,6 @@ func ratioText(s fleet.Summary, capacity float64) string {
 
 // seedsText writes sorted seeds as ranges: "1-20", "1,3,5-7".
 func seedsText(seeds []int64) string { return fleet.SeedsText(seeds) }
-
-// parseEach parses every value of a repeated flag with parse, stopping at
-// the first error.
-func parseEach[T any](values []string, parse func(string) (T, error)) ([]T, error) {
-	var out []T
-	for _, v := range values {
-		x, err := parse(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, x)
-	}
-	return out, nil
-}
 
 // maxPartialSize bounds the size of a partial result fleet merge reads
 // (a shard's result holds one summary per fleet group, a few hundred

@@ -26,11 +26,11 @@ type plotTarget struct {
 // drawing command (beside retrysim, then on $PATH), and that the file can
 // be opened for writing (it is created when missing). nil without --plot;
 // false after a usage error.
-func (o *fleetOptions) preparePlot(c *command, set map[string]bool, stderr io.Writer) (*plotTarget, bool) {
-	if !set["plot"] {
+func (o *fleetOptions) preparePlot(c *command, stderr io.Writer) (*plotTarget, bool) {
+	if !o.plot.given {
 		return nil, true
 	}
-	path := o.plot
+	path := o.plot.v
 	if _, err := imageformat.Of(path); err != nil {
 		usageError(c, stderr, "--plot: %s", termsafe.Text(err.Error()))
 		return nil, false

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/wire"
@@ -69,9 +70,10 @@ aborted a dropped connection), or a proxy script (SPEC.md §18) of the keys
 scenario, fleet (a fleet file: its provider, with its capacity, outage windows,
 error rates and retry-after hints, answers the requests the turns do not, on
 the real clock from the proxy's start), repeat, text and faults: [{request,
-kind, delayMs, events, chunk}], kind latency, slow-body, stream-cut, sse-error
-or drop. Without SCRIPT every
-request gets a canned answer (or, with --upstream, the real one).
+kind, delayMs, events, chunk}], kind one of
+` + faultKindList() + `.
+Without SCRIPT every request gets a canned answer (or, with --upstream, the
+real one).
 
 With --upstream URL, success turns, requests after the last turn and other
 paths are forwarded to URL unchanged (streaming included); wire faults apply
@@ -97,6 +99,22 @@ flags, script or address.`,
 	})
 }
 
+// faultKindList is the wire's fault kinds for the help: "a, b or c".
+func faultKindList() string {
+	var b strings.Builder
+	for i, k := range wire.FaultKinds {
+		switch {
+		case i == 0:
+		case i == len(wire.FaultKinds)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
+}
+
 func (o *proxyOptions) run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext(stderr, "retrysim proxy")
 	defer stop()
@@ -109,6 +127,9 @@ func (o *proxyOptions) serve(ctx context.Context, args []string, stdout, stderr 
 	c := lookup("proxy")
 	if len(args) > 1 {
 		return usageError(c, stderr, "one SCRIPT at most, got %d arguments", len(args))
+	}
+	if o.listen == "" {
+		return usageError(c, stderr, "--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. %s", defaultProxyListen)
 	}
 	if o.maxBody <= 0 {
 		return usageError(c, stderr, "--max-body: %q is not a positive number of bytes", strconv.FormatInt(o.maxBody, 10))

@@ -6,7 +6,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/wire"
 )
+
+// TestProxyHelpNamesEveryFault: the proxy's help names each of
+// wire.FaultKinds, the one list of the wire's faults.
+func TestProxyHelpNamesEveryFault(t *testing.T) {
+	code, out, errOut := runMain(t, "proxy", "--help")
+	if code != exitOK {
+		t.Fatalf("proxy --help: exit %d, stderr:\n%s", code, errOut)
+	}
+	help := strings.Join(strings.Fields(out), " ")
+	want := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
+		want[i] = string(k)
+	}
+	list := strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]
+	if !strings.Contains(help, "kind one of "+list+".") {
+		t.Errorf("proxy --help does not name the faults %q:\n%s", list, out)
+	}
+}
 
 // TestProxyCommandErrors: a bad script, address or flag is exit status 2
 // with an error saying where (the script and address found by
@@ -27,6 +47,7 @@ func TestProxyCommandErrors(t *testing.T) {
 		{[]string{"proxy", filepath.Join(dir, "turns.yaml")}, `turns.yaml:2:18: turns[0].stopReason`},
 		{[]string{"proxy", "--listen", "256.0.0.1:1", filepath.Join(dir, "key.yaml")}, `unknown key`},
 		{[]string{"proxy", "--listen", "nonsense", "--max-body", "10"}, `--listen:`},
+		{[]string{"proxy", "--listen="}, `--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. 127.0.0.1:8787`},
 		{[]string{"proxy", "--max-body", "0"}, `--max-body: "0" is not a positive number of bytes`},
 		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0"}, `upstream "ftp://x": not an http or https URL`},
 		{[]string{"proxy", "a", "b"}, `one SCRIPT at most`},

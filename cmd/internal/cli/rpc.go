@@ -57,15 +57,15 @@ Exit status: 0 at the end of the input, after a signal, or when stdout is
 closed; 1 when the simulation runs away or reading stdin fails; 2 on
 invalid flags or an invalid scenario file.`,
 		options: func(fs *flag.FlagSet) runner {
-			o := &rpcOptions{fs: fs}
+			o := &rpcOptions{}
 			variantFlag(fs, &o.ov.variant, "run the policy variant `NAME` instead of the scenario's")
 			profileFlag(fs, &o.ov.profile, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.StringVar(&o.scenario, "scenario", "", "script the provider with the turns and settings of scenario `FILE`")
 			fs.BoolVar(&o.virtual, "virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
 			fs.IntVar(&o.protocol, "protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
 			fs.StringVar(&o.mode, "mode", "rpc", "the original's launch flag: `MODE` must be rpc")
-			fs.StringVar(&o.provider, "provider", "", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
-			fs.StringVar(&o.model, "model", "", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
+			fs.Var(&o.provider, "provider", "the session's provider `NAME` (the original's launch flag; default: the scenario's provider)")
+			fs.Var(&o.model, "model", "the session's model `ID` (the original's launch flag; default: the scenario's modelId)")
 			return o
 		},
 	})
@@ -73,14 +73,13 @@ invalid flags or an invalid scenario file.`,
 
 // rpcOptions are rpc's flags.
 type rpcOptions struct {
-	fs       *flag.FlagSet // which flags were given
 	ov       overrides
 	scenario string
 	virtual  bool
 	protocol int
 	mode     string
-	provider string
-	model    string
+	provider givenString
+	model    givenString
 }
 
 func (o *rpcOptions) run(args []string, stdout, stderr io.Writer) int {
@@ -128,17 +127,13 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 	if o.mode != "rpc" {
 		return usageError(c, stderr, "--mode %s: only --mode rpc is served (this command speaks the original's RPC protocol)", o.mode)
 	}
-	given := givenFlags(o.fs)
-	bad := ""
-	switch { // in the flags' name order
-	case given["model"] && o.model == "":
-		bad = "model"
-	case given["provider"] && o.provider == "":
-		bad = "provider"
-	}
-	if bad != "" {
-		what := map[string]string{"provider": "the provider's name", "model": "the model's id"}[bad]
-		return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", bad, what)
+	for _, f := range []struct { // in the flags' name order
+		name, what string
+		v          *givenString
+	}{{"model", "the model's id", &o.model}, {"provider", "the provider's name", &o.provider}} {
+		if f.v.given && f.v.v == "" {
+			return usageError(c, stderr, "--%s: empty (give %s, or leave the flag out for the scenario's)", f.name, f.what)
+		}
 	}
 	if o.protocol < 1 || o.protocol > 2 {
 		return usageError(c, stderr, "--protocol %d: unknown (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", o.protocol)
@@ -151,11 +146,11 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 	if sc == nil {
 		return code
 	}
-	if given["provider"] {
-		sc.Provider = o.provider
+	if o.provider.given {
+		sc.Provider = o.provider.v
 	}
-	if given["model"] {
-		sc.ModelID = o.model
+	if o.model.given {
+		sc.ModelID = o.model.v
 	}
 	if f, isFile := stdout.(*os.File); isFile && f == os.Stdout {
 		// A closed stdout must end the server quietly: get EPIPE as an

@@ -11,8 +11,8 @@ import (
 func TestRPCProtocolFlag(t *testing.T) {
 	in := `{"id":"p1","type":"prompt","message":"hi"}` + "\n"
 	code, two, errOut := rpcSession(t, in, "--virtual", "--protocol", "2")
-	if code != exitOK || !strings.HasPrefix(two, `{"type":"ready","protocolVersion":2,`) ||
-		!strings.HasSuffix(two, `{"t":0,"type":"prompt_result","id":"p1","agentInvoked":true,"status":"ok","sessionSettled":true}`+"\n"+`{"t":0,"type":"session_settled"}`+"\n") {
+	if code != exitOK || !strings.HasPrefix(two, `{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],`) ||
+		!strings.HasSuffix(two, `{"t":0,"type":"prompt_result","id":"p1","agentInvoked":true,"status":"completed","sessionSettled":true}`+"\n"+`{"t":0,"type":"session_settled"}`+"\n") {
 		t.Errorf("--protocol 2: exit %d\n%s%s", code, two, errOut)
 	}
 	_, def, _ := rpcSession(t, in, "--virtual")

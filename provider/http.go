@@ -1,80 +1,89 @@
-package proxy
+package provider
 
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"strconv"
 	"strings"
 
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
-// API is one of the provider endpoints the proxy serves (wire.API).
-type API = wire.API
-
-// The endpoints served (SPEC.md §18).
-const (
-	Anthropic       = wire.Anthropic
-	OpenAIChat      = wire.OpenAIChat
-	OpenAIResponses = wire.OpenAIResponses
-)
-
-// apiOf returns the API served at path, if any. A base URL with a prefix
-// before /v1 (e.g. /anthropic/v1/messages) is accepted.
-func apiOf(path string) (API, bool) {
-	switch {
-	case strings.HasSuffix(path, "/v1/messages"):
-		return Anthropic, true
-	case strings.HasSuffix(path, "/v1/chat/completions"), strings.HasSuffix(path, "/chat/completions"):
-		return OpenAIChat, true
-	case strings.HasSuffix(path, "/v1/responses"), strings.HasSuffix(path, "/responses"):
-		return OpenAIResponses, true
-	}
-	return "", false
-}
-
-// request is what the proxy reads of a request body: the model, whether
-// it streams and the name of the first tool offered (for a canned tool call).
-type request struct {
+// Request is what an answer's HTTP rendering takes of the request and
+// the server: the API, the request's model, whether it streams and its
+// first tool's name, the canned text, the request's number (its ids:
+// req_retrysim000001) and its arrival in unix seconds.
+type Request struct {
+	API    API
 	Model  string
 	Stream bool
 	Tool   string
+	Text   string
+	Seq    int
+	Now    int64
 }
 
-// parseRequest reads the fields the answers need; the body must be a JSON
-// object.
-func parseRequest(api API, body []byte) (request, error) {
-	var raw struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
-		Tools  []struct {
-			Name     string `json:"name"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: %v", api, err)
-	}
-	req := request{Model: raw.Model, Stream: raw.Stream}
-	if len(raw.Tools) > 0 {
-		req.Tool = raw.Tools[0].Name
-		if req.Tool == "" {
-			req.Tool = raw.Tools[0].Function.Name
-		}
-	}
-	if req.Model == "" {
-		req.Model = "retrysim-model"
-	}
-	return req, nil
+// Response is an answer as HTTP: its status, its headers (set in order,
+// a later one replacing an earlier of the same name), and its body: JSON
+// (Body) or, for a successful stream, the server-sent events (Events,
+// each one's bytes on the wire).
+type Response struct {
+	Status int
+	Header [][2]string
+	Body   []byte
+	Events [][]byte
+	// ErrorType is an error's type in the body.
+	ErrorType string
 }
+
+// HTTP is the answer as req's API writes it (SPEC.md §18.1): an error is
+// the provider's JSON error with its type from the status, a request id
+// header and the answer's headers; a success the provider's message or,
+// for a streaming request, its events. A dropped answer (Dropped) has no
+// HTTP rendering: the zero Response.
+func (a *Answer) HTTP(req Request) Response {
+	if a.Dropped() {
+		return Response{}
+	}
+	id := fmt.Sprintf("retrysim%06d", req.Seq)
+	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
+	for k, v := range a.Headers {
+		res.Header = append(res.Header, [2]string{k, v})
+	}
+	res.Header = append(res.Header, [2]string{requestIDHeader(req.API), "req_" + id})
+	if a.Stop == policy.StopReasonError {
+		res.Status = a.Status
+		res.ErrorType = errorType(req.API, a.Status)
+		res.Body = errorBody(req.API, res.ErrorType, a.BodyMessage(), "req_"+id)
+	} else {
+		res.Status = 200
+		s := &success{api: req.API, id: id, model: req.Model, kind: string(a.Stop), text: req.Text, tool: req.Tool, input: 12, output: 8, now: req.Now}
+		if a.InputTokens > 0 {
+			s.input = a.InputTokens
+		}
+		if req.Stream {
+			res.Header = append(res.Header, [2]string{"content-type", "text/event-stream; charset=utf-8"}, [2]string{"cache-control", "no-cache"})
+			for _, e := range s.events() {
+				res.Events = append(res.Events, e.bytes())
+			}
+			return res
+		}
+		res.Body = s.body()
+	}
+	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
+	return res
+}
+
+// ErrorEvent is the error event api's stream sends mid-stream after seq
+// events (the sse-error fault), as it is on the wire.
+func ErrorEvent(api API, seq int) []byte { return sseErrorEvent(api, seq).bytes() }
 
 // errorType is the provider's error type for an HTTP status, as its API
 // reference documents them (Anthropic: docs.anthropic.com/en/api/errors;
 // OpenAI: platform.openai.com/docs/guides/error-codes).
 func errorType(api API, status int) string {
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		switch {
 		case status == 400:
 			return "invalid_request_error"
@@ -116,31 +125,12 @@ func errorType(api API, status int) string {
 	return "invalid_request_error"
 }
 
-// defaultStatus is the status of an error turn that gives none: read from
-// its message as a provider would have sent it.
-func defaultStatus(message string) int {
-	m := strings.ToLower(message)
-	switch {
-	case strings.Contains(m, "overloaded"):
-		return 529
-	case strings.Contains(m, "rate limit"), strings.Contains(m, "rate_limit"), strings.Contains(m, "too many requests"), strings.Contains(m, "429"):
-		return 429
-	case strings.Contains(m, "timed out"), strings.Contains(m, "timeout"):
-		return 408
-	case strings.Contains(m, "service unavailable"), strings.Contains(m, "503"):
-		return 503
-	case strings.Contains(m, "502"), strings.Contains(m, "bad gateway"):
-		return 502
-	}
-	return 500
-}
-
 // errorBody is the provider's JSON error body: Anthropic's
 // {"type":"error","error":{"type","message"},"request_id"}, OpenAI's
 // {"error":{"message","type","param","code"}}.
 func errorBody(api API, typ, message, requestID string) []byte {
 	var v any
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		v = struct {
 			Type      string `json:"type"`
 			Error     any    `json:"error"`
@@ -176,9 +166,9 @@ func errorBody(api API, typ, message, requestID string) []byte {
 // "error" object (which the SDKs read as an error).
 func sseErrorEvent(api API, seq int) event {
 	switch api {
-	case Anthropic:
+	case wire.Anthropic:
 		return event{name: "error", data: `{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}`}
-	case OpenAIResponses:
+	case wire.OpenAIResponses:
 		return event{name: "error", data: fmt.Sprintf(`{"type":"error","code":"server_error","message":"The server had an error while processing your request. Sorry about that!","param":null,"sequence_number":%d}`, seq)}
 	}
 	return event{data: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`}
@@ -236,9 +226,9 @@ func mustJSON(v any) string {
 // body is the answer as one JSON object.
 func (s *success) body() []byte {
 	switch s.api {
-	case Anthropic:
+	case wire.Anthropic:
 		return []byte(mustJSON(s.anthropicMessage(true)))
-	case OpenAIChat:
+	case wire.OpenAIChat:
 		msg := map[string]any{"role": "assistant", "content": s.text, "refusal": nil}
 		finish := "stop"
 		switch s.kind {
@@ -343,7 +333,7 @@ func (s *success) events() []event {
 	var evs []event
 	add := func(name string, v any) { evs = append(evs, event{name: name, data: mustJSON(v)}) }
 	switch s.api {
-	case Anthropic:
+	case wire.Anthropic:
 		add("message_start", map[string]any{"type": "message_start", "message": s.anthropicMessage(false)})
 		add("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": s.anthropicBlock(false)})
 		add("ping", map[string]any{"type": "ping"})
@@ -358,7 +348,7 @@ func (s *success) events() []event {
 		add("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": s.anthropicStop(), "stop_sequence": nil},
 			"usage": map[string]any{"output_tokens": s.output}})
 		add("message_stop", map[string]any{"type": "message_stop"})
-	case OpenAIChat:
+	case wire.OpenAIChat:
 		chunk := func(delta map[string]any, finish any) map[string]any {
 			return map[string]any{"id": "chatcmpl-" + s.id, "object": "chat.completion.chunk", "created": s.now, "model": s.model,
 				"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
@@ -417,20 +407,8 @@ func (s *success) events() []event {
 // requestIDHeader is the header carrying the request id in the
 // provider's answers.
 func requestIDHeader(api API) string {
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		return "request-id"
 	}
 	return "x-request-id"
-}
-
-// statusText is the status's standard message, for an error turn with no
-// message.
-func statusText(api API, status int) string {
-	if api == Anthropic && status == 529 {
-		return "Overloaded"
-	}
-	if t := http.StatusText(status); t != "" {
-		return t
-	}
-	return fmt.Sprintf("HTTP %d", status)
 }
