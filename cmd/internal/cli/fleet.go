@@ -70,8 +70,9 @@ $SLURM_ARRAY_TASK_COUNT too: deploy/slurm/ holds the scripts.
 
 --plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
 draws the result: a row per fleet, its wire calls per second over time
-per profile (the provider's capacity a line, outages shaded) beside the
-CDF of the time from a prompt to its success over every prompt. The charts
+per profile (the provider's capacity a line, outages shaded, the table's
+peak marked), the CDF of the time from a prompt to its success over every
+prompt, and each row's requests per prompt with its 429s. The charts
 are drawn by the command retrysim-plot, so that retrysim builds without a
 chart library: retrysim finds it beside itself or on $PATH ('go install
 ./cmd/retrysim-plot') and checks FILE before the run, then prints its
