@@ -125,6 +125,12 @@ func New(opt Options) (*Proxy, error) {
 			ErrorLog: log.New(io.Discard, "", 0),
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				rec := recordOf(r)
+				if r.Context().Err() != nil { // the client left: it gets no answer
+					if rec != nil {
+						rec.Error = "client gone before the upstream answered"
+					}
+					return
+				}
 				if rec != nil {
 					rec.Error = "upstream: " + err.Error()
 					rec.Status = http.StatusBadGateway
@@ -202,6 +208,7 @@ type reqState struct {
 	known  bool // api is served at the request's path
 	faults []Fault
 	wait   func(time.Duration) error // Proxy.wait on the request's context
+	ctx    context.Context           // the request's
 }
 
 func stateOf(r *http.Request) *reqState {
@@ -463,6 +470,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
 		r.Header.Del("Accept-Encoding") // events are counted on the plain bytes
 	}
 	st.wait = func(d time.Duration) error { return p.wait(r.Context(), d) }
+	st.ctx = r.Context()
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	p.up.ServeHTTP(w, r)
 }
@@ -470,7 +478,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
 // wrapUpstream applies the stream faults and the slow body to an
 // upstream answer's body.
 func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait}
+	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait, ctx: st.ctx}
 	for _, f := range st.faults {
 		switch f.Kind {
 		case FaultStreamCut:
@@ -495,6 +503,8 @@ type eventCutter struct {
 	cutAt, errAt int
 	slow         time.Duration
 	wait         func(time.Duration) error // the slow body's pause
+	ctx          context.Context           // the request's
+	bytes        int                       // read from the upstream
 	seen         int
 	lastNL       bool
 	out          []byte
@@ -516,6 +526,14 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 		}
 		c.reads++
 		n, err := c.ReadCloser.Read(c.buf[:])
+		c.bytes += n
+		if err != nil && err != io.EOF && c.rec.Error == "" {
+			if c.ctx.Err() != nil {
+				c.rec.Error = "client gone mid-answer"
+			} else {
+				c.rec.Error = fmt.Sprintf("upstream: the answer was cut after %d bytes: %v", c.bytes, err)
+			}
+		}
 		chunk := c.buf[:n]
 		c.out = append(c.out[:0], chunk...)
 		if c.cutAt == 0 || c.errAt == 0 {
