@@ -5,6 +5,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,7 @@ func New(opt Options) (*Proxy, error) {
 			ModifyResponse: func(res *http.Response) error {
 				if st := stateOf(res.Request); st != nil {
 					st.rec.Status = res.StatusCode
+					st.rec.Headers = hintHeaders(res.Header)
 					st.rec.HeadersMs = msSince(st.start)
 					res.Body = st.wrapUpstream(res.Body)
 				}
@@ -478,7 +480,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
 // wrapUpstream applies the stream faults and the slow body to an
 // upstream answer's body.
 func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait, ctx: st.ctx}
+	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait, ctx: st.ctx,
+		keepError: st.rec.Status >= 400}
 	for _, f := range st.faults {
 		switch f.Kind {
 		case FaultStreamCut:
@@ -505,6 +508,8 @@ type eventCutter struct {
 	wait         func(time.Duration) error // the slow body's pause
 	ctx          context.Context           // the request's
 	bytes        int                       // read from the upstream
+	keepError    bool                      // an error answer: its body is kept (errBody) for the log
+	errBody      []byte
 	seen         int
 	lastNL       bool
 	out          []byte
@@ -527,6 +532,9 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 		c.reads++
 		n, err := c.ReadCloser.Read(c.buf[:])
 		c.bytes += n
+		if c.keepError {
+			c.keepErrorBody(c.buf[:n], err)
+		}
 		if err != nil && err != io.EOF && c.rec.Error == "" {
 			if c.ctx.Err() != nil {
 				c.rec.Error = "client gone mid-answer"
@@ -568,6 +576,62 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 	n := copy(p, c.out)
 	c.out = c.out[n:]
 	return n, nil
+}
+
+// maxErrorBody bounds the error body kept of an upstream's answer.
+const maxErrorBody = 64 << 10
+
+// keepErrorBody keeps an upstream error answer's body and, at its end,
+// logs its error type and message (Anthropic's and OpenAI's bodies both
+// carry {"error":{"type","message"}}); a body too large or not that JSON
+// (compressed, say) logs none.
+func (c *eventCutter) keepErrorBody(b []byte, err error) {
+	if len(c.errBody)+len(b) > maxErrorBody {
+		c.keepError, c.errBody = false, nil
+		return
+	}
+	c.errBody = append(c.errBody, b...)
+	if err != io.EOF {
+		return
+	}
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(c.errBody, &body) == nil {
+		c.rec.ErrorType, c.rec.ErrorMessage = clip(body.Error.Type), clip(body.Error.Message)
+	}
+	c.keepError, c.errBody = false, nil
+}
+
+// clip shortens s to at most MaxNameBytes*4 bytes for the log.
+func clip(s string) string {
+	if max := MaxNameBytes * 4; len(s) > max {
+		return strings.ToValidUTF8(s[:max], "") + "..."
+	}
+	return s
+}
+
+// upstreamHintHeaders are the headers of an upstream's answer the wire log
+// keeps: those the retry layers read a wait or a decision from (package
+// policy's hints: retry-after-ms, retry-after, x-ratelimit-reset-ms,
+// x-ratelimit-reset, x-should-retry).
+var upstreamHintHeaders = []string{"retry-after-ms", "retry-after", "x-ratelimit-reset-ms", "x-ratelimit-reset", "x-should-retry"}
+
+// hintHeaders are h's upstreamHintHeaders by lower-case name (nil: none).
+func hintHeaders(h http.Header) map[string]string {
+	var m map[string]string
+	for _, k := range upstreamHintHeaders {
+		if v := h.Get(k); v != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = clip(v)
+		}
+	}
+	return m
 }
 
 // stop ends the body at the current count: an error event, or a cut.

@@ -152,3 +152,41 @@ func TestUpstreamFailuresLogged(t *testing.T) {
 		t.Errorf("client gone logged %+v, want status 0 and the client gone", r)
 	}
 }
+
+// TestUpstreamErrorLogged: a forwarded error answer is logged with the
+// retry hints of its headers and its body's error type and message, as a
+// scripted one is, so that an audit reads its retry-after.
+func TestUpstreamErrorLogged(t *testing.T) {
+	const body = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("retry-after", "1")
+		w.Header().Set("x-should-retry", "true")
+		w.Header().Set("x-upstream-other", "not kept")
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(529)
+		_, _ = io.WriteString(w, body)
+	}))
+	defer up.Close()
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Upstream: up.URL, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	res, b, err := post(t, srv.URL+"/v1/messages", `{"model":"m"}`)
+	if err != nil || res.StatusCode != 529 || b != body || res.Header.Get("retry-after") != "1" {
+		t.Fatalf("%v %v %q, want the upstream's 529 as it came", err, res, b)
+	}
+	srv.Close()
+	p.Close()
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 1 {
+		t.Fatalf("%d log lines", len(recs))
+	}
+	r := recs[0]
+	if r.Status != 529 || fmt.Sprint(r.Headers) != "map[retry-after:1 x-should-retry:true]" || r.ErrorType != "overloaded_error" || r.ErrorMessage != "Overloaded" {
+		t.Errorf("logged %+v, want 529, the retry headers, overloaded_error and its message", r)
+	}
+}
