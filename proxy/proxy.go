@@ -47,6 +47,10 @@ type Options struct {
 	// Log receives the wire log, one JSON object per request (Record). nil
 	// writes none.
 	Log io.Writer
+	// LogFailed, when not nil, is called once, at once, with the first
+	// error writing Log (a closed pipe, a full disk); the log is then
+	// written no more, and Close returns the error too.
+	LogFailed func(error)
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// BodyTimeout is how long a request's body may send nothing before it
@@ -86,7 +90,7 @@ func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log), stopped: make(chan struct{}),
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log, opt.LogFailed), stopped: make(chan struct{}),
 		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes

@@ -17,6 +17,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -51,7 +53,12 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 		}
 		script = s
 	}
-	p, err := proxy.New(proxy.Options{Script: script, Upstream: run.Upstream, Log: run.Log, MaxBodyBytes: run.MaxBody})
+	// a log that cannot be written is said at once and stops the proxy;
+	// a closed pipe is an error to say (EPIPE), not a death by SIGPIPE
+	signal.Ignore(syscall.SIGPIPE)
+	logFailed := make(chan error, 1)
+	p, err := proxy.New(proxy.Options{Script: script, Upstream: run.Upstream, Log: run.Log, MaxBodyBytes: run.MaxBody,
+		LogFailed: func(err error) { logFailed <- err }})
 	if err != nil {
 		return run.UsageError("%v", err)
 	}
@@ -74,23 +81,34 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	code := 0
 	select {
 	case <-ctx.Done():
-		p.Stop() // the faults' waits end: their requests end, logged
-		sctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close()
-		}
-		cancel()
-		<-served
+		shutdown(p, srv, served)
+	case err := <-logFailed:
+		run.Errorf("writing the wire log: %v; stopping", err)
+		shutdown(p, srv, served)
+		code = 1
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {
 			run.Errorf("serving: %v", err)
 			code = 1
 		}
 	}
-	if err := p.Close(); err != nil {
+	if err := p.Close(); err != nil && code == 0 {
 		run.Errorf("writing the wire log: %v", err)
 		code = 1
 	}
 	fmt.Fprintf(run.Stderr, "retrysim proxy: %d requests served\n", p.Requests())
 	return code
+}
+
+// shutdown stops srv serving p: the faults' waits end at once, requests
+// in flight finish (up to cli.ProxyShutdown, then their connections
+// close), and served has answered.
+func shutdown(p *proxy.Proxy, srv *http.Server, served <-chan error) {
+	p.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+	<-served
 }
