@@ -44,14 +44,14 @@ func commandLine(args []string) []string {
 // cli.ProxyShutdown; then their connections are closed), waits until each
 // is logged and flushes the wire log.
 func serve(ctx context.Context, run *cli.ProxyRun) int {
-	var script proxy.Script
-	if run.Script != "" {
-		s, err := proxy.LoadScript(run.Script)
-		if err != nil {
-			run.Errorf("%s", termsafe.Text(err.Error()))
-			return 2
-		}
-		script = s
+	script, stopped, err := loadScript(ctx, run)
+	switch {
+	case stopped:
+		run.Errorf("stopped before serving: %s was not read", termsafe.Text(run.Script))
+		return 0
+	case err != nil:
+		run.Errorf("%s", termsafe.Text(err.Error()))
+		return 2
 	}
 	// a log that cannot be written is said at once and stops the proxy;
 	// a closed pipe is an error to say (EPIPE), not a death by SIGPIPE
@@ -111,4 +111,31 @@ func shutdown(p *proxy.Proxy, srv *http.Server, served <-chan error) {
 		_ = srv.Close()
 	}
 	<-served
+}
+
+// loadScript reads run's script (none: the empty script) until ctx is
+// done: a named pipe waits for its writer (said at once), and a signal
+// ends the wait (stopped).
+func loadScript(ctx context.Context, run *cli.ProxyRun) (s proxy.Script, stopped bool, err error) {
+	if run.Script == "" {
+		return proxy.Script{}, false, nil
+	}
+	if fi, err := os.Stat(run.Script); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		run.Errorf("reading %s, a named pipe: waiting for its writer", termsafe.Text(run.Script))
+	}
+	type loaded struct {
+		s   proxy.Script
+		err error
+	}
+	done := make(chan loaded, 1) // the reader may outlive a stop: it ends with the process
+	go func() {
+		s, err := proxy.LoadScript(run.Script)
+		done <- loaded{s, err}
+	}()
+	select {
+	case l := <-done:
+		return l.s, false, l.err
+	case <-ctx.Done():
+		return proxy.Script{}, true, nil
+	}
 }
