@@ -115,11 +115,11 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 	if err != nil {
 		return sum, fmt.Errorf("audit: profile %s: provider layer: %w", a.profile.Name, err)
 	}
-	set := lp.Settings.Normalized()
-	cls, err := set.Classifier()
+	pol, err := lp.Policy()
 	if err != nil {
 		return sum, fmt.Errorf("audit: profile %s: %w", lp.Name, err)
 	}
+	set, cls := pol.Settings().Normalized(), pol.Classifier()
 
 	log := &runLog{}
 	a.runs = log

@@ -147,12 +147,11 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	main := &wireCheck{name: a.profile.Name, set: a.set, cls: a.classifier, slack: slack, report: report}
 	checks := []*wireCheck{main}
 	for _, p := range policy.Profiles() {
-		set := p.Settings.Normalized()
-		c, err := set.Classifier()
+		pol, err := p.Policy()
 		if err != nil {
 			return WireSummary{}, fmt.Errorf("audit: profile %s: %w", p.Name, err)
 		}
-		checks = append(checks, &wireCheck{name: p.Name, set: set, cls: c, slack: slack})
+		checks = append(checks, &wireCheck{name: p.Name, set: pol.Settings().Normalized(), cls: pol.Classifier(), slack: slack})
 	}
 	var sum WireSummary
 	badLine := func(line int, rule Rule, reason string) {

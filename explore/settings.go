@@ -58,6 +58,8 @@ type config struct {
 	// set are the settings explored, normalised: Enabled true (the State
 	// keeps retry.enabled), MaxRetries the exploration's.
 	set policy.Settings
+	// pol is set compiled, with retry.enabled false ([0]) and true ([1]).
+	pol [2]*policy.Policy
 	// msgs are the replies of the reply inputs, alpha their classification.
 	msgs  [numInputs]replyInput
 	alpha *classifiedAlphabet
@@ -91,9 +93,15 @@ var defaultConfigs = func() [MaxMaxRetries + 1]*config {
 	var out [MaxMaxRetries + 1]*config
 	for mr := range out {
 		out[mr] = &config{set: policy.Settings{Enabled: true, MaxRetries: mr, BaseDelay: baseDelay}, msgs: replyOf, alpha: alphabet, off: hintInputs | 1<<ReplyRetryableShortDraw}
+		out[mr].compiled(policy.MustCompile(out[mr].set))
 	}
 	return out
 }()
+
+// compiled keeps p, set's policy, with retry on and off.
+func (c *config) compiled(p *policy.Policy) {
+	c.pol = [2]*policy.Policy{p.WithEnabled(false), p.WithEnabled(true)}
+}
 
 // defaultConfig is the configuration of the default settings with
 // maxRetries (which must be in 0..MaxMaxRetries).
@@ -129,7 +137,8 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 	}
 	s := set.Clone().Normalized()
 	s.MaxRetries, s.Enabled = maxRetries, true
-	if err := s.Validate(); err != nil {
+	p, err := policy.Compile(s)
+	if err != nil {
 		return nil, err
 	}
 	if isDefault(&s) {
@@ -139,10 +148,8 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		return nil, fmt.Errorf("variant %s takes only the default settings (maxRetries and baseDelayMs; its table has no rule for the opt-in settings)", v.Name)
 	}
 	c := &config{set: s, msgs: replyOf, off: hintInputs | 1<<ReplyRetryableShortDraw}
-	cls, err := s.Classifier()
-	if err != nil {
-		return nil, err
-	}
+	c.compiled(p)
+	cls := p.Classifier()
 	c.pickMessages(cls)
 	c.hints = s.RetryAfter.Use != policy.HintIgnore && c.off&(1<<ReplyRetryable) == 0
 	if c.hints {

@@ -245,13 +245,9 @@ type shell struct {
 	core session.Core
 	cfg  *config
 	set  policy.Settings // cfg.set; Enabled comes from the State
-	// stepSet is the settings of the step being applied (set with the
-	// State's Enabled): a field, not a local, since the core keeps a
-	// pointer to it in buf and a local would be allocated on every step.
-	stepSet policy.Settings
-	buf     session.Buffer
-	cur     *State // the state apply steps
-	ev      session.Event
+	buf  session.Buffer
+	cur  *State // the state apply steps
+	ev   session.Event
 	// raw: replay mode. The core is given real times (now) and every
 	// record type, and the records are kept; due times are tracked.
 	raw bool
@@ -375,11 +371,9 @@ func (sh *shell) apply(s *State) {
 	if sh.raw {
 		sh.ev.At = sh.now
 	}
-	sh.stepSet = sh.set
-	sh.stepSet.Enabled = s.Enabled
 	sh.buf.Effects = sh.buf.Effects[:0]
 	sh.cur = s
-	session.Perform(sh.core.Apply(&s.Session, &sh.stepSet, &sh.ev, &sh.buf), (*shellEffects)(sh))
+	session.Perform(sh.core.Apply(&s.Session, sh.cfg.pol[b2i(s.Enabled)], &sh.ev, &sh.buf), (*shellEffects)(sh))
 	sh.cur = nil
 }
 
@@ -397,7 +391,7 @@ func (e *shellEffects) Arm(t session.Timer) {
 }
 func (e *shellEffects) Cancel(t session.Timer)  { (*shell)(e).cancel(e.cur, t.ID) }
 func (e *shellEffects) SetEnabled(enabled bool) { e.cur.Enabled = enabled }
-func (e *shellEffects) SetSettings(*policy.Settings) {
+func (e *shellEffects) SetSettings(*policy.Policy) {
 	panic("explore: set_retry_settings is not an explored input")
 }
 func (e *shellEffects) SetCompaction(bool) {
@@ -566,4 +560,12 @@ type post struct {
 	call  bool
 	id    uint64
 	delay time.Duration // a timer's
+}
+
+// b2i is 1 for true, 0 for false (an index into config.pol).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -107,7 +107,7 @@ var chainEnds = func() []bool {
 // classifier's index in the catalog.
 type layerRT struct {
 	name     string
-	set      policy.Settings
+	pol      *policy.Policy
 	core     session.Core // records: Transition (agent) or PromptResolved (SDK)
 	traced   session.Core // every record
 	cls      int
@@ -242,15 +242,15 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		if err != nil {
 			return layerRT{}, err
 		}
-		c, err := p.Settings.Classifier()
+		pol, err := p.Policy()
 		if err != nil {
 			return layerRT{}, err
 		}
-		cls = append(cls, c)
+		cls = append(cls, pol.Classifier())
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
 			Provider: session.DefaultProvider, SessionID: session.DefaultSessionID, BaseURL: session.DefaultBaseURL,
 			Model: session.DefaultModel, Profile: p.Name}
-		l := layerRT{name: p.Name, set: p.Settings, cls: len(cls) - 1, jittered: p.Settings.Jittered(),
+		l := layerRT{name: p.Name, pol: pol, cls: len(cls) - 1, jittered: pol.Jittered(),
 			core:   session.Core{Variant: session.Sound, Config: conf, Records: records, Transitions: chainEnds},
 			traced: session.Core{Variant: session.Sound, Config: conf}}
 		return l, nil
@@ -595,9 +595,9 @@ func (r *runner) step(s *sess, layer uint8) {
 		if s.tracer != nil {
 			core = &l.traced
 		}
-		fx = core.Apply(&s.st, &l.set, &r.ev, &r.buf)
+		fx = core.Apply(&s.st, l.pol, &r.ev, &r.buf)
 	} else {
-		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
 	}
 	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
@@ -644,7 +644,7 @@ func (e *stepEffects) Cancel(t session.Timer) {
 	e.s.cancelled = append(e.s.cancelled, uint64(e.layer)<<63|t.ID)
 }
 func (e *stepEffects) SetEnabled(bool) { panic("fleet: a session got set_auto_retry") }
-func (e *stepEffects) SetSettings(*policy.Settings) {
+func (e *stepEffects) SetSettings(*policy.Policy) {
 	panic("fleet: a session got set_retry_settings")
 }
 func (e *stepEffects) SetCompaction(bool) { panic("fleet: a session got set_auto_compaction") }

@@ -39,17 +39,6 @@ type Classifier struct {
 	NonRetryable []*regexp.Regexp
 }
 
-// Classifier returns the Classifier of s's classification settings
-// (classify and the pattern lists), or nil, the original's message
-// classification (ClassifyReply), when they are the default ones. The
-// error is NewClassifier's.
-func (s *Settings) Classifier() (*Classifier, error) {
-	if s.messageClassification() {
-		return nil, nil
-	}
-	return NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
-}
-
 // messageClassification reports whether s classifies as the original:
 // mode message, no patterns.
 func (s *Settings) messageClassification() bool {

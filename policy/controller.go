@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -66,46 +65,50 @@ type AuthStorage interface {
 	MarkUsageLimitReached(provider, sessionID string, opts UsageLimitOptions) (switched bool)
 }
 
-// SettingsSource gives the retry settings of this moment. The Controller
+// SettingsSource gives the retry policy of this moment. The Controller
 // reads it at every decision, so changes take effect at the next attempt.
+// A nil policy keeps the last one the Controller decided with.
 type SettingsSource interface {
-	RetrySettings() Settings
+	RetryPolicy() *Policy
 	SetRetryEnabled(enabled bool)
 }
 
-// SettingsStore is a concurrency-safe SettingsSource holding one value.
+// SettingsStore is a concurrency-safe SettingsSource holding one Policy.
 type SettingsStore struct {
 	mu sync.Mutex
-	s  Settings
+	p  *Policy
 }
 
-// NewSettingsStore returns a store holding s.
-func NewSettingsStore(s Settings) *SettingsStore { return &SettingsStore{s: s} }
+// NewSettingsStore returns a store holding p (nil: DefaultPolicy).
+func NewSettingsStore(p *Policy) *SettingsStore {
+	if p == nil {
+		p = DefaultPolicy()
+	}
+	return &SettingsStore{p: p}
+}
 
-// RetrySettings implements SettingsSource.
-func (st *SettingsStore) RetrySettings() Settings {
+// RetryPolicy implements SettingsSource.
+func (st *SettingsStore) RetryPolicy() *Policy {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.s
+	return st.p
 }
 
 // SetRetryEnabled implements SettingsSource.
 func (st *SettingsStore) SetRetryEnabled(enabled bool) {
 	st.mu.Lock()
-	st.s.Enabled = enabled
+	st.p = st.p.WithEnabled(enabled)
 	st.mu.Unlock()
 }
 
-// Set replaces the whole settings group. An invalid value (see
-// Settings.Validate) is rejected with its error and changes nothing.
-func (st *SettingsStore) Set(s Settings) error {
-	if err := s.Validate(); err != nil {
-		return err
+// Set replaces the whole policy; nil changes nothing.
+func (st *SettingsStore) Set(p *Policy) {
+	if p == nil {
+		return
 	}
 	st.mu.Lock()
-	st.s = s
+	st.p = p
 	st.mu.Unlock()
-	return nil
 }
 
 // timers is all the Controller uses of its clock.Clock: the time of a
@@ -121,7 +124,7 @@ type Config struct {
 	Clock    clock.Clock    // default clock.New()
 	Agent    Agent          // required
 	Auth     AuthStorage    // optional: without it usage-limit errors never switch
-	Settings SettingsSource // default NewSettingsStore(DefaultSettings())
+	Settings SettingsSource // default NewSettingsStore(DefaultPolicy())
 	Variant  *Variant       // default Sound
 	// Provider, SessionID and BaseURL are passed to AuthStorage.
 	Provider, SessionID, BaseURL string
@@ -141,6 +144,10 @@ type Config struct {
 
 // errNoAgent is returned by NewController without an Agent.
 var errNoAgent = errors.New("policy: Config.Agent is required")
+
+// errNoPolicy is returned by NewController when the settings source has no
+// policy.
+var errNoPolicy = errors.New("policy: Config.Settings gives no policy (RetryPolicy returned nil)")
 
 // Controller is the retry engine a Go agent embeds. Feed it the agent's
 // events (OnMessageEnd, OnAgentEnd) and the user's commands (AbortRetry,
@@ -186,8 +193,8 @@ type Controller struct {
 	rel    []func()    // copied on write
 	ends   []endObs    // copied on write
 	nextID int
-	// lastValid are the last settings that passed Validate.
-	lastValid Settings
+	// lastPolicy is the last policy decided with (a source's nil keeps it).
+	lastPolicy *Policy
 
 	// wait is the open chain's waiters, made when the first one comes.
 	wait *chainWait
@@ -219,11 +226,6 @@ type Controller struct {
 	// decided counts decisions, so that a step that let go of the lock to
 	// ask auth storage sees whether another decision came in between.
 	decided uint64
-
-	// cls classifies replies for the settings it was built for.
-	clsMu  sync.Mutex
-	cls    *Classifier
-	clsSet Settings
 }
 
 // chainWait is what WaitForRetry callers blocked on one chain wait for.
@@ -291,7 +293,7 @@ type item struct {
 }
 
 // NewController returns a Controller in state idle. It fails without an
-// Agent and when the settings source's current settings are invalid.
+// Agent and when the settings source has no policy.
 func NewController(cfg Config) (*Controller, error) {
 	if cfg.Agent == nil {
 		return nil, errNoAgent
@@ -303,16 +305,16 @@ func NewController(cfg Config) (*Controller, error) {
 		cfg.Rand = rand.Float64
 	}
 	if cfg.Settings == nil {
-		cfg.Settings = NewSettingsStore(DefaultSettings())
+		cfg.Settings = NewSettingsStore(DefaultPolicy())
 	}
-	initial := cfg.Settings.RetrySettings()
-	if err := initial.Validate(); err != nil {
-		return nil, err
+	initial := cfg.Settings.RetryPolicy()
+	if initial == nil {
+		return nil, errNoPolicy
 	}
 	if cfg.Variant == nil {
 		cfg.Variant = Sound
 	}
-	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastValid: initial}, nil
+	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastPolicy: initial}, nil
 }
 
 // Reset returns the machine to idle with attempt 0 and no chain open, and
@@ -370,38 +372,19 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	if last == nil {
 		return c.step(InputNoMessage, nil, 0)
 	}
-	// The reply is classified once, here, in the settings' mode: the
+	// The reply is classified once, here, by the policy's classifier: the
 	// decision reads the flags. User code (the settings source) is called
 	// before locking.
-	set := c.cfg.Settings.RetrySettings()
-	o := c.classifier(&set).Reply(*last, c.cfg.ContextWindow, c.clk.Now())
+	p := c.policy(c.cfg.Settings.RetryPolicy())
+	o := p.Reply(*last, c.cfg.ContextWindow, c.clk.Now())
 	in, ok := o.EndInput()
 	if !ok {
 		return false
 	}
-	if in == InputRetryable && set.Jittered() {
+	if in == InputRetryable && p.set.Jittered() {
 		o.Draw = c.cfg.Rand()
 	}
-	return c.stepWith(in, &o, 0, &set, nil)
-}
-
-// classifier returns the Classifier of set's classification settings
-// (nil, the original's, for the default), built once per change.
-func (c *Controller) classifier(set *Settings) *Classifier {
-	if set.messageClassification() {
-		return nil
-	}
-	c.clsMu.Lock()
-	defer c.clsMu.Unlock()
-	if c.cls == nil || c.clsSet.Classify != set.Classify || !slices.Equal(c.clsSet.RetryablePatterns, set.RetryablePatterns) ||
-		!slices.Equal(c.clsSet.NonRetryablePatterns, set.NonRetryablePatterns) {
-		cls, err := NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
-		if err != nil {
-			return nil // invalid settings: the decision uses the last valid ones; classify as the original
-		}
-		c.cls, c.clsSet = cls, set.Clone()
-	}
-	return c.cls
+	return c.stepWith(in, &o, 0, p, nil)
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
@@ -459,8 +442,7 @@ func (c *Controller) promptEnded(gen uint64, ctx context.Context) {
 	current := c.prompt == gen
 	c.mu.Unlock()
 	if current {
-		set := c.cfg.Settings.RetrySettings()
-		c.stepWith(InputAbort, nil, 0, &set, ctx.Err())
+		c.stepWith(InputAbort, nil, 0, c.cfg.Settings.RetryPolicy(), ctx.Err())
 	}
 }
 
@@ -480,27 +462,27 @@ func (c *Controller) SetAutoRetryEnabled(enabled bool) { c.cfg.Settings.SetRetry
 // Settings).
 func (c *Controller) AutoRetryEnabled() bool { return c.Settings().Enabled }
 
-// Settings returns the settings the Controller decides with at this moment:
-// the settings source's current value when it passes Validate, otherwise
-// the last valid settings it saw (never a rejected value).
-func (c *Controller) Settings() Settings {
-	set := c.cfg.Settings.RetrySettings()
+// Settings returns the settings the Controller decides with at this moment
+// (a copy): its policy's (see Policy).
+func (c *Controller) Settings() Settings { return c.Policy().Settings() }
+
+// Policy returns the policy the Controller decides with at this moment: the
+// settings source's, or the last one it saw when the source gives nil.
+func (c *Controller) Policy() *Policy {
+	p := c.cfg.Settings.RetryPolicy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.inUse(set)
+	return c.policy(p)
 }
 
-// inUse returns set when it is valid (and remembers it), otherwise the last
-// valid settings. c.mu is held.
-func (c *Controller) inUse(set Settings) Settings {
-	if set.Validate() != nil {
-		// A custom SettingsSource returned absurd settings: keep deciding
-		// with the last valid ones rather than with a negative maxRetries
-		// or delay.
-		return c.lastValid
+// policy returns p, remembered as the last policy, or the last one for a
+// nil p.
+func (c *Controller) policy(p *Policy) *Policy {
+	if p == nil {
+		return c.lastPolicy
 	}
-	c.lastValid = set
-	return set
+	c.lastPolicy = p
+	return p
 }
 
 // IsRetrying reports whether a chain is open.
@@ -716,15 +698,13 @@ func stopTimer(t *clock.Timer) {
 // happens only if it still runs. It reports whether a retry was scheduled.
 func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 	// User code (the settings source) is called before locking.
-	set := c.cfg.Settings.RetrySettings()
-	return c.stepWith(in, o, timer, &set, nil)
+	return c.stepWith(in, o, timer, c.cfg.Settings.RetryPolicy(), nil)
 }
 
-// stepWith is step with the settings already read. cause, when not nil, is
+// stepWith is step with the policy already read (nil: the last one). cause, when not nil, is
 // why a cancelled chain was cancelled (the prompt's ctx.Err()), reported
 // by WaitForRetry with ErrRetryCancelled.
-func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings, cause error) (retried bool) {
-	set := *setp
+func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, p *Policy, cause error) (retried bool) {
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
 	c.mu.Lock()
@@ -734,17 +714,17 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 			return false
 		}
 	}
-	set = c.inUse(set)
+	p = c.policy(p)
 	if in == InputPrompt {
 		c.last = chainEnd{}
 	}
 	d := &c.dec
-	c.cfg.Variant.Decide(d, c.snap, in, o, &set)
+	c.cfg.Variant.Decide(d, c.snap, in, o, p)
 	asked := false
 	if d.AsksAuth() && d.TooLong {
 		// The answer decides the rule (a switch makes the wait 0, so not
 		// too long): auth storage is asked now, the decision taken again.
-		d, asked = c.askAuth(d, in, o, &set), true
+		d, asked = c.askAuth(d, in, o, p), true
 	}
 	c.decided++
 	if d.Fired() {
@@ -805,7 +785,7 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings
 // between (auth storage is asked once). Called and returns with the lock
 // held. (Other usage limits are asked in delivery order: the answer only
 // sets the wait.)
-func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *Decision {
+func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, p *Policy) *Decision {
 	switched := false
 	if c.cfg.Auth != nil {
 		// Another step may use c.dec while the lock is let go.
@@ -819,7 +799,7 @@ func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *
 			UsageLimitOptions{RetryAfterMs: ms, HasRetryAfter: has, BaseURL: c.cfg.BaseURL})
 		c.mu.Lock()
 		if c.decided != before {
-			c.cfg.Variant.Decide(d, c.snap, in, o, set)
+			c.cfg.Variant.Decide(d, c.snap, in, o, p)
 		}
 	}
 	d.Resume(switched)

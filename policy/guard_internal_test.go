@@ -19,7 +19,7 @@ func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 	}
 	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *Outcome, set *Settings, switched bool) {
 		var d Decision
-		v.Decide(&d, snap, in, o, set)
+		v.Decide(&d, snap, in, o, &Policy{set: *set})
 		d.Resume(switched)
 		want := -1
 		for _, k := range v.byPair[in][snap.State.Index()] {
@@ -53,7 +53,7 @@ func TestIgnoresMeansNothingHappens(t *testing.T) {
 		}
 		skipped++
 		var d Decision
-		v.Decide(&d, snap, in, o, set)
+		v.Decide(&d, snap, in, o, &Policy{set: *set})
 		d.Resume(switched)
 		if d.Fired() || len(d.Effects()) != 0 || d.Next != snap || d.AsksAuth() || d.Retries() {
 			t.Fatalf("%s: %s in %+v: Ignores, but the decision fires %v, effects %v, next %+v", v.Name, in, snap, d.Fired(), d.Effects(), d.Next)

@@ -622,27 +622,27 @@ func (d *Decision) Resume(switched bool) {
 // Decide is the retry policy: a pure function of the snapshot, the input,
 // the input's classified reply o (nil for an input without one; for
 // InputContinueFailed, an Outcome whose Message is the continue's error)
-// and the settings of this moment. It writes the result into d (no
+// and the policy of this moment. It writes the result into d (no
 // allocation) and never fails: every (state, input) pair has a rule, and
 // the guards of a pair cover every case. Rules are found by integer index
 // in the table compiled from the declaration; no text is examined. For a
 // retryable failure it first works out its wait and ways out (SPEC §1's order of
-// operations), which the guards read. set must stay unchanged until the
-// decision is performed (Resume reads it), and so must *o (the decision
+// operations), which the guards read. A Policy is read-only, so Resume
+// reads p's settings as they were, and so must *o (the decision
 // reads it, not a copy: its events carry its text).
-func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
-	v.DecideFrom(d, &s, in, o, set)
+func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, p *Policy) {
+	v.DecideFrom(d, &s, in, o, p)
 }
 
 // DecideFrom is Decide with the snapshot read through s, which it does not
 // keep (Next and Resume have their own copies): a shell that holds the
 // snapshot in place saves copying it in. s must not point into d.
-func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, set *Settings) {
+func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, p *Policy) {
 	if o == nil {
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, s, in, set, false, false)
+	v.decide(d, s, in, &p.set, false, false)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the

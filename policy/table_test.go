@@ -316,7 +316,7 @@ func tblView(d *policy.Decision) []tblEffect {
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
 	var d policy.Decision
 	o := tblOutcome(msg)
-	policy.Sound.Decide(&d, s, in, &o, &set)
+	policy.Sound.Decide(&d, s, in, &o, policy.MustCompile(set))
 	return d
 }
 

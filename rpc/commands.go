@@ -15,6 +15,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/suggest"
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -462,21 +463,21 @@ func checkEnabled(s *server, c *command) string {
 }
 
 // checkSettings: settings an object of retry settings, merged over those
-// in force and validated.
+// in force and compiled into the policy the event carries.
 func checkSettings(s *server, c *command) string {
 	raw := bytes.TrimSpace(c.field("settings"))
 	if len(raw) == 0 || raw[0] != '{' {
 		return fieldError("set_retry_settings", "settings", "an object of retry settings (SPEC §1), merged key by key over those in force", raw, raw != nil)
 	}
 	merged, err := s.sess.Settings().Apply(raw)
+	var p *policy.Policy
 	if err == nil {
-		err = merged.Validate()
+		p, err = policy.Compile(merged)
 	}
 	if err != nil {
 		return "set_retry_settings: settings: " + err.Error()
 	}
-	s.settings = merged
-	s.event.Settings = &s.settings
+	s.event.Policy = p
 	return ""
 }
 

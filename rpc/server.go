@@ -131,11 +131,8 @@ type server struct {
 	dec     *jsontext.Decoder
 	event   session.Event
 	message string
-	// settings are set_retry_settings' settings, merged and validated
-	// (event.Settings points at them).
-	settings policy.Settings
-	runCmd   func() // runCommand, bound once
-	scratch  []byte
+	runCmd  func() // runCommand, bound once
+	scratch []byte
 }
 
 // running is a command being run by the session.

@@ -13,7 +13,7 @@ import (
 type coreRun struct {
 	t    *testing.T
 	core *session.Core
-	set  policy.Settings
+	set  *policy.Policy
 	s    session.State
 	call uint64        // the model call in flight
 	comp session.Timer // the compaction continue armed last
@@ -23,7 +23,7 @@ type coreRun struct {
 }
 
 func newCoreRun(t *testing.T, v *session.Variant, compaction bool) *coreRun {
-	return &coreRun{t: t, set: policy.DefaultSettings(), s: session.Initial(), core: &session.Core{Variant: v, Config: session.Config{
+	return &coreRun{t: t, set: policy.DefaultPolicy(), s: session.Initial(), core: &session.Core{Variant: v, Config: session.Config{
 		CompactionEnabled: compaction, CompactionSucceeds: true, Provider: "anthropic", SessionID: "session-1", Model: "claude-sonnet-4-5",
 	}}}
 }

@@ -15,7 +15,7 @@ import (
 // virtual time travels in each event.
 func Example() {
 	core := &session.Core{Variant: session.Sound, Config: session.Config{Model: "m1"}}
-	set := policy.DefaultSettings()
+	set := policy.DefaultPolicy()
 	s := session.Initial()
 	kinds := map[session.EffectKind]string{
 		session.Emit: "emit", session.Answer: "answer", session.Resolve: "resolve",

@@ -56,7 +56,7 @@ func TestStepLeavesNoScratch(t *testing.T) {
 					ev.Kind = Settle
 				}
 				b.Effects = b.Effects[:0]
-				for _, e := range c.Apply(&s, &set, &ev, &b) {
+				for _, e := range c.Apply(&s, policy.MustCompile(set), &ev, &b) {
 					switch e.Kind {
 					case Arm:
 						armed = append(armed, e.Timer)

@@ -281,7 +281,7 @@ const (
 	Reply                                  // a model call's reply (Call, Reply, Switch)
 	TimerFired                             // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
 	Settle                                 // the end of a queue event: the sound variant resolves settled prompts
-	SetRetrySettings                       // set_retry_settings (Settings, or Error when the shell refused them)
+	SetRetrySettings                       // set_retry_settings (Policy, or Error when the shell refused them)
 	SetAutoCompaction                      // set_auto_compaction (Enabled)
 )
 
@@ -300,10 +300,10 @@ type Event struct {
 	Switch bool
 	Call   uint64 // Reply: the call it answers
 	Timer  Timer  // TimerFired
-	// Settings are set_retry_settings' settings, merged over those in force
-	// and validated by the shell; Error is why the shell refused them.
-	Settings *policy.Settings
-	Error    string
+	// Policy is set_retry_settings' settings, merged over those in force
+	// and compiled by the shell; Error is why the shell refused them.
+	Policy *policy.Policy
+	Error  string
 }
 
 // EffectKind is what the shell must do.
@@ -318,7 +318,7 @@ const (
 	Arm                                  // arm Timer
 	Cancel                               // cancel Timer.ID: it must never fire
 	SetEnabled                           // retry.enabled becomes Enabled
-	SetSettings                          // the retry settings become *Settings
+	SetSettings                          // the retry policy becomes Policy
 	SetCompaction                        // Config.CompactionEnabled becomes Enabled
 	numEffectKinds                       // one past the last kind
 )
@@ -326,12 +326,12 @@ const (
 // Effect is one effect of a step. Call, when it occurs, is a step's last
 // effect, so a shell may deliver an instant reply at once.
 type Effect struct {
-	Kind     EffectKind
-	Record   trace.Record
-	Timer    Timer
-	Call     uint64
-	Enabled  bool             // SetEnabled, SetCompaction
-	Settings *policy.Settings // SetSettings: the event's
+	Kind    EffectKind
+	Record  trace.Record
+	Timer   Timer
+	Call    uint64
+	Enabled bool           // SetEnabled, SetCompaction
+	Policy  *policy.Policy // SetSettings: the event's
 }
 
 // AdmissionRule says when a prompt is rejected.

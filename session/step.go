@@ -33,12 +33,12 @@ func RecordMask(types ...trace.Type) uint32 {
 	return m
 }
 
-// Step applies ev to s under the settings set (of this moment; Enabled is
+// Step applies ev to s under the policy p (of this moment; its Enabled is
 // retry.enabled) and returns the next state and fx with the step's effects
 // appended, in order.
-func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
+func (c *Core) Step(s State, p *policy.Policy, ev *Event, fx []Effect) (State, []Effect) {
 	b := Buffer{Effects: fx}
-	c.Apply(&s, &set, ev, &b)
+	c.Apply(&s, p, ev, &b)
 	return s, b.Effects
 }
 
@@ -53,8 +53,8 @@ type Buffer struct {
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
-// b.Effects, which it also returns. It reads *set and never changes it.
-func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
+// b.Effects, which it also returns.
+func (c *Core) Apply(s *State, p *policy.Policy, ev *Event, b *Buffer) []Effect {
 	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
@@ -62,7 +62,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 	if mask == 0 {
 		mask = ^uint32(0)
 	}
-	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
+	st.c, st.r, st.pol, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, p, s, b, ev, mask
 	// The rest of the stepper (ending, aborting, afterEnd, deferred, fx)
 	// is zero: every step leaves it so (TestStepLeavesNoScratch).
 	switch ev.Kind {
@@ -76,18 +76,16 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 		st.respond(ev.ID, "abort_retry", true, "", false)
 		st.decide(policy.InputAbortRetry, nil)
 	case SetAutoRetry:
-		changed := *set // the rest of the step sees the new value
-		changed.Enabled = ev.Enabled
-		st.set = &changed
+		st.pol = p.WithEnabled(ev.Enabled) // the rest of the step sees the new value
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(ev.ID, "set_auto_retry", true, "", false)
 	case SetRetrySettings:
-		if ev.Error != "" || ev.Settings == nil {
+		if ev.Error != "" || ev.Policy == nil {
 			st.respond(ev.ID, "set_retry_settings", false, ev.Error, false)
 			break
 		}
-		st.set = ev.Settings // the rest of the step sees them
-		st.effect(SetSettings).Settings = ev.Settings
+		st.pol = ev.Policy // the rest of the step sees it
+		st.effect(SetSettings).Policy = ev.Policy
 		st.respond(ev.ID, "set_retry_settings", true, "", false)
 	case SetAutoCompaction:
 		// Read at the next compaction check (the original's
@@ -113,7 +111,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 type stepper struct {
 	c   *Core
 	r   *Rules
-	set *policy.Settings
+	pol *policy.Policy
 	s   *State
 	b   *Buffer
 	at  *Event
@@ -207,7 +205,7 @@ func (st *stepper) sessionState() trace.SessionState {
 	s := st.s
 	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
 		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
-		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
+		AutoRetryEnabled: st.pol.Enabled(), IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
 		NextRetryAt: float64(s.RetryAt) / float64(time.Millisecond), HasNextRetryAt: s.HasRetryAt, Profile: st.c.Config.Profile,
 		Model: st.modelInfo(), ThinkingLevel: ThinkingLevel, IsCompacting: st.isCompacting(),
 		SteeringMode: QueueMode, FollowUpMode: QueueMode, InterruptMode: InterruptMode}
@@ -236,7 +234,7 @@ func (st *stepper) isCompacting() bool {
 }
 
 // model is the id of the model in use.
-func (st *stepper) model() string { return st.set.ModelName(st.c.Config.Model, st.s.Retry.Model) }
+func (st *stepper) model() string { return st.pol.ModelName(st.c.Config.Model, st.s.Retry.Model) }
 
 // prompt issues a prompt: numbered, then accepted (its run starts) or
 // rejected.
@@ -555,7 +553,7 @@ func (st *stepper) decideCommon(in policy.Input) {
 func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.set)
+	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}

@@ -367,7 +367,7 @@ func pbApply(s *sim.Session, a pbAction, id string) {
 		en := a.Enabled
 		direct(func() { s.Do(scenario.Action{Do: "set_auto_retry", ID: id, Enabled: &en}) })
 	case pbSettings:
-		s.SetSettings(a.Settings)
+		s.SetPolicy(policy.MustCompile(a.Settings))
 	case pbGetState:
 		direct(func() { s.Do(scenario.Action{Do: "get_state", ID: id}) })
 	case pbAdvance:

@@ -117,7 +117,7 @@ func Example_do() {
 	}
 	ctx := context.Background()
 
-	msg, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*anthropic.Message, error) {
+	msg, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(ctx context.Context) (*anthropic.Message, error) {
 		return client.Messages.New(ctx, params)
 	}, retryfsm.WithReply(anthropicreply.Message))
 

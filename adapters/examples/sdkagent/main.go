@@ -94,10 +94,14 @@ func run(ctx context.Context, w io.Writer, provider string, clk clock.Clock) err
 
 	settings := policy.DefaultSettings()
 	settings.BaseDelay = baseDelay
+	pol, err := policy.Compile(settings)
+	if err != nil {
+		return err
+	}
 	ctl, err := policy.NewController(policy.Config{
 		Clock:         clk,
 		Agent:         a,
-		Settings:      policy.NewSettingsStore(settings),
+		Settings:      policy.NewSettingsStore(pol),
 		Provider:      provider,
 		ContextWindow: contextWindow,
 	})
