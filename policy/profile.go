@@ -223,11 +223,41 @@ func ProfileByName(name string) (Profile, error) {
 			return p, nil
 		}
 	}
-	return Profile{}, fmt.Errorf("unknown profile %q (allowed: %s)", name, strings.Join(profileNames(), ", "))
+	return Profile{}, fmt.Errorf("unknown profile %q (allowed: %s)", name, strings.Join(ProfileNames(), ", "))
 }
 
-// profileNames lists the profiles' names, the default first.
-func profileNames() []string {
+// Resolve returns the variant called variant ("" is sound) and the profile
+// called profile ("" is DefaultProfile), and checks that they go together:
+// the original variant has no policy but the original's, so it takes only
+// DefaultProfile (a *PairError otherwise). An unknown name is
+// VariantByName's or ProfileByName's error. Every command, scenario file
+// and flag pairs the two through it.
+func Resolve(variant, profile string) (*Variant, Profile, error) {
+	v, err := VariantByName(variant)
+	if err != nil {
+		return nil, Profile{}, err
+	}
+	p, err := ProfileByName(profile)
+	if err != nil {
+		return nil, Profile{}, err
+	}
+	if v != Sound && p.Name != DefaultProfile {
+		return nil, Profile{}, &PairError{Variant: v.Name, Profile: p.Name}
+	}
+	return v, p, nil
+}
+
+// PairError says that a variant does not take a profile (Resolve).
+type PairError struct{ Variant, Profile string }
+
+// Error implements error.
+func (e *PairError) Error() string {
+	return fmt.Sprintf("variant %s allows only profile %s, not %s (the %s variant has no other policy; use variant sound)",
+		e.Variant, DefaultProfile, e.Profile, e.Variant)
+}
+
+// ProfileNames lists the profiles' names, the default first.
+func ProfileNames() []string {
 	names := make([]string, len(profiles))
 	for i, p := range profiles {
 		names[i] = p.Name
