@@ -16,6 +16,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -183,7 +184,7 @@ type Auditor struct {
 	profile    policy.Profile
 	set        policy.Settings
 	policy     string // "profile NAME", as the reasons name the policy
-	classifier *policy.Classifier
+	classifier *classify.Classifier
 
 	report func(Finding)
 	sum    Summary
@@ -839,7 +840,7 @@ func (a *Auditor) onStart(e *startLine) {
 	}
 	now := time.UnixMilli(int64(errAt.ms))
 	o := a.classifier.Reply(msg, a.opt.ContextWindow, now)
-	if o.Class == policy.ClassOverflow {
+	if o.Class == classify.ClassOverflow {
 		by := "its message"
 		if !a.classifier.Reply(msg, 0, now).Overflow {
 			by = fmt.Sprintf("its usage: input %d + cacheRead %d > context window %d", msg.InputTokens, msg.CacheReadTokens, a.opt.ContextWindow)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -112,7 +113,7 @@ func bestFits(fits []Fit) []string {
 type wireCheck struct {
 	name     string
 	set      policy.Settings
-	cls      *policy.Classifier
+	cls      *classify.Classifier
 	slack    float64
 	findings int
 	report   func(Finding)
@@ -329,7 +330,7 @@ func (c *wireCheck) answer(line int, rec *wire.Record, retries, rc int) *wireAns
 	case !s.Enabled:
 		w.why = "retries are disabled"
 		return w
-	case o.Class != policy.ClassRetryable:
+	case o.Class != classify.ClassRetryable:
 		w.why = "not retryable (" + o.Class.String() + ")"
 		return w
 	case !s.Persistent && k > s.MaxRetries:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -162,7 +163,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		}
 		for in, ms := range map[Input]float64{ReplyHintLong: long, ReplyHintShort: hintShortMs} {
 			c.msgs[in] = hintReply(c.msgs[ReplyRetryable].msg.ErrorMessage, ms)
-			if o := cls.Reply(c.msgs[in].msg, contextWindow, epoch); o.Class == policy.ClassRetryable && !o.UsageLimit && o.HasWaitHint {
+			if o := cls.Reply(c.msgs[in].msg, contextWindow, epoch); o.Class == classify.ClassRetryable && !o.UsageLimit && o.HasWaitHint {
 				c.off &^= 1 << in
 			} else {
 				c.msgs[in] = replyInput{}
@@ -197,7 +198,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 			return nil, fmt.Errorf("the backoff of attempt %d (%v) exceeds the longest wait the explorer encodes (%d ms): lower maxRetries or set maxBackoffMs", k, w, maxRem)
 		}
 	}
-	c.alpha, err = classify(cls, &c.msgs, c.draw, c.shortDraw, s.Jittered(), alphabet)
+	c.alpha, err = classifyAlphabet(cls, &c.msgs, c.draw, c.shortDraw, s.Jittered(), alphabet)
 	if err != nil {
 		return nil, err
 	}
@@ -233,20 +234,20 @@ var candidates = [numInputs][]string{
 }
 
 // classWanted reports whether o has the class of the reply input in.
-func classWanted(in Input, o *policy.Outcome) bool {
+func classWanted(in Input, o *classify.Outcome) bool {
 	switch in {
 	case ReplyFatal:
-		return o.Class == policy.ClassFatal
+		return o.Class == classify.ClassFatal
 	case ReplyUsageLimitSwitch, ReplyUsageLimitStay:
-		return o.Class == policy.ClassRetryable && o.UsageLimit
+		return o.Class == classify.ClassRetryable && o.UsageLimit
 	}
-	return o.Class == policy.ClassRetryable && !o.UsageLimit && !o.HasWaitHint
+	return o.Class == classify.ClassRetryable && !o.UsageLimit && !o.HasWaitHint
 }
 
 // pickMessages gives each error reply of candidates the first message
 // that has its class under cls; a reply none gives it leaves the
 // alphabet (c.off).
-func (c *config) pickMessages(cls *policy.Classifier) {
+func (c *config) pickMessages(cls *classify.Classifier) {
 	for in := range candidates {
 		if len(candidates[in]) == 0 {
 			continue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -127,23 +128,23 @@ func (i Input) isHint() bool { return i == ReplyHintLong || i == ReplyHintShort 
 // epoch; the alphabet has no date hint), and the aborted reply of the
 // abort command.
 type classifiedAlphabet struct {
-	reply   [numInputs]policy.Outcome
-	aborted policy.Outcome
+	reply   [numInputs]classify.Outcome
+	aborted classify.Outcome
 	// outcomes lists the distinct outcomes, for the state key (of the
 	// default alphabet: see classify).
-	outcomes []policy.Outcome
+	outcomes []classify.Outcome
 }
 
 // alphabet is the default settings' alphabet.
 var alphabet = func() *classifiedAlphabet {
-	a, err := classify(nil, &replyOf, 0, 0, false, nil)
+	a, err := classifyAlphabet(nil, &replyOf, 0, 0, false, nil)
 	if err != nil {
 		panic(err)
 	}
 	return a
 }()
 
-// classify classifies the replies msgs with cls (nil: the original's
+// classifyAlphabet classifies the replies msgs with cls (nil: the original's
 // message classification); jittered gives each retryable reply the draw
 // (ReplyRetryableShortDraw shortDraw).
 // A message with no stop reason is not in the alphabet (config.off: a
@@ -153,9 +154,9 @@ var alphabet = func() *classifiedAlphabet {
 // default alphabet's outcomes (ref): an overflow reply that classifies
 // otherwise under cls (which no mode does: overflow comes first in each)
 // is an error.
-func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw, shortDraw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
+func classifyAlphabet(cls *classify.Classifier, msgs *[numInputs]replyInput, draw, shortDraw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
 	a := &classifiedAlphabet{}
-	add := func(o policy.Outcome) error {
+	add := func(o classify.Outcome) error {
 		for _, x := range a.outcomes {
 			if x == o {
 				return nil
@@ -170,7 +171,7 @@ func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw, shortDr
 	for in := Input(0); in < numInputs; in++ {
 		if in.isReply() && msgs[in].msg.StopReason != "" {
 			o := cls.Reply(msgs[in].msg, contextWindow, epoch)
-			if jittered && o.Class == policy.ClassRetryable {
+			if jittered && o.Class == classify.ClassRetryable {
 				o.Draw = draw
 				if in == ReplyRetryableShortDraw {
 					o.Draw = shortDraw
@@ -359,7 +360,7 @@ func (sh *shell) step(s *State, in Input) {
 
 // reply is the classified reply of the step's input, nil when the input
 // is not a reply.
-func (sh *shell) reply() *policy.Outcome {
+func (sh *shell) reply() *classify.Outcome {
 	if !sh.in.isReply() {
 		return nil
 	}
@@ -478,7 +479,7 @@ const failFastEvent = "fail_fast"
 // waitWithinBound reports whether a retry's wait (delayMs) is within
 // maxBackoffMs*(1+ratio), or within a hint that o carries and the
 // settings use (floor or replace, not above maxHintMs).
-func (sh *shell) waitWithinBound(delayMs float64, o *policy.Outcome) bool {
+func (sh *shell) waitWithinBound(delayMs float64, o *classify.Outcome) bool {
 	bound := sh.cfg.waitBound
 	if bound == 0 {
 		return true

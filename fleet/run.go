@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -236,7 +237,7 @@ func Run(cfg Config, opt Options) (*Result, error) {
 
 func newRunner(cfg Config, opt Options) (*runner, error) {
 	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
-	var cls []*policy.Classifier
+	var cls []*classify.Classifier
 	add := func(name string, records uint32) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
 		if err != nil {
@@ -773,7 +774,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
-	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.model)
 	}
 	s.sdkAnswer = a
@@ -785,7 +786,7 @@ func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev.Kind, r.ev.Call = session.Reply, call
 	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
-	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.jitter)
 	}
 	s.lastOK = r.ev.Reply.IsSuccess()

@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy/classify"
+)
 
 // Policy is a Settings value checked once: Compile validates the settings
 // and builds their classifier, and from then on the Policy is read-only, so
@@ -9,7 +13,7 @@ import "time"
 // DefaultPolicy); a nil or zero Policy is not a valid one.
 type Policy struct {
 	set Settings
-	cls *Classifier // nil: the original's message classification
+	cls *classify.Classifier // nil: the original's message classification
 }
 
 // Compile checks s (Settings.Validate) and returns it as a Policy holding
@@ -21,7 +25,7 @@ func Compile(s Settings) (*Policy, error) {
 	}
 	p := &Policy{set: s.Clone()}
 	if !s.messageClassification() {
-		cls, err := NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
+		cls, err := classify.NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
 		if err != nil { // Validate compiled the same patterns: not expected
 			return nil, &SettingsError{Field: "classify", Value: err.Error(), Allowed: "message, status or strict, and Go regular expressions"}
 		}
@@ -66,11 +70,11 @@ func (p *Policy) WithEnabled(on bool) *Policy {
 // Classifier returns the policy's classifier: nil for the original's
 // message classification (mode message, no patterns), which a nil
 // *Classifier applies.
-func (p *Policy) Classifier() *Classifier { return p.cls }
+func (p *Policy) Classifier() *classify.Classifier { return p.cls }
 
 // Reply classifies the assistant reply m as the policy's classifier does
 // (Classifier.Reply).
-func (p *Policy) Reply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
+func (p *Policy) Reply(m AssistantMessage, contextWindow int64, now time.Time) classify.Outcome {
 	return p.cls.Reply(m, contextWindow, now)
 }
 
@@ -86,6 +90,28 @@ func (p *Policy) Jittered() bool { return p.set.Jittered() }
 
 // ModelName is Settings.ModelName of the policy's settings.
 func (p *Policy) ModelName(primary string, i int) string { return p.set.ModelName(primary, i) }
+
+// messageClassification reports whether s classifies as the original:
+// mode message, no patterns.
+func (s *Settings) messageClassification() bool {
+	return (s.Classify == "" || s.Classify == ClassifyMessage) && len(s.RetryablePatterns) == 0 && len(s.NonRetryablePatterns) == 0
+}
+
+// EndInput is the retry machine's input at agent_end when o is the run's
+// last reply; ok is false for a success (nothing to decide).
+func EndInput(o *classify.Outcome) (in Input, ok bool) {
+	switch o.Class {
+	case classify.ClassRetryable:
+		return InputRetryable, true
+	case classify.ClassOverflow:
+		return InputOverflow, true
+	case classify.ClassFatal:
+		return InputFatal, true
+	case classify.ClassAborted:
+		return InputAborted, true
+	}
+	return 0, false
+}
 
 // settings is the policy's settings for the decision code, which only reads
 // them.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // TestCompile: Compile checks the settings once (Validate's error for
@@ -36,10 +37,10 @@ func TestCompile(t *testing.T) {
 		t.Errorf("classifier %+v, settings %v", c, p.Settings().RetryablePatterns)
 	}
 	m := policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "server busy"}
-	if o := p.Reply(m, 0, time.Unix(0, 0)); o.Class != policy.ClassRetryable {
+	if o := p.Reply(m, 0, time.Unix(0, 0)); o.Class != classify.ClassRetryable {
 		t.Errorf("Reply(%q) = %v, want retryable by the pattern", m.ErrorMessage, o.Class)
 	}
-	if o := policy.DefaultPolicy().Reply(m, 0, time.Unix(0, 0)); o.Class != policy.ClassFatal {
+	if o := policy.DefaultPolicy().Reply(m, 0, time.Unix(0, 0)); o.Class != classify.ClassFatal {
 		t.Errorf("the default policy: Reply(%q) = %v, want fatal", m.ErrorMessage, o.Class)
 	}
 }

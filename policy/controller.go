@@ -10,6 +10,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // Agent is the part of an agent the Controller drives. The Controller never
@@ -377,7 +378,7 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	// before locking.
 	p := c.policy(c.cfg.Settings.RetryPolicy())
 	o := p.Reply(*last, c.cfg.ContextWindow, c.clk.Now())
-	in, ok := o.EndInput()
+	in, ok := EndInput(&o)
 	if !ok {
 		return false
 	}
@@ -696,7 +697,7 @@ func stopTimer(t *clock.Timer) {
 // agent if the decision says so. o is the input's classified reply (nil
 // for none). timer, when not 0, is the backoff timer that fired: the step
 // happens only if it still runs. It reports whether a retry was scheduled.
-func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
+func (c *Controller) step(in Input, o *classify.Outcome, timer uint64) (retried bool) {
 	// User code (the settings source) is called before locking.
 	return c.stepWith(in, o, timer, c.cfg.Settings.RetryPolicy(), nil)
 }
@@ -704,7 +705,7 @@ func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
 // stepWith is step with the policy already read (nil: the last one). cause, when not nil, is
 // why a cancelled chain was cancelled (the prompt's ctx.Err()), reported
 // by WaitForRetry with ErrRetryCancelled.
-func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, p *Policy, cause error) (retried bool) {
+func (c *Controller) stepWith(in Input, o *classify.Outcome, timer uint64, p *Policy, cause error) (retried bool) {
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
 	c.mu.Lock()
@@ -785,7 +786,7 @@ func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, p *Policy, cau
 // between (auth storage is asked once). Called and returns with the lock
 // held. (Other usage limits are asked in delivery order: the answer only
 // sets the wait.)
-func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, p *Policy) *Decision {
+func (c *Controller) askAuth(d *Decision, in Input, o *classify.Outcome, p *Policy) *Decision {
 	switched := false
 	if c.cfg.Auth != nil {
 		// Another step may use c.dec while the lock is let go.
@@ -930,7 +931,7 @@ func (c *Controller) arm(it *item) {
 // of its own.
 func (c *Controller) continueAgent(ctx context.Context) {
 	if err := c.cfg.Agent.Continue(ctx); err != nil {
-		c.step(InputContinueFailed, &Outcome{Message: err.Error()}, 0)
+		c.step(InputContinueFailed, &classify.Outcome{Message: err.Error()}, 0)
 	}
 }
 

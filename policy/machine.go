@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // State is a state of the retry machine.
@@ -528,7 +529,7 @@ type Decision struct {
 	v    *Variant
 	snap Snapshot
 	in   Input
-	out  *Outcome // the input's reply (noReply for none)
+	out  *classify.Outcome // the input's reply (noReply for none)
 	set  *Settings
 }
 
@@ -630,14 +631,14 @@ func (d *Decision) Resume(switched bool) {
 // operations), which the guards read. A Policy is read-only, so Resume
 // reads p's settings as they were, and so must *o (the decision
 // reads it, not a copy: its events carry its text).
-func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, p *Policy) {
+func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *classify.Outcome, p *Policy) {
 	v.DecideFrom(d, &s, in, o, p)
 }
 
 // DecideFrom is Decide with the snapshot read through s, which it does not
 // keep (Next and Resume have their own copies): a shell that holds the
 // snapshot in place saves copying it in. s must not point into d.
-func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, p *Policy) {
+func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *classify.Outcome, p *Policy) {
 	if o == nil {
 		o = &noReply
 	}
@@ -647,12 +648,12 @@ func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, p *
 
 // noReply is the reply of an input without one (Decide's o nil): the
 // zero Outcome, never written.
-var noReply Outcome
+var noReply classify.Outcome
 
 // of works out a retryable failure's cause, in place: SPEC §1 steps 1 to
 // 6 (the count, the backoff with its cap and jitter, the credential
 // switch, the hint, the ceiling).
-func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
+func (c *cause) of(s *Snapshot, o *classify.Outcome, set *Settings, switched bool) {
 	*c = cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
 	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)
 	if !c.Allowed || switched {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // TestSettingsJSONKeysExact: keys are matched exactly (encoding/json's
@@ -163,7 +164,7 @@ func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
 	var d policy.Decision
 	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
-		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, policy.MustCompile(set))
+		&classify.Outcome{Message: "529 overloaded_error", Class: classify.ClassRetryable}, policy.MustCompile(set))
 	var start policy.AutoRetryStart
 	fx := d.Effects()
 	for i := range fx {

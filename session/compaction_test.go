@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -75,7 +76,7 @@ func (c *coreRun) state(ms int) trace.SessionState {
 }
 
 // overflow is a prompt-too-long error reply.
-var overflow = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
+var overflow = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
 	ErrorMessage: "prompt is too long: 213462 tokens > 200000 maximum"}, 200000, time.Unix(0, 0))
 
 func has(ts []trace.Type, want trace.Type) bool {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -87,7 +88,7 @@ func (r Role) String() string {
 // Message is an assistant message of the runtime context: the classified
 // reply and when it arrived.
 type Message struct {
-	Reply policy.Outcome
+	Reply classify.Outcome
 	At    time.Duration
 }
 
@@ -116,7 +117,7 @@ func (c *Context) add(r Role, m Message) { c.push(r, &m.Reply, m.At) }
 
 // push is add with the message's reply and time apart, so that the
 // reply is copied once, into place (o is read for RoleAssistant only).
-func (c *Context) push(r Role, o *policy.Outcome, at time.Duration) {
+func (c *Context) push(r Role, o *classify.Outcome, at time.Duration) {
 	if r == RoleAssistant {
 		if c.HasAssistant || c.HasPrevious { // (else both are zero)
 			c.Previous = c.Assistant
@@ -294,7 +295,7 @@ type Event struct {
 	Enabled bool   // SetAutoRetry, SetAutoCompaction
 	// Reply is the classified reply (Reply), or the aborted reply a call
 	// in flight ends with (Abort).
-	Reply policy.Outcome
+	Reply classify.Outcome
 	// Switch is auth storage's answer, should the reply's usage limit be
 	// retried: credentials were switched (a 0 ms wait).
 	Switch bool

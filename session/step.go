@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -313,7 +314,7 @@ func (st *stepper) call() {
 
 // reply handles the reply of the run's call: message_end, then a tool use
 // calls again, anything else ends the run.
-func (st *stepper) reply(o *policy.Outcome, switched bool) {
+func (st *stepper) reply(o *classify.Outcome, switched bool) {
 	st.append(RoleAssistant, o, st.at.At)
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
@@ -336,7 +337,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 // append adds a message of role r (an assistant message: reply o, received
 // at at) to the runtime context and, under
 // RebuildFromHistory, to the session history.
-func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
+func (st *stepper) append(r Role, o *classify.Outcome, at time.Duration) {
 	st.s.Context.push(r, o, at)
 	if st.r.CompactionContext == RebuildFromHistory {
 		st.s.History.push(r, o, at)
@@ -349,7 +350,7 @@ func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
 // the step's event's reply, which the step does not change. (A run always
 // ends on a reply here: the retry machine's no_message input is the
 // Controller's, for an agent_end without one.)
-func (st *stepper) endRun(o *policy.Outcome, switched bool) {
+func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	s := st.s
 	run := s.Run
 	s.Run = Run{}
@@ -359,7 +360,7 @@ func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 		st.resolve(p)
 	}
 	retried := false
-	if in, ok := o.EndInput(); ok {
+	if in, ok := policy.EndInput(o); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
 	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
@@ -416,7 +417,7 @@ func (c *Core) Settles(s *State) bool {
 // overflows leaves the context and a continue follows. at is when the
 // message was received: a message older than the latest compaction is not
 // compacted again.
-func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration, skipAborted bool) {
+func (st *stepper) compactionCheck(o *classify.Outcome, ok bool, at time.Duration, skipAborted bool) {
 	s := st.s
 	if !ok || !st.c.Config.CompactionEnabled || (skipAborted && o.StopReason == policy.StopReasonAborted) {
 		return
@@ -529,11 +530,11 @@ func (st *stepper) timer(t Timer) {
 // start is an input of its own.
 func (st *stepper) continueAgent() {
 	if err := st.continueRun(RetryRun); err != nil {
-		st.decide(policy.InputContinueFailed, &policy.Outcome{Message: err.Error()})
+		st.decide(policy.InputContinueFailed, &classify.Outcome{Message: err.Error()})
 	}
 }
 
-func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(in, o, false) }
+func (st *stepper) decide(in policy.Input, o *classify.Outcome) { st.decideAsked(in, o, false) }
 
 // decideCommon is decide for the inputs of every turn, the prompt and
 // a success, which a table often ignores (the prompt at idle; in the sound
@@ -550,7 +551,7 @@ func (st *stepper) decideCommon(in policy.Input) {
 // decideAsked takes the retry machine's decision on in and performs its
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
-func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
+func (st *stepper) decideAsked(in policy.Input, o *classify.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
 	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)

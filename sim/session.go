@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -44,10 +45,10 @@ type Session struct {
 	json     *trace.Writer // nil with Options.NoJSON
 	sink     trace.Sink
 	ev       session.Event
-	turn     int              // turns taken
-	replies  []policy.Outcome // each turn classified once (a usage limit again at its time)
-	stop     policy.Outcome   // the reply when the turns have run out
-	inFlight int              // the turn of the call in flight with a duration (-1: none)
+	turn     int                // turns taken
+	replies  []classify.Outcome // each turn classified once (a usage limit again at its time)
+	stop     classify.Outcome   // the reply when the turns have run out
+	inFlight int                // the turn of the call in flight with a duration (-1: none)
 	// clsFresh: replies were classified by pol's classifier.
 	clsFresh bool
 	// pcg and rng are the random source of jitter draws (the scenario's
@@ -115,11 +116,11 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	s.rng = rand.New(&s.pcg)
 	s.seed()
 	s.clsFresh = true
-	s.replies = make([]policy.Outcome, len(sc.Turns))
+	s.replies = make([]classify.Outcome, len(sc.Turns))
 	for i, t := range sc.Turns {
 		s.replies[i] = s.pol.Reply(t.Reply(), sc.ContextWindow, s.sched.Now())
 	}
-	s.stop = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, sc.ContextWindow, s.sched.Now())
+	s.stop = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, sc.ContextWindow, s.sched.Now())
 	return s, nil
 }
 
@@ -329,7 +330,7 @@ func (s *Session) reply(id uint64, n int) {
 		if !s.clsFresh || s.ev.Reply.UsageLimit || s.ev.Reply.HasWaitHint {
 			s.ev.Reply = s.classify(t.Reply()) // in the settings' mode now; a date hint is relative to now
 		}
-		if s.ev.Reply.Class == policy.ClassRetryable && s.pol.Jittered() {
+		if s.ev.Reply.Class == classify.ClassRetryable && s.pol.Jittered() {
 			s.ev.Reply.Draw = s.draw()
 		}
 	} else {
@@ -339,7 +340,7 @@ func (s *Session) reply(id uint64, n int) {
 }
 
 // classify classifies a reply now.
-func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
+func (s *Session) classify(m policy.AssistantMessage) classify.Outcome {
 	return s.pol.Reply(m, s.sc.ContextWindow, s.sched.Now())
 }
 
