@@ -3,6 +3,7 @@ package retryfsm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -128,6 +129,43 @@ func TestDoValueAfterCtxEnd(t *testing.T) {
 		}
 		if d := time.Since(start); d != 4*time.Second {
 			t.Errorf("Do returned after %v, want 4s (when the call in flight returned)", d)
+		}
+	})
+}
+
+// TestDoRetriedCallPanics: a retried call's panic reaches Do's caller, who
+// can recover it with the value the call panicked with (a retried call runs
+// on the clock's timer goroutine, where a panic would kill the process);
+// the chain ends and no call is made after it. The first call's panic is
+// the caller's as it always was.
+func TestDoRetriedCallPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for i, panicAt := range []int{1, 2, 3, 2} {
+			// The last case is the original variant, where a failed
+			// continue leaves the chain open: Do must still return.
+			variant := policy.Sound
+			if i == 3 {
+				variant = policy.Original
+			}
+			calls := 0
+			got := func() (p any) {
+				defer func() { p = recover() }()
+				_, _ = retryfsm.Do(context.Background(), policy.DefaultPolicy(), func(context.Context) (int, error) {
+					calls++
+					if calls == panicAt {
+						panic(fmt.Sprintf("boom %d", calls))
+					}
+					return 0, errors.New("529 overloaded_error: Overloaded")
+				}, retryfsm.WithConfig(func(c *policy.Config) { c.Variant = variant }))
+				return nil
+			}()
+			if want := fmt.Sprintf("boom %d", panicAt); got != want {
+				t.Errorf("panic at call %d: recovered %v, want %q", panicAt, got, want)
+			}
+			time.Sleep(time.Minute)
+			if calls != panicAt {
+				t.Errorf("panic at call %d: %d calls, want none after the panic", panicAt, calls)
+			}
 		}
 	})
 }

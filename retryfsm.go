@@ -125,13 +125,21 @@ func (e *Error) Unwrap() []error { return []error{e.End, e.Last} }
 // Each call gets a ctx that ends with ctx, or sooner when the chain is
 // cancelled; Do returns after the last call it made has returned, so it
 // leaves no goroutine behind. The value of a call that failed is dropped.
+//
+// A call that panics makes Do panic with the same value on the caller's
+// goroutine, where the caller can recover it: the first call runs there; a
+// retried call runs on the clock's timer goroutine, so Do recovers its
+// panic there, cancels the chain, and panics again once the chain has
+// ended (no call is made after it).
 func Do[T any](ctx context.Context, p *policy.Policy, call func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	o := options{reply: DefaultReply}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := &doAgent[T]{call: call, reply: o.reply}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	a := &doAgent[T]{call: call, reply: o.reply, stop: stop}
 	cfg := policy.Config{}
 	for _, f := range o.cfg {
 		f(&cfg)
@@ -157,6 +165,9 @@ func Do[T any](ctx context.Context, p *policy.Policy, call func(context.Context)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.panicked != nil {
+		panic(a.panicked.value)
+	}
 	switch {
 	case a.lastErr == nil:
 		// The last call succeeded (a call that ignored a cancelled ctx
@@ -174,13 +185,15 @@ type doAgent[T any] struct {
 	ctl   *policy.Controller
 	call  func(context.Context) (T, error)
 	reply func(error) policy.AssistantMessage
+	stop  context.CancelFunc // cancels the chain (Do's own ctx)
 
-	mu      sync.Mutex
-	closed  bool           // Do is returning: no more runs
-	running sync.WaitGroup // the runs Continue started
-	calls   int
-	value   T
-	lastErr error
+	mu       sync.Mutex
+	panicked *callPanic     // a retried call's panic, for Do to raise again
+	closed   bool           // Do is returning: no more runs
+	running  sync.WaitGroup // the runs Continue started
+	calls    int
+	value    T
+	lastErr  error
 }
 
 // run makes one call and feeds its reply to the Controller.
@@ -207,7 +220,7 @@ func (a *doAgent[T]) run(ctx context.Context) {
 
 // Continue implements policy.Agent: the retried call, on the timer's
 // goroutine.
-func (a *doAgent[T]) Continue(ctx context.Context) error {
+func (a *doAgent[T]) Continue(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -219,9 +232,29 @@ func (a *doAgent[T]) Continue(ctx context.Context) error {
 	a.running.Add(1)
 	a.mu.Unlock()
 	defer a.running.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			// The timer's goroutine is no place to panic: nobody can
+			// recover it there. Keep it for Do, end the chain.
+			a.mu.Lock()
+			if a.panicked == nil {
+				a.panicked = &callPanic{value: p}
+			}
+			a.mu.Unlock()
+			a.stop()
+			err = errCallPanicked
+		}
+	}()
 	a.run(ctx)
 	return nil
 }
+
+// callPanic holds what a retried call panicked with.
+type callPanic struct{ value any }
+
+// errCallPanicked is Continue's error for a retried call that panicked (it
+// ends the chain where the variant reads a failed continue).
+var errCallPanicked = errors.New("retryfsm: the retried call panicked")
 
 // close lets no run start and waits for the one running.
 func (a *doAgent[T]) close() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,8 +146,9 @@ type Summary struct {
 	Chains   int `json:"chains"`   // chains started (first auto_retry_start)
 	Retries  int `json:"retries"`  // auto_retry_start lines
 	Findings int `json:"findings"` // findings reported, the bad lines included
-	// Protocol is the protocolVersion of the log's ready line (0: none,
-	// the first protocol, which has no ready line; SPEC.md §10.1).
+	// Protocol is 2 when the log has a ready line: the newer protocol
+	// (SPEC.md §10.1), whatever protocolVersion it announces (the agent's
+	// says 1); 0 without, the first protocol.
 	Protocol int `json:"protocol,omitempty"`
 	// ProviderLayer says what the audit saw of the provider layer of a
 	// profile that has one (policy.Profile.Layer): ProviderLayerNotVisible
@@ -470,17 +472,22 @@ func (a *Auditor) readLine(line []byte) {
 			st.compaction.line, st.compaction.at = st.line, e.stamp()
 		}
 	case typ == rpcReady:
+		// The newer protocol, whatever version it announces (the
+		// agent's ready says protocolVersion 1, supporting 1 and 2).
 		var e readyLine
-		if a.decode(line, typ, &e) && e.ProtocolVersion != nil {
-			if k, ok := a.whole(typ, "protocolVersion", e.ProtocolVersion); ok {
-				a.sum.Protocol = k
+		if a.decode(line, typ, &e) {
+			if e.ProtocolVersion != nil {
+				if _, ok := a.whole(typ, "protocolVersion", e.ProtocolVersion); !ok {
+					break
+				}
 			}
+			a.sum.Protocol = 2
 		}
 	case typ == rpcPromptResult:
 		// resolves its prompt as prompt_resolved does; status says how
 		var e promptResultLine
-		if a.decode(line, typ, &e) && e.Status != nil && *e.Status != "ok" && *e.Status != "error" {
-			a.badEvent(typ, fmt.Sprintf("status = %q (allowed: ok, error)", *e.Status))
+		if a.decode(line, typ, &e) && e.Status != nil && !slices.Contains(promptStatuses, *e.Status) {
+			a.badEvent(typ, fmt.Sprintf("status = %q (allowed: %s)", *e.Status, strings.Join(promptStatuses, ", ")))
 		}
 	case typ == rpcAgentEnd:
 		var e times
@@ -507,6 +514,11 @@ const (
 	rpcPromptResult   = "prompt_result"
 	rpcSessionSettled = "session_settled"
 )
+
+// promptStatuses are prompt_result's statuses: the agent's (its last
+// reply completed, aborted, or an error), and ok, retrysim's spelling of
+// completed before it was measured.
+var promptStatuses = []string{"completed", "error", "aborted", "ok"}
 
 // decode reads an event line of type typ into v; a field of the wrong type
 // is reported (bad-event) and the line skipped.
@@ -535,8 +547,10 @@ func describeFieldError(err error) string {
 		allowed = "true or false"
 	case t.Kind() == reflect.String:
 		allowed = "a string"
-	case t.Kind() == reflect.Struct || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
 		allowed = "an object"
+	case t.Kind() == reflect.Slice:
+		allowed = "an array"
 	default:
 		return strings.TrimPrefix(err.Error(), "json: ")
 	}
@@ -702,7 +716,7 @@ func (a *Auditor) onMessageEnd(e *messageEndLine) {
 	}
 	a.st.reply = r
 	if a.runs != nil {
-		a.runs.reply(a.st.line, e.Message.StopReason == "error" || e.Message.ErrorMessage != "")
+		a.runs.reply(a.st.line, e.Message.StopReason == "error" || e.Message.ErrorMessage != "", e.Message.StopReason == "aborted")
 	}
 }
 

@@ -3,9 +3,6 @@ package audit
 import (
 	"fmt"
 	"io"
-
-	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/wire"
 )
 
 // The rules of an RPC log and a wire log of the same run, read together
@@ -57,9 +54,12 @@ type LayersSummary struct {
 // run is one run of the RPC log as AuditLayers keeps it.
 type run struct {
 	line, attempt int
-	start, end    stamp // end: its agent_end's (noTime: none yet)
+	start, end    stamp // end: its agent_end's (noTime: none, or none given)
+	ended         bool  // its agent_end was read
 	replyLine     int   // its last assistant message_end (0: none)
 	replyErr      bool
+	aborted       bool // its last reply was aborted (stopReason aborted)
+	replies       int  // its assistant message_ends: the model calls it made
 	requests      int
 	from, to      int  // its first and last request's wire lines
 	lastFailed    bool // its last request was answered with an error or not at all
@@ -82,14 +82,15 @@ func (l *runLog) last() *run {
 }
 
 func (l *runLog) end(at stamp) {
-	if r := l.last(); r != nil && r.end.kind == noTime {
-		r.end = at
+	if r := l.last(); r != nil && !r.ended {
+		r.end, r.ended = at, true
 	}
 }
 
-func (l *runLog) reply(line int, failed bool) {
+func (l *runLog) reply(line int, failed, aborted bool) {
 	if r := l.last(); r != nil {
-		r.replyLine, r.replyErr = line, failed
+		r.replyLine, r.replyErr, r.aborted = line, failed && !aborted, aborted
+		r.replies++
 	}
 }
 
@@ -97,29 +98,37 @@ func (l *runLog) reply(line int, failed bool) {
 // provider layer (policy.Profile.Layer) together: rpcLog, the agent's RPC
 // log, is audited as Audit does against the profile (its session layer),
 // and wireLog, the wire log "retrysim proxy" wrote of the same run, against
-// the provider layer's profile, each request placed in the run of the RPC
-// log during which it was sent (by time: the RPC log's lines must carry
-// "timestamp", epoch ms, as the wire log's do). Within a run, a request
-// after an error answer (or none) retries it and a request after a success
-// is the next model call; a run's end ends its call, so a provider layer
-// that still had retries to make when the session layer acted is a
-// wire-not-retried finding. reportRPC and reportWire get the findings of
-// each log (either may be nil); onAttempt (if not nil) gets every run
-// with the requests it made, in order, after both logs are read.
+// the provider layer's profile, each request placed in a run of the RPC
+// log. When every run's agent_start has a "timestamp" (epoch ms, as a
+// harness that logs a live agent adds), a request goes to the run during
+// which it was sent; without (the agent's own log has none), by order:
+// each assistant message_end of a run is one model call, and a call ends
+// at an answer the provider layer does not retry. Within a run, a request
+// after an error answer (or none) retries it and a request after a
+// success is the next model call; a run's end ends its call, so a
+// provider layer that still had retries to make when the session layer
+// went on (not when the run was aborted) is a wire-not-retried finding.
+// reportRPC and reportWire get the findings of each log (either may be
+// nil); onAttempt (if not nil) gets every run with the requests it made,
+// in order, after both logs are read.
 func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, reportRPC, reportWire func(Finding), onAttempt func(Attempt)) (LayersSummary, error) {
 	var sum LayersSummary
 	if a.profile.Layer == "" {
 		return sum, fmt.Errorf("audit: profile %s has no provider layer to check with a wire log (allowed: a profile with one, such as omp-18; a wire log alone is audited with AuditWire)", a.profile.Name)
 	}
-	lp, err := policy.ProfileByName(a.profile.Layer)
+	slack, ratio, err := wireSlack(opt)
 	if err != nil {
-		return sum, fmt.Errorf("audit: profile %s: provider layer: %w", a.profile.Name, err)
+		return sum, err
+	}
+	lp, err := wireProfile(a.profile)
+	if err != nil {
+		return sum, err
 	}
 	pol, err := lp.Policy()
 	if err != nil {
 		return sum, fmt.Errorf("audit: profile %s: %w", lp.Name, err)
 	}
-	set, cls := pol.Settings().Normalized(), pol.Classifier()
+	c := newWireCheck(lp.Name, pol, slack, ratio, reportWire)
 
 	log := &runLog{}
 	a.runs = log
@@ -131,9 +140,10 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 	sum.RPC.ProviderLayer = ProviderLayerChecked
 	runs := log.runs
 	sum.Attempts = len(runs)
+	timed := len(runs) > 0
 	for i := range runs {
 		if runs[i].start.kind != epochTime {
-			return sum, fmt.Errorf("audit: RPC log line %d: agent_start has no \"timestamp\" (epoch ms): its run cannot be placed among the wire log's requests", runs[i].line)
+			timed = false
 		}
 	}
 
@@ -143,19 +153,21 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 			reportRPC(Finding{Line: line, Rule: rule, Reason: reason})
 		}
 	}
-	c := &wireCheck{name: lp.Name, set: set, cls: cls, slack: wireSlack(opt), report: reportWire}
 	// closeRun ends the provider layer's call at the end of run i.
 	closeRun := func(i int) {
 		if i < 0 {
 			return
 		}
 		r := &runs[i]
-		if prev := c.last; prev != nil && prev.mustRetry {
-			c.find(prev.line, WireNotRetried, fmt.Sprintf("%s: provider layer %s retries it (%s); the session's run (RPC line %d) went on without it",
-				prev.what, c.name, prev.why, r.line))
+		ended := r.ended || i < len(runs)-1
+		if prev := c.last; prev != nil && prev.mustRetry && ended && !r.aborted {
+			c.findf(prev.line, WireNotRetried, func() string {
+				return fmt.Sprintf("%s: provider layer %s retries it (%s); the session's run (RPC line %d) went on without it",
+					prev.what(), c.name, prev.reason(&c.set), r.line)
+			})
 		}
 		c.last = nil
-		if r.replyLine != 0 && r.requests > 0 && r.replyErr != r.lastFailed {
+		if r.replyLine != 0 && r.requests > 0 && !r.aborted && r.replyErr != r.lastFailed {
 			got, want := "a success", "an error"
 			if r.replyErr {
 				got, want = "an error", "a success"
@@ -165,26 +177,67 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 		}
 	}
 	cur := -1
-	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *wire.Record) {
-		t := rec.Timestamp
-		next := cur
-		for next+1 < len(runs) && runs[next+1].start.ms <= t+hintToleranceMs {
-			next++
+	calls := 0 // the calls of run cur that have ended (by order)
+	// place finds the run of a request by order: a retry stays in its
+	// run; a new call goes to the next run once the current one has had
+	// all its calls. False when no run is left.
+	place := func(retry bool) bool {
+		if retry && cur >= 0 {
+			return true
 		}
-		if next != cur {
-			closeRun(cur)
-			cur = next
+		if cur >= 0 && c.last != nil {
+			calls++
 		}
-		if cur < 0 || runs[cur].end.kind == epochTime && t > runs[cur].end.ms+hintToleranceMs {
-			where := "before the first run"
-			if cur >= 0 {
-				where = fmt.Sprintf("after the run of RPC line %d ended (agent_end at %s)", runs[cur].line, fmtMs(runs[cur].end.ms))
+		// (a run has ended at its agent_end, or when the next one starts:
+		// the agent writes no agent_end for a run its session retries)
+		for cur < 0 || (runs[cur].ended || cur+1 < len(runs)) && calls >= runs[cur].replies {
+			if cur+1 >= len(runs) {
+				return false
 			}
-			c.find(n, WireOutsideRun, fmt.Sprintf("a request at %s ms while no run of the RPC log was going (%s)", fmtMs(t), where))
-			return
+			closeRun(cur)
+			cur, calls = cur+1, 0
+		}
+		return true
+	}
+	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *wireRequest) {
+		var retry bool
+		if !timed {
+			retry = c.last != nil && c.last.failed && c.last.mayRetry
+			if !place(retry) {
+				where := "before the first run: the RPC log has none"
+				if cur >= 0 {
+					where = fmt.Sprintf("after the run of RPC line %d ended with all its model calls", runs[cur].line)
+				}
+				c.findf(n, WireOutsideRun, func() string {
+					return fmt.Sprintf("a request while no run of the RPC log was going (by order: %s)", where)
+				})
+				return
+			}
+		} else {
+			t := rec.Timestamp
+			next := cur
+			for next+1 < len(runs) && runs[next+1].start.ms <= t+hintToleranceMs {
+				next++
+			}
+			if next != cur {
+				closeRun(cur)
+				cur = next
+			}
+			if cur < 0 || runs[cur].end.kind == epochTime && t > runs[cur].end.ms+hintToleranceMs {
+				where := "before the first run"
+				if cur >= 0 {
+					where = fmt.Sprintf("after the run of RPC line %d ended (agent_end at %s)", runs[cur].line, fmtMs(runs[cur].end.ms))
+				}
+				c.findf(n, WireOutsideRun, func() string {
+					return fmt.Sprintf("a request at %s ms while no run of the RPC log was going (%s)", fmtMs(t), where)
+				})
+				return
+			}
 		}
 		r := &runs[cur]
-		retry := r.requests > 0 && c.last != nil && c.last.failed()
+		if timed {
+			retry = r.requests > 0 && c.last != nil && c.last.failed
+		}
 		if retry {
 			sum.Wire.Retries++
 		} else {
@@ -196,7 +249,7 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 			r.from = n
 		}
 		r.to = n
-		r.lastFailed = c.last.failed()
+		r.lastFailed = c.last.failed
 	})
 	if err != nil {
 		return sum, err

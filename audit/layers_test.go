@@ -101,15 +101,16 @@ func TestLayerRules(t *testing.T) {
 	}
 }
 
-// TestLayerAuditErrors: a profile without a provider layer, and an RPC
-// log without epoch timestamps, are errors saying what is needed.
+// TestLayerAuditErrors: a profile without a provider layer is an error
+// saying what is needed; an RPC log without epoch timestamps is not.
 func TestLayerAuditErrors(t *testing.T) {
 	rpc, wire := layerLogs([][3]float64{{0, 10, 0}}, [][3]float64{{0, 200, 0}})
 	if _, _, _, _, err := auditLayersText(t, "omp-2026-06", rpc, wire); err == nil || !strings.Contains(err.Error(), "profile omp-2026-06 has no provider layer") {
 		t.Errorf("no layer: %v", err)
 	}
+	// without epoch timestamps the runs are placed by order, not refused
 	virtual := `{"type":"agent_start","t":0}` + "\n"
-	if _, _, _, _, err := auditLayersText(t, "omp-18", virtual, wire); err == nil || !strings.Contains(err.Error(), `RPC log line 1: agent_start has no "timestamp" (epoch ms)`) {
-		t.Errorf("no timestamp: %v", err)
+	if _, _, ats, _, err := auditLayersText(t, "omp-18", virtual, wire); err != nil || len(ats) != 1 || ats[0].Requests != 1 {
+		t.Errorf("no timestamp: %v %+v", err, ats)
 	}
 }

@@ -70,7 +70,7 @@ func TestNewerProtocolLog(t *testing.T) {
 // number.
 func TestNewerProtocolBadLines(t *testing.T) {
 	for _, tc := range []struct{ line, reason string }{
-		{`{"type":"prompt_result","id":"p1","status":"maybe"}`, `prompt_result: status = "maybe" (allowed: ok, error)`},
+		{`{"type":"prompt_result","id":"p1","status":"maybe"}`, `prompt_result: status = "maybe" (allowed: completed, error, aborted, ok)`},
 		{`{"type":"prompt_result","id":"p1","status":1}`, `prompt_result: status is a number (allowed: a string)`},
 		{`{"type":"ready","protocolVersion":"2"}`, `ready: protocolVersion is a JSON string (allowed: a number)`},
 		{`{"type":"ready","protocolVersion":2.5}`, `ready: protocolVersion = 2.5 is not a whole number from 0`},

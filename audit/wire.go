@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
@@ -39,49 +44,91 @@ func WireRules() []Rule {
 	return []Rule{WireNotRetried, WireRetried, WireWait, WireRetryCount, BadJSON, BadEvent, LongLine}
 }
 
-// DefaultWireSlack is how much later than the profile's longest wait a
-// retry may arrive (WireOptions.Slack 0): the client's own work between
-// reading an answer and sending the next request, on the real clock.
+// DefaultWireSlack is the fixed part of how much later than the
+// profile's longest wait a retry may arrive (WireOptions.Slack 0): the
+// client's own work between reading an answer and sending the next
+// request, on the real clock.
 const DefaultWireSlack = 50 * time.Millisecond
 
-// WireOptions configure AuditWire.
+// DefaultWireSlackRatio is the part of the longest wait a retry may
+// arrive later by besides the fixed slack (WireOptions.SlackRatio 0): a
+// timer runs late in proportion to its wait (the four real SDKs waited a
+// 65 s retry-after 63-74 ms late, as time.Sleep(65s) did on that machine).
+const DefaultWireSlackRatio = 0.005
+
+// maxWireSlack bounds WireOptions.Slack: an hour.
+const maxWireSlack = time.Hour
+
+// WireOptions configure AuditWire and AuditLayers.
 type WireOptions struct {
 	// Slack is how much later than the profile's longest wait a retry may
-	// arrive (0: DefaultWireSlack; negative: none). A retry may come 1 ms
-	// sooner than the shortest wait (the clocks' rounding).
+	// arrive (0: DefaultWireSlack; negative: none; at most an hour), plus
+	// SlackRatio of that wait. A retry may come 1 ms sooner than the
+	// shortest wait (the clocks' rounding).
 	Slack time.Duration
+	// SlackRatio is the part of the longest wait a retry may arrive later
+	// by, besides Slack (0: DefaultWireSlackRatio; negative: none; at most
+	// 1).
+	SlackRatio float64
 }
 
-// wireSlack is opt's slack in ms.
-func wireSlack(opt WireOptions) float64 {
+// wireSlack is opt's slack: its fixed part in ms and its ratio, or an
+// error for a value out of range.
+func wireSlack(opt WireOptions) (slack, ratio float64, err error) {
 	switch {
+	case opt.Slack > maxWireSlack:
+		return 0, 0, fmt.Errorf("audit: slack %s is over an hour (allowed: 0 for the default, a negative duration for none, or up to 1h)", opt.Slack)
 	case opt.Slack == 0:
-		return msOf(DefaultWireSlack)
-	case opt.Slack < 0:
-		return 0
+		slack = msOf(DefaultWireSlack)
+	case opt.Slack > 0:
+		slack = msOf(opt.Slack)
 	}
-	return msOf(opt.Slack)
+	switch r := opt.SlackRatio; {
+	case r != r || r > 1:
+		return 0, 0, fmt.Errorf("audit: slack ratio %v is not a number from 0 to 1 (0: the default %v; negative: none)", r, DefaultWireSlackRatio)
+	case r == 0:
+		ratio = DefaultWireSlackRatio
+	case r > 0:
+		ratio = r
+	}
+	return slack, ratio, nil
 }
 
-// Fit is how well a profile fits a wire log: its findings there.
+// Fit is how well a profile fits a wire log: its findings there, and how
+// close the log's waits came to the profile's.
 type Fit struct {
 	Profile  string `json:"profile"`
 	Findings int    `json:"findings"`
+	// DistanceMs is how far, in all, the retries' waits fell outside the
+	// profile's ranges (0: every wait within its range, slack aside).
+	DistanceMs float64 `json:"distanceMs"`
+	// SpreadMs is the total width of the ranges the waits were checked
+	// against: of two profiles that fit alike, the narrower ranges say
+	// more.
+	SpreadMs float64 `json:"spreadMs"`
 }
 
 // WireSummary is Summary for a wire log (Events: requests, Chains: calls,
 // Retries: retries), with how every profile fits it.
 type WireSummary struct {
 	Summary
-	// Fits are the findings of every profile (policy.Profiles order).
+	// Fits are the fits of every profile (policy.Profiles order).
 	Fits []Fit `json:"fits"`
-	// Best names the profiles with the fewest findings.
+	// Best names the profiles that fit best: the fewest findings, then
+	// the least distance, then the least spread; more than one when the
+	// log cannot tell them apart.
 	Best []string `json:"best"`
+	// Ambiguous counts the requests that came after an answer the profile
+	// does not retry from a client that sends no retry count
+	// (x-stainless-retry-count): a retry or a new call, the log cannot
+	// tell; each is taken as a new call, without a finding.
+	Ambiguous int `json:"ambiguous,omitempty"`
 }
 
 // Add adds o's counts and fits to s (the total of several logs).
 func (s *WireSummary) Add(o WireSummary) {
 	s.Summary.Add(o.Summary)
+	s.Ambiguous += o.Ambiguous
 	if s.Fits == nil {
 		s.Fits = make([]Fit, len(o.Fits))
 		copy(s.Fits, o.Fits)
@@ -89,70 +136,282 @@ func (s *WireSummary) Add(o WireSummary) {
 		for i := range s.Fits {
 			if i < len(o.Fits) {
 				s.Fits[i].Findings += o.Fits[i].Findings
+				s.Fits[i].DistanceMs += o.Fits[i].DistanceMs
+				s.Fits[i].SpreadMs += o.Fits[i].SpreadMs
 			}
 		}
 	}
 	s.Best = bestFits(s.Fits)
 }
 
+// fitTieMs is how close two distances or spreads are taken as equal.
+const fitTieMs = 0.5
+
+// bestFits names the profiles that fit best (Fit order kept).
 func bestFits(fits []Fit) []string {
-	var best []string
-	least := math.MaxInt
-	for _, f := range fits {
-		switch {
-		case f.Findings < least:
-			best, least = []string{f.Profile}, f.Findings
-		case f.Findings == least:
-			best = append(best, f.Profile)
+	if len(fits) == 0 {
+		return nil
+	}
+	best := fits[0]
+	for _, f := range fits[1:] {
+		if fitBetter(f, best) {
+			best = f
 		}
 	}
-	return best
+	var names []string
+	for _, f := range fits {
+		if !fitBetter(best, f) {
+			names = append(names, f.Profile)
+		}
+	}
+	return names
+}
+
+// fitBetter reports whether a fits strictly better than b.
+func fitBetter(a, b Fit) bool {
+	switch {
+	case a.Findings != b.Findings:
+		return a.Findings < b.Findings
+	case math.Abs(a.DistanceMs-b.DistanceMs) > fitTieMs:
+		return a.DistanceMs < b.DistanceMs
+	case math.Abs(a.SpreadMs-b.SpreadMs) > fitTieMs:
+		return a.SpreadMs < b.SpreadMs
+	}
+	return false
 }
 
 // wireCheck follows one profile through a wire log.
 type wireCheck struct {
-	name     string
-	set      policy.Settings
-	cls      *classify.Classifier
-	slack    float64
-	findings int
-	report   func(Finding)
-	last     *wireAnswer
+	name         string
+	set          policy.Settings
+	cls          *classify.Classifier
+	edge         clientEdge
+	slack, ratio float64
+	findings     int
+	distance     float64
+	spread       float64
+	report       func(Finding)
+	last         *wireAnswer
+	scratch      [2]wireAnswer // last points into it: no allocation per request
+	// replies caches the classified replies without headers
+	replies map[replyKey]cachedReply
+	// counts is set once the client has sent an x-stainless-retry-count
+	// above 0: from then on its 0 starts a call (before, a client that
+	// sends 0 on every request, as retryfsm.Do over an SDK with its own
+	// retries off, cannot be told from one that starts calls)
+	counts bool
+}
+
+// newWireCheck returns the check of profile p (its provider layer's, when
+// it has one: the wire shows that layer) with policy pol.
+func newWireCheck(name string, pol *policy.Policy, slack, ratio float64, report func(Finding)) *wireCheck {
+	return &wireCheck{name: name, set: pol.Settings().Normalized(), cls: pol.Classifier(), edge: edgeOf(name), slack: slack, ratio: ratio, report: report}
+}
+
+// fitChecks are the checks of every profile for the fits, their
+// classifiers compiled once.
+var fitChecks = sync.OnceValues(func() ([]*wireCheck, error) {
+	var checks []*wireCheck
+	for _, p := range policy.Profiles() {
+		lp, err := wireProfile(p)
+		if err != nil {
+			return nil, err
+		}
+		pol, err := lp.Policy()
+		if err != nil {
+			return nil, fmt.Errorf("audit: profile %s: %w", lp.Name, err)
+		}
+		c := newWireCheck(lp.Name, pol, 0, 0, nil)
+		c.name = p.Name
+		checks = append(checks, c)
+	}
+	return checks, nil
+})
+
+// wireProfile is the profile whose retries a wire log shows under p: its
+// provider layer's when it has one.
+func wireProfile(p policy.Profile) (policy.Profile, error) {
+	if p.Layer == "" {
+		return p, nil
+	}
+	lp, err := policy.ProfileByName(p.Layer)
+	if err != nil {
+		return p, fmt.Errorf("audit: profile %s: provider layer: %w", p.Name, err)
+	}
+	return lp, nil
+}
+
+// answerKind is what a request got, as its client reads it.
+type answerKind uint8
+
+const (
+	answerSuccess     answerKind = iota // a status under 400, whole
+	answerError                         // an error status
+	answerNone                          // no answer: a dropped connection, the client gone
+	answerCutJSON                       // a 200 whose JSON body was cut
+	answerCutStream                     // a 200 stream cut before its end
+	answerStreamError                   // a 200 stream that ends in an error event
+)
+
+// clientEdge is what a client does with the answers no setting describes:
+// a 200 whose body does not end as it should. Each is retried as a
+// connection error (true) or handed to the caller as an error, not
+// retried (false).
+type clientEdge struct {
+	cutJSON, cutStream, streamError bool
+}
+
+// clientEdges are the clients measured (SPEC.md §16.1, README's table of
+// the SDKs; pi-ai-anthropic: the real agent's logs, audit/testdata/
+// realagent); any other profile has defaultEdge.
+var clientEdges = map[string]clientEdge{
+	"anthropic-sdk":    {},                               // @anthropic-ai/sdk: a cut JSON body is returned
+	"openai-sdk":       {},                               // openai (JS): the same
+	"anthropic-sdk-go": {cutJSON: true},                  // retried as a connection error
+	"openai-sdk-go":    {},                               // returned, not retried
+	"pi-ai-anthropic":  {cutJSON: true, cutStream: true}, // a stream cut before its text is retried; an error event goes to the session layer
+}
+
+// defaultEdge: a cut JSON body is a connection error, retried; a stream's
+// failure reaches the caller.
+var defaultEdge = clientEdge{cutJSON: true}
+
+func edgeOf(profile string) clientEdge {
+	if e, ok := clientEdges[profile]; ok {
+		return e
+	}
+	return defaultEdge
 }
 
 // wireAnswer is what a check keeps of the last answer: what the profile
-// does after it.
+// does after it. Its texts are made only for a finding.
 type wireAnswer struct {
 	line       int
 	end        float64
 	retries    int // retries of its call before it
 	retryCount int // its x-stainless-retry-count, -1 when not sent
-	what       string
+	kind       answerKind
+	status     int
+	timeout    bool    // no answer because the client went away
+	failed     bool    // the call fails with it unless it is retried
 	mayRetry   bool    // the profile may retry it
 	mustRetry  bool    // the profile retries it whatever its draw
 	lo, hi     float64 // the wait's range, ms
-	why        string  // why it is not retried, or the wait's rule
+	k          int     // the attempt the retry would be
+	why        whyKind // why it is not retried, or the wait's rule
+	hint       float64 // the hint, ms (whyHintOverMax, whyFloor, whyReplace)
+	maxWait    float64 // maxWaitMs
+	class      classify.Class
+	capped     bool // the range was cut at maxWaitMs
+}
+
+// whyKind says why an answer is not retried, or what rule its wait
+// follows.
+type whyKind uint8
+
+const (
+	whySuccess whyKind = iota
+	whyDisabled
+	whyNotRetryable
+	whySpent
+	whyEdge // a 200 whose body did not end, which the client returns
+	whyBackoff
+	whyHintOverMax
+	whyFloor
+	whyReplace
+)
+
+// what names the answer, e.g. "error 529 at line 3".
+func (w *wireAnswer) what() string {
+	switch w.kind {
+	case answerSuccess:
+		return fmt.Sprintf("the success at line %d", w.line)
+	case answerError:
+		return fmt.Sprintf("error %d at line %d", w.status, w.line)
+	case answerCutJSON:
+		return fmt.Sprintf("the 200 at line %d whose JSON body was cut", w.line)
+	case answerCutStream:
+		return fmt.Sprintf("the 200 stream at line %d that was cut", w.line)
+	case answerStreamError:
+		return fmt.Sprintf("the 200 stream at line %d that ended in an error event", w.line)
+	}
+	msg := connectionError
+	if w.timeout {
+		msg = timeoutError
+	}
+	return fmt.Sprintf("no answer at line %d (%s)", w.line, strings.TrimSuffix(msg, "."))
+}
+
+// reason says why the profile does not retry the answer, or how long it
+// waits.
+func (w *wireAnswer) reason(set *policy.Settings) string {
+	rule := "its backoff"
+	switch w.why {
+	case whySuccess:
+		return "a success"
+	case whyDisabled:
+		return "retries are disabled"
+	case whyNotRetryable:
+		return "not retryable (" + w.class.String() + ")"
+	case whySpent:
+		return fmt.Sprintf("its %d retries are spent", set.MaxRetries)
+	case whyEdge:
+		return "the client hands it to its caller without retrying (SPEC §16.1)"
+	case whyHintOverMax:
+		rule = fmt.Sprintf("its backoff (a hint of %s ms over maxHintMs)", fmtMs(w.hint))
+	case whyFloor:
+		rule = fmt.Sprintf("its backoff raised to the hint of %s ms", fmtMs(w.hint))
+	case whyReplace:
+		rule = fmt.Sprintf("the hint of %s ms", fmtMs(w.hint))
+	}
+	switch {
+	case !w.mayRetry:
+		return fmt.Sprintf("the wait (%s) is over maxWaitMs %s", rule, fmtMs(w.maxWait))
+	case w.capped:
+		return fmt.Sprintf("%s to %s ms (%s, at most maxWaitMs)", fmtWait(w.lo), fmtWait(w.hi), rule)
+	case w.hi-w.lo > delayToleranceMs:
+		return fmt.Sprintf("%s to %s ms (%s, attempt %d)", fmtWait(w.lo), fmtWait(w.hi), rule, w.k)
+	}
+	return fmt.Sprintf("%s ms (%s, attempt %d)", fmtWait(w.lo), rule, w.k)
 }
 
 // AuditWire reads a wire log (wire.Record lines, as "retrysim proxy"
 // writes them) and checks that its client retried as the Auditor's
-// profile says: which answers it retried, how many times, and each wait
+// profile says (its provider layer's, when it has one: the wire shows
+// that layer): which answers it retried, how many times, and each wait
 // (from an answer's end to the retry's arrival) within the profile's
 // range, hints included. Calls are told apart by x-stainless-retry-count
-// (0 starts a call); without it, a request after an error answer or a
-// dropped connection is taken as its retry. Every profile of
-// policy.Profiles is checked too, for WireSummary.Fits; findings are
-// reported for the Auditor's settings only.
+// (above 0 retries; 0 starts a call once the client has shown it counts);
+// without it, a request after an answer the profile may retry is taken as
+// its retry, and one after an answer it does not retry as a new call
+// (WireSummary.Ambiguous counts those). Every profile of policy.Profiles
+// is checked too, for WireSummary.Fits; findings are reported for the
+// Auditor's settings only. The error is r's, or opt's out of range.
 func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) (WireSummary, error) {
-	slack := wireSlack(opt)
-	main := &wireCheck{name: a.profile.Name, set: a.set, cls: a.classifier, slack: slack, report: report}
-	checks := []*wireCheck{main}
-	for _, p := range policy.Profiles() {
-		pol, err := p.Policy()
-		if err != nil {
-			return WireSummary{}, fmt.Errorf("audit: profile %s: %w", p.Name, err)
+	slack, ratio, err := wireSlack(opt)
+	if err != nil {
+		return WireSummary{}, err
+	}
+	wp, err := wireProfile(a.profile)
+	if err != nil {
+		return WireSummary{}, err
+	}
+	pol := a.opt.Policy
+	if pol == nil {
+		if pol, err = wp.Policy(); err != nil {
+			return WireSummary{}, fmt.Errorf("audit: profile %s: %w", wp.Name, err)
 		}
-		checks = append(checks, &wireCheck{name: p.Name, set: pol.Settings().Normalized(), cls: pol.Classifier(), slack: slack})
+	}
+	main := newWireCheck(wp.Name, pol, slack, ratio, report)
+	fits, err := fitChecks()
+	if err != nil {
+		return WireSummary{}, err
+	}
+	checks := []*wireCheck{main}
+	for _, f := range fits {
+		c := *f
+		c.slack, c.ratio = slack, ratio
+		checks = append(checks, &c)
 	}
 	var sum WireSummary
 	badLine := func(line int, rule Rule, reason string) {
@@ -160,14 +419,20 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 			c.find(line, rule, reason)
 		}
 	}
-	err := readWireLog(r, &sum.Summary, badLine, func(n int, rec *wire.Record) {
-		retry, rc := isRetry(rec, main.last)
-		if retry && main.last != nil {
-			sum.Retries++
-		} else {
-			sum.Chains++
-		}
-		for _, c := range checks {
+	err = readWireLog(r, &sum.Summary, badLine, func(n int, rec *wireRequest) {
+		for i, c := range checks {
+			retry, rc, ambiguous := c.isRetry(rec)
+			if i == 0 {
+				switch {
+				case retry:
+					sum.Retries++
+				default:
+					sum.Chains++
+				}
+				if ambiguous {
+					sum.Ambiguous++
+				}
+			}
 			c.onRequest(n, rec, retry, rc)
 		}
 	})
@@ -179,22 +444,55 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	}
 	sum.Findings = main.findings
 	for _, c := range checks[1:] {
-		sum.Fits = append(sum.Fits, Fit{Profile: c.name, Findings: c.findings})
+		sum.Fits = append(sum.Fits, Fit{Profile: c.name, Findings: c.findings, DistanceMs: c.distance, SpreadMs: c.spread})
 	}
 	sum.Best = bestFits(sum.Fits)
 	return sum, nil
 }
 
+// wireLine is a wire log line as the audit reads it: a wire.Record, with
+// the fields it checks read as optional numbers (present, whole, in
+// range), then copied into the record.
+type wireLine struct {
+	wire.Record
+	Seq       *float64 `json:"seq"`
+	Timestamp *float64 `json:"timestamp"`
+	Status    *float64 `json:"status"`
+}
+
+// wireRequest is a request of the wire log with what every check reads of
+// it, worked out once: what its client got and the message an error
+// answer shows.
+type wireRequest struct {
+	*wire.Record
+	kind    answerKind
+	message string
+}
+
+// maxWireMs bounds the times a wire log gives (as the RPC audit's).
+const maxWireMs = maxTimeMs
+
 // readWireLog reads a wire log's lines, counting them in sum (Lines,
 // Skipped, Bad, Events: the requests), and calls onRequest with each
 // request; a line that cannot be read is counted bad and given to
-// badLine, and the reading goes on. The error is r's.
-func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, rec *wire.Record)) error {
+// badLine, and the reading goes on. Lines are read as the RPC audit reads
+// its lines (encoding/json/v2: names matched exactly, a name given twice
+// an error), and a request's seq (whole, from 1, above the previous
+// request's), timestamp (epoch ms, from 0 to 1e15, not before the previous
+// request's), status (0 or 100 to 599) and times are checked. The error
+// is r's.
+func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, req *wireRequest)) error {
 	lr := lines.NewReader(r, MaxLineSize)
 	bad := func(line int, rule Rule, reason string) {
 		sum.Bad++
 		badLine(line, rule, reason)
 	}
+	var (
+		l        wireLine
+		req      = wireRequest{Record: &l.Record}
+		prevSeq  float64
+		prevTime = math.Inf(-1)
+	)
 	for {
 		line, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -209,45 +507,111 @@ func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, re
 			bad(n, LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
 			continue
 		}
-		if len(strings.TrimSpace(string(line))) == 0 {
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
 			sum.Skipped++
 			continue
 		}
-		var rec wire.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) {
-				bad(n, BadEvent, fmt.Sprintf("field %s: %s is not a %s", typeErr.Field, typeErr.Value, typeErr.Type))
-			} else {
-				bad(n, BadJSON, "not JSON: "+err.Error())
+		l = wireLine{}
+		if err := jsonv2.Unmarshal(line, &l, decodeOptions); err != nil {
+			var se *jsontext.SyntacticError
+			switch {
+			case errors.As(err, &se):
+				bad(n, BadJSON, "invalid JSON, skipped: "+strings.TrimPrefix(err.Error(), "jsontext: "))
+			case trimmed[0] != '{':
+				sum.Skipped++ // valid JSON, but not an object
+			case l.Type != "" && l.Type != "request":
+				sum.Skipped++
+			default:
+				bad(n, BadEvent, "request: "+describeFieldError(err)+", skipped")
 			}
 			continue
 		}
-		if rec.Type != "request" {
+		if l.Type != "request" {
 			sum.Skipped++
 			continue
 		}
+		if why := checkWireLine(line, &l, prevSeq, prevTime); why != "" {
+			bad(n, BadEvent, "request: "+why+", skipped")
+			continue
+		}
+		prevSeq, prevTime = *l.Seq, *l.Timestamp
+		l.Record.Seq, l.Record.Timestamp, l.Record.Status = int(*l.Seq), *l.Timestamp, int(*l.Status)
+		req.kind = kindOf(&l.Record)
+		req.message = ""
+		if req.kind == answerError {
+			req.message = sdkErrorMessage(&l.Record)
+		}
 		sum.Events++
-		onRequest(n, &rec)
+		onRequest(n, &req)
 	}
+}
+
+// checkWireLine says what is wrong with a request line's fields ("" when
+// nothing), quoting a number as the line writes it.
+func checkWireLine(line []byte, l *wireLine, prevSeq, prevTime float64) string {
+	quote := func(name string, v float64) string {
+		if text := rawMember(line, name); text != "" {
+			return text
+		}
+		return fmtMs(v)
+	}
+	switch {
+	case l.Seq == nil:
+		return "seq is missing (allowed: a whole number from 1)"
+	case *l.Seq < 1 || *l.Seq != math.Trunc(*l.Seq) || *l.Seq > maxWhole:
+		return "seq = " + quote("seq", *l.Seq) + " is not a whole number from 1"
+	case *l.Seq <= prevSeq:
+		return fmt.Sprintf("seq %s after seq %s (allowed: above the previous request's, the proxy's order)", quote("seq", *l.Seq), fmtMs(prevSeq))
+	case l.Timestamp == nil:
+		return "timestamp is missing (allowed: epoch milliseconds)"
+	case *l.Timestamp < 0 || *l.Timestamp > maxWireMs:
+		return "timestamp = " + quote("timestamp", *l.Timestamp) + " is out of range (allowed: epoch milliseconds from 0 to 1e15)"
+	case *l.Timestamp < prevTime-hintToleranceMs:
+		return fmt.Sprintf("timestamp %s is before the previous request's, %s (allowed: requests in the order they arrived)", quote("timestamp", *l.Timestamp), fmtMs(prevTime))
+	case l.Status == nil:
+		return "status is missing (allowed: 0 for no answer, or an HTTP status from 100 to 599)"
+	case *l.Status != 0 && (*l.Status < 100 || *l.Status > 599 || *l.Status != math.Trunc(*l.Status)):
+		return "status = " + quote("status", *l.Status) + " is not an HTTP status (allowed: 0 for no answer, or 100 to 599)"
+	case l.AnswerMs < 0 || l.AnswerMs > maxWireMs:
+		return "answerMs = " + quote("answerMs", l.AnswerMs) + " is out of range (allowed: 0 to 1e15 ms)"
+	case l.HeadersMs < 0 || l.HeadersMs > maxWireMs:
+		return "headersMs = " + quote("headersMs", l.HeadersMs) + " is out of range (allowed: 0 to 1e15 ms)"
+	}
+	return ""
 }
 
 // retryCountHeader is the Stainless SDKs' count of the retries made.
 const retryCountHeader = "x-stainless-retry-count"
 
-// isRetry tells whether rec retries the last answer: its retry count is
-// over 0, or, without one, the last answer was an error or no answer.
-func isRetry(rec *wire.Record, last *wireAnswer) (bool, int) {
+// isRetry tells whether rec retries the last answer (rc: its retry count,
+// -1 when not sent or not counted). With a count above 0 it does; with 0
+// from a client that has shown it counts it does not; otherwise it does
+// when the last answer failed and the profile may retry it, and when the
+// profile would not, the request is taken as a new call (ambiguous: the
+// log cannot tell).
+func (c *wireCheck) isRetry(rec *wireRequest) (retry bool, rc int, ambiguous bool) {
+	rc = -1
 	if v, ok := rec.Client[retryCountHeader]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			return n > 0, n
+			rc = n
+			if n > 0 {
+				c.counts = true
+				return true, n, false
+			}
+			if c.counts {
+				return false, 0, false
+			}
 		}
 	}
-	return last != nil && last.failed(), -1
-}
-
-func (w *wireAnswer) failed() bool {
-	return strings.HasPrefix(w.what, "error") || strings.HasPrefix(w.what, "no answer")
+	last := c.last
+	if last == nil || !last.failed {
+		return false, rc, false
+	}
+	if last.mayRetry {
+		return true, rc, false
+	}
+	return false, rc, true
 }
 
 func (c *wireCheck) find(line int, rule Rule, reason string) {
@@ -257,32 +621,62 @@ func (c *wireCheck) find(line int, rule Rule, reason string) {
 	}
 }
 
-func (c *wireCheck) onRequest(line int, rec *wire.Record, retry bool, rc int) {
+// findf is find with the reason made only when it is reported (the
+// profiles checked for the fits report none).
+func (c *wireCheck) findf(line int, rule Rule, reason func() string) {
+	c.findings++
+	if c.report != nil {
+		c.report(Finding{Line: line, Rule: rule, Reason: reason()})
+	}
+}
+
+func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
 	prev := c.last
 	retries := 0
 	if prev != nil && prev.mustRetry && !retry {
-		c.find(prev.line, WireNotRetried, fmt.Sprintf("%s: profile %s retries it (%s); the client's next request (line %d) starts a new call",
-			prev.what, c.name, prev.why, line))
+		c.findf(prev.line, WireNotRetried, func() string {
+			return fmt.Sprintf("%s: profile %s retries it (%s); the client's next request (line %d) starts a new call",
+				prev.what(), c.name, prev.reason(&c.set), line)
+		})
 	}
 	if retry && prev != nil {
 		retries = prev.retries + 1
 		wait := rec.Timestamp - prev.end
 		switch {
 		case !prev.mayRetry:
-			c.find(line, WireRetried, fmt.Sprintf("a retry of %s, which profile %s does not retry: %s", prev.what, c.name, prev.why))
-		case wait < prev.lo-hintToleranceMs || wait > prev.hi+c.slack:
-			c.find(line, WireWait, fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what, c.name, prev.why))
+			c.findf(line, WireRetried, func() string {
+				return fmt.Sprintf("a retry of %s, which profile %s does not retry: %s", prev.what(), c.name, prev.reason(&c.set))
+			})
+		default:
+			late := prev.hi + c.slack + c.ratio*prev.hi
+			c.spread += prev.hi - prev.lo
+			c.distance += max(0, prev.lo-wait, wait-prev.hi)
+			if wait < prev.lo-hintToleranceMs || wait > late {
+				c.findf(line, WireWait, func() string {
+					return fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what(), c.name, prev.reason(&c.set))
+				})
+			}
 		}
-		if rc >= 0 && prev.retryCount >= 0 && rc != prev.retryCount+1 {
-			c.find(line, WireRetryCount, fmt.Sprintf("%s %d after %d", retryCountHeader, rc, prev.retryCount))
+		if rc > 0 && prev.retryCount >= 0 && rc != prev.retryCount+1 {
+			c.findf(line, WireRetryCount, func() string {
+				return fmt.Sprintf("%s %d after %d", retryCountHeader, rc, prev.retryCount)
+			})
 		}
 	}
-	c.last = c.answer(line, rec, retries, rc)
+	// the answer goes in the scratch slot prev does not use
+	next := &c.scratch[0]
+	if prev == next {
+		next = &c.scratch[1]
+	}
+	c.answer(next, line, rec, retries, rc)
+	c.last = next
 }
 
 func (c *wireCheck) endOfLog() {
 	if prev := c.last; prev != nil && prev.mustRetry {
-		c.find(prev.line, WireNotRetried, fmt.Sprintf("%s: profile %s retries it (%s); the log ends", prev.what, c.name, prev.why))
+		c.findf(prev.line, WireNotRetried, func() string {
+			return fmt.Sprintf("%s: profile %s retries it (%s); the log ends", prev.what(), c.name, prev.reason(&c.set))
+		})
 	}
 	c.last = nil
 }
@@ -296,84 +690,145 @@ const (
 	timeoutError    = "Request timed out."
 )
 
-// answer works out what the profile does after rec's answer, the call
-// having made retries retries before it.
-func (c *wireCheck) answer(line int, rec *wire.Record, retries, rc int) *wireAnswer {
-	w := &wireAnswer{line: line, end: rec.End(), retries: retries, retryCount: rc}
-	m := policy.AssistantMessage{StopReason: policy.StopReasonError, Status: rec.Status, Headers: rec.Headers, ErrorMessage: rec.ErrorMessage}
-	cutBody := false
+// kindOf is what rec's client got.
+func kindOf(rec *wire.Record) answerKind {
+	if rec.Status == 0 {
+		return answerNone
+	}
 	for _, f := range rec.Faults {
-		if strings.HasPrefix(f, string(wire.FaultStreamCut)) && !rec.Stream {
-			cutBody = true // a JSON body cut short: a connection error
+		switch {
+		case strings.HasPrefix(f, string(wire.FaultStreamCut)):
+			if rec.Stream {
+				return answerCutStream
+			}
+			return answerCutJSON
+		case strings.HasPrefix(f, string(wire.FaultSSEError)) && rec.Stream:
+			return answerStreamError
 		}
 	}
-	switch {
-	case rec.Status == 0 || cutBody:
+	if rec.Status < 400 {
+		return answerSuccess
+	}
+	return answerError
+}
+
+// answer works out into w what the profile does after rec's answer, the
+// call having made retries retries before it.
+func (c *wireCheck) answer(w *wireAnswer, line int, rec *wireRequest, retries, rc int) {
+	*w = wireAnswer{line: line, end: rec.End(), retries: retries, retryCount: rc, kind: rec.kind, status: rec.Status}
+	m := policy.AssistantMessage{StopReason: policy.StopReasonError, Status: rec.Status, Headers: rec.Headers}
+	asConnectionError := false
+	switch w.kind {
+	case answerSuccess:
+		w.why = whySuccess
+		return
+	case answerNone:
+		asConnectionError = true
+		w.timeout = strings.Contains(rec.Error, "client gone")
+	case answerCutJSON:
+		asConnectionError = c.edge.cutJSON
+	case answerCutStream:
+		asConnectionError = c.edge.cutStream
+	case answerStreamError:
+		asConnectionError = c.edge.streamError
+	default:
+		m.ErrorMessage = rec.message
+	}
+	w.failed = true
+	if w.kind != answerError && !asConnectionError {
+		w.why = whyEdge
+		return
+	}
+	if asConnectionError {
 		m.Status, m.ErrorMessage = 0, connectionError
-		if strings.Contains(rec.Error, "client gone") {
+		if w.timeout {
 			m.ErrorMessage = timeoutError
 		}
-		w.what = fmt.Sprintf("no answer at line %d (%s)", line, strings.TrimSuffix(m.ErrorMessage, "."))
-	case rec.Status < 400:
-		w.what = fmt.Sprintf("the success at line %d", line)
-		w.why = "a success"
-		return w
-	default:
-		w.what = fmt.Sprintf("error %d at line %d", rec.Status, line)
-		m.ErrorMessage = sdkErrorMessage(rec)
 	}
 	now := time.UnixMicro(int64(w.end * 1000))
-	o := c.cls.Reply(m, 0, now)
+	o := c.reply(m, now)
 	s := &c.set
 	k := retries + 1
+	w.k, w.class = k, o.Class
 	switch {
 	case !s.Enabled:
-		w.why = "retries are disabled"
-		return w
+		w.why = whyDisabled
+		return
 	case o.Class != classify.ClassRetryable:
-		w.why = "not retryable (" + o.Class.String() + ")"
-		return w
+		w.why = whyNotRetryable
+		return
 	case !s.Persistent && k > s.MaxRetries:
-		w.why = fmt.Sprintf("its %d retries are spent", s.MaxRetries)
-		return w
+		w.why = whySpent
+		return
 	}
 	lo, hi := msOf(s.Backoff(k, 0)), msOf(s.Backoff(k, 1-1e-16))
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	rule := "its backoff"
+	w.why = whyBackoff
 	hint, hasHint := o.WaitHintMs, o.HasWaitHint
 	if hasHint && s.RetryAfter.MaxHint > 0 && hint > msOf(s.RetryAfter.MaxHint) {
 		hasHint = false
-		rule = fmt.Sprintf("its backoff (a hint of %s ms over maxHintMs)", fmtMs(hint))
+		w.why, w.hint = whyHintOverMax, hint
 	}
 	if hasHint {
 		switch s.RetryAfter.Use {
 		case policy.HintFloor:
-			lo, hi, rule = max(lo, hint), max(hi, hint), fmt.Sprintf("its backoff raised to the hint of %s ms", fmtMs(hint))
+			lo, hi, w.why, w.hint = max(lo, hint), max(hi, hint), whyFloor, hint
 		case policy.HintReplace:
-			lo, hi, rule = hint, hint, fmt.Sprintf("the hint of %s ms", fmtMs(hint))
+			lo, hi, w.why, w.hint = hint, hint, whyReplace, hint
 		}
 	}
+	w.lo, w.hi = lo, hi
 	if maxWait := msOf(s.RetryAfter.MaxWait); maxWait > 0 && hi > maxWait {
+		w.maxWait = maxWait
 		if lo > maxWait {
-			w.why = fmt.Sprintf("the wait (%s) is over maxWaitMs %s", rule, fmtMs(maxWait))
-			return w
+			return // not retried: over maxWaitMs
 		}
-		hi = maxWait
-		w.mayRetry = true
-		w.lo, w.hi = lo, hi
-		w.why = fmt.Sprintf("%s to %s ms (%s, at most maxWaitMs)", fmtWait(lo), fmtWait(hi), rule)
-		return w
+		w.hi, w.capped, w.mayRetry = maxWait, true, true
+		return
 	}
 	w.mayRetry, w.mustRetry = true, true
-	w.lo, w.hi = lo, hi
-	if hi-lo > delayToleranceMs {
-		w.why = fmt.Sprintf("%s to %s ms (%s, attempt %d)", fmtWait(lo), fmtWait(hi), rule, k)
-	} else {
-		w.why = fmt.Sprintf("%s ms (%s, attempt %d)", fmtWait(lo), rule, k)
+}
+
+// replyKey is a reply without headers: its classification and hint are
+// the same at any time when its message names none that depends on it.
+type replyKey struct {
+	status  int
+	message string
+}
+
+type cachedReply struct {
+	o     classify.Outcome
+	fixed bool // the same an hour later: reusable
+}
+
+// Bounds of a check's cache of classified replies: a log repeats a few
+// answers many times.
+const (
+	maxCachedReplies    = 256
+	maxCachedMessageLen = 4 << 10
+)
+
+// reply classifies m at now as the check's classifier does, reusing the
+// outcome of the same reply without headers seen before.
+func (c *wireCheck) reply(m policy.AssistantMessage, now time.Time) classify.Outcome {
+	if len(m.Headers) != 0 || len(m.ErrorMessage) > maxCachedMessageLen {
+		return c.cls.Reply(m, 0, now)
 	}
-	return w
+	k := replyKey{m.Status, m.ErrorMessage}
+	if e, ok := c.replies[k]; ok && e.fixed {
+		return e.o
+	} else if ok {
+		return c.cls.Reply(m, 0, now)
+	}
+	o := c.cls.Reply(m, 0, now)
+	later := c.cls.Reply(m, 0, now.Add(time.Hour))
+	if c.replies == nil || len(c.replies) >= maxCachedReplies {
+		c.replies = make(map[replyKey]cachedReply)
+	}
+	c.replies[k] = cachedReply{o: o, fixed: later.HasWaitHint == o.HasWaitHint && later.WaitHintMs == o.WaitHintMs}
+	return o
 }
 
 // sdkErrorMessage is an error answer's message as the Stainless SDKs show

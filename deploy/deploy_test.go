@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,109 +19,210 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	kjson "sigs.k8s.io/json"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// manifest is the part of a Kubernetes object the Jobs use: a Job or a
-// PersistentVolumeClaim (one spec type for both, so that the YAML decodes
-// strictly: a key outside these, a misspelt one, is an error).
-type manifest struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Metadata   struct {
-		Name string `yaml:"name"`
-	} `yaml:"metadata"`
-	Spec struct {
-		// PersistentVolumeClaim
-		AccessModes []string  `yaml:"accessModes"`
-		Resources   resources `yaml:"resources"`
-		// Job
-		CompletionMode   string `yaml:"completionMode"`
-		Completions      *int   `yaml:"completions"`
-		Parallelism      *int   `yaml:"parallelism"`
-		BackoffLimit     *int   `yaml:"backoffLimit"`
-		PodFailurePolicy struct {
-			Rules []struct {
-				Action      string `yaml:"action"`
-				OnExitCodes struct {
-					ContainerName string `yaml:"containerName"`
-					Operator      string `yaml:"operator"`
-					Values        []int  `yaml:"values"`
-				} `yaml:"onExitCodes"`
-			} `yaml:"rules"`
-		} `yaml:"podFailurePolicy"`
-		Template struct {
-			Spec struct {
-				RestartPolicy   string `yaml:"restartPolicy"`
-				SecurityContext struct {
-					RunAsNonRoot bool  `yaml:"runAsNonRoot"`
-					RunAsUser    int64 `yaml:"runAsUser"`
-					RunAsGroup   int64 `yaml:"runAsGroup"`
-					FSGroup      int64 `yaml:"fsGroup"`
-				} `yaml:"securityContext"`
-				Containers []container `yaml:"containers"`
-				Volumes    []struct {
-					Name                  string `yaml:"name"`
-					PersistentVolumeClaim struct {
-						ClaimName string `yaml:"claimName"`
-					} `yaml:"persistentVolumeClaim"`
-				} `yaml:"volumes"`
-			} `yaml:"spec"`
-		} `yaml:"template"`
-	} `yaml:"spec"`
+// cluster are the Kubernetes objects deploy/ declares, as 'kubectl apply
+// -k deploy/' builds them from kustomization.yaml (kustomize's own
+// library), each decoded strictly into the API's Go types (k8s.io/api,
+// generated from the same definitions as the API server's OpenAPI schema):
+// a field the API does not have, a value of the wrong type or a malformed
+// quantity is an error naming it.
+type cluster struct {
+	claims []corev1.PersistentVolumeClaim
+	jobs   []batchv1.Job
 }
 
-type resources struct {
-	Requests map[string]string `yaml:"requests"`
-	Limits   map[string]string `yaml:"limits"`
+// buildObjects builds the kustomization in dir of fsys and decodes its
+// objects (buildObjects errors are what a kubectl apply -k would refuse).
+func buildObjects(fsys filesys.FileSystem, dir string) (cluster, error) {
+	var c cluster
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
+	if err != nil {
+		return c, err
+	}
+	for _, r := range m.Resources() {
+		data, err := r.AsYAML()
+		if err != nil {
+			return c, err
+		}
+		at := r.GetKind() + " " + r.GetName()
+		switch gvk := r.GetGvk(); {
+		case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == "PersistentVolumeClaim":
+			var pvc corev1.PersistentVolumeClaim
+			if err := decodeStrict(data, &pvc); err != nil {
+				return c, fmt.Errorf("%s: %w", at, err)
+			}
+			c.claims = append(c.claims, pvc)
+		case gvk.Group == "batch" && gvk.Version == "v1" && gvk.Kind == "Job":
+			var job batchv1.Job
+			if err := decodeStrict(data, &job); err != nil {
+				return c, fmt.Errorf("%s: %w", at, err)
+			}
+			c.jobs = append(c.jobs, job)
+		default:
+			return c, fmt.Errorf("%s: %s is not an object the sweep uses (a PersistentVolumeClaim v1, a Job batch/v1)", at, gvk)
+		}
+	}
+	return c, nil
 }
 
-type container struct {
-	Name            string   `yaml:"name"`
-	Image           string   `yaml:"image"`
-	ImagePullPolicy string   `yaml:"imagePullPolicy"`
-	Command         []string `yaml:"command"`
-	Args            []string `yaml:"args"`
-	Env             []struct {
-		Name  string `yaml:"name"`
-		Value string `yaml:"value"`
-	} `yaml:"env"`
-	Resources       resources `yaml:"resources"`
-	SecurityContext struct {
-		AllowPrivilegeEscalation bool `yaml:"allowPrivilegeEscalation"`
-		ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
-		Capabilities             struct {
-			Drop []string `yaml:"drop"`
-		} `yaml:"capabilities"`
-	} `yaml:"securityContext"`
-	VolumeMounts []struct {
-		Name      string `yaml:"name"`
-		MountPath string `yaml:"mountPath"`
-		ReadOnly  bool   `yaml:"readOnly"`
-	} `yaml:"volumeMounts"`
+// decodeStrict decodes the YAML object data into v as the API server
+// decodes a request: field names matched case-sensitively, and an unknown
+// or repeated field an error naming its path.
+func decodeStrict(data []byte, v any) error {
+	js, err := sigsyaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	strict, err := kjson.UnmarshalStrict(js, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
-// readManifests decodes every YAML document of path, strictly.
-func readManifests(t *testing.T, path string) []manifest {
-	t.Helper()
-	data, err := os.ReadFile(path)
+// checkOneNode checks what the API's types leave to the API server and the
+// cluster: the enumerated values the objects use, and that they bind and
+// run on a one-node cluster as written (kind's or minikube's default
+// storage class binds ReadWriteOnce only; a pod requests at most one of
+// the node's 2 CPUs and 1 GiB); nil when they do.
+func (c cluster) checkOneNode() error {
+	var errs []error
+	for _, pvc := range c.claims {
+		if !slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+			errs = append(errs, fmt.Errorf("claim %s: accessModes %q: kind's and minikube's default storage class binds [ReadWriteOnce] only", pvc.Name, pvc.Spec.AccessModes))
+		}
+		if pvc.Spec.Resources.Requests.Storage().IsZero() {
+			errs = append(errs, fmt.Errorf("claim %s: no storage requested", pvc.Name))
+		}
+	}
+	for _, job := range c.jobs {
+		spec := job.Spec.Template.Spec
+		if spec.RestartPolicy != corev1.RestartPolicyNever {
+			errs = append(errs, fmt.Errorf("job %s: restartPolicy %q, want Never (a failed shard is a new pod of the same index)", job.Name, spec.RestartPolicy))
+		}
+		if m := job.Spec.CompletionMode; m != nil && *m != batchv1.IndexedCompletion && *m != batchv1.NonIndexedCompletion {
+			errs = append(errs, fmt.Errorf("job %s: completionMode %q is not one of Indexed, NonIndexed", job.Name, *m))
+		}
+		if p := job.Spec.PodFailurePolicy; p != nil {
+			for i, rule := range p.Rules {
+				if rule.OnExitCodes == nil || (rule.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn && rule.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpNotIn) {
+					errs = append(errs, fmt.Errorf("job %s: podFailurePolicy.rules[%d]: want onExitCodes with operator In or NotIn", job.Name, i))
+				}
+			}
+		}
+		for _, ctr := range spec.Containers {
+			if cpu := ctr.Resources.Requests.Cpu(); cpu.Cmp(resource.MustParse("1")) > 0 {
+				errs = append(errs, fmt.Errorf("job %s: container %s requests %s CPUs: no pod would schedule on a 2-CPU node beside the system's pods", job.Name, ctr.Name, cpu))
+			}
+			if mem := ctr.Resources.Requests.Memory(); mem.Cmp(resource.MustParse("1Gi")) > 0 {
+				errs = append(errs, fmt.Errorf("job %s: container %s requests %s of memory, over 1Gi", job.Name, ctr.Name, mem))
+			}
+			if ctr.Image == "" {
+				errs = append(errs, fmt.Errorf("job %s: container %s names no image", job.Name, ctr.Name))
+			}
+		}
+		for _, v := range spec.Volumes {
+			if v.PersistentVolumeClaim == nil || !slices.ContainsFunc(c.claims, func(p corev1.PersistentVolumeClaim) bool { return p.Name == v.PersistentVolumeClaim.ClaimName }) {
+				errs = append(errs, fmt.Errorf("job %s: volume %s is not a claim the objects declare", job.Name, v.Name))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TestObjectsCheckedAgainstTheAPI: kustomization.yaml builds a claim and
+// two Jobs that decode strictly into the API's types, bind and run on a
+// one-node cluster, with the image named once (the kustomization's, in
+// every container). The same checks refuse a misspelt field, a value of the
+// wrong type, a malformed quantity, a ReadWriteMany claim and a pod too big
+// for the node.
+func TestObjectsCheckedAgainstTheAPI(t *testing.T) {
+	objs, err := buildObjects(filesys.MakeFsOnDisk(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var out []manifest
-	for {
-		var m manifest
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
-			t.Fatalf("%s: %v", path, err)
+	if err := objs.checkOneNode(); err != nil {
+		t.Error(err)
+	}
+	if len(objs.claims) != 1 || len(objs.jobs) != 2 {
+		t.Fatalf("%d claims and %d jobs, want 1 and 2", len(objs.claims), len(objs.jobs))
+	}
+	kust, err := os.ReadFile("kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct {
+			NewName string `yaml:"newName"`
+			NewTag  string `yaml:"newTag"`
+		} `yaml:"images"`
+	}
+	if err := yaml.Unmarshal(kust, &k); err != nil || len(k.Images) != 1 {
+		t.Fatalf("kustomization.yaml: %v, images %+v: want one", err, k.Images)
+	}
+	want := k.Images[0].NewName + ":" + k.Images[0].NewTag
+	for _, job := range objs.jobs {
+		for _, ctr := range job.Spec.Template.Spec.Containers {
+			if ctr.Image != want {
+				t.Errorf("job %s: container %s runs %q, not the kustomization's %q", job.Name, ctr.Name, ctr.Image, want)
+			}
 		}
-		out = append(out, m)
+	}
+	for _, file := range []string{"fleet-shards.yaml", "fleet-merge.yaml"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(want)) {
+			t.Errorf("%s names the image %s: it is written once, in kustomization.yaml", file, want)
+		}
+	}
+
+	for _, c := range []struct{ file, old, new, want string }{
+		{"fleet-shards.yaml", "completions: 4", "completion: 4", `unknown field "spec.completion"`},
+		{"fleet-shards.yaml", "parallelism: 4", "parallelism: four", "parallelism"},
+		{"fleet-shards.yaml", "storage: 1Gi", "storage: 1 gigabyte", "quantities must match"},
+		{"fleet-shards.yaml", "accessModes: [ReadWriteOnce]", "accessModes: [ReadWriteMany]", "binds [ReadWriteOnce] only"},
+		{"fleet-shards.yaml", "cpu: 500m", "cpu: \"2\"", "requests 2 CPUs"},
+		{"fleet-merge.yaml", "readOnly: true", "readonly: true", `unknown field "spec.template.spec.containers[0].volumeMounts[0].readonly"`},
+	} {
+		fsys := filesys.MakeFsInMemory()
+		for _, name := range []string{"kustomization.yaml", "fleet-shards.yaml", "fleet-merge.yaml"} {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == c.file {
+				if !bytes.Contains(data, []byte(c.old)) {
+					t.Fatalf("%s holds no %q", name, c.old)
+				}
+				data = bytes.Replace(data, []byte(c.old), []byte(c.new), 1)
+			}
+			if err := fsys.WriteFile(filepath.Join("/deploy", name), data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		objs, err := buildObjects(fsys, "/deploy")
+		if err == nil {
+			err = objs.checkOneNode()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with %q: %v, want an error with %q", c.file, c.new, err, c.want)
+		}
 	}
 }
 
@@ -315,11 +415,11 @@ type pod struct {
 // the container gives a command, then its args; the manifest's env, then
 // JOB_COMPLETION_INDEX (the Job controller appends it); $(VAR) expanded;
 // each volume at its mount path (volumes: claim name -> local directory).
-func newPod(t *testing.T, job manifest, img image, imageFS, volumes map[string]string, index int) pod {
+func newPod(t *testing.T, job batchv1.Job, img image, imageFS, volumes map[string]string, index int) pod {
 	t.Helper()
 	spec := job.Spec.Template.Spec
 	if len(spec.Containers) != 1 {
-		t.Fatalf("job %s: %d containers, want 1", job.Metadata.Name, len(spec.Containers))
+		t.Fatalf("job %s: %d containers, want 1", job.Name, len(spec.Containers))
 	}
 	c := spec.Containers[0]
 	env := map[string]string{}
@@ -341,13 +441,13 @@ func newPod(t *testing.T, job manifest, img image, imageFS, volumes map[string]s
 	for _, m := range c.VolumeMounts {
 		claim := ""
 		for _, v := range spec.Volumes {
-			if v.Name == m.Name {
+			if v.Name == m.Name && v.PersistentVolumeClaim != nil {
 				claim = v.PersistentVolumeClaim.ClaimName
 			}
 		}
 		local, ok := volumes[claim]
 		if !ok {
-			t.Fatalf("job %s mounts volume %q: not a claim the manifests declare (%q)", job.Metadata.Name, m.Name, claim)
+			t.Fatalf("job %s mounts volume %q: not a claim the manifests declare (%q)", job.Name, m.Name, claim)
 		}
 		p.fsys[m.MountPath] = local
 	}
@@ -443,55 +543,48 @@ func TestIndexedJobPlayedLocally(t *testing.T) {
 	if img.base != "scratch" || img.user == "" || img.user == "root" || img.user == "0" {
 		t.Errorf("the image is FROM %s as user %q, want scratch, not root", img.base, img.user)
 	}
-	shardObjs := readManifests(t, "fleet-shards.yaml")
-	mergeObjs := readManifests(t, "fleet-merge.yaml")
+	objs, err := buildObjects(filesys.MakeFsOnDisk(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	dir := t.TempDir()
 	imageFS := buildImage(t, img, dir)
 	volumes := map[string]string{}
-	var shardJob, mergeJob *manifest
-	for _, objs := range [][]manifest{shardObjs, mergeObjs} {
-		for i := range objs {
-			m := &objs[i]
-			switch m.Kind {
-			case "PersistentVolumeClaim":
-				if m.APIVersion != "v1" || len(m.Spec.AccessModes) == 0 || m.Spec.Resources.Requests["storage"] == "" {
-					t.Errorf("claim %s: apiVersion %q, accessModes %q, storage %q", m.Metadata.Name, m.APIVersion, m.Spec.AccessModes, m.Spec.Resources.Requests["storage"])
-				}
-				volumes[m.Metadata.Name] = filepath.Join(dir, "volume-"+m.Metadata.Name)
-				if err := os.Mkdir(volumes[m.Metadata.Name], 0o755); err != nil {
-					t.Fatal(err)
-				}
-			case "Job":
-				if m.APIVersion != "batch/v1" || m.Spec.Template.Spec.RestartPolicy != "Never" {
-					t.Errorf("job %s: apiVersion %q, restartPolicy %q (want batch/v1, Never: a failed shard is a new pod of the same index)",
-						m.Metadata.Name, m.APIVersion, m.Spec.Template.Spec.RestartPolicy)
-				}
-				if m.Spec.CompletionMode == "Indexed" {
-					shardJob = m
-				} else {
-					mergeJob = m
-				}
-			default:
-				t.Fatalf("%s %s: a kind the test does not play", m.Kind, m.Metadata.Name)
-			}
+	for _, pvc := range objs.claims {
+		volumes[pvc.Name] = filepath.Join(dir, "volume-"+pvc.Name)
+		if err := os.Mkdir(volumes[pvc.Name], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var shardJob, mergeJob *batchv1.Job
+	for i := range objs.jobs {
+		if m := objs.jobs[i].Spec.CompletionMode; m != nil && *m == batchv1.IndexedCompletion {
+			shardJob = &objs.jobs[i]
+		} else {
+			mergeJob = &objs.jobs[i]
 		}
 	}
 	if shardJob == nil || mergeJob == nil || len(volumes) != 1 {
 		t.Fatalf("want an Indexed Job, a merge Job and one claim; got shards %v, merge %v, claims %v", shardJob != nil, mergeJob != nil, volumes)
 	}
-	n := shardJob.Spec.Completions
-	if n == nil || *n < 1 || shardJob.Spec.Parallelism == nil || *shardJob.Spec.Parallelism < 1 || *shardJob.Spec.Parallelism > *n {
+	if s := mergeJob.Spec.Suspend; s == nil || !*s {
+		t.Errorf("job %s is not suspended: it would run before the shards are done", mergeJob.Name)
+	}
+	if s := shardJob.Spec.Suspend; s != nil && *s {
+		t.Errorf("job %s is suspended: nothing would run", shardJob.Name)
+	}
+	n32 := shardJob.Spec.Completions
+	if n32 == nil || *n32 < 1 || shardJob.Spec.Parallelism == nil || *shardJob.Spec.Parallelism < 1 || *shardJob.Spec.Parallelism > *n32 {
 		t.Fatalf("job %s: completions %v, parallelism %v (want completions >= 1, parallelism 1 to completions)",
-			shardJob.Metadata.Name, n, shardJob.Spec.Parallelism)
+			shardJob.Name, n32, shardJob.Spec.Parallelism)
 	}
-	shardImage, mergeImage := shardJob.Spec.Template.Spec.Containers[0].Image, mergeJob.Spec.Template.Spec.Containers[0].Image
-	if shardImage != mergeImage {
-		t.Errorf("the shards run image %s, the merge %s: one build, or the sweeps' identities (their profiles' settings) may differ", shardImage, mergeImage)
-	}
-	for _, rule := range shardJob.Spec.PodFailurePolicy.Rules {
-		if rule.OnExitCodes.ContainerName != shardJob.Spec.Template.Spec.Containers[0].Name {
-			t.Errorf("a pod failure rule names container %q, not the shard's", rule.OnExitCodes.ContainerName)
+	n := ptrInt(int(*n32))
+	if p := shardJob.Spec.PodFailurePolicy; p != nil {
+		for _, rule := range p.Rules {
+			if rule.OnExitCodes != nil && (rule.OnExitCodes.ContainerName == nil || *rule.OnExitCodes.ContainerName != shardJob.Spec.Template.Spec.Containers[0].Name) {
+				t.Errorf("a pod failure rule names container %v, not the shard's", rule.OnExitCodes.ContainerName)
+			}
 		}
 	}
 
@@ -532,12 +625,11 @@ func TestIndexedJobPlayedLocally(t *testing.T) {
 	if mergeAt < 0 {
 		t.Fatalf("the merge Job runs %q: no merge", mp.argv)
 	}
-	var outputFlags []string
-	for _, a := range mp.argv[mergeAt+1:] {
-		if strings.HasPrefix(a, "-") {
-			outputFlags = append(outputFlags, a)
-		}
+	// The merge's flags: its args but the last, the volume's directory.
+	if mp.argv[len(mp.argv)-1] != volume {
+		t.Fatalf("the merge Job runs %q: want the volume %s last", mp.argv, volume)
 	}
+	outputFlags := mp.argv[mergeAt+1 : len(mp.argv)-1]
 	whole := append(withoutFlags(shardArgs, []string{"shard", "out"}, []string{"json"}), outputFlags...)
 	wp := pod{argv: whole, env: mp.env}
 	want, errOut, code := wp.run(t, dir)
@@ -547,8 +639,29 @@ func TestIndexedJobPlayedLocally(t *testing.T) {
 	if merged != want {
 		t.Fatalf("the merge Job's log differs from the whole sweep %q:\n%s\n---\n%s", whole, merged, want)
 	}
-	if !strings.Contains(merged, "fleet outage-529") {
-		t.Errorf("the merged sweep does not show the ready fleets:\n%s", merged)
+	// The log, saved (kubectl logs job/... > merged.json), is the result:
+	// its table is the whole sweep's, and retrysim-plot draws it.
+	saved := filepath.Join(dir, "merged.json")
+	if err := os.WriteFile(saved, []byte(merged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	table, errOut, code := pod{argv: []string{mp.argv[0], "fleet", "merge", "--legend", saved}, env: mp.env}.run(t, dir)
+	wantTable, errOut2, code2 := pod{argv: append(withoutFlags(shardArgs, []string{"shard", "out"}, []string{"json"}), "--legend"), env: mp.env}.run(t, dir)
+	if code != 0 || code2 != 0 || table != wantTable || !strings.Contains(table, "fleet outage-529") {
+		t.Fatalf("merge --legend of the saved log (exit %d, %s) differs from the whole sweep's table (exit %d, %s):\n%s\n---\n%s",
+			code, errOut, code2, errOut2, table, wantTable)
+	}
+	part, err := fleet.ReadPartial([]byte(merged))
+	if err != nil {
+		t.Fatalf("the saved log is not a partial result retrysim-plot reads: %v", err)
+	}
+	res, err := fleet.MergePartials([]*fleet.Partial{part}, []string{saved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg bytes.Buffer
+	if err := fleetplot.Write(&svg, res, "svg"); err != nil || !bytes.Contains(svg.Bytes(), []byte("fleet outage-529")) {
+		t.Fatalf("retrysim-plot's drawing of the saved log: %v", err)
 	}
 
 	jsonMerge := pod{argv: []string{mp.argv[0], "fleet", "merge", "--json", volume}, env: mp.env}
@@ -560,6 +673,9 @@ func TestIndexedJobPlayedLocally(t *testing.T) {
 			code, errOut, code2, errOut2, mergedJSON, wantJSON)
 	}
 }
+
+// ptrInt is a pointer to v.
+func ptrInt(v int) *int { return &v }
 
 // reverse is n-1, ..., 1, 0.
 func reverse(n int) []int {

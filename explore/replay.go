@@ -122,17 +122,34 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 
 // newReplay is NewReplay for the configuration cfg.
 func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions) (*Replay, error) {
-	// Pass 1: the abstract session (ab), checked against the explorer's
-	// normalised stepping (c); the events each step posts. In persistent
-	// mode the keys compared are saturated (config.saturate), as the
-	// explorer's are.
+	ab, steps, times, err := abstractReplay(v, cfg, path, opt.Extend)
+	if err != nil {
+		return nil, err
+	}
+	run, err := realReplay(v, cfg, ab, steps, times)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.file(v, cfg, opt); err != nil {
+		return nil, err
+	}
+	return run.rp, nil
+}
+
+// satKey is s's key, saturated in persistent mode (config.saturate) as
+// the explorer's are.
+func (cfg *config) satKey(s State) key {
+	cfg.saturate(&s)
+	return s.key()
+}
+
+// abstractReplay is the replay's pass 1: the abstract session (ab),
+// checked against the explorer's normalised stepping; the events each
+// step posts, and the times that deliver them in the path's order.
+func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) (*shell, []replayStep, []int64, error) {
 	ab := newConfigShell(v, cfg, false)
 	ab.keep, ab.logging = true, true
 	c := newConfigShell(v, cfg, false)
-	satKey := func(s State) key {
-		cfg.saturate(&s)
-		return s.key()
-	}
 	sb, sc := initial(), initial()
 	posted := map[uint64]postInfo{}
 	var steps []replayStep
@@ -161,8 +178,8 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 			return fmt.Errorf("after %s: timer bound exceeded", in)
 		}
 		st.hi = len(ab.records)
-		st.key = satKey(sb)
-		if kc := satKey(sc); kc != st.key {
+		st.key = cfg.satKey(sb)
+		if kc := cfg.satKey(sc); kc != st.key {
 			return fmt.Errorf("after %s: the normalised state steps unlike the session's:\nnormalised %v\nsession    %v", in, sc, sb)
 		}
 		sc = st.key.state()
@@ -177,21 +194,19 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 	}
 	for _, in := range path {
 		if err := do(in); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
-	if opt.Extend {
-		for n := 0; !sc.Quiescent(); n++ {
-			if n > 1000 {
-				return nil, fmt.Errorf("no quiescence after 1000 extension steps")
-			}
-			in := FireTimer
-			if sc.Session.Run.Call != 0 && !(sc.NT > 0 && sc.T[0].Rem == 0) {
-				in = ReplyStop
-			}
-			if err := do(in); err != nil {
-				return nil, err
-			}
+	for n := 0; extend && !sc.Quiescent(); n++ {
+		if n > 1000 {
+			return nil, nil, nil, fmt.Errorf("no quiescence after 1000 extension steps")
+		}
+		in := FireTimer
+		if sc.Session.Run.Call != 0 && !(sc.NT > 0 && sc.T[0].Rem == 0) {
+			in = ReplyStop
+		}
+		if err := do(in); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	var leftover []postInfo // timers still pending after the last input
@@ -201,18 +216,28 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 	times, ok := schedule(steps, leftover, 2)
 	if !ok {
 		if times, ok = schedule(steps, leftover, 0); !ok {
-			return nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
+			return nil, nil, nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
 		}
 	}
+	return ab, steps, times, nil
+}
 
-	// Pass 2: the real session at those times.
+// replayRun is the replay's pass 2: the real session at the times found,
+// and what its scenario file is made of.
+type replayRun struct {
+	rp     *Replay
+	r      State
+	events []scenario.ExpectEvent
+	turns  []*turnSpec
+	acts   []scenario.Action
+}
+
+// realReplay runs the real session at times, each step checked against
+// the abstract session's (ab, steps).
+func realReplay(v *session.Variant, cfg *config, ab *shell, steps []replayStep, times []int64) (*replayRun, error) {
 	raw := newConfigShell(v, cfg, true)
-	r := initial()
-	rp := &Replay{}
-	var events []scenario.ExpectEvent
-	var turns []*turnSpec
+	run := &replayRun{rp: &Replay{}, r: initial()}
 	var cur *turnSpec
-	var acts []scenario.Action
 	for k := range steps {
 		st := &steps[k]
 		in := st.in
@@ -231,69 +256,75 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 				cur.stop, cur.duration, cur.done = policy.StopReasonStop, now-cur.start+1, true
 				cur = nil
 			}
-			acts = append(acts, scenario.Action{At: ms(now), Do: "abort"})
-		case in == ActAbortRetry:
-			acts = append(acts, scenario.Action{At: ms(now), Do: "abort_retry"})
-		case in == ActEnable || in == ActDisable:
-			enabled := in == ActEnable
-			acts = append(acts, scenario.Action{At: ms(now), Do: "set_auto_retry", Enabled: &enabled})
-		case in == ActPrompt:
-			acts = append(acts, scenario.Action{At: ms(now), Do: "prompt"})
+		}
+		if a, ok := commandAction(in, ms(now)); ok {
+			run.acts = append(run.acts, a)
 		}
 		nr, calls := len(raw.records), raw.calls
-		raw.step(&r, in)
+		raw.step(&run.r, in)
 		if raw.now.Milliseconds() != now {
 			return nil, fmt.Errorf("after %s: the timer fired at t=%d, not t=%d", in, raw.now.Milliseconds(), now)
 		}
 		if err := sameRetryRecords(ab.records[st.lo:st.hi], raw.records[nr:]); err != nil {
 			return nil, fmt.Errorf("after %s at t=%d: %w", in, now, err)
 		}
-		if satKey(r) != st.key {
+		if cfg.satKey(run.r) != st.key {
 			return nil, fmt.Errorf("after %s at t=%d: the session at real times differs from the session at time 0:\nreal     %v\nabstract %v",
-				in, now, r, st.key.state())
+				in, now, run.r, st.key.state())
 		}
 		if raw.calls > calls {
 			if cur != nil {
 				return nil, fmt.Errorf("two calls in flight")
 			}
 			cur = &turnSpec{start: now}
-			turns = append(turns, cur)
+			run.turns = append(run.turns, cur)
 		}
-		rp.Path = append(rp.Path, in)
-		for i := nr; i < len(raw.records); i++ {
-			l := &raw.records[i]
-			t := l.T.Milliseconds()
-			var ev scenario.ExpectEvent
-			switch l.Type {
-			case trace.AutoRetryStart:
-				ev = expectEvent("t", t, "type", l.Type.String(), "attempt", l.Start.Attempt)
-			case trace.AutoRetryEnd:
-				ev = expectEvent("t", t, "type", l.Type.String(), "success", l.End.Success, "attempt", l.End.Attempt)
-			case trace.PromptResolved:
-				ev = expectEvent("t", t, "type", l.Type.String(), "prompt", l.Prompt)
-			default:
-				continue
-			}
-			events = append(events, ev)
-			rp.Events = append(rp.Events, string(scenario.FormatEvent(&ev)))
+		run.rp.Path = append(run.rp.Path, in)
+		run.expectRecords(raw.records[nr:])
+	}
+	run.rp.Lines = NormalizeTrace(raw.records)
+	rs := &run.r.Session.Retry
+	run.rp.Final = Final{State: rs.State, Attempt: rs.Attempt, IsRetrying: rs.Open}
+	if p := run.r.Session.Pending; p != 0 {
+		run.rp.Final.Unresolved = []int{p}
+	}
+	return run, nil
+}
+
+// expectRecords adds the expected events of a step's records.
+func (run *replayRun) expectRecords(records []trace.Record) {
+	for i := range records {
+		l := &records[i]
+		t := l.T.Milliseconds()
+		var ev scenario.ExpectEvent
+		switch l.Type {
+		case trace.AutoRetryStart:
+			ev = expectEvent("t", t, "type", l.Type.String(), "attempt", l.Start.Attempt)
+		case trace.AutoRetryEnd:
+			ev = expectEvent("t", t, "type", l.Type.String(), "success", l.End.Success, "attempt", l.End.Attempt)
+		case trace.PromptResolved:
+			ev = expectEvent("t", t, "type", l.Type.String(), "prompt", l.Prompt)
+		default:
+			continue
 		}
+		run.events = append(run.events, ev)
+		run.rp.Events = append(run.rp.Events, string(scenario.FormatEvent(&ev)))
 	}
-	rp.Lines = NormalizeTrace(raw.records)
-	rs := &r.Session.Retry
-	rp.Final = Final{State: rs.State, Attempt: rs.Attempt, IsRetrying: rs.Open}
-	if p := r.Session.Pending; p != 0 {
-		rp.Final.Unresolved = []int{p}
-	}
+}
+
+// file makes the replay's scenario file (rp.Scenario, rp.YAML).
+func (run *replayRun) file(v *session.Variant, cfg *config, opt ReplayOptions) error {
+	rp := run.rp
 	file := &scenario.Scenario{Name: opt.Name, Description: opt.Description, Variant: v.Name,
 		Settings:      cfg.set.Clone(),
 		ContextWindow: 200000, Compaction: scenario.Compaction{Enabled: true, Succeed: true},
-		Actions: acts}
+		Actions: run.acts}
 	if cfg.set.Jittered() {
 		if err := fixDraw(file, cfg.draw); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, t := range turns {
+	for _, t := range run.turns {
 		if !t.done { // cannot happen after Extend; a call left in flight
 			t.stop, t.duration = policy.StopReasonStop, 1_000_000
 		}
@@ -302,12 +333,12 @@ func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions)
 	if opt.Expect {
 		f := rp.Final
 		state := string(f.State)
-		file.Expect = &scenario.Expect{Events: events, Final: &scenario.ExpectFinal{State: &state, Attempt: &f.Attempt,
+		file.Expect = &scenario.Expect{Events: run.events, Final: &scenario.ExpectFinal{State: &state, Attempt: &f.Attempt,
 			IsRetrying: &f.IsRetrying, UnresolvedPrompts: append([]int{}, f.Unresolved...), HasUnresolved: true}}
 	}
 	rp.YAML = scenario.Format(file)
 	rp.Scenario = file
-	return rp, nil
+	return nil
 }
 
 // fixDraw makes every jitter draw of file's session u, as the explorer's

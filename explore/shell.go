@@ -3,11 +3,13 @@ package explore
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -59,11 +61,81 @@ const (
 	numInputs
 )
 
-var inputNames = [numInputs]string{
-	"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
-	"abort_retry", "abort", "set_auto_retry:true", "set_auto_retry:false", "prompt", "fire_timer",
-	"reply:usage_limit:switch", "reply:usage_limit:stay", "reply:hint:long", "reply:hint:short",
-	"reply:retryable:short-draw",
+// commandInputs are the alphabet's commands: the row of session's
+// command table each one sends, with its ArgBool argument (the
+// explorer's choice of commands and arguments; their names, events and
+// scenario actions come from the rows).
+var commandInputs = [numInputs]struct {
+	kind    session.EventKind
+	enabled bool
+}{
+	ActAbortRetry: {kind: session.AbortRetry},
+	ActAbort:      {kind: session.Abort},
+	ActEnable:     {kind: session.SetAutoRetry, enabled: true},
+	ActDisable:    {kind: session.SetAutoRetry},
+	ActPrompt:     {kind: session.Prompt},
+}
+
+// inputNames are the inputs' names: a command's is its name, with
+// ":true" or ":false" for its ArgBool argument.
+var inputNames = func() [numInputs]string {
+	names := [numInputs]string{
+		"reply:retryable", "reply:overflow", "reply:fatal", "reply:aborted", "reply:stop", "reply:toolUse",
+		FireTimer:             "fire_timer",
+		ReplyUsageLimitSwitch: "reply:usage_limit:switch", ReplyUsageLimitStay: "reply:usage_limit:stay",
+		ReplyHintLong: "reply:hint:long", ReplyHintShort: "reply:hint:short",
+		ReplyRetryableShortDraw: "reply:retryable:short-draw",
+	}
+	for in, c := range commandInputs {
+		if cmd, ok := session.CommandOf(c.kind); ok {
+			names[in] = cmd.Name
+			if hasArg(&cmd, session.ArgBool) {
+				names[in] += ":" + strconv.FormatBool(c.enabled)
+			}
+		}
+	}
+	return names
+}()
+
+// hasArg reports whether command c has an argument of kind k.
+func hasArg(c *session.Command, k session.ArgKind) bool {
+	for _, a := range c.Args {
+		if a.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// commandEvent is the event of command input in (ok false: in is no
+// command); an abort ends a call in flight with reply aborted.
+func commandEvent(in Input, aborted classify.Outcome) (session.Event, bool) {
+	c := commandInputs[in]
+	cmd, ok := session.CommandOf(c.kind)
+	if !ok {
+		return session.Event{}, false
+	}
+	ev := cmd.Event("")
+	ev.Enabled = c.enabled
+	if c.kind == session.Abort {
+		ev.Reply = aborted
+	}
+	return ev, true
+}
+
+// commandAction is command input in as a scenario action at at.
+func commandAction(in Input, at time.Duration) (scenario.Action, bool) {
+	c := commandInputs[in]
+	cmd, ok := session.CommandOf(c.kind)
+	if !ok {
+		return scenario.Action{}, false
+	}
+	a := scenario.Action{At: at, Do: cmd.Name}
+	if hasArg(&cmd, session.ArgBool) {
+		enabled := c.enabled
+		a.Enabled = &enabled
+	}
+	return a, true
 }
 
 // String returns the input's name, e.g. "reply:retryable".
@@ -326,17 +398,11 @@ func (sh *shell) step(s *State, in Input) {
 	sh.firing = in == FireTimer
 	ev := &sh.ev
 	*ev = session.Event{}
-	switch in {
-	case ActAbortRetry:
-		ev.Kind = session.AbortRetry
-	case ActAbort:
-		// A call in flight ends with the aborted reply.
-		ev.Kind, ev.Reply = session.Abort, sh.cfg.alpha.aborted
-	case ActEnable, ActDisable:
-		ev.Kind, ev.Enabled = session.SetAutoRetry, in == ActEnable
-	case ActPrompt:
-		ev.Kind, ev.Respond = session.Prompt, true
-	case FireTimer:
+	cmd, isCmd := commandEvent(in, sh.cfg.alpha.aborted)
+	switch {
+	case isCmd:
+		*ev = cmd
+	case in == FireTimer:
 		t := sh.pop(s)
 		ev.Kind, ev.Timer = session.TimerFired, session.Timer{Kind: t.Kind, ID: t.ID}
 	default: // a reply to the call in flight

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func BenchmarkFleetDefault(b *testing.B) {
 	cfg := fleet.Default(benchSessions)
 	cpu0 := cpuTime()
 	for b.Loop() {
-		res, err := fleet.Run(cfg, fleet.Options{})
+		res, err := runConfig(cfg, fleet.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func BenchmarkFleetDefaultShared(b *testing.B) {
 	cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
 	cpu0 := cpuTime()
 	for b.Loop() {
-		res, err := fleet.Run(cfg, fleet.Options{})
+		res, err := runConfig(cfg, fleet.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func BenchmarkFleetSweep(b *testing.B) {
 	}
 	cpu0 := cpuTime()
 	for b.Loop() {
-		res, err := fleet.Sweep(cfgs, 0)
+		res, err := sweepConfigs(cfgs, fleet.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,4 +116,18 @@ func BenchmarkSimDefaultSession(b *testing.B) {
 		}
 	}
 	reportRates(b, b.N, cpu0)
+}
+
+// runConfig runs the one fleet cfg (Run of PlanOf(cfg)): its result.
+func runConfig(cfg fleet.Config, opt fleet.Options) (*fleet.Result, error) {
+	return sweepConfigs([]fleet.Config{cfg}, opt)
+}
+
+// sweepConfigs runs the sweep cfgs (Run of PlanOf(cfgs...)): its result.
+func sweepConfigs(cfgs []fleet.Config, opt fleet.Options) (*fleet.Result, error) {
+	p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), opt)
+	if err != nil {
+		return nil, err
+	}
+	return &p.Result, nil
 }

@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -137,7 +138,7 @@ func (c *digestCase) digest(t *testing.T) string {
 	if c.traced {
 		for _, cfg := range cfgs {
 			var tracers []*digestTracer
-			res, err := fleet.Run(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
+			res, err := runConfig(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
 				d := &digestTracer{h: sha256.New()}
 				fmt.Fprintf(d.h, "session %+v\n", info)
 				tracers = append(tracers, d)
@@ -157,7 +158,7 @@ func (c *digestCase) digest(t *testing.T) string {
 			h.Write(out)
 		}
 	}
-	p, err := fleet.RunShard(cfgs, fleet.Shard{Index: 0, Count: 1}, 0)
+	p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: fleet.Shard{Index: 0, Count: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

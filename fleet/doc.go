@@ -7,9 +7,10 @@
 // number of model calls, each with a latency), the shared provider (its
 // capacity, its over-capacity answer, its outage windows, its background
 // errors) and the profiles the sessions run, optionally under an SDK layer
-// that retries each call with another profile's settings. Run simulates one
-// fleet; Sweep runs many (seeds × configurations) on every core and merges
-// their Results in a fixed order. A Result holds only counters, maxima and
+// that retries each call with another profile's settings. A Plan is the
+// runs to make (PlanOf: configurations; PlanOfSpecs: fleet files over their
+// mixes and seeds); Run, the one way to run fleets, runs a plan (or one
+// shard of it) on every core and merges their Results in a fixed order. A Result holds only counters, maxima and
 // fixed-bucket histograms, so results merge exactly (Result.Merge).
 //
 // The simulation owns one piece of time machinery, its event queue

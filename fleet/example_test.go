@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -24,11 +25,11 @@ func ExampleRun() {
 	cfg.Profiles = mix
 	cfg.Seed = 7
 
-	res, err := fleet.Run(cfg, fleet.Options{})
+	p, err := fleet.Run(context.Background(), fleet.PlanOf(cfg), fleet.Options{})
 	if err != nil {
 		panic(err)
 	}
-	for _, st := range res.Groups[0].Profiles {
+	for _, st := range p.Result.Groups[0].Profiles {
 		fmt.Printf("%-12s prompts=%d succeeded=%d failed=%d wire=%d longest wait=%v\n",
 			st.Profile, st.Prompts, st.Succeeded, st.Failed, st.WireCalls, st.LongestWait.Round(time.Millisecond))
 	}
@@ -45,10 +46,11 @@ func ExampleRun_sdkLayer() {
 	for _, sdk := range []string{"", "anthropic-sdk"} {
 		cfg := fleet.Default(10) // each prompt: three 529 answers, then a success
 		cfg.SDK = sdk
-		res, err := fleet.Run(cfg, fleet.Options{})
+		p, err := fleet.Run(context.Background(), fleet.PlanOf(cfg), fleet.Options{})
 		if err != nil {
 			panic(err)
 		}
+		res := &p.Result
 		st := res.Groups[0].Profiles[0]
 		sum := st.Summarize(res.Groups[0].CapacityPer100ms)
 		fmt.Printf("sdk=%q succeeded=%d calls/prompt=%.1f wire calls/prompt=%.1f p50=%.0fms\n",
@@ -62,11 +64,11 @@ func ExampleRun_sdkLayer() {
 // A sweep of a million seeds split into a million shards: each machine of
 // a batch runs one shard from the sweep's definition, in time and memory of
 // its own runs, and the shards' partial results merge into the sweep's.
-func ExampleRunSpecsShard() {
+func ExampleRun_shard() {
 	spec := fleet.NewSpec(fleet.Default(5))
 	spec.SeedFrom, spec.SeedTo = 1, 1_000_000
 	sh := fleet.Shard{Index: 41, Count: 1_000_000}
-	p, err := fleet.RunSpecsShard([]*fleet.Spec{spec}, sh, fleet.SweepOptions{})
+	p, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(spec), fleet.Options{Shard: sh})
 	if err != nil {
 		panic(err)
 	}

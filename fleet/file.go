@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/internal/strictfile"
+	"github.com/ohmypi/retryfsm/session"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,11 +48,6 @@ func (s *Spec) Configs() []Config {
 
 // MaxFileSize is the largest fleet file read, in bytes.
 const MaxFileSize = 1 << 20
-
-// FileKeys are a fleet file's top-level keys, in SPEC.md §15.3's order.
-var FileKeys = []string{"name", "description", "sessions", "rate", "prompts", "think", "calls", "latency", "errorLatency",
-	"capacity", "overCapacity", "outages", "errors", "overflow", "promptErrors", "profile", "sdk", "horizon", "recovery",
-	"compaction", "seed", "seeds"}
 
 var (
 	capacityKeys     = []string{"rps", "burst", "maxInFlight"}
@@ -126,153 +122,20 @@ type fileParser struct{ strictfile.Reader }
 func (p *fileParser) parse(data []byte) *Spec {
 	root := p.Decode(data)
 	base := filepath.Base(p.File)
-	c := Config{Name: strings.TrimSuffix(base, filepath.Ext(base)), Compaction: Compaction{Enabled: true, Succeed: true}}
 	spec := &Spec{}
-	var seedsSet bool
+	t := &target{spec: spec, c: &spec.Config}
+	*t.c = Config{Name: strings.TrimSuffix(base, filepath.Ext(base)), Compaction: Compaction{Enabled: true, Succeed: true}}
 	p.Mapping(root, "", FileKeys, func(e strictfile.Entry) {
-		key, v := e.Key, e.V
-		switch key {
-		case "name":
-			c.Name = p.Str(v, key)
-		case "description":
-			spec.Description = p.Str(v, key)
-		case "sessions":
-			c.Sessions = int(p.integer(v, key, 1, MaxSessions))
-		case "rate":
-			c.Rate = p.Number(v, key)
-		case "prompts":
-			c.Prompts = int(p.integer(v, key, 1, MaxPrompts))
-		case "think":
-			c.Think = p.dist(v, key, false)
-		case "calls":
-			c.Calls = p.dist(v, key, true)
-		case "latency":
-			c.Latency = p.dist(v, key, false)
-		case "errorLatency":
-			c.ErrorLatency = p.dist(v, key, false)
-		case "capacity":
-			p.Mapping(v, key, capacityKeys, func(e strictfile.Entry) {
-				path := key + "." + e.Key
-				switch e.Key {
-				case "rps":
-					c.Capacity.RPS = p.Number(e.V, path)
-				case "burst":
-					c.Capacity.Burst = int(p.integer(e.V, path, 0, 1e9))
-				case "maxInFlight":
-					c.Capacity.MaxInFlight = int(p.integer(e.V, path, 0, 1e9))
-				}
-			})
-		case "overCapacity":
-			p.Mapping(v, key, overCapacityKeys, func(e strictfile.Entry) {
-				path := key + "." + e.Key
-				switch e.Key {
-				case "hint":
-					c.OverCapacity.Hint = HintMode(p.Enum(e.V, path, hintModeNames))
-				case "retryAfter":
-					c.OverCapacity.RetryAfter = p.duration(e.V, path)
-				}
-			})
-		case "outages":
-			for i, o := range p.Seq(v, key, "outage windows {"+strings.Join(outageKeys, ", ")+"}", 0) {
-				path := strictfile.Index(key, i)
-				p.At[path] = o
-				var w Outage
-				fields := p.Mapping(o, path, outageKeys, func(e strictfile.Entry) {
-					path2 := path + "." + e.Key
-					switch e.Key {
-					case "start":
-						w.Start = p.duration(e.V, path2)
-					case "duration":
-						w.Duration = p.duration(e.V, path2)
-					case "kind":
-						w.Kind = p.kind(e.V, path2, OutageKinds)
-					case "retryAfter":
-						w.RetryAfter = p.duration(e.V, path2)
-					}
-				})
-				_, hasKind := fields["kind"]
-				if _, hasDur := fields["duration"]; !hasKind || !hasDur {
-					p.Fail(o, path, "an outage window needs duration and kind (keys: %s)", strings.Join(outageKeys, ", "))
-				}
-				c.Outages = append(c.Outages, w)
+		for i := range fileKeys {
+			if k := &fileKeys[i]; k.name == e.Key {
+				k.read(p, e.V, e.Key, t)
 			}
-		case "errors":
-			kinds := ErrorKinds[:len(ErrorKinds)-1]
-			if v.Kind != yaml.MappingNode {
-				p.Fail(v, key, "expected a mapping KIND: RATE (kinds: %s), got %s", kindList(kinds), strictfile.Describe(v))
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k2, v2 := v.Content[i], v.Content[i+1]
-				kind := p.kind(k2, key, kinds)
-				path := key + "." + k2.Value
-				p.At[path] = v2
-				for _, r := range c.Errors {
-					if r.Kind == kind {
-						p.Fail(k2, path, "duplicate key")
-					}
-				}
-				c.Errors = append(c.Errors, Rate{Kind: kind, P: p.Number(v2, path)})
-			}
-		case "overflow":
-			c.Overflow = p.Number(v, key)
-		case "promptErrors":
-			p.Mapping(v, key, promptErrorKeys, func(e strictfile.Entry) {
-				path := key + "." + e.Key
-				switch e.Key {
-				case "count":
-					c.PromptErrors.Count = int(p.integer(e.V, path, 0, MaxCalls))
-				case "kind":
-					c.PromptErrors.Kind = p.kind(e.V, path, ErrorKinds)
-				}
-			})
-		case "profile":
-			items := []*yaml.Node{v}
-			if v.Kind == yaml.SequenceNode {
-				items = v.Content
-				if len(items) == 0 {
-					p.Fail(v, key, "an empty list (allowed: a profile mix, or a list of them, one run each)")
-				}
-			}
-			for i, it := range items {
-				path := key
-				if v.Kind == yaml.SequenceNode {
-					path = strictfile.Index(key, i)
-				}
-				m, err := ParseMix(p.Str(it, path))
-				if err != nil {
-					p.Fail(it, path, "%v", err)
-				}
-				spec.Mixes = append(spec.Mixes, m)
-			}
-		case "sdk":
-			c.SDK = p.Str(v, key)
-		case "horizon":
-			c.Horizon = p.duration(v, key)
-		case "recovery":
-			c.Recovery = p.duration(v, key)
-		case "compaction":
-			p.Mapping(v, key, compactionKeys, func(e strictfile.Entry) {
-				b := p.Boolean(e.V, key+"."+e.Key)
-				if e.Key == "enabled" {
-					c.Compaction.Enabled = b
-				} else {
-					c.Compaction.Succeed = b
-				}
-			})
-		case "seed":
-			c.Seed = p.integer(v, key, 1, MaxSeed)
-		case "seeds":
-			var err error
-			spec.SeedFrom, spec.SeedTo, err = ParseSeeds(p.Scalar(v, key))
-			if err != nil {
-				p.Fail(v, key, "%v", err)
-			}
-			seedsSet = true
 		}
 	})
 	if _, ok := p.At["sessions"]; !ok {
 		p.Fail(root, "sessions", "missing: the number of sessions is required")
 	}
+	c := spec.Config
 	if len(spec.Mixes) > 0 {
 		c.Profiles = spec.Mixes[0]
 	}
@@ -280,7 +143,7 @@ func (p *fileParser) parse(data []byte) *Spec {
 	if len(spec.Mixes) == 0 {
 		spec.Mixes = []Mix{c.Profiles}
 	}
-	if !seedsSet {
+	if !t.seedsSet {
 		spec.SeedFrom, spec.SeedTo = c.Seed, c.Seed
 	} else {
 		c.Seed = spec.SeedFrom
@@ -289,23 +152,140 @@ func (p *fileParser) parse(data []byte) *Spec {
 	return spec
 }
 
+func readCapacity(p *fileParser, v *yaml.Node, key string, t *target) {
+	c := t.c
+	p.Mapping(v, key, capacityKeys, func(e strictfile.Entry) {
+		path := key + "." + e.Key
+		switch e.Key {
+		case "rps":
+			c.Capacity.RPS = p.Number(e.V, path)
+		case "burst":
+			c.Capacity.Burst = int(p.integer(e.V, path, 0, 1e9))
+		case "maxInFlight":
+			c.Capacity.MaxInFlight = int(p.integer(e.V, path, 0, 1e9))
+		}
+	})
+}
+
+func readOverCapacity(p *fileParser, v *yaml.Node, key string, t *target) {
+	c := t.c
+	p.Mapping(v, key, overCapacityKeys, func(e strictfile.Entry) {
+		path := key + "." + e.Key
+		switch e.Key {
+		case "hint":
+			c.OverCapacity.Hint = HintMode(p.Enum(e.V, path, hintModeNames))
+		case "retryAfter":
+			c.OverCapacity.RetryAfter = p.duration(e.V, path)
+		}
+	})
+}
+
+func readOutages(p *fileParser, v *yaml.Node, key string, t *target) {
+	for i, o := range p.Seq(v, key, "outage windows {"+strings.Join(outageKeys, ", ")+"}", 0) {
+		path := strictfile.Index(key, i)
+		p.At[path] = o
+		var w Outage
+		fields := p.Mapping(o, path, outageKeys, func(e strictfile.Entry) {
+			path2 := path + "." + e.Key
+			switch e.Key {
+			case "start":
+				w.Start = p.duration(e.V, path2)
+			case "duration":
+				w.Duration = p.duration(e.V, path2)
+			case "kind":
+				w.Kind = p.kind(e.V, path2, OutageKinds)
+			case "retryAfter":
+				w.RetryAfter = p.duration(e.V, path2)
+			}
+		})
+		_, hasKind := fields["kind"]
+		if _, hasDur := fields["duration"]; !hasKind || !hasDur {
+			p.Fail(o, path, "an outage window needs duration and kind (keys: %s)", strings.Join(outageKeys, ", "))
+		}
+		t.c.Outages = append(t.c.Outages, w)
+	}
+}
+
+func readErrors(p *fileParser, v *yaml.Node, key string, t *target) {
+	kinds := ErrorKinds[:len(ErrorKinds)-1]
+	if v.Kind != yaml.MappingNode {
+		p.Fail(v, key, "expected a mapping KIND: RATE (kinds: %s), got %s", kindList(kinds), strictfile.Describe(v))
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k2, v2 := v.Content[i], v.Content[i+1]
+		kind := p.kind(k2, key, kinds)
+		path := key + "." + k2.Value
+		p.At[path] = v2
+		for _, r := range t.c.Errors {
+			if r.Kind == kind {
+				p.Fail(k2, path, "duplicate key")
+			}
+		}
+		t.c.Errors = append(t.c.Errors, Rate{Kind: kind, P: p.Number(v2, path)})
+	}
+}
+
+func readPromptErrors(p *fileParser, v *yaml.Node, key string, t *target) {
+	c := t.c
+	p.Mapping(v, key, promptErrorKeys, func(e strictfile.Entry) {
+		path := key + "." + e.Key
+		switch e.Key {
+		case "count":
+			c.PromptErrors.Count = int(p.integer(e.V, path, 0, MaxCalls))
+		case "kind":
+			c.PromptErrors.Kind = p.kind(e.V, path, ErrorKinds)
+		}
+	})
+}
+
+func readProfile(p *fileParser, v *yaml.Node, key string, t *target) {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+		if len(items) == 0 {
+			p.Fail(v, key, "an empty list (allowed: a profile mix, or a list of them, one run each)")
+		}
+	}
+	for i, it := range items {
+		path := key
+		if v.Kind == yaml.SequenceNode {
+			path = strictfile.Index(key, i)
+		}
+		m, err := ParseMix(p.Str(it, path))
+		if err != nil {
+			p.Fail(it, path, "%v", err)
+		}
+		t.spec.Mixes = append(t.spec.Mixes, m)
+	}
+}
+
+// readCompaction reads on, off or fail (session.CompactionModes), or
+// {enabled, succeed}.
+func readCompaction(p *fileParser, v *yaml.Node, key string, t *target) {
+	c := &t.c.Compaction
+	if v.Kind == yaml.ScalarNode { // Enum has checked the mode
+		c.Enabled, c.Succeed, _ = session.ParseCompaction(p.Enum(v, key, session.CompactionModes))
+		return
+	}
+	p.Mapping(v, key, compactionKeys, func(e strictfile.Entry) {
+		b := p.Boolean(e.V, key+"."+e.Key)
+		if e.Key == "enabled" {
+			c.Enabled = b
+		} else {
+			c.Succeed = b
+		}
+	})
+}
+
 // integer is an integer from lo to hi.
 func (p *fileParser) integer(n *yaml.Node, path string, lo, hi int64) int64 {
 	return p.Integer(n, path, lo, hi, fmt.Sprintf("an integer from %d to %d", lo, hi))
 }
 
+// duration is a duration from 0 to MaxDuration (strictfile.Duration: a Go
+// duration or an integer number of milliseconds).
 func (p *fileParser) duration(n *yaml.Node, path string) time.Duration {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && n.Value == "0" {
-		return 0
-	}
-	if n.Kind != yaml.ScalarNode || !strictfile.IsString(n) {
-		p.Fail(n, path, `expected a duration such as "60s", "1.5s", "100ms" or "3h", got %s`, strictfile.Describe(n))
-	}
-	d, err := time.ParseDuration(n.Value)
-	if err != nil || d < 0 || d > MaxDuration {
-		p.Fail(n, path, `expected a duration from 0s to %v such as "60s", "100ms" or "3h", got %s`, MaxDuration, strictfile.Describe(n))
-	}
-	return d
+	return p.Duration(n, path, time.Nanosecond, MaxDuration)
 }
 
 func (p *fileParser) dist(n *yaml.Node, path string, count bool) Dist {

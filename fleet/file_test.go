@@ -66,6 +66,31 @@ seeds: 3-5
 	}
 }
 
+// TestParseUnifiedSpellings: a fleet file takes the spellings every file
+// kind shares: a duration as a Go duration or an integer number of
+// milliseconds (a scenario file's), and compaction as on, off or fail (the
+// flag's) or {enabled, succeed}; each old and new spelling reads the same.
+func TestParseUnifiedSpellings(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want func(c Config) bool
+	}{
+		{"horizon: 90000\nrecovery: 1500", func(c Config) bool { return c.Horizon == 90*time.Second && c.Recovery == 1500*time.Millisecond }},
+		{"horizon: 90s\nrecovery: 1.5s", func(c Config) bool { return c.Horizon == 90*time.Second && c.Recovery == 1500*time.Millisecond }},
+		{"outages: [{start: 10000, duration: 60s, kind: 529}]", func(c Config) bool { return c.Outages[0].Start == 10*time.Second }},
+		{"compaction: on", func(c Config) bool { return c.Compaction == Compaction{Enabled: true, Succeed: true} }},
+		{"compaction: off", func(c Config) bool { return c.Compaction == Compaction{} }},
+		{"compaction: fail", func(c Config) bool { return c.Compaction == Compaction{Enabled: true} }},
+		{"compaction: {enabled: false, succeed: false}", func(c Config) bool { return c.Compaction == Compaction{} }},
+		{"compaction: {succeed: false}", func(c Config) bool { return c.Compaction == Compaction{Enabled: true} }},
+	} {
+		spec, err := Parse("f.yaml", []byte("sessions: 1\n"+c.src+"\n"))
+		if err != nil || !c.want(spec.Config) {
+			t.Errorf("%q: %v %+v", c.src, err, spec)
+		}
+	}
+}
+
 // TestParseErrors: each error names the place, the key and what is
 // allowed.
 func TestParseErrors(t *testing.T) {
@@ -76,7 +101,11 @@ func TestParseErrors(t *testing.T) {
 		{"rate: 1\n", "f.yaml:1:1: sessions: missing"},
 		{"sessions: ten\n", `f.yaml:1:11: sessions: expected an integer from 1 to 100000000, got string "ten"`},
 		{"sessions: 1\nthink: 10\n", `f.yaml:2:8: think: "10": value "10"`},
-		{"sessions: 1\nhorizon: 60\n", `f.yaml:2:10: horizon: expected a duration such as "60s"`},
+		{"sessions: 1\nhorizon: 1.5\n", `f.yaml:2:10: horizon: expected a duration from 0s to 8760h0m0s: a Go duration such as "60s"`},
+		{"sessions: 1\nhorizon: 1y\n", `f.yaml:2:10: horizon: expected a duration from 0s to 8760h0m0s`},
+		{"sessions: 1\nhorizon: 9000h\n", `f.yaml:2:10: horizon: "9000h" is out of range (allowed: a duration from 0s to 8760h0m0s`},
+		{"sessions: 1\nrecovery: 31536000001\n", `f.yaml:2:11: recovery: 31536000001 is out of range`},
+		{"sessions: 1\ncompaction: maybe\n", `f.yaml:2:13: compaction: `},
 		{"sessions: 1\ncapacity: {rps: 5, bust: 3}\n", `f.yaml:2:20: capacity.bust: unknown key "bust" (allowed: rps, burst, maxInFlight); did you mean burst?`},
 		{"sessions: 1\ncapacity: {rps: 5}\n", "f.yaml:2:11: capacity.burst: 0 is out of range (allowed: an integer from 1 to 1e9 with rps, 0 without)"},
 		{"sessions: 1\noutages: [{start: 1s, kind: 529}]\n", "f.yaml:2:11: outages[0]: an outage window needs duration and kind"},

@@ -17,7 +17,7 @@ func readyFleet(t *testing.T, name string, seed int64) (map[string]Stats, float6
 	if seed != 0 {
 		spec.SeedFrom, spec.SeedTo = seed, seed
 	}
-	res, err := Sweep(spec.Configs(), 0)
+	res, err := sweepConfigs(spec.Configs(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

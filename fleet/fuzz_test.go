@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -54,13 +55,13 @@ func FuzzMergePartials(f *testing.F) {
 			cfgs = append(cfgs, c)
 		}
 	}
-	whole, err := fleet.Sweep(cfgs, 1)
+	whole, err := sweepConfigs(cfgs, fleet.Options{Workers: 1})
 	if err != nil {
 		f.Fatal(err)
 	}
 	var parts [2]*fleet.Partial
 	for i := range parts {
-		if parts[i], err = fleet.RunShard(cfgs, fleet.Shard{Index: i, Count: 2}, 1); err != nil {
+		if parts[i], err = fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: fleet.Shard{Index: i, Count: 2}, Workers: 1}); err != nil {
 			f.Fatal(err)
 		}
 	}
@@ -139,7 +140,7 @@ func FuzzShardPlan(f *testing.F) {
 		for _, s := range specs {
 			cfgs = append(cfgs, s.Configs()...)
 		}
-		whole, err := fleet.Sweep(cfgs, 1)
+		whole, err := sweepConfigs(cfgs, fleet.Options{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,11 +148,11 @@ func FuzzShardPlan(f *testing.F) {
 		var parts []*fleet.Partial
 		for i := range n {
 			sh := fleet.Shard{Index: i, Count: n}
-			p, err := fleet.RunSpecsShard(specs, sh, fleet.SweepOptions{Workers: 1})
+			p, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(specs...), fleet.Options{Shard: sh, Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := fleet.RunShard(cfgs, sh, 1)
+			q, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: sh, Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,8 +167,8 @@ func FuzzShardPlan(f *testing.F) {
 					sessions += int64(c.Sessions)
 				}
 			}
-			if got := fleet.ShardSessions(specs, sh); got != sessions {
-				t.Fatalf("ShardSessions(%s) = %d, want %d", sh, got, sessions)
+			if got := fleet.PlanOfSpecs(specs...).Sessions(sh); got != sessions {
+				t.Fatalf("Plan.Sessions(%s) = %d, want %d", sh, got, sessions)
 			}
 			back, err := fleet.ReadPartial(pj)
 			if err != nil {

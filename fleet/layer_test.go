@@ -13,7 +13,7 @@ import (
 // retry-after 3 s are absorbed by the provider layer (one session call,
 // no chain of the session layer).
 func TestProviderLayerProfile(t *testing.T) {
-	res, err := Run(forever529(5, "omp-18", ""), Options{})
+	res, err := runConfig(forever529(5, "omp-18", ""), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestProviderLayerProfile(t *testing.T) {
 		t.Fatalf("prompts %d failed %d calls %d wire %d exhausted %d; want 5, 5, 55, 605, 5", s.Prompts, s.Failed, s.Calls, s.WireCalls, s.ChainsExhausted)
 	}
 	// The same session layer alone: every call is a wire call.
-	res, err = Run(forever529(5, "omp-2026-06", ""), Options{})
+	res, err = runConfig(forever529(5, "omp-2026-06", ""), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestProviderLayerProfile(t *testing.T) {
 		c.Profiles = Mix{{Profile: "omp-18", Percent: 100}}
 		c.PromptErrors = tc.errors
 		c.OverCapacity.RetryAfter = tc.retryAfter
-		res, err := Run(c, Options{})
+		res, err := runConfig(c, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

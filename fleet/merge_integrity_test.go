@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"regexp"
 	"strings"
@@ -170,7 +171,7 @@ func TestPartialErrorsQuoteAtMost64Bytes(t *testing.T) {
 // do not follow each other, seeds out of range, a plan that does not cover
 // the sweep, a group named twice, a negative capacity.
 func TestReadPartialPlanErrors(t *testing.T) {
-	p, err := RunShard(shardSweep(), Shard{Index: 0, Count: 2}, 0)
+	p, err := Run(context.Background(), PlanOf(shardSweep()...), Options{Shard: Shard{Index: 0, Count: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func outageFleet(n int, profile string) Config {
 // every 100 ms bin of a retry wave holds all of them (10 × the capacity
 // per 100 ms); nothing is sent after the outage, as every chain has ended.
 func TestPeaks(t *testing.T) {
-	res, err := Run(outageFleet(100, "omp-2026-02"), Options{})
+	res, err := runConfig(outageFleet(100, "omp-2026-02"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestPeaks(t *testing.T) {
 	}
 	// The jittered profile spreads its retries: its peak is its first
 	// wave's, then lower.
-	res, err = Run(outageFleet(100, "omp-2026-06"), Options{})
+	res, err = runConfig(outageFleet(100, "omp-2026-06"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRetryAfterWindows(t *testing.T) {
 		cfg.PromptErrors = PromptErrors{}
 		cfg.Outages = []Outage{{Start: 0, Duration: 30 * time.Second, Kind: Kind429, RetryAfter: 10 * time.Second}}
 		cfg.Profiles = Mix{{Profile: c.profile, Percent: 100}}
-		res, err := Run(cfg, Options{})
+		res, err := runConfig(cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestFailFastAndHorizon(t *testing.T) {
 	cfg.PromptErrors = PromptErrors{}
 	cfg.Outages = []Outage{{Start: 0, Duration: 3 * time.Hour, Kind: KindUsageLimit}}
 	cfg.Profiles = Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
-	res, err := Run(cfg, Options{})
+	res, err := runConfig(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestFailFastAndHorizon(t *testing.T) {
 		t.Fatalf("omp-2026-02 %+v\nomp-2026-06 %+v", old, nw)
 	}
 	cfg.Horizon = 5 * time.Second
-	res, err = Run(cfg, Options{})
+	res, err = runConfig(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRejected(t *testing.T) {
 	cfg.PromptErrors = PromptErrors{}
 	cfg.Capacity = Capacity{RPS: 1, Burst: 1}
 	cfg.Horizon = 50 * time.Millisecond
-	res, err := Run(cfg, Options{})
+	res, err := runConfig(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,15 +175,15 @@ func seedSweep(from, to int64) []Config {
 // TestMergeHalves: merging the results of two halves of a seed sweep gives
 // exactly the whole sweep's result.
 func TestMergeHalves(t *testing.T) {
-	whole, err := Sweep(seedSweep(1, 6), 0)
+	whole, err := sweepConfigs(seedSweep(1, 6), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Sweep(seedSweep(1, 3), 1)
+	a, err := sweepConfigs(seedSweep(1, 3), Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Sweep(seedSweep(4, 6), 2)
+	b, err := sweepConfigs(seedSweep(4, 6), Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,19 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
-
-// A sweep's plan: its runs as stretches of one configuration over
-// consecutive seeds, so that a shard, the sweep's identity and its groups
-// are found from the sweep's definition in time and memory proportional to
-// the number of stretches (one per file and mix from the command line),
-// not to the number of runs.
 
 // stretch is runs of one configuration over the seeds from to to, in order.
 type stretch struct {
@@ -35,10 +28,15 @@ func (s *stretch) config(seed int64) Config {
 	return c
 }
 
-// plan is a sweep's stretches in order, adjacent ones merged when they
-// continue each other (the same configuration, the next seed), so that a
-// sweep has one plan however it is given.
-type plan struct {
+// A Plan is what Run runs: a sweep, its runs in order (fleets, each over
+// its profile mixes, each over its seeds). It holds its runs as stretches
+// of one configuration over consecutive seeds, adjacent ones merged when
+// they continue each other, so that a sweep has one plan however it is
+// given, and a shard, the sweep's identity and its groups are found in
+// time and memory proportional to the stretches, not to the runs. Build
+// one with PlanOf or PlanOfSpecs; a Plan is read-only once built, and may
+// be run any number of times, at once too.
+type Plan struct {
 	stretches []stretch
 	runs      int
 }
@@ -57,7 +55,7 @@ func sameBut(a, b *Config) bool {
 }
 
 // add appends the runs of c over the seeds from to to.
-func (p *plan) add(c Config, from, to int64) {
+func (p *Plan) add(c Config, from, to int64) {
 	if to < from {
 		return
 	}
@@ -78,19 +76,20 @@ func (p *plan) add(c Config, from, to int64) {
 	p.runs += int(to - from + 1)
 }
 
-// planOf is the plan of the sweep cfgs.
-func planOf(cfgs []Config) *plan {
-	p := &plan{}
+// PlanOf is the plan of the runs cfgs, in order: each configuration once,
+// with its seed (0 stands for 1).
+func PlanOf(cfgs ...Config) *Plan {
+	p := &Plan{}
 	for _, c := range cfgs {
 		p.add(c, c.Seed, c.Seed)
 	}
 	return p
 }
 
-// planOfSpecs is the plan of the sweep of every spec's runs in order (each
-// spec's mixes, each over its seeds).
-func planOfSpecs(specs []*Spec) *plan {
-	p := &plan{}
+// PlanOfSpecs is the plan of every spec's runs in order: each spec's
+// mixes, each over its seeds, as Spec.Configs lists them.
+func PlanOfSpecs(specs ...*Spec) *Plan {
+	p := &Plan{}
 	for _, s := range specs {
 		for _, m := range s.Mixes {
 			c := s.Config
@@ -105,7 +104,7 @@ func planOfSpecs(specs []*Spec) *plan {
 
 // validate checks every run as Config.Validate does: a stretch's runs
 // differ in their seed only, valid from the first one on.
-func (p *plan) validate() error {
+func (p *Plan) validate() error {
 	for i := range p.stretches {
 		s := &p.stretches[i]
 		if err := s.cfg.Validate(); err != nil {
@@ -115,10 +114,16 @@ func (p *plan) validate() error {
 	return nil
 }
 
-// id is the sweep's identity: "sha256:" and the hex SHA-256 of the JSON of
-// the partial format's version, every stretch (its configuration, its
-// seeds) and the settings of every profile they name.
-func (p *plan) id() (string, error) {
+// Runs is the number of the plan's runs.
+func (p *Plan) Runs() int { return p.runs }
+
+// ID is the plan's identity, the Sweep of its partial results: "sha256:"
+// and the hex SHA-256 of the JSON of the partial format's version, every
+// stretch (its configuration, normalized, over consecutive seeds) and the
+// settings of every profile they name. Plans of the same runs carry the
+// same identity however they were built (Configs or Specs); plans that
+// differ in any run, in their order, or in a profile's settings do not.
+func (p *Plan) ID() (string, error) {
 	type stretchID struct {
 		Config           Config
 		SeedFrom, SeedTo int64
@@ -157,7 +162,7 @@ func (p *plan) id() (string, error) {
 
 // groups are the sweep's groups in the order of their first run, and the
 // index of each stretch's group.
-func (p *plan) groups() (keys []SweepGroup, of []int) {
+func (p *Plan) groups() (keys []SweepGroup, of []int) {
 	index := map[string]int{}
 	for _, s := range p.stretches {
 		i, ok := index[s.key]
@@ -178,7 +183,7 @@ func (sh Shard) firstHeld(run int) int {
 
 // shard lists the runs shard sh holds, in order, and the sweep's index of
 // each.
-func (p *plan) shard(sh Shard) (mine []Config, at []int) {
+func (p *Plan) shard(sh Shard) (mine []Config, at []int) {
 	for i := range p.stretches {
 		s := &p.stretches[i]
 		for k := sh.firstHeld(s.run); k < s.run+s.len(); k += sh.Count {
@@ -189,8 +194,13 @@ func (p *plan) shard(sh Shard) (mine []Config, at []int) {
 	return mine, at
 }
 
-// sessions is the number of sessions of the runs shard sh holds.
-func (p *plan) sessions(sh Shard) int64 {
+// Sessions is the number of sessions of the runs shard sh holds (the zero
+// Shard: of every run), for a progress bar; 0 for an invalid shard.
+func (p *Plan) Sessions(sh Shard) int64 {
+	sh = sh.orWhole()
+	if sh.validate() != nil {
+		return 0
+	}
 	var n int64
 	for i := range p.stretches {
 		s := &p.stretches[i]
@@ -202,70 +212,16 @@ func (p *plan) sessions(sh Shard) int64 {
 	return n
 }
 
-// run runs shard sh of the plan.
-func (p *plan) runShard(sh Shard, opt SweepOptions) (*Partial, error) {
-	if err := sh.validate(); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	id, err := p.id()
-	if err != nil {
-		return nil, err
-	}
-	keys, of := p.groups()
-	mine, at := p.shard(sh)
-	res, err := SweepWith(mine, opt)
-	if err != nil {
-		var se *SweepError
-		if errors.As(err, &se) {
-			se.Index = at[se.Index]
-		}
-		return nil, err
-	}
-	part := &Partial{Sweep: id, Runs: p.runs, Groups: len(keys), Shard: sh, Result: *res, SweepGroups: keys}
-	index := map[string]int{}
-	for i, k := range keys {
-		index[k.key()] = i
-	}
-	for _, g := range res.Groups {
-		part.GroupIndex = append(part.GroupIndex, index[g.key()])
-	}
-	for i := range p.stretches {
-		s := &p.stretches[i]
-		part.Plan = append(part.Plan, SeedRange{Group: of[i], Run: s.run, From: s.from, To: s.to})
-	}
-	return part, nil
-}
-
 // Validate checks every run of the spec as Config.Validate does, in the
 // order of Configs, without expanding them: the first invalid run's error.
 func (s *Spec) Validate() error {
-	p := planOfSpecs([]*Spec{s})
+	p := PlanOfSpecs(s)
 	for i := range p.stretches {
 		if err := p.stretches[i].cfg.Validate(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// RunSpecsShard runs shard sh of the sweep of every spec's runs, in order
-// (as RunShardWith runs the sweep of their Configs, with the same result
-// and identity), in time and memory proportional to the shard's runs and
-// the specs' mixes, whatever the sweep's size.
-func RunSpecsShard(specs []*Spec, sh Shard, opt SweepOptions) (*Partial, error) {
-	return planOfSpecs(specs).runShard(sh, opt)
-}
-
-// ShardSessions is the number of sessions the runs of shard sh of the
-// specs' sweep hold (for a progress bar), without expanding the sweep.
-func ShardSessions(specs []*Spec, sh Shard) int64 {
-	if sh.validate() != nil {
-		return 0
-	}
-	return planOfSpecs(specs).sessions(sh)
 }
 
 // SweepGroup names one of a sweep's groups (see Group).

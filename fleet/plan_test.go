@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func TestShardOfAMillionRunSweep(t *testing.T) {
 	var p *fleet.Partial
 	var err error
 	bytes, cpu := allocated(func() {
-		p, err = fleet.RunSpecsShard(bigSweep(runs), fleet.Shard{Index: runs - 1, Count: runs}, fleet.SweepOptions{Workers: 1})
+		p, err = fleet.Run(context.Background(), fleet.PlanOfSpecs(bigSweep(runs)...), fleet.Options{Shard: fleet.Shard{Index: runs - 1, Count: runs}, Workers: 1})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestShardOfAMillionRunSweep(t *testing.T) {
 	if p.Runs != runs || len(p.Result.Groups) != 1 || !slices.Equal(p.Result.Groups[0].Seeds, []int64{runs}) {
 		t.Fatalf("runs %d, groups %+v", p.Runs, p.Result.Groups)
 	}
-	if got := fleet.ShardSessions(bigSweep(runs), fleet.Shard{Index: 3, Count: 4}); got != runs/4 {
+	if got := fleet.PlanOfSpecs(bigSweep(runs)...).Sessions(fleet.Shard{Index: 3, Count: 4}); got != runs/4 {
 		t.Errorf("ShardSessions of shard 3/4: %d, want %d", got, runs/4)
 	}
 }
@@ -66,7 +67,7 @@ func TestShardOfAMillionRunSweep(t *testing.T) {
 func TestShardMemoryIndependentOfSweepSize(t *testing.T) {
 	measure := func(runs int64) uint64 {
 		b, _ := allocated(func() {
-			if _, err := fleet.RunSpecsShard(bigSweep(runs), fleet.Shard{Index: 0, Count: int(runs)}, fleet.SweepOptions{Workers: 1}); err != nil {
+			if _, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(bigSweep(runs)...), fleet.Options{Shard: fleet.Shard{Index: 0, Count: int(runs)}, Workers: 1}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -98,11 +99,11 @@ func TestSpecsShardEqualsConfigsShard(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7, 13} {
 		for i := range n {
 			sh := fleet.Shard{Index: i, Count: n}
-			fromSpecs, err := fleet.RunSpecsShard(specs, sh, fleet.SweepOptions{})
+			fromSpecs, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(specs...), fleet.Options{Shard: sh})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromCfgs, err := fleet.RunShard(cfgs, sh, 0)
+			fromCfgs, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: sh})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +114,7 @@ func TestSpecsShardEqualsConfigsShard(t *testing.T) {
 			}
 		}
 	}
-	if got, want := fleet.ShardSessions(specs, fleet.Shard{Index: 1, Count: 3}), int64(30*2+20*1); got != want {
+	if got, want := fleet.PlanOfSpecs(specs...).Sessions(fleet.Shard{Index: 1, Count: 3}), int64(30*2+20*1); got != want {
 		t.Errorf("ShardSessions: %d, want %d", got, want)
 	}
 }
@@ -126,7 +127,7 @@ func BenchmarkShardMemory(b *testing.B) {
 			b.ReportAllocs()
 			specs := bigSweep(runs)
 			for b.Loop() {
-				if _, err := fleet.RunSpecsShard(specs, fleet.Shard{Index: int(runs) - 1, Count: int(runs)}, fleet.SweepOptions{Workers: 1}); err != nil {
+				if _, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(specs...), fleet.Options{Shard: fleet.Shard{Index: int(runs) - 1, Count: int(runs)}, Workers: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

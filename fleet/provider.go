@@ -7,12 +7,14 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/provider"
 	"github.com/ohmypi/retryfsm/session"
 )
 
-// The provider's answers (SPEC.md §15.2). Each error kind has one status,
-// message and, for a hint, one header; the texts are the Anthropic API's
-// where it has one.
+// The provider's answers as the agent sees them (SPEC.md §15.2;
+// Answer.Message renders them from Answer.Reply, and TestMessagesAreTheTexts
+// holds the two together). Each error kind has one status, message and, for
+// a hint, one header; the texts are the Anthropic API's where it has one.
 const (
 	// Message529 is an overloaded answer (HTTP 529).
 	Message529 = `529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
@@ -51,43 +53,48 @@ func (a Answer) Hinted() bool {
 	return (a.Kind == Kind429 || a.Kind == KindUsageLimit) && a.Hint != HintNone
 }
 
-// Message is the assistant message the answer is (SPEC.md §15.2's texts).
-func (a Answer) Message() policy.AssistantMessage {
+// Message is the assistant message the answer is (SPEC.md §15.2's texts):
+// its Reply as the agent sees it.
+func (a Answer) Message() policy.AssistantMessage { return a.Reply().AgentMessage() }
+
+// Reply is the answer as the provider gives it (provider.Answer): the
+// one value the simulator reads as a message and the proxy writes as
+// HTTP.
+func (a Answer) Reply() provider.Answer {
 	if a.Kind == KindNone {
 		if a.Tool {
-			return policy.AssistantMessage{StopReason: policy.StopReasonToolUse}
+			return provider.Answer{Stop: policy.StopReasonToolUse}
 		}
-		return policy.AssistantMessage{StopReason: policy.StopReasonStop}
+		return provider.Answer{Stop: policy.StopReasonStop}
 	}
-	m := policy.AssistantMessage{StopReason: policy.StopReasonError}
+	r := provider.Answer{Stop: policy.StopReasonError}
 	switch a.Kind {
 	case Kind529:
-		m.Status, m.ErrorMessage = 529, Message529
+		r.Status, r.Message = 529, "Overloaded"
 	case Kind503:
-		m.Status, m.ErrorMessage = 503, Message503
+		r.Status, r.Message, r.Plain = 503, "Service Unavailable", true
 	case Kind500:
-		m.Status, m.ErrorMessage = 500, Message500
-	case KindNetwork:
-		m.ErrorMessage = MessageNetwork
+		r.Status, r.Message = 500, "Internal server error"
+	case KindNetwork: // no HTTP status: a connection error
 	case KindOverflow:
-		m.Status, m.ErrorMessage = 400, MessageOverflow
+		r.Status, r.Message = 400, "prompt is too long: 213462 tokens > 200000 maximum"
 	case Kind429, KindUsageLimit:
-		m.Status, m.ErrorMessage = 429, Message429
+		r.Status, r.Message = 429, "Number of requests has exceeded your rate limit"
 		if a.Kind == KindUsageLimit {
-			m.ErrorMessage = MessageUsageLimit
+			r.Message = "You have reached your usage limit."
 		}
 		secs := strconv.FormatInt(a.RetryAfter, 10)
 		switch a.Hint {
 		case HintHeader:
-			m.Headers = map[string]string{"retry-after": secs}
+			r.Headers = map[string]string{"retry-after": secs}
 			if a.Kind == KindUsageLimit {
-				m.ErrorMessage += " Please try again in " + secs + "s."
+				r.Hint = "Please try again in " + secs + "s."
 			}
 		case HintText:
-			m.ErrorMessage += " Please try again in " + secs + "s."
+			r.Hint = "Please try again in " + secs + "s."
 		}
 	}
-	return m
+	return r
 }
 
 // Provider is the fleet's provider (SPEC.md §15.2): its capacity (a token

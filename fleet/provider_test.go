@@ -105,3 +105,39 @@ func ExampleProvider() {
 	// t=0s stop status=0 retry-after=""
 	// t=1m30s error status=429 retry-after="30"
 }
+
+// Every answer's message, rendered from its provider.Answer, is SPEC
+// §15.2's text, byte for byte.
+func TestMessagesAreTheTexts(t *testing.T) {
+	for _, c := range []struct {
+		a       fleet.Answer
+		status  int
+		text    string
+		headers map[string]string
+	}{
+		{fleet.Answer{Kind: fleet.Kind529}, 529, fleet.Message529, nil},
+		{fleet.Answer{Kind: fleet.Kind503}, 503, fleet.Message503, nil},
+		{fleet.Answer{Kind: fleet.Kind500}, 500, fleet.Message500, nil},
+		{fleet.Answer{Kind: fleet.KindNetwork}, 0, fleet.MessageNetwork, nil},
+		{fleet.Answer{Kind: fleet.KindOverflow}, 400, fleet.MessageOverflow, nil},
+		{fleet.Answer{Kind: fleet.Kind429}, 429, fleet.Message429, nil},
+		{fleet.Answer{Kind: fleet.Kind429, Hint: fleet.HintNone, RetryAfter: 3}, 429, fleet.Message429, nil},
+		{fleet.Answer{Kind: fleet.Kind429, Hint: fleet.HintText, RetryAfter: 3}, 429, fleet.Message429 + " Please try again in 3s.", nil},
+		{fleet.Answer{Kind: fleet.Kind429, Hint: fleet.HintHeader, RetryAfter: 3}, 429, fleet.Message429, map[string]string{"retry-after": "3"}},
+		{fleet.Answer{Kind: fleet.KindUsageLimit, Hint: fleet.HintHeader, RetryAfter: 60}, 429, fleet.MessageUsageLimit + " Please try again in 60s.", map[string]string{"retry-after": "60"}},
+	} {
+		m := c.a.Message()
+		if m.StopReason != "error" || m.Status != c.status || m.ErrorMessage != c.text || fmt.Sprint(m.Headers) != fmt.Sprint(c.headers) {
+			t.Errorf("%+v: got %+v, want status %d, %q, headers %v", c.a, m, c.status, c.text, c.headers)
+		}
+	}
+	for _, tool := range []bool{false, true} {
+		want := "stop"
+		if tool {
+			want = "toolUse"
+		}
+		if m := (fleet.Answer{Tool: tool}).Message(); string(m.StopReason) != want || m.ErrorMessage != "" || m.Status != 0 {
+			t.Errorf("success (tool %v): got %+v, want %s", tool, m, want)
+		}
+	}
+}

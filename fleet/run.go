@@ -1,11 +1,11 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -42,18 +42,6 @@ type Tracer interface {
 	Record(r *trace.Record)
 	// Call gets each wire call's answer and latency, in order.
 	Call(reply policy.AssistantMessage, latency time.Duration)
-}
-
-// Options adjust a run; the zero value is a plain run.
-type Options struct {
-	// Trace, when set, is asked once per session as it arrives; a non-nil
-	// Tracer gets that session's records and calls.
-	Trace func(info SessionInfo) Tracer
-	// Progress, when set, counts the sessions done: the run adds them as
-	// they end (in batches), and when it ends the rest (those not arrived
-	// or not done by the horizon), so that it adds Sessions in all. It may
-	// be shared by runs at once and read while they run.
-	Progress *atomic.Int64
 }
 
 // progressBatch is how many ended sessions a run adds to Options.Progress
@@ -203,7 +191,12 @@ type runner struct {
 	// (MaxLiveSessions; tests lower it); err why the run stopped.
 	maxLive int
 	err     error
+	ctx     context.Context // checked every ctxEvery arrivals
 }
+
+// ctxEvery is how many arrivals a run makes between two looks at its
+// context: rarely enough to cost nothing, often enough to stop soon.
+const ctxEvery = 1024
 
 // LiveSessionsError is the error of a fleet that would keep more than
 // MaxLiveSessions sessions alive at once: its arrivals outrun its
@@ -218,16 +211,14 @@ func (e *LiveSessionsError) Error() string {
 	return fmt.Sprintf("more than %d sessions alive at once at t=%v (about 2.5 KB each): lower rate or sessions, or shorten what a session does", e.Limit, e.At)
 }
 
-// Run simulates the fleet cfg (validated first) and returns its result: one
-// group, cfg's, with seed cfg.Seed.
-func Run(cfg Config, opt Options) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	r, err := newRunner(cfg.normalized(), opt)
+// runOne simulates the fleet cfg (valid, normalized) and returns its
+// result: one group, cfg's, with seed cfg.Seed.
+func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
+	r, err := newRunner(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
+	r.ctx = ctx
 	r.run()
 	if r.err != nil {
 		return nil, r.err
@@ -476,6 +467,11 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 func (r *runner) arrive() *sess {
 	i := r.arrived
 	r.arrived++
+	if i%ctxEvery == 0 && r.ctx != nil {
+		if r.err = r.ctx.Err(); r.err != nil {
+			return nil
+		}
+	}
 	// the profile: smooth weighted round robin over the shares
 	best := 0
 	for p := range r.credit {
@@ -582,264 +578,4 @@ func (r *runner) release(s *sess) {
 	s.gen++
 	s.tracer = nil
 	r.free = append(r.free, s.slot)
-}
-
-// step steps s's core of layer with r.ev now and performs its effects. A
-// model call is a step's last effect.
-func (r *runner) step(s *sess, layer uint8) {
-	r.ev.At = r.now
-	r.buf.Effects = r.buf.Effects[:0]
-	var fx []session.Effect
-	if layer == layerAgent {
-		l := &r.agents[s.prof]
-		core := &l.core
-		if s.tracer != nil {
-			core = &l.traced
-		}
-		fx = core.Apply(&s.st, l.pol, &r.ev, &r.buf)
-	} else {
-		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
-	}
-	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
-	session.Perform(fx, &r.fx)
-	call := r.fx.call
-	if call == 0 {
-		return
-	}
-	if layer == layerSDK {
-		r.send(s, layerSDK, call)
-		return
-	}
-	r.stats[s.prof].Calls++
-	if r.sdk == nil {
-		r.send(s, layerAgent, call)
-		return
-	}
-	s.agentCall = call
-	r.ev.Kind = session.Prompt
-	r.step(s, layerSDK)
-}
-
-// stepEffects is the session.Shell of one step's effects: session s's
-// core of layer. A fleet session gets no set_auto_retry,
-// set_retry_settings or set_auto_compaction: their effects never occur.
-type stepEffects struct {
-	r     *runner
-	s     *sess
-	layer uint8
-	call  uint64 // the model call asked for, made once the effects are performed
-}
-
-func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) }
-func (e *stepEffects) Arm(t session.Timer) {
-	r, s := e.r, e.s
-	s.live++
-	r.schedule(t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
-	if t.Kind == session.BackoffTimer {
-		st := &r.stats[s.prof]
-		st.LongestWait = max(st.LongestWait, t.Delay)
-	}
-}
-func (e *stepEffects) Cancel(t session.Timer) {
-	e.s.live--
-	e.s.cancelled = append(e.s.cancelled, uint64(e.layer)<<63|t.ID)
-}
-func (e *stepEffects) SetEnabled(bool) { panic("fleet: a session got set_auto_retry") }
-func (e *stepEffects) SetSettings(*policy.Policy) {
-	panic("fleet: a session got set_retry_settings")
-}
-func (e *stepEffects) SetCompaction(bool) { panic("fleet: a session got set_auto_compaction") }
-func (e *stepEffects) Call(id uint64)     { e.call = id }
-
-// record takes a record of s's core of layer.
-func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {
-	if layer == layerSDK {
-		if rec.Type == trace.PromptResolved {
-			s.sdkResolved = true
-		}
-		return
-	}
-	if rec.Type == trace.Transition && rec.Edge.Rule >= 0 && rec.Edge.Rule < len(ruleEnds) {
-		st := &r.stats[s.prof]
-		switch ruleEnds[rec.Edge.Rule] {
-		case endSuccess:
-			st.ChainsSucceeded++
-		case endExhausted:
-			st.ChainsExhausted++
-		case endFailFast:
-			st.ChainsFailFast++
-		case endOther:
-			st.ChainsOther++
-		}
-	}
-	if s.tracer != nil {
-		rec.T -= s.arrival
-		s.tracer.Record(rec)
-		rec.T += s.arrival
-	}
-}
-
-// dropCancelled reports whether timer id of layer was cancelled, and
-// forgets it.
-func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
-	key := uint64(layer)<<63 | id
-	for i, c := range s.cancelled {
-		if c == key {
-			s.cancelled = append(s.cancelled[:i], s.cancelled[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// send sends s's wire call (call of layer's core) to the provider.
-func (r *runner) send(s *sess, layer uint8, call uint64) {
-	st := &r.stats[s.prof]
-	st.WireCalls++
-	if b := &r.bins[s.prof]; r.now >= b.lo && r.now < b.hi {
-		st.WireSeries.Counts[b.i]++
-	} else {
-		st.WireSeries.Add(r.now)
-		w := st.WireSeries.BinWidth()
-		b.i = int(r.now / w)
-		b.lo = time.Duration(b.i) * w
-		b.hi = b.lo + w
-	}
-	if s.afterError && r.now < s.window {
-		st.InRetryAfter++
-	}
-	if r.peaks {
-		r.count(int(s.prof))
-		if len(r.bins) > len(r.agents) {
-			r.count(len(r.agents))
-		}
-	}
-	a, admitted, over := r.prov.Request(r.now, &s.prompt, &s.model)
-	if over {
-		st.Rejected++
-	}
-	lat := &r.cfg.Latency
-	if a.Kind != KindNone {
-		lat = &r.cfg.ErrorLatency
-	}
-	d := lat.duration(&s.model, minLatency)
-	s.wire = a
-	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
-	s.wireSeq++
-	s.live++
-	r.schedule(d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
-}
-
-// cut answers every admitted call in flight with outage window i's error,
-// now: each answer is a queue event of its session, in the order of the
-// sessions' slots.
-func (r *runner) cut(i int) {
-	a := r.prov.Cut(i)
-	for i := range r.sessions {
-		s := &r.sessions[i]
-		if !s.active || s.wireCall == 0 || !s.wireAdmitted {
-			continue
-		}
-		r.prov.Release()
-		s.wire, s.wireAdmitted = a, false
-		s.wireSeq++ // the answer scheduled at the send is stale
-		r.q.pushAfter(r.now, 0, event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
-	}
-}
-
-// answer handles the answer to s's wire call call of layer.
-func (r *runner) answer(s *sess, layer uint8, call uint64) {
-	if layer != s.wireLayer || call != s.wireCall {
-		return
-	}
-	a := s.wire
-	s.wireCall = 0
-	if s.wireAdmitted {
-		r.prov.Release()
-	}
-	if s.tracer != nil {
-		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
-	}
-	if a.Hinted() {
-		s.window = after(r.now, time.Duration(a.RetryAfter)*time.Second)
-	}
-	s.afterError = a.Kind != KindNone
-	if layer == layerAgent {
-		r.deliver(s, a, call)
-		return
-	}
-	l := r.sdk
-	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls)
-	if r.ev.Reply.IsSuccess() {
-		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
-	}
-	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.model)
-	}
-	s.sdkAnswer = a
-	r.step(s, layerSDK)
-}
-
-// deliver gives answer a to the agent's call call.
-func (r *runner) deliver(s *sess, a Answer, call uint64) {
-	l := &r.agents[s.prof]
-	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
-	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.jitter)
-	}
-	s.lastOK = r.ev.Reply.IsSuccess()
-	r.step(s, layerAgent)
-}
-
-// count counts a wire call now in bin tracker i.
-func (r *runner) count(i int) {
-	b := &r.bins[i]
-	bin := int64(r.now / binWidth)
-	if bin != b.cur {
-		r.flush(i)
-		b.cur, b.n = bin, 0
-	}
-	b.n++
-}
-
-// flush takes tracker i's current bin into its peaks.
-func (r *runner) flush(i int) {
-	b := &r.bins[i]
-	if b.cur < 0 || b.n == 0 {
-		return
-	}
-	start := time.Duration(b.cur) * binWidth
-	for _, o := range r.cfg.Outages {
-		switch {
-		case start >= o.Start && start < o.End():
-			b.during = max(b.during, b.n)
-		case start >= o.End() && start < o.End()+r.cfg.Recovery:
-			b.after = max(b.after, b.n)
-		}
-	}
-	b.n = 0
-}
-
-// result is the run's Result.
-func (r *runner) result() *Result {
-	g := Group{Fleet: r.cfg.Name, Mix: r.cfg.Profiles.String(), SDK: r.cfg.SDK, Seeds: []int64{r.cfg.Seed},
-		CapacityPer100ms: r.cfg.capacityPer100ms(), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
-	for i := range g.Profiles {
-		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
-	}
-	return &Result{Groups: []Group{g}}
-}
-
-// capacityPer100ms is the provider's capacity per 100 ms: the bucket's
-// rate, else the in-flight bound over the mean call latency; 0 unlimited.
-func (c *Config) capacityPer100ms() float64 {
-	switch {
-	case c.Capacity.RPS > 0:
-		return c.Capacity.RPS / 10
-	case c.Capacity.MaxInFlight > 0 && c.Latency.Mean() > 0:
-		return float64(c.Capacity.MaxInFlight) / (c.Latency.Mean() / float64(time.Second)) / 10
-	}
-	return 0
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func forever529(n int, profile, sdk string) Config {
 // answers 529 forever, agent omp-2026-02 over anthropic-sdk: 4 agent calls
 // of 3 wire calls each, 12 wire calls per prompt.
 func TestSDKLayerAmplification(t *testing.T) {
-	res, err := Run(forever529(10, "omp-2026-02", "anthropic-sdk"), Options{})
+	res, err := runConfig(forever529(10, "omp-2026-02", "anthropic-sdk"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestSDKLayerAmplification(t *testing.T) {
 		t.Fatalf("per prompt: %v calls, %v wire calls; want 4 and 12", sum.CallsPerPrompt, sum.WireCallsPerPrompt)
 	}
 	// Without the SDK layer, every call is a wire call.
-	res, err = Run(forever529(10, "omp-2026-02", ""), Options{})
+	res, err = runConfig(forever529(10, "omp-2026-02", ""), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestSDKLayerAmplification(t *testing.T) {
 // default profile: 4 calls, every prompt succeeds after 2+4+8 s of
 // backoff, 3 × 100 ms of errors and 1 s of success.
 func TestDefaultFleet(t *testing.T) {
-	res, err := Run(Default(1000), Options{})
+	res, err := runConfig(Default(1000), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +205,77 @@ func TestAloneEqualsQueue(t *testing.T) {
 		}
 		if r.run(); r.alone {
 			t.Errorf("%+v ran alone", c)
+		}
+	}
+}
+
+// TestRunStopsWhenCancelled: a run whose context is done stops within
+// ctxEvery arrivals and returns the context's error, for a context done
+// before the run and one done during it.
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, PlanOf(Default(10)), Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a done context: %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	arrived := 0
+	_, err := Run(ctx, PlanOf(Default(100_000)), Options{Trace: func(info SessionInfo) Tracer {
+		if arrived++; info.Index == 1500 {
+			cancel()
+		}
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled at session 1500: %v, want context.Canceled", err)
+	}
+	if arrived > 1500+ctxEvery {
+		t.Errorf("%d sessions arrived after the cancel at 1500 (want at most %d more)", arrived-1501, ctxEvery)
+	}
+}
+
+// TestRunZeroShardIsWhole: the zero Shard runs the whole plan, the same
+// result, byte for byte, as the shard 0/1, without the shard's header (a
+// partial result without it is refused where one is needed).
+func TestRunZeroShardIsWhole(t *testing.T) {
+	plan := PlanOf(shardSweep()...)
+	var out [2][]byte
+	var parts [2]*Partial
+	for i, sh := range []Shard{{}, {Index: 0, Count: 1}} {
+		p, err := Run(context.Background(), plan, Options{Shard: sh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = p.Result.JSON(); err != nil {
+			t.Fatal(err)
+		}
+		parts[i] = p
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Errorf("the zero Shard's result differs from 0/1's:\n%s\n%s", out[0], out[1])
+	}
+	if whole := parts[0]; whole.Sweep != "" || whole.Shard != (Shard{}) || whole.Runs != plan.Runs() || whole.Groups != parts[1].Groups {
+		t.Errorf("the whole run's partial: %+v", whole)
+	}
+	if _, err := parts[0].JSON(); err == nil || !strings.Contains(err.Error(), "not a shard's") {
+		t.Errorf("JSON of a whole run's partial: %v", err)
+	}
+	if _, err := MergePartials([]*Partial{parts[0]}, nil); err == nil || !strings.Contains(err.Error(), "not a shard's") {
+		t.Errorf("MergePartials of a whole run's partial: %v", err)
+	}
+	if _, err := Run(context.Background(), plan, Options{Shard: Shard{Index: 2, Count: 2}}); err == nil {
+		t.Error("shard 2/2 ran")
+	}
+}
+
+// TestRunEmptyPlan: a plan of no runs, or none, runs nothing: an empty
+// result, no error.
+func TestRunEmptyPlan(t *testing.T) {
+	for _, p := range []*Plan{nil, PlanOf(), PlanOfSpecs()} {
+		part, err := Run(context.Background(), p, Options{})
+		if err != nil || len(part.Result.Groups) != 0 || part.Runs != 0 {
+			t.Errorf("%v: %+v %v", p, part, err)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestSeriesMergeExact(t *testing.T) {
 func TestWireSeriesCountsWireCalls(t *testing.T) {
 	cfg := seedSweep(1, 1)[0]
 	cfg.SDK = "anthropic-sdk"
-	res, err := Run(cfg, Options{})
+	res, err := runConfig(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func TestSweepProgress(t *testing.T) {
 	cfgs[1].Sessions = 3000
 	cfgs[2].Horizon = 3 * time.Second // sessions not done, not arrived
 	var done atomic.Int64
-	with, err := SweepWith(cfgs, SweepOptions{Progress: &done})
+	with, err := sweepConfigs(cfgs, Options{Progress: &done})
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := Sweep(cfgs, 1)
+	without, err := sweepConfigs(cfgs, Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,21 +65,10 @@ func ParseShard(s string) (Shard, error) {
 	return sh, nil
 }
 
-// SweepID is the identity of the sweep cfgs (its runs in order): "sha256:"
-// and the hex SHA-256 of the JSON of the partial format's version, the
-// sweep's stretches (each a configuration, normalized, over consecutive
-// seeds) and the settings of every profile they name. Shards of one sweep
-// carry the same identity however it was given (Configs or Specs); shards
-// of sweeps that differ in any run, in their order, or in a profile's
-// settings do not.
-func SweepID(cfgs []Config) (string, error) {
-	return planOf(cfgs).id()
-}
-
 // Partial is the result of one shard of a sweep: its runs merged, and what
 // MergePartials needs to put shards back together.
 type Partial struct {
-	// Sweep is the sweep's identity (SweepID).
+	// Sweep is the sweep's identity (Plan.ID).
 	Sweep string
 	// Runs is the number of runs in the whole sweep, Groups the number of
 	// groups in its result.
@@ -103,21 +92,6 @@ type Partial struct {
 func groupKey(c *Config) string {
 	c2 := c.normalized()
 	return c2.Name + "\x00" + c2.Profiles.String() + "\x00" + c2.SDK
-}
-
-// RunShard runs shard sh of the sweep cfgs on up to workers goroutines
-// (0: GOMAXPROCS) and returns its partial result. Every configuration of
-// the sweep is validated first, as Sweep does, whichever shard runs it.
-func RunShard(cfgs []Config, sh Shard, workers int) (*Partial, error) {
-	return RunShardWith(cfgs, sh, SweepOptions{Workers: workers})
-}
-
-// RunShardWith is RunShard with options for the runs. Its time and memory
-// beyond cfgs are proportional to the shard's runs and the sweep's
-// stretches (runs of one configuration over consecutive seeds), not to the
-// sweep's runs.
-func RunShardWith(cfgs []Config, sh Shard, opt SweepOptions) (*Partial, error) {
-	return planOf(cfgs).runShard(sh, opt)
 }
 
 // The partial result's JSON form: the --json form's groups and figures,
@@ -221,6 +195,9 @@ func (sj *seriesJSON) series(at string) (Series, error) {
 // sweep's result, each profile with "longestWaitNs" and
 // "timeToSuccessMaxNs" after the --json form's fields.
 func (p *Partial) JSON() ([]byte, error) {
+	if p.Shard.Count == 0 {
+		return nil, errors.New("partial result: not a shard's (run with Options.Shard, 0/1 for the whole sweep)")
+	}
 	if len(p.GroupIndex) != len(p.Result.Groups) {
 		return nil, fmt.Errorf("partial result: %d group indexes for %d groups", len(p.GroupIndex), len(p.Result.Groups))
 	}
@@ -492,7 +469,7 @@ func (sj *partialStatsJSON) stats(at string) (Stats, error) {
 }
 
 // MergePartials merges the partial results of every shard of one sweep
-// into the sweep's result, exactly as Sweep would have returned it (groups
+// into the sweep's result, exactly as Run of the whole plan returns it (groups
 // in the sweep's order). names label the partials in errors (file names;
 // "#i" when missing). Partials of different sweeps or splits, a shard
 // given twice or a shard missing are errors naming them.
@@ -535,6 +512,8 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 	owner := map[int]int{} // shard index -> part
 	for i, p := range parts {
 		switch {
+		case p.Shard.Count == 0:
+			return nil, fmt.Errorf("%s: not a shard's partial result (run with Options.Shard, 0/1 for the whole sweep)", name(i))
 		case p.Sweep != first.Sweep || p.Runs != first.Runs || p.Groups != first.Groups:
 			return nil, fmt.Errorf("%s: a shard of another sweep than %s (sweep %s of %d runs, not %s of %d runs)",
 				name(i), name(ref), quoteShort(p.Sweep), p.Runs, quoteShort(first.Sweep), first.Runs)
@@ -574,6 +553,13 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 		return nil, fmt.Errorf("shard %s missing (a split into %d needs every shard from 0/%d to %d/%d)",
 			strings.Join(missing, ", "), first.Shard.Count, first.Shard.Count, first.Shard.Count-1, first.Shard.Count)
 	}
+	return mergeGroups(parts, first, name)
+}
+
+// mergeGroups merges the groups of parts, checked shards of the sweep
+// first's, in the order of their index in the sweep (a group's shards in
+// shard order).
+func mergeGroups(parts []*Partial, first *Partial, name func(int) string) (*Result, error) {
 	type part struct {
 		index, shard int
 		g            *Group

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ func runShards(t *testing.T, cfgs []Config, n int) []*Partial {
 	t.Helper()
 	var parts []*Partial
 	for i := range n {
-		p, err := RunShard(cfgs, Shard{Index: i, Count: n}, 0)
+		p, err := Run(context.Background(), PlanOf(cfgs...), Options{Shard: Shard{Index: i, Count: n}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +56,7 @@ func runShards(t *testing.T, cfgs []Config, n int) []*Partial {
 // whole sweep's --json.
 func TestShardsMergeToSweep(t *testing.T) {
 	cfgs := shardSweep()
-	whole, err := Sweep(cfgs, 0)
+	whole, err := sweepConfigs(cfgs, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestShardsMergeToSweep(t *testing.T) {
 		}
 	}
 	// A shard holds every n-th run.
-	p, err := RunShard(cfgs, Shard{Index: 1, Count: 4}, 1)
+	p, err := Run(context.Background(), PlanOf(cfgs...), Options{Shard: Shard{Index: 1, Count: 4}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,17 +124,17 @@ func TestParseShard(t *testing.T) {
 // TestSweepID: the identity follows every run and its place.
 func TestSweepID(t *testing.T) {
 	cfgs := shardSweep()
-	id, err := SweepID(cfgs)
+	id, err := PlanOf(cfgs...).ID()
 	if err != nil || !strings.HasPrefix(id, "sha256:") || len(id) != len("sha256:")+64 {
 		t.Fatalf("%q %v", id, err)
 	}
-	same, _ := SweepID(shardSweep())
+	same, _ := PlanOf(shardSweep()...).ID()
 	other := shardSweep()
 	other[3].Seed = 9
-	seed, _ := SweepID(other)
+	seed, _ := PlanOf(other...).ID()
 	swapped := shardSweep()
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	order, _ := SweepID(swapped)
+	order, _ := PlanOf(swapped...).ID()
 	if same != id || seed == id || order == id || seed == order {
 		t.Fatalf("ids: %s (same %s), another seed %s, another order %s", id, same, seed, order)
 	}
@@ -147,7 +148,7 @@ func TestMergePartialsErrors(t *testing.T) {
 	names := []string{"s0.json", "s1.json", "s2.json", "s3.json", "x.json"}
 	other := slices.Clone(cfgs)
 	other[0].Seed = 7
-	foreign, err := RunShard(other, Shard{Index: 2, Count: 4}, 0)
+	foreign, err := Run(context.Background(), PlanOf(other...), Options{Shard: Shard{Index: 2, Count: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +176,12 @@ func TestMergePartialsErrors(t *testing.T) {
 // where.
 func TestReadPartialErrors(t *testing.T) {
 	cfgs := shardSweep()
-	p, err := RunShard(cfgs, Shard{Index: 0, Count: 2}, 0)
+	p, err := Run(context.Background(), PlanOf(cfgs...), Options{Shard: Shard{Index: 0, Count: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	good, _ := p.JSON()
-	whole, _ := Sweep(cfgs, 0)
+	whole, _ := sweepConfigs(cfgs, Options{})
 	plain, _ := whole.JSON()
 	edit := func(old, new string) []byte {
 		if !bytes.Contains(good, []byte(old)) {

@@ -43,7 +43,7 @@ func TestFleetSessionsAreSimSessions(t *testing.T) {
 	}
 	cfg.Profiles[0].Percent = 100 - float64(len(flat)-1)*(100.0/float64(len(flat)))
 	var traced []*recorder
-	res, err := fleet.Run(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
+	res, err := runConfig(cfg, fleet.Options{Trace: func(info fleet.SessionInfo) fleet.Tracer {
 		if info.Index%7 != 0 {
 			return nil
 		}

@@ -1,38 +1,106 @@
 package fleet
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// Sweep runs every fleet of cfgs (independent runs: seeds × profiles ×
-// files) on up to workers goroutines (0: GOMAXPROCS) and merges their
-// results in the order of cfgs, so the result does not depend on how many
-// run at once. The first invalid configuration's error is returned (with
-// its index in cfgs), and nothing is run.
-func Sweep(cfgs []Config, workers int) (*Result, error) {
-	return SweepWith(cfgs, SweepOptions{Workers: workers})
-}
-
-// SweepOptions adjust a sweep; the zero value runs on every processor.
-type SweepOptions struct {
+// Options adjust Run; the zero value runs every run of the plan on every
+// processor.
+type Options struct {
+	// Shard, when set (Count above 0), runs only the plan's runs that shard
+	// holds; the zero Shard runs them all (the shard 0/1).
+	Shard Shard
 	// Workers is the number of runs at once (0: GOMAXPROCS).
 	Workers int
-	// Progress, when set, counts the sessions done over every run (see
-	// Options.Progress): at the end it has grown by the sum of the runs'
-	// Sessions.
+	// Progress, when set, counts the sessions done: each run adds them as
+	// they end (in batches), and when it ends the rest (those not arrived
+	// or not done by the horizon), so that it grows by the sum of the runs'
+	// Sessions (Plan.Sessions). It may be shared by runs at once and read
+	// while they run.
 	Progress *atomic.Int64
+	// Trace, when set, is asked once per session as it arrives; a non-nil
+	// Tracer gets that session's records and calls. With more than one run
+	// at once (Workers), it is called from each run's goroutine.
+	Trace func(info SessionInfo) Tracer
 }
 
-// SweepWith is Sweep with options. A run's result is merged as soon as
-// every run before it is, so the sweep holds the results of the runs done
-// out of order only, not one per run.
-func SweepWith(cfgs []Config, opt SweepOptions) (*Result, error) {
-	for i, c := range cfgs {
-		if err := c.Validate(); err != nil {
-			return nil, &SweepError{Index: i, Name: c.Name, Err: err}
+// Run runs the plan: every run, or with opt.Shard the runs of that shard,
+// on up to opt.Workers goroutines, and returns their result
+// (Partial.Result). Every run of the plan is validated first, whichever
+// shard holds it: the first invalid one's error is a *SweepError (its
+// index in the plan, its *FieldError within), and nothing is run. Results
+// merge in the plan's order, so they do not depend on how many runs ran at
+// once; a run's result is merged as soon as every run before it is, so Run
+// holds the results of the runs done out of order only. When ctx is done,
+// Run stops within about a thousand sessions and returns ctx's error.
+//
+// With opt.Shard given (0/1 for the whole plan), the partial result is a
+// shard's, whole: the sweep's identity, groups and plan that MergePartials
+// and Partial.JSON need. Without it, Run returns the result alone (Runs
+// and Groups set, Shard zero), at less cost: what a caller making many
+// runs wants. A one-fleet run: Run(ctx, PlanOf(cfg), Options{}); its
+// result's one group is cfg's, with seed cfg.Seed. A nil plan has no runs.
+func Run(ctx context.Context, p *Plan, opt Options) (*Partial, error) {
+	if p == nil {
+		p = &Plan{} // no runs
+	}
+	shard := opt.Shard != (Shard{})
+	sh := opt.Shard.orWhole()
+	if err := sh.validate(); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	mine, at := p.shard(sh)
+	res, err := sweep(ctx, mine, at, opt)
+	if err != nil {
+		return nil, err
+	}
+	keys, of := p.groups()
+	part := &Partial{Runs: p.runs, Groups: len(keys), Result: *res}
+	if !shard {
+		return part, nil
+	}
+	if part.Sweep, err = p.ID(); err != nil {
+		return nil, err
+	}
+	part.Shard, part.SweepGroups = sh, keys
+	index := make(map[string]int, len(keys))
+	for i, k := range keys {
+		index[k.key()] = i
+	}
+	for _, g := range res.Groups {
+		part.GroupIndex = append(part.GroupIndex, index[g.key()])
+	}
+	for i := range p.stretches {
+		s := &p.stretches[i]
+		part.Plan = append(part.Plan, SeedRange{Group: of[i], Run: s.run, From: s.from, To: s.to})
+	}
+	return part, nil
+}
+
+// orWhole is the shard, or for the zero Shard the whole sweep's, 0/1.
+func (s Shard) orWhole() Shard {
+	if s == (Shard{}) {
+		return Shard{Index: 0, Count: 1}
+	}
+	return s
+}
+
+// sweep runs cfgs, validated, on up to opt.Workers goroutines and merges
+// their results in order; at[i] is the plan's index of cfgs[i], for
+// errors.
+func sweep(ctx context.Context, cfgs []Config, at []int, opt Options) (*Result, error) {
+	if len(cfgs) == 1 { // one run: on this goroutine
+		res, err := runOne(ctx, cfgs[0], opt)
+		if err != nil {
+			return nil, &SweepError{Index: at[0], Name: cfgs[0].Name, Err: err}
 		}
+		return res, nil
 	}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -57,11 +125,11 @@ func SweepWith(cfgs []Config, opt SweepOptions) (*Result, error) {
 				if i >= len(cfgs) {
 					return
 				}
-				res, err := Run(cfgs[i], Options{Progress: opt.Progress})
+				res, err := runOne(ctx, cfgs[i], opt)
 				mu.Lock()
 				if err != nil {
-					if runErr == nil || i < runErr.Index {
-						runErr = &SweepError{Index: i, Name: cfgs[i].Name, Err: err}
+					if runErr == nil || at[i] < runErr.Index {
+						runErr = &SweepError{Index: at[i], Name: cfgs[i].Name, Err: err}
 					}
 					stop.Store(true)
 				} else {
@@ -94,9 +162,9 @@ func SweepWith(cfgs []Config, opt SweepOptions) (*Result, error) {
 	return out, nil
 }
 
-// SweepError is a sweep's run that could not run.
+// SweepError is a plan's run that could not run.
 type SweepError struct {
-	Index int    // its index in the sweep
+	Index int    // its index in the plan
 	Name  string // its fleet's name
 	Err   error
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -21,10 +22,14 @@ func FuzzServe(f *testing.F) {
 	f.Add("/v1/chat/completions", `{"stream":"yes"}`)
 	f.Add("/v1/responses", `[]`)
 	f.Add("/x", ``)
+	f.Add("/\x00", `{}`)
 	f.Fuzz(func(t *testing.T, path, body string) {
-		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n\t?#%") {
+		if !strings.HasPrefix(path, "/") {
 			return
 		}
+		// any path, escaped as a client sends it (a control character
+		// cannot be on a request line)
+		target := (&url.URL{Path: path}).RequestURI()
 		var log bytes.Buffer
 		p, err := proxy.New(proxy.Options{Log: &log, MaxBodyBytes: 1 << 16, Script: proxy.Script{
 			Turns:  []scenario.Turn{proxytest.ErrTurn(529, "Overloaded", nil), proxytest.OkTurn()},
@@ -42,7 +47,7 @@ func FuzzServe(f *testing.F) {
 						}
 					}
 				}()
-				p.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", path, strings.NewReader(body)))
+				p.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", target, strings.NewReader(body)))
 			}()
 		}
 		if err := p.Close(); err != nil {

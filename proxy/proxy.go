@@ -3,19 +3,25 @@ package proxy
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/scenario"
+	"github.com/ohmypi/retryfsm/provider"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -42,29 +48,56 @@ type Options struct {
 	Log io.Writer
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request's body may send nothing before it
+	// is answered 408 (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// IdleTimeout and MaxConns are Server's and Limit's (0:
+	// DefaultIdleTimeout, DefaultMaxConns).
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 // Proxy answers provider API requests from a Script. It is an
 // http.Handler; serve it with net/http (Listen gives the loopback
-// default). Safe for concurrent use; requests are numbered in the order
+// default; Server and Limit its limits). Safe for concurrent use; requests are numbered in the order
 // they arrive.
 type Proxy struct {
-	script  Script
-	maxBody int64
-	log     *wireLog
-	up      *httputil.ReverseProxy
-	seq     atomic.Int64
-	model   *model
+	script            Script
+	maxBody           int64
+	log               *wireLog
+	up                *httputil.ReverseProxy
+	seq               atomic.Int64
+	model             *model
+	bodyTimeout, idle time.Duration
+	maxConns          int
+	stopped           chan struct{} // closed by Stop: the faults' waits end
+	stopOnce          sync.Once
+	inflight          sync.WaitGroup // the requests being answered, until logged
+	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
 }
+
+// hopHeader marks a request this proxy forwarded: one that comes back
+// with its own mark is a forwarding loop.
+const hopHeader = "x-retrysim-hop"
 
 // New returns a Proxy for opt. The script is checked (Script.Validate).
 func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log)}
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log), stopped: make(chan struct{}),
+		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultIdleTimeout
+	}
+	if p.maxConns <= 0 {
+		p.maxConns = DefaultMaxConns
 	}
 	if p.script.Text == "" {
 		p.script.Text = DefaultText
@@ -73,6 +106,9 @@ func New(opt Options) (*Proxy, error) {
 		p.model = newModel(p.script.Fleet, time.Now())
 	}
 	if opt.Upstream != "" {
+		var id [8]byte
+		_, _ = crand.Read(id[:])
+		p.hop = hex.EncodeToString(id[:])
 		u, err := url.Parse(opt.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("upstream %q: not an http or https URL with a host", opt.Upstream)
@@ -81,6 +117,7 @@ func New(opt Options) (*Proxy, error) {
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(u)
 				pr.Out.Host = u.Host
+				pr.Out.Header.Add(hopHeader, p.hop)
 			},
 			FlushInterval: -1,
 			Transport:     opt.Transport,
@@ -107,8 +144,49 @@ func New(opt Options) (*Proxy, error) {
 	return p, nil
 }
 
-// Close flushes the wire log. The proxy must not serve requests after it.
-func (p *Proxy) Close() error { return p.log.close() }
+// Stop ends the waits of the faults (latency, slow body) of the requests
+// in flight and to come, as a departed client ends them: a server being
+// shut down calls it first, so that its requests end, logged as stopped.
+func (p *Proxy) Stop() { p.stopOnce.Do(func() { close(p.stopped) }) }
+
+// Close waits until the requests being answered are logged, then flushes
+// the wire log. The server must have stopped handing it requests (its
+// requests either end by themselves or when their contexts end: stop the
+// server first, and Stop the faults' waits).
+func (p *Proxy) Close() error {
+	p.inflight.Wait()
+	return p.log.close()
+}
+
+// errStopped is a wait's error when the proxy was stopped.
+var errStopped = errors.New("proxy stopped")
+
+// wait waits d, or until ctx is done (the client left: ctx.Err()) or the
+// proxy is stopped (errStopped).
+func (p *Proxy) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.stopped:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
+// waitError is what the log says of a wait ended during what: "client
+// gone during the latency", "proxy stopped during the slow body".
+func waitError(err error, during string) string {
+	if errors.Is(err, errStopped) {
+		return "proxy stopped " + during
+	}
+	return "client gone " + during
+}
 
 // Requests is the number of requests received so far.
 func (p *Proxy) Requests() int { return int(p.seq.Load()) }
@@ -121,7 +199,9 @@ type reqState struct {
 	rec    *Record
 	start  time.Time
 	api    API
+	known  bool // api is served at the request's path
 	faults []Fault
+	wait   func(time.Duration) error // Proxy.wait on the request's context
 }
 
 func stateOf(r *http.Request) *reqState {
@@ -144,8 +224,12 @@ func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time
 // errCut is the error a cut stream ends with.
 var errCut = errors.New("retrysim proxy: stream cut")
 
-// ServeHTTP answers one request and logs it.
+// ServeHTTP answers one request and logs it: it reads the request, plans
+// its answer (plan: a function of the request, its number and its
+// arrival), then writes the plan.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
 	rec := &Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}
@@ -153,174 +237,189 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.AnswerMs = msSince(start)
 		p.log.write(rec)
 	}()
-	api, known := apiOf(r.URL.Path)
-	rec.API = api
-	if !known || r.Method != http.MethodPost {
-		if p.up != nil {
-			rec.Upstream = true
-			p.forward(w, r, &reqState{rec: rec, start: start, api: api}, nil)
-			return
-		}
-		if !known {
-			api = Anthropic
-			if len(r.URL.Path) > 0 && !bytes.Contains([]byte(r.URL.Path), []byte("messages")) {
-				api = OpenAIChat
-			}
-		}
-		status := http.StatusNotFound
-		msg := fmt.Sprintf("retrysim proxy: no endpoint %s %s (served: POST /v1/messages, /v1/chat/completions, /v1/responses)", r.Method, r.URL.Path)
-		if known {
-			status = http.StatusMethodNotAllowed
-		}
-		p.writeError(w, r, rec, start, api, status, nil, msg, nil)
+	st := &reqState{rec: rec, start: start}
+	st.api, st.known = apiOf(r.URL.Path)
+	rec.API = st.api
+	if p.hop != "" && slices.Contains(r.Header.Values(hopHeader), p.hop) {
+		rec.Error = "forwarding loop: the request came back from the upstream"
+		p.writeAnswer(w, r, st, errorAnswer(http.StatusLoopDetected, "retrysim proxy: the upstream is this proxy itself (a forwarding loop); give the upstream another address"),
+			provider.Request{API: st.api, Seq: seq})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	if !st.known || r.Method != http.MethodPost {
+		p.other(w, r, st)
+		return
+	}
+	body, req, ok := p.read(w, r, st)
+	if !ok {
+		return
+	}
+	pl := p.plan(req, seq, start, r.Header.Get("x-stainless-retry-count"))
+	if pl.release != nil {
+		defer pl.release()
+	}
+	rec.Turn, rec.Fleet = pl.turn, pl.fleet
+	st.faults = pl.faults
+	if pl.forward {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	p.write(w, r, st, pl)
+}
+
+// other answers a path the proxy does not serve, or a method other than
+// POST: the upstream's answer, else 404 or 405 in the provider's shape.
+func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
+	if p.up != nil {
+		st.rec.Upstream = true
+		p.forward(w, r, st)
+		return
+	}
+	if !st.known {
+		st.api = Anthropic
+		if len(r.URL.Path) > 0 && !strings.Contains(r.URL.Path, "messages") {
+			st.api = OpenAIChat
+		}
+	}
+	status := http.StatusNotFound
+	msg := fmt.Sprintf("retrysim proxy: no endpoint %s %s (served: POST /v1/messages, /v1/chat/completions, /v1/responses)", r.Method, r.URL.Path)
+	if st.known {
+		status = http.StatusMethodNotAllowed
+	}
+	p.writeAnswer(w, r, st, errorAnswer(status, msg), provider.Request{API: st.api, Seq: st.rec.Seq})
+}
+
+// read reads and parses the request's body; when it cannot, it answers
+// and returns false.
+func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
+	rec := st.rec
+	body, status, err := p.readBody(w, r)
 	rec.BytesIn = len(body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		rec.Error = err.Error()
+		if status == http.StatusRequestEntityTooLarge {
 			rec.Error = fmt.Sprintf("request body over %d bytes", p.maxBody)
-			p.writeError(w, r, rec, start, api, http.StatusRequestEntityTooLarge, nil,
-				fmt.Sprintf("request body too large: the limit is %d bytes", p.maxBody), nil)
-			return
 		}
-		rec.Error = "reading the request body: " + err.Error()
-		return
+		p.writeAnswer(w, r, st, errorAnswer(status, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		return nil, provider.Request{}, false
 	}
-	req, err := parseRequest(api, body)
+	req, err := parseRequest(st.api, body)
 	if err != nil {
 		rec.Error = err.Error()
-		p.writeError(w, r, rec, start, api, http.StatusBadRequest, nil, err.Error(), nil)
-		return
+		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		return nil, provider.Request{}, false
 	}
 	rec.Model, rec.Stream = req.Model, req.Stream
-	turn, idx := p.script.turn(seq)
-	rec.Turn = idx
-	faults := p.script.faultsFor(seq)
-	st := &reqState{rec: rec, start: start, api: api, faults: faults}
+	return body, provider.Request{API: st.api, Model: req.Model, Stream: req.Stream, Tool: req.Tool, Text: p.script.Text, Seq: rec.Seq, Now: st.start.Unix()}, true
+}
 
-	for _, f := range faults {
+// plan is how one request is answered, decided before anything is
+// written: the answer, the script's turn (from 1; 0 none), the faults,
+// the fault model's kind for the log and release (to call when the
+// answer has ended; nil when the model admitted no call), and whether
+// the upstream answers instead.
+type plan struct {
+	req     provider.Request
+	answer  provider.Answer
+	turn    int
+	faults  []Fault
+	fleet   string
+	release func()
+	forward bool
+}
+
+// plan is the answer to request seq arriving at now (its retry count
+// starts or continues a prompt of the fault model): the script's turn,
+// else the fault model's answer, else the upstream's or a canned stop,
+// with the script's faults for seq.
+func (p *Proxy) plan(req provider.Request, seq int, now time.Time, retryCount string) plan {
+	pl := plan{req: req, answer: provider.Answer{Stop: policy.StopReasonStop}, faults: p.script.faultsFor(seq)}
+	turn, idx := p.script.turn(seq)
+	pl.turn = idx
+	switch {
+	case turn != nil:
+		pl.answer = turnAnswer(req.API, turn)
+	case p.model != nil:
+		pl.answer, pl.fleet, pl.release = p.model.answer(now, retryCount)
+	}
+	if hasFault(pl.faults, FaultDrop) {
+		pl.answer = provider.Answer{Stop: policy.StopReasonAborted}
+	}
+	pl.forward = p.up != nil && pl.answer.Stop != policy.StopReasonError && !pl.answer.Dropped()
+	return pl
+}
+
+// write performs pl: the latency faults, then a dropped connection, the
+// upstream's answer or the planned answer with its faults.
+func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl plan) {
+	rec := st.rec
+	for _, f := range pl.faults {
 		if f.Kind == FaultLatency {
 			addFault(rec, f)
-			if sleep(r.Context(), f.Delay) != nil {
-				rec.Error = "client gone during the latency"
+			if err := p.wait(r.Context(), f.Delay); err != nil {
+				rec.Error = waitError(err, "during the latency")
 				return
 			}
 		}
 	}
-	if turn == nil && p.model != nil {
-		m, kind, release := p.model.answer(time.Now(), r.Header.Get("x-stainless-retry-count"))
-		if release != nil {
-			defer release()
-		}
-		rec.Fleet = kind
-		switch {
-		case m.StopReason == policy.StopReasonError && m.Status == 0: // a connection error
-			turn = &scenario.Turn{StopReason: policy.StopReasonAborted}
-		case m.StopReason == policy.StopReasonError:
-			turn = &scenario.Turn{StopReason: m.StopReason, Status: m.Status, Headers: m.Headers, ErrorMessage: providerMessage(m.ErrorMessage, m.Status)}
-		default:
-			turn = &scenario.Turn{StopReason: m.StopReason}
-		}
-	}
-	if hasFault(faults, FaultDrop) || (turn != nil && turn.StopReason == policy.StopReasonAborted) {
+	switch {
+	case pl.answer.Dropped():
 		addFault(rec, Fault{Kind: FaultDrop})
 		drop(w)
-		return
-	}
-	if turn != nil && turn.StopReason == policy.StopReasonError {
-		status := turn.Status
-		if status == 0 {
-			status = defaultStatus(turn.ErrorMessage)
-		}
-		msg := turn.ErrorMessage
-		if msg == "" {
-			msg = statusText(api, status)
-		}
-		p.writeError(w, r, rec, start, api, status, turn.Headers, msg, faults)
-		return
-	}
-	if p.up != nil { // a success turn, or no turn left: the real endpoint answers
+	case pl.forward: // a success turn, or no turn left: the real endpoint answers
 		rec.Upstream = true
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		p.forward(w, r, st, faults)
-		return
+		p.forward(w, r, st)
+	default:
+		p.writeAnswer(w, r, st, pl.answer, pl.req)
 	}
-	kind := "stop"
-	var headers map[string]string
-	if turn != nil {
-		kind = string(turn.StopReason)
-		headers = turn.Headers
-	}
-	id := fmt.Sprintf("retrysim%06d", seq)
-	s := &success{api: api, id: id, model: req.Model, kind: kind, text: p.script.Text, tool: req.Tool, input: 12, output: 8, now: start.Unix()}
-	if turn != nil && turn.Usage.Input > 0 {
-		s.input = int(turn.Usage.Input)
-	}
+}
+
+// writeAnswer writes a as HTTP for req, with the request's faults: a slow
+// body, a cut, an error event.
+func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a provider.Answer, req provider.Request) {
+	rec := st.rec
+	res := a.HTTP(req)
 	h := w.Header()
-	for k, v := range headers {
-		h.Set(k, v)
+	for _, kv := range res.Header {
+		h.Set(kv[0], kv[1])
 	}
-	h.Set(requestIDHeader(api), "req_"+id)
-	rec.Status = http.StatusOK
-	rec.Headers = headers
-	if req.Stream {
-		h.Set("content-type", "text/event-stream; charset=utf-8")
-		h.Set("cache-control", "no-cache")
-		p.writeStream(w, r, st, s.events(), faults)
+	rec.Status, rec.Headers, rec.ErrorType = res.Status, a.Headers, res.ErrorType
+	if a.Stop == policy.StopReasonError {
+		rec.ErrorMessage = a.BodyMessage()
+	}
+	if res.Events != nil {
+		p.writeStream(w, r, st, res.Events)
 		return
 	}
-	h.Set("content-type", "application/json")
-	b := s.body()
-	h.Set("content-length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	rec.HeadersMs = msSince(start)
-	cut := hasFault(faults, FaultStreamCut)
+	w.WriteHeader(res.Status)
+	rec.HeadersMs = msSince(st.start)
+	b := res.Body
+	cut := res.Status == http.StatusOK && hasFault(st.faults, FaultStreamCut)
 	if cut {
 		addFault(rec, Fault{Kind: FaultStreamCut})
 		b = b[:len(b)/2]
 	}
-	writeBody(r.Context(), w, rec, b, slowOf(faults))
+	p.writeBody(r.Context(), w, rec, b, slowOf(st.faults))
 	if cut {
 		flush(w)
 		panic(http.ErrAbortHandler)
 	}
 }
 
-// writeError writes the provider's error response.
-func (p *Proxy) writeError(w http.ResponseWriter, r *http.Request, rec *Record, start time.Time, api API, status int, headers map[string]string, msg string, faults []Fault) {
-	id := fmt.Sprintf("req_retrysim%06d", rec.Seq)
-	h := w.Header()
-	for k, v := range headers {
-		h.Set(k, v)
-	}
-	typ := errorType(api, status)
-	b := errorBody(api, typ, msg, id)
-	h.Set(requestIDHeader(api), id)
-	h.Set("content-type", "application/json")
-	h.Set("content-length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	rec.Status, rec.Headers, rec.ErrorType, rec.ErrorMessage = status, headers, typ, msg
-	rec.HeadersMs = msSince(start)
-	writeBody(r.Context(), w, rec, b, slowOf(faults))
-}
-
 // writeStream writes the events of a successful stream with the faults
 // that apply: a cut or an error event after Events events, a delay
 // between events.
-func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState, evs []event, faults []Fault) {
+func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState, evs [][]byte) {
 	rec := st.rec
 	w.WriteHeader(http.StatusOK)
 	flush(w)
 	rec.HeadersMs = msSince(st.start)
-	slow := slowOf(faults)
+	slow := slowOf(st.faults)
 	if slow != nil {
 		addFault(rec, *slow)
 	}
 	cutAt, errAt := -1, -1
-	for _, f := range faults {
+	for _, f := range st.faults {
 		switch f.Kind {
 		case FaultStreamCut:
 			cutAt = f.Events
@@ -331,7 +430,7 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 	for i := 0; ; i++ {
 		if i == errAt {
 			addFault(rec, Fault{Kind: FaultSSEError, Events: i})
-			_, _ = w.Write(sseErrorEvent(st.api, i).bytes())
+			_, _ = w.Write(provider.ErrorEvent(st.api, i))
 			flush(w)
 			return
 		}
@@ -343,11 +442,13 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 		if i >= len(evs) {
 			return
 		}
-		if slow != nil && i > 0 && sleep(r.Context(), slow.Delay) != nil {
-			rec.Error = "client gone mid-stream"
-			return
+		if slow != nil && i > 0 {
+			if err := p.wait(r.Context(), slow.Delay); err != nil {
+				rec.Error = waitError(err, "mid-stream")
+				return
+			}
 		}
-		if _, err := w.Write(evs[i].bytes()); err != nil {
+		if _, err := w.Write(evs[i]); err != nil {
 			rec.Error = "client gone mid-stream"
 			return
 		}
@@ -357,10 +458,11 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 }
 
 // forward sends the request upstream; the stream faults apply to its answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState, faults []Fault) {
-	if hasFault(faults, FaultStreamCut) || hasFault(faults, FaultSSEError) {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
+	if hasFault(st.faults, FaultStreamCut) || hasFault(st.faults, FaultSSEError) {
 		r.Header.Del("Accept-Encoding") // events are counted on the plain bytes
 	}
+	st.wait = func(d time.Duration) error { return p.wait(r.Context(), d) }
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	p.up.ServeHTTP(w, r)
 }
@@ -368,7 +470,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState, fa
 // wrapUpstream applies the stream faults and the slow body to an
 // upstream answer's body.
 func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1}
+	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait}
 	for _, f := range st.faults {
 		switch f.Kind {
 		case FaultStreamCut:
@@ -392,6 +494,7 @@ type eventCutter struct {
 	rec          *Record
 	cutAt, errAt int
 	slow         time.Duration
+	wait         func(time.Duration) error // the slow body's pause
 	seen         int
 	lastNL       bool
 	out          []byte
@@ -406,7 +509,10 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 			return 0, c.end
 		}
 		if c.slow > 0 && c.reads > 0 {
-			time.Sleep(c.slow)
+			if err := c.wait(c.slow); err != nil {
+				c.rec.Error = waitError(err, "during the slow body")
+				return 0, err
+			}
 		}
 		c.reads++
 		n, err := c.ReadCloser.Read(c.buf[:])
@@ -450,7 +556,7 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 func (c *eventCutter) stop() {
 	if c.seen == c.errAt {
 		addFault(c.rec, Fault{Kind: FaultSSEError, Events: c.seen})
-		c.out = append(c.out, sseErrorEvent(c.api, c.seen).bytes()...)
+		c.out = append(c.out, provider.ErrorEvent(c.api, c.seen)...)
 		c.end = io.EOF
 		return
 	}
@@ -459,7 +565,7 @@ func (c *eventCutter) stop() {
 }
 
 // writeBody writes b, in chunks with a pause between them for a slow body.
-func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
+func (p *Proxy) writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
 	if slow == nil {
 		_, _ = w.Write(b)
 		return
@@ -470,9 +576,11 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte
 		size = DefaultSlowChunk
 	}
 	for i := 0; i < len(b); i += size {
-		if i > 0 && sleep(ctx, slow.Delay) != nil {
-			rec.Error = "client gone during the slow body"
-			return
+		if i > 0 {
+			if err := p.wait(ctx, slow.Delay); err != nil {
+				rec.Error = waitError(err, "during the slow body")
+				return
+			}
 		}
 		if _, err := w.Write(b[i:min(i+size, len(b))]); err != nil {
 			return
@@ -492,21 +600,6 @@ func drop(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 func hasFault(fs []Fault, k FaultKind) bool {
 	for _, f := range fs {
 		if f.Kind == k {
@@ -523,4 +616,33 @@ func slowOf(fs []Fault) *Fault {
 		}
 	}
 	return nil
+}
+
+// ForwardsToItself reports whether upstream names addr, the address a
+// proxy listens on: the same port (80 or 443 when the URL gives none), and
+// addr's IP, or "localhost" for a loopback addr, or for an addr on every
+// interface a loopback or unspecified address or "localhost". Such an
+// upstream would send every request back to the proxy.
+func ForwardsToItself(upstream string, addr net.Addr) bool {
+	u, err := url.Parse(upstream)
+	ta, ok := addr.(*net.TCPAddr)
+	if err != nil || !ok {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port != strconv.Itoa(ta.Port) {
+		return false
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	switch {
+	case ip != nil && ip.Equal(ta.IP):
+		return true
+	case ta.IP.IsUnspecified():
+		return strings.EqualFold(host, "localhost") || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified()))
+	}
+	return strings.EqualFold(host, "localhost") && ta.IP.IsLoopback()
 }

@@ -2,12 +2,15 @@ package proxy_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/ohmypi/retryfsm/proxy"
 	"github.com/ohmypi/retryfsm/proxy/proxytest"
@@ -145,6 +148,81 @@ func TestRequestErrors(t *testing.T) {
 	}
 }
 
+// TestBadBodies: a body that cannot be read, or is not a JSON object, or
+// has a field of the wrong type, is 400 in the provider's shape with a
+// message a person can read (no Go type), and logged with its status.
+func TestBadBodies(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		body io.Reader
+		want string
+	}{
+		{strings.NewReader(`null`), `request body is not a JSON object of the anthropic-messages API: it is null`},
+		{strings.NewReader(`[]`), `request body is not a JSON object of the anthropic-messages API: it is an array`},
+		{strings.NewReader(` "x"`), `it is a string`},
+		{strings.NewReader(`{"model":5}`), `request body: model is a number (allowed: a string)`},
+		{strings.NewReader(`{"model":"m","stream":"yes"}`), `request body: stream is a string (allowed: true or false)`},
+		{strings.NewReader(`{"model":"m","tools":{}}`), `request body: tools is an object (allowed: a list)`},
+		{strings.NewReader(`{"model":`), `request body is not valid JSON: unexpected end of JSON input`},
+		{strings.NewReader(`{"model" 1}`), `request body is not valid JSON at byte 10: invalid character '1' after object key`},
+		{iotest.ErrReader(errors.New("unexpected EOF")), `could not read the request body: unexpected EOF`},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", tc.body))
+		b := w.Body.String()
+		if w.Code != 400 || !strings.Contains(b, `"type":"invalid_request_error"`) || !strings.Contains(b, tc.want) || strings.Contains(b, "Go ") || strings.Contains(b, "struct") {
+			t.Errorf("%d %s, want 400 and %q", w.Code, b, tc.want)
+		}
+	}
+	p.Close()
+	for i, r := range proxytest.ReadLog(t, log.Bytes()) {
+		if r.Status != 400 || r.ErrorType != "invalid_request_error" || r.Error == "" {
+			t.Errorf("log line %d: %+v, want status 400 and the error", i+1, r)
+		}
+	}
+}
+
+// TestEchoBounded: the model and the tool name a request gives are echoed
+// in the answer and the log only up to proxy.MaxNameBytes: a longer one is
+// 400 in the provider's shape, its message and log line short.
+func TestEchoBounded(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("m", 1<<20)
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"` + long + `"}`, `model: 1048576 bytes long (at most 256)`},
+		{`{"model":"m","tools":[{"name":"` + long + `"}]}`, `tools[0].name: 1048576 bytes long (at most 256)`},
+		{`{"model":"m","tools":[{"function":{"name":"` + long + `"}}]}`, `tools[0].function.name: 1048576 bytes long (at most 256)`},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(tc.body)))
+		if w.Code != 400 || !strings.Contains(w.Body.String(), tc.want) || w.Body.Len() > 1000 {
+			t.Errorf("%.40s...: %d %.300s, want 400 and %q", tc.body, w.Code, w.Body, tc.want)
+		}
+	}
+	p.Close()
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if len(l) > 2000 {
+			t.Errorf("a wire log line of %d bytes: %.300s", len(l), l)
+		}
+	}
+	// one at the limit is echoed
+	name := strings.Repeat("n", proxy.MaxNameBytes)
+	w := httptest.NewRecorder()
+	p2, _ := proxy.New(proxy.Options{})
+	p2.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"model":"`+name+`"}`)))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), name) {
+		t.Errorf("a model of %d bytes: %d %.200s", len(name), w.Code, w.Body)
+	}
+}
+
 // TestLoadScript: a proxy script reads its scenario's turns (relative to
 // itself) and its faults; a scenario file is a script of its turns.
 func TestLoadScript(t *testing.T) {
@@ -170,6 +248,8 @@ func TestLoadScript(t *testing.T) {
 		"faults:\n  - {request: 1}\n":                 `p.yaml:2:5: faults[0]: kind is required`,
 		"faults: {}\n":                                `p.yaml:1:9: faults: not a list`,
 		"scenario: nope.yaml\n":                       `p.yaml:1:11: scenario: `,
+		"scenario: \"\"\n":                            `p.yaml:1:11: scenario: empty (allowed: a scenario file's path, relative to the script)`,
+		"fleet: \" \"\n":                              `p.yaml:1:8: fleet: empty (allowed: a fleet file's path, relative to the script)`,
 		"repeat: yes please\n":                        `p.yaml:1:9: repeat: "yes please" is not true or false`,
 		"text: a\ntext: b\n":                          `p.yaml:2:1: text: duplicate key`,
 		"- a\n":                                       `p.yaml:1:1: a script is a mapping`,
@@ -207,5 +287,72 @@ func TestWireLogMemoryBounded(t *testing.T) {
 	}
 	if p.Requests() != 20000 {
 		t.Errorf("%d requests", p.Requests())
+	}
+}
+
+// countingTransport counts the round trips and refuses those past max.
+type countingTransport struct {
+	n, max int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n++
+	if c.n > c.max {
+		return nil, errors.New("too many round trips")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestUpstreamLoop: a proxy whose upstream is itself answers the request
+// that comes back to it 508, once, instead of forwarding it again.
+func TestUpstreamLoop(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	var log bytes.Buffer
+	tr := &countingTransport{max: 5}
+	p, err := proxy.New(proxy.Options{Upstream: "http://" + srv.Listener.Addr().String(), Transport: tr, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = p
+	srv.Start()
+	defer srv.Close()
+	res, b, err := post(t, srv.URL+"/v1/messages", `{"model":"m"}`)
+	if err != nil || res.StatusCode != 508 || !strings.Contains(b, "forwarding loop") {
+		t.Fatalf("%v %v %s, want 508 and the loop", err, res, b)
+	}
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	srv.Close()
+	p.Close()
+	if tr.n != 1 {
+		t.Errorf("%d round trips upstream, want 1", tr.n)
+	}
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 2 || recs[0].Status != 508 || !strings.Contains(recs[0].Error, "forwarding loop") || recs[1].Status != 508 || !recs[1].Upstream {
+		t.Errorf("wire log %+v", recs)
+	}
+}
+
+// TestForwardsToItself: which upstreams name the address listened on.
+func TestForwardsToItself(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8787}
+	any := &net.TCPAddr{IP: net.IPv6unspecified, Port: 80}
+	for _, tc := range []struct {
+		up   string
+		addr net.Addr
+		want bool
+	}{
+		{"http://127.0.0.1:8787", lo, true},
+		{"http://localhost:8787/v1", lo, true},
+		{"http://127.0.0.1:8788", lo, false},
+		{"https://api.anthropic.com", lo, false},
+		{"http://[::1]:8787", lo, false}, // another socket
+		{"http://localhost", any, true},
+		{"http://0.0.0.0:80", any, true},
+		{"https://localhost", any, false},
+		{"", lo, false},
+	} {
+		if got := proxy.ForwardsToItself(tc.up, tc.addr); got != tc.want {
+			t.Errorf("ForwardsToItself(%q, %v) = %v, want %v", tc.up, tc.addr, got, tc.want)
+		}
 	}
 }

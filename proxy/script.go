@@ -3,6 +3,9 @@ package proxy
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/suggest"
+	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/wire"
 )
@@ -30,7 +34,14 @@ const (
 // DefaultSlowChunk is a slow body's piece when Fault.Chunk is 0.
 const DefaultSlowChunk = 64
 
-var faultKinds = []string{string(FaultLatency), string(FaultSlowBody), string(FaultStreamCut), string(FaultSSEError), string(FaultDrop)}
+// faultKinds are wire.FaultKinds' names.
+var faultKinds = func() []string {
+	names := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
+		names[i] = string(k)
+	}
+	return names
+}()
 
 // Fault is a wire fault applied to one request, or to every request.
 type Fault struct {
@@ -82,8 +93,50 @@ type Script struct {
 	Fleet *fleet.Config
 }
 
-// Validate checks the faults.
+// Validate checks the turns (checkTurns) and the faults.
 func (s Script) Validate() error {
+	if err := checkTurns(s.Turns); err != nil {
+		return err
+	}
+	return s.validateFaults()
+}
+
+// framingHeaders are the headers the proxy writes itself, which a turn
+// may not set: its own would cut or double the answer's framing.
+var framingHeaders = []string{"content-length", "transfer-encoding", "connection"}
+
+// checkTurns checks that HTTP can carry each turn as the proxy writes it:
+// header values of printable text and tabs (a CR or LF would split the
+// header), no framing header, and an error turn's status one with a body.
+// An error is a *scenario.Error at the turn's position.
+func checkTurns(turns []scenario.Turn) error {
+	for i := range turns {
+		t := &turns[i]
+		fail := func(field, format string, a ...any) error {
+			return &scenario.Error{Pos: t.Pos, Field: fmt.Sprintf("turns[%d].%s", i, field), Msg: fmt.Sprintf(format, a...)}
+		}
+		names := make([]string, 0, len(t.Headers))
+		for k := range t.Headers {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if slices.Contains(framingHeaders, strings.ToLower(k)) {
+				return fail("headers."+k, "the proxy frames the answer itself (not allowed: %s)", strings.Join(framingHeaders, ", "))
+			}
+			if strings.IndexFunc(t.Headers[k], func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }) >= 0 {
+				return fail("headers."+k, "%s has a control character (allowed: printable text and tabs)", strconv.Quote(strictfile.Clip(t.Headers[k])))
+			}
+		}
+		if st := t.Status; t.StopReason == policy.StopReasonError && (st != 0 && st < 200 || st == 204 || st == 304) {
+			return fail("status", "%d has no body (allowed for an error turn: 200 to 599 but 204 and 304)", st)
+		}
+	}
+	return nil
+}
+
+// validateFaults checks the faults.
+func (s Script) validateFaults() error {
 	for i, f := range s.Faults {
 		where := fmt.Sprintf("faults[%d]", i)
 		switch {
@@ -180,9 +233,15 @@ func LoadScript(path string) (Script, error) {
 		if err != nil {
 			return Script{}, err
 		}
+		if err := checkTurns(sc.Turns); err != nil {
+			return Script{}, err
+		}
 		return Script{Turns: sc.Turns}, nil
 	}
-	if err := s.Validate(); err != nil {
+	if err := checkTurns(s.Turns); err != nil {
+		return Script{}, err
+	}
+	if err := s.validateFaults(); err != nil {
 		return Script{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
@@ -289,6 +348,9 @@ func (p *scriptParser) integer(n *yaml.Node, path string, max int64) int64 {
 func (p *scriptParser) filePath(v *yaml.Node, key, allowed string) string {
 	if v.Kind != yaml.ScalarNode || !strictfile.IsString(v) {
 		p.Fail(v, key, "expected %s, got %s", allowed, strictfile.Describe(v))
+	}
+	if strings.TrimSpace(v.Value) == "" {
+		p.Fail(v, key, "empty (allowed: %s, relative to the script)", allowed)
 	}
 	if filepath.IsAbs(v.Value) {
 		return v.Value

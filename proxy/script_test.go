@@ -57,3 +57,38 @@ func TestLoadScriptReader(t *testing.T) {
 		t.Errorf("JSON script: %+v, %v", s, err)
 	}
 }
+
+// TestScriptTurnsCarriable: a turn's headers and status must be what HTTP
+// can carry and what leaves the proxy's framing whole: a control character
+// in a value, a framing header, a status with no body for an error turn
+// are refused in the script at the turn's file:line:col, and by New.
+func TestScriptTurnsCarriable(t *testing.T) {
+	write := proxytest.Files(t)
+	const turn = "turns:\n  - {stopReason: stop}\n  - {stopReason: error, errorMessage: x, "
+	for _, tc := range []struct{ text, want string }{
+		{turn + "headers: {x-a: \"a\\r\\nx-b: c\"}}\n", `s.yaml:3:5: turns[1].headers.x-a: "a\r\nx-b: c" has a control character (allowed: printable text and tabs)`},
+		{turn + "headers: {content-length: \"5\"}}\n", `s.yaml:3:5: turns[1].headers.content-length: the proxy frames the answer itself (not allowed: content-length, transfer-encoding, connection)`},
+		{turn + "headers: {transfer-encoding: chunked}}\n", `s.yaml:3:5: turns[1].headers.transfer-encoding: the proxy frames the answer itself`},
+		{turn + "status: 204}\n", `s.yaml:3:5: turns[1].status: 204 has no body (allowed for an error turn: 200 to 599 but 204 and 304)`},
+		{turn + "status: 101}\n", `s.yaml:3:5: turns[1].status: 101 has no body (allowed for an error turn: 200 to 599 but 204 and 304)`},
+		{turn + "status: 304}\n", `s.yaml:3:5: turns[1].status: 304 has no body`},
+	} {
+		path := write("s.yaml", tc.text)
+		dir := filepath.Dir(path) + string(filepath.Separator)
+		s, err := proxy.LoadScript(path)
+		if err == nil || !strings.Contains(strings.TrimPrefix(err.Error(), dir), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
+		}
+		// the same script built in Go is refused by New
+		if err == nil {
+			if _, err := proxy.New(proxy.Options{Script: s}); err == nil {
+				t.Errorf("%q: New accepted it", tc.text)
+			}
+		}
+	}
+	// through a proxy script's scenario key too
+	write("s.yaml", turn+"status: 204}\n")
+	if _, err := proxy.LoadScript(write("p.yaml", "scenario: s.yaml\n")); err == nil || !strings.Contains(err.Error(), "s.yaml:3:5: turns[1].status: 204 has no body") {
+		t.Errorf("a proxy script's scenario: %v", err)
+	}
+}

@@ -15,43 +15,45 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/suggest"
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/session"
 )
 
-// commandSpec is one command of the protocol: its name (the "type" of a
-// command line), the fields it reads besides "id" and "type", how they are
-// checked, and the session event it becomes. The table below drives
-// parsing, dispatch, the help text and "did you mean"; adding a command is
-// a row here and, for a session event, the core's rule (session).
+// commandSpec is one command of the protocol: a session command (its row
+// of session's command table: name, arguments, event) or one the server
+// answers itself (run). Parsing, dispatch, the help text and "did you
+// mean" read this table; a session command is added to session's table,
+// not here.
 type commandSpec struct {
 	name   string
 	fields []string
 	// help is the command in the CLI's help: its name and fields, and a
 	// note when it needs one.
 	help string
-	// event is the session event the command becomes; 0 for a command the
-	// server answers itself (run).
-	event session.EventKind
-	// check reads and checks the command's fields into the server's
-	// event; it returns what is wrong, "" when nothing is.
-	check func(s *server, c *command) string
+	// cmd is the session command; nil for a command the server answers
+	// itself (run).
+	cmd *session.Command
 	// run runs a command that is no session event.
 	run func(s *server, c *command) error
 }
 
 // commands is the protocol's command table, in the order the help and the
-// errors list them.
-var commands = []commandSpec{
-	{name: "prompt", fields: []string{"message", "streamingBehavior", "images"}, event: session.Prompt, check: checkPrompt,
-		help: "prompt {message} (streamingBehavior and images accepted; queueing is not simulated)"},
-	{name: "abort", event: session.Abort},
-	{name: "abort_retry", event: session.AbortRetry},
-	{name: "set_auto_retry", fields: []string{"enabled"}, event: session.SetAutoRetry, check: checkEnabled},
-	{name: "set_retry_settings", fields: []string{"settings"}, event: session.SetRetrySettings, check: checkSettings},
-	{name: "set_auto_compaction", fields: []string{"enabled"}, event: session.SetAutoCompaction, check: checkEnabled},
-	{name: "get_state", event: session.GetState},
-	{name: "advance", fields: []string{"ms"}, run: advance, help: "and with --virtual advance {ms}"},
+// errors list them: session's commands, then the server's own.
+var commands = append(sessionCommands(),
+	commandSpec{name: "advance", fields: []string{"ms"}, run: advance, help: "and with --virtual advance {ms}"})
+
+// sessionCommands are the rows of session's command table.
+func sessionCommands() []commandSpec {
+	cmds := session.Commands()
+	specs := make([]commandSpec, len(cmds))
+	for i := range cmds {
+		c := &cmds[i]
+		sp := commandSpec{name: c.Name, help: c.Usage(), cmd: c}
+		for _, a := range c.Args {
+			sp.fields = append(sp.fields, a.Name)
+		}
+		specs[i] = sp
+	}
+	return specs
 }
 
 var (
@@ -90,14 +92,7 @@ const maxFields = 8
 func CommandsHelp() string {
 	parts := make([]string, len(commands))
 	for i, sp := range commands {
-		switch {
-		case sp.help != "":
-			parts[i] = sp.help
-		case len(sp.fields) > 0:
-			parts[i] = sp.name + " {" + strings.Join(sp.fields, ", ") + "}"
-		default:
-			parts[i] = sp.name
-		}
+		parts[i] = sp.help
 	}
 	return strings.Join(parts, ", ")
 }
@@ -425,9 +420,9 @@ func (s *server) run(c *command) error {
 	if sp.run != nil {
 		return sp.run(s, c)
 	}
-	s.event = session.Event{Kind: sp.event, ID: c.id}
-	if sp.check != nil {
-		if msg := sp.check(s, c); msg != "" {
+	s.event = sp.cmd.Event(c.id)
+	for _, a := range sp.cmd.Args {
+		if msg := s.checkArg(c, a); msg != "" {
 			s.respondErr(c.id, c.hasID, c.typ, msg+c.suggestField())
 			return nil
 		}
@@ -435,47 +430,46 @@ func (s *server) run(c *command) error {
 	return s.session(c)
 }
 
-// checkPrompt: message a string; streamingBehavior, when given, "steer"
-// or "followUp" (queueing is not simulated: the prompt is answered as one
-// without it); images, when given, an array (not read).
-func checkPrompt(s *server, c *command) string {
-	raw := c.field("message")
-	if raw == nil || !isJSONString(raw) || json.Unmarshal(raw, &s.message) != nil {
-		return fieldError("prompt", "message", "a string", raw, raw != nil)
+// checkArg reads and checks argument a of command c into the server's
+// event (a prompt's text into s.message); it returns what is wrong, ""
+// when nothing is.
+func (s *server) checkArg(c *command, a session.Arg) string {
+	raw := c.field(a.Name)
+	if raw == nil {
+		if a.Optional {
+			return ""
+		}
+		return fieldError(c.typ, a.Name, a.Kind.Want(), raw, false)
 	}
-	if raw := c.field("streamingBehavior"); raw != nil && !isStreamingBehavior(raw) {
-		return fieldError("prompt", "streamingBehavior", `"steer" or "followUp"`, raw, true)
+	valid := true
+	switch a.Kind {
+	case session.ArgBool:
+		valid = isJSONBool(raw) && json.Unmarshal(raw, &s.event.Enabled) == nil
+	case session.ArgText:
+		valid = isJSONString(raw) && json.Unmarshal(raw, &s.message) == nil
+	case session.ArgQueueMode:
+		valid = isStreamingBehavior(raw)
+	case session.ArgImages:
+		trimmed := bytes.TrimSpace(raw)
+		valid = len(trimmed) > 0 && trimmed[0] == '['
+	case session.ArgSettings:
+		return s.checkSettings(c, a, raw)
 	}
-	if raw := bytes.TrimSpace(c.field("images")); raw != nil && raw[0] != '[' {
-		return fieldError("prompt", "images", "an array of images (accepted and ignored)", raw, true)
+	if !valid {
+		return fieldError(c.typ, a.Name, a.Kind.Want(), raw, true)
 	}
-	s.event.Respond = true
 	return ""
 }
 
-// checkEnabled: enabled a boolean.
-func checkEnabled(s *server, c *command) string {
-	raw := c.field("enabled")
-	if raw == nil || json.Unmarshal(raw, &s.event.Enabled) != nil || !isJSONBool(raw) {
-		return fieldError(c.typ, "enabled", "true or false", raw, raw != nil)
+// checkSettings: an object of retry settings, merged over those in force
+// and compiled into the policy the event carries.
+func (s *server) checkSettings(c *command, a session.Arg, raw json.RawMessage) string {
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+		return fieldError(c.typ, a.Name, a.Kind.Want(), raw, true)
 	}
-	return ""
-}
-
-// checkSettings: settings an object of retry settings, merged over those
-// in force and compiled into the policy the event carries.
-func checkSettings(s *server, c *command) string {
-	raw := bytes.TrimSpace(c.field("settings"))
-	if len(raw) == 0 || raw[0] != '{' {
-		return fieldError("set_retry_settings", "settings", "an object of retry settings (SPEC §1), merged key by key over those in force", raw, raw != nil)
-	}
-	merged, err := s.sess.Settings().Apply(raw)
-	var p *policy.Policy
-	if err == nil {
-		p, err = policy.Compile(merged)
-	}
+	p, err := s.sess.MergeSettings(raw)
 	if err != nil {
-		return "set_retry_settings: settings: " + err.Error()
+		return c.typ + ": " + a.Name + ": " + err.Error()
 	}
 	s.event.Policy = p
 	return ""

@@ -40,31 +40,79 @@ func TestServeMatchesScenarioRuns(t *testing.T) {
 				if variant != sc.Variant && sc.SetVariant(variant) != nil {
 					t.Skip("the scenario's settings or profile are not the original's")
 				}
-				var records []trace.Record
-				res, err := sim.RunScenario(sc, sim.Options{Variant: variant, Sink: trace.SinkFunc(func(r *trace.Record) {
-					records = append(records, r.Clean())
-				})})
-				if err != nil {
-					t.Fatal(err)
-				}
-				input, coincide := commandsOf(sc, res.Trace)
-				if coincide {
-					// An action at the very instant a timer fires: a scenario
-					// runs the action first (it was scheduled first), a client
-					// can only send it after advancing to that instant.
-					t.Skip("an action coincides with a timer")
-				}
-				var out bytes.Buffer
-				if err := Serve(context.Background(), strings.NewReader(input), &out, Options{Scenario: sc, Variant: variant, Virtual: true}); err != nil {
-					t.Fatal(err)
-				}
-				got := withoutClientLines(out.String(), sc.InitialPrompt)
-				want := protocolLines(sc, records)
-				if !slices.Equal(got, want) {
-					t.Errorf("input:\n%s\ngot:\n%s\nwant:\n%s", input, strings.Join(got, "\n"), strings.Join(want, "\n"))
-				}
+				serveMatchesRun(t, sc, variant)
 			})
 		}
+	}
+}
+
+// TestServeMatchesEveryCommandAction: a scenario that runs every command
+// of session's table as an action (set_retry_settings once refused, as
+// out of range) traces what the server writes for the same commands.
+func TestServeMatchesEveryCommandAction(t *testing.T) {
+	sc, err := scenario.Parse("every.yaml", []byte(`
+turns:
+  - {stopReason: error, errorMessage: "503 service unavailable"}
+  - {stopReason: error, errorMessage: "prompt is too long: 213462 tokens > 200000 maximum"}
+  - {stopReason: stop}
+  - {stopReason: stop}
+actions:
+  - {at: 1, do: get_state, id: s1}
+  - {at: 2, do: set_retry_settings, id: r1, settings: {baseDelayMs: 50, maxRetries: 2}}
+  - {at: 3, do: set_retry_settings, id: r2, settings: {maxRetries: -1}}
+  - {at: 4, do: set_auto_compaction, enabled: false}
+  - {at: 5, do: set_auto_compaction, enabled: true}
+  - {at: 6, do: set_auto_retry, enabled: true}
+  - {at: 3000, do: abort_retry}
+  - {at: 3001, do: prompt, message: again}
+  - {at: 3002, do: abort}
+  - {at: 3003, do: get_state}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A command the file lacks (a new one) is added with arguments of
+	// its kinds: true, "x", {}.
+	done := map[string]bool{}
+	for _, a := range sc.Actions {
+		done[a.Do] = true
+	}
+	yes := true
+	for _, c := range session.Commands() {
+		if !done[c.Name] {
+			sc.Actions = append(sc.Actions, scenario.Action{At: time.Duration(3004+len(sc.Actions)) * time.Millisecond, Do: c.Name,
+				Enabled: &yes, Message: "x", Settings: []byte("{}")})
+		}
+	}
+	serveMatchesRun(t, sc, sc.Variant)
+}
+
+// serveMatchesRun runs sc and serves its commands (commandsOf), and checks
+// that the server writes what the run traces.
+func serveMatchesRun(t *testing.T, sc *scenario.Scenario, variant string) {
+	t.Helper()
+	var records []trace.Record
+	res, err := sim.RunScenario(sc, sim.Options{Variant: variant, Sink: trace.SinkFunc(func(r *trace.Record) {
+		records = append(records, r.Clean())
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, coincide := commandsOf(sc, res.Trace)
+	if coincide {
+		// An action at the very instant a timer fires: a scenario
+		// runs the action first (it was scheduled first), a client
+		// can only send it after advancing to that instant.
+		t.Skip("an action coincides with a timer")
+	}
+	var out bytes.Buffer
+	if err := Serve(context.Background(), strings.NewReader(input), &out, Options{Scenario: sc, Variant: variant, Virtual: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := withoutClientLines(out.String(), sc.InitialPrompt)
+	want := protocolLines(sc, records)
+	if !slices.Equal(got, want) {
+		t.Errorf("input:\n%s\ngot:\n%s\nwant:\n%s", input, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -88,11 +136,16 @@ func commandsOf(sc *scenario.Scenario, trace []byte) (input string, coincide boo
 		if a.ID != "" {
 			m["id"] = a.ID
 		}
-		switch a.Do {
-		case "prompt":
-			m["message"] = a.Message
-		case "set_auto_retry":
-			m["enabled"] = *a.Enabled
+		cmd, _ := session.CommandByName(a.Do)
+		for _, arg := range cmd.Args {
+			switch arg.Kind {
+			case session.ArgText:
+				m[arg.Name] = a.Message
+			case session.ArgBool:
+				m[arg.Name] = *a.Enabled
+			case session.ArgSettings:
+				m[arg.Name] = a.Settings
+			}
 		}
 		line, _ := json.Marshal(m)
 		b.Write(line)

@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -53,7 +54,18 @@ type Options struct {
 	// prompt_resolved's place, errorId on auto_retry_start, completedAt
 	// and duration on an assistant message_end.
 	Protocol int
+	// EndGrace is how long, on virtual time, the end of the input waits
+	// (on the real clock) for ctx to end before virtual time runs on: a
+	// signal that arrives with the end of input then wins over it, though
+	// the process learns of the signal a little after it was sent. The
+	// command line sets SignalGrace; 0 acts on the end of input at once.
+	EndGrace time.Duration
 }
+
+// SignalGrace is the EndGrace of "retrysim rpc": time enough, on a loaded
+// machine, for a signal sent with the end of the input to reach the
+// session's ctx.
+const SignalGrace = 100 * time.Millisecond
 
 // Protocols are the protocol versions Serve speaks.
 var Protocols = []int{1, 2}
@@ -68,7 +80,9 @@ var Protocols = []int{1, 2}
 // nil. When ctx is done (a signal, say) it performs an abort in both modes
 // (virtual time does not run on), writes the resulting events and returns
 // ctx.Err(); a ctx done before the end of input is acted on wins over it
-// (a signal and a closed input at the same moment abort). It returns an error wrapping ErrOutput when writing fails,
+// (a signal and a closed input at the same moment abort; Options.EndGrace
+// lets a signal still on its way win too). It returns an error wrapping
+// ErrOutput when writing fails,
 // sim.ErrTooManyEvents when the simulation runs away, and ErrInput
 // wrapping the reader's error when reading fails (after the same abort).
 // Every error it returns starts with "rpc: " and is not also written to
@@ -85,12 +99,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	if opt.Protocol < 0 || opt.Protocol > 2 {
 		return fmt.Errorf("rpc: protocol %d (allowed: 1, the original's, or 2, oh-my-pi 18.3.4's)", opt.Protocol)
 	}
-	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log}
+	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log, endGrace: opt.EndGrace}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	if opt.Protocol == 2 {
+		// (its classifier is the session's policy's, set once the session is made)
 		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}}
 		// the newer protocol's first line: what the server speaks
-		fmt.Fprintf(s.out, `{"type":"ready","protocolVersion":2,"supportedProtocolVersions":[1,2],"maxFrameBytes":%d}`+"\n", MaxLineSize)
+		// (the agent's newer RPC mode announces protocolVersion 1 and
+		// the versions it supports; a frame is a line here, never
+		// reassembled, so both limits are the line limit)
+		fmt.Fprintf(s.out, `{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":%d,"maxReassembledFrameBytes":%d}`+"\n", MaxLineSize, MaxLineSize)
 	}
 	s.runCmd = s.runCommand
 	s.dec = jsontext.NewDecoder(&s.rd)
@@ -99,6 +117,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		return err
 	}
 	s.sess, s.sched = sess, sess.Scheduler()
+	if s.ev.v2 != nil {
+		s.ev.v2.classifier = sess.Policy().Classifier()
+	}
 	if s.log == nil {
 		s.log = io.Discard
 	}
@@ -120,6 +141,8 @@ type server struct {
 	virtual bool
 	log     io.Writer
 	ev      eventWriter
+	// endGrace is Options.EndGrace.
+	endGrace time.Duration
 	// cmd is the command being run by the session, whose response lines
 	// the session writes to its trace; nil between commands.
 	cmd *running
@@ -210,6 +233,9 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 			switch {
 			case errors.Is(msg.err, io.EOF):
 				if s.virtual {
+					if s.signalledDuringGrace(ctx) {
+						return s.abortAndFinish(ctx.Err())
+					}
 					return s.finish(nil)
 				}
 				return s.abortAndFinish(nil)
@@ -242,6 +268,22 @@ func (s *server) abortAndFinish(cause error) error {
 		return err
 	}
 	return cause
+}
+
+// signalledDuringGrace waits up to endGrace of real time for ctx to end,
+// and says whether it did (Options.EndGrace).
+func (s *server) signalledDuringGrace(ctx context.Context) bool {
+	if s.endGrace <= 0 {
+		return false
+	}
+	t := time.NewTimer(s.endGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // finish ends a virtual session: it runs to quiescence and flushes.
@@ -354,10 +396,17 @@ type eventWriter struct {
 // count (errorId), the run's start (duration) and how the prompt ended.
 type protocol2 struct {
 	promptIDs map[int]promptID // by prompt number, until resolved
-	errors    int
+	errors    int              // error replies (errorId)
+	messages  int              // assistant message_end lines (messageId)
 	runStart  time.Duration
-	lastOK    bool   // the last assistant reply was a success
-	lastError string // the error the prompt ends with
+	// the last assistant reply, which the prompt's result reports:
+	// its stop reason and error message
+	lastStop  policy.StopReason
+	lastError string
+	lastModel string
+	// classifier says whether an error is retryable (prompt_result's
+	// error.retryable)
+	classifier *classify.Classifier
 }
 
 type promptID struct {
@@ -397,7 +446,11 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	case trace.AgentRunEnd:
 		b = append(b, `"type":"agent_end","messages":[`...)
 		b = append(b, w.msgs...)
-		b = append(b, "]}"...)
+		b = append(b, ']')
+		if w.v2 != nil {
+			b = append(b, `,"isTerminal":true,"yielded":true`...)
+		}
+		b = append(b, '}')
 		w.msgs = w.msgs[:0]
 		if cap(w.msgs) > 1<<20 { // a long run's: let it go
 			w.msgs = nil
@@ -410,24 +463,27 @@ func (w *eventWriter) append(b []byte, r *trace.Record) []byte {
 	case trace.AutoRetryStart:
 		b = trace.AppendFields(b, r)
 		if w.v2 != nil {
-			w.v2.errors++
-			b = append(b[:len(b)-1], `,"errorId":"err-`...)
+			// the agent's errorId is a number, the retried reply's (an
+			// id: here the count of the session's error replies)
+			b = append(b[:len(b)-1], `,"errorId":`...)
 			b = strconv.AppendInt(b, int64(w.v2.errors), 10)
-			b = append(b, `"}`...)
-		}
-	case trace.AutoRetryEnd:
-		b = trace.AppendFields(b, r)
-		if w.v2 != nil && !r.End.Success {
-			w.v2.lastError = r.End.FinalError
+			b = append(b, '}')
 		}
 	case trace.MessageEnd:
 		w.msg = w.appendAssistant(w.msg[:0], r)
 		w.addMessage(w.msg)
 		b = append(b, `"type":"message_end","message":`...)
 		b = append(b, w.msg...)
-		if r.Model != "" {
+		if r.Model != "" && w.v2 == nil { // (the newer agent's message_end has none)
 			b = append(b, `,"model":`...)
 			b = jsonw.AppendString(b, r.Model)
+		}
+		if w.v2 != nil {
+			// the agent numbers the session's messages (an id)
+			w.v2.messages++
+			b = append(b, `,"messageId":"msg-`...)
+			b = strconv.AppendInt(b, int64(w.v2.messages), 10)
+			b = append(b, '"')
 		}
 		b = append(b, '}')
 	default:
@@ -504,20 +560,25 @@ func (w *eventWriter) appendAssistant(b []byte, r *trace.Record) []byte {
 	if v2 := w.v2; v2 != nil {
 		// the newer protocol's: when the reply completed and how long
 		// its run had taken by then (whole ms)
+		if m.StopReason == policy.StopReasonError {
+			v2.errors++
+			b = append(b, `,"errorId":`...)
+			b = strconv.AppendInt(b, int64(v2.errors), 10)
+		}
 		b = append(b, `,"completedAt":`...)
 		b = w.appendTimestamp(b, r)
 		b = append(b, `,"duration":`...)
 		b = strconv.AppendInt(b, int64((r.T-v2.runStart)/time.Millisecond), 10)
-		v2.lastOK = m.StopReason != policy.StopReasonError && m.StopReason != policy.StopReasonAborted
-		v2.lastError = m.ErrorMessage
+		v2.lastStop, v2.lastError, v2.lastModel = m.StopReason, m.ErrorMessage, r.Model
 	}
 	return append(b, '}')
 }
 
 // appendPromptResult appends the newer protocol's prompt_result and
-// session_settled lines for a resolved prompt: its command's id, status
-// ok when its last reply was a success, else error with the error the
-// prompt ended with (a chain's finalError, else the reply's).
+// session_settled lines for a resolved prompt, as the agent writes them:
+// its command's id, then the status of its last assistant reply:
+// completed, aborted, or error with the reply's error as an object
+// (message, provider, model, retryable).
 func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
 	v2 := w.v2
 	b = append(b, `"type":"prompt_result"`...)
@@ -529,12 +590,25 @@ func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
 		}
 	}
 	b = append(b, `,"agentInvoked":true,"status":`...)
-	if v2.lastOK {
-		b = append(b, `"ok","sessionSettled":true}`...)
-	} else {
-		b = append(b, `"error","sessionSettled":true,"error":`...)
-		b = jsonw.AppendString(b, v2.lastError)
-		b = append(b, '}')
+	switch v2.lastStop {
+	case policy.StopReasonError:
+		b = append(b, `"error","sessionSettled":true,"error":{"message":`...)
+		msg := v2.lastError
+		if msg == "" {
+			msg = "Provider request failed" // the agent's, for an error without a message
+		}
+		b = jsonw.AppendString(b, msg)
+		b = append(b, `,"provider":`...)
+		b = jsonw.AppendString(b, w.provider)
+		b = append(b, `,"model":`...)
+		b = jsonw.AppendString(b, v2.lastModel)
+		b = append(b, `,"retryable":`...)
+		b = strconv.AppendBool(b, v2.classifier.Classify(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: v2.lastError}, 0) == classify.ClassRetryable)
+		b = append(b, "}}"...)
+	case policy.StopReasonAborted:
+		b = append(b, `"aborted","sessionSettled":true}`...)
+	default:
+		b = append(b, `"completed","sessionSettled":true}`...)
 	}
 	b = append(b, "\n{"...)
 	if w.withT {

@@ -28,88 +28,8 @@ import (
 // gives its Settings, else its Settings spelled out (see settingsFlow).
 func Format(sc *Scenario) []byte {
 	var b strings.Builder
-	if sc.Name != "" {
-		fmt.Fprintf(&b, "name: %s\n", yamlString(sc.Name))
-	}
-	if d := sc.Description; d != "" {
-		body, nl := strings.CutSuffix(d, "\n")
-		switch {
-		case strings.Contains(body, "\n") || strings.Contains(body, "  ") || strings.TrimSpace(body) != body:
-			// Folding would change it: quote it.
-			fmt.Fprintf(&b, "description: %s\n", jsonw.AppendString(nil, d))
-		default:
-			b.WriteString("description: >")
-			if !nl {
-				b.WriteByte('-')
-			}
-			b.WriteByte('\n')
-			for _, l := range wrap(body, 76) {
-				fmt.Fprintf(&b, "  %s\n", l)
-			}
-		}
-	}
-	variant := sc.Variant
-	if variant == "" {
-		variant = defaultVariant
-	}
-	fmt.Fprintf(&b, "variant: %s\n", variant)
-	if sc.Profile != "" && sc.Profile != policy.DefaultProfile {
-		fmt.Fprintf(&b, "profile: %s\n", yamlString(sc.Profile))
-	}
-	fmt.Fprintf(&b, "settings: %s\n", settingsText(sc))
-	if sc.ContextWindow != defaultContextWindow {
-		fmt.Fprintf(&b, "contextWindow: %d\n", sc.ContextWindow)
-	}
-	if !sc.Compaction.Enabled || !sc.Compaction.Succeed {
-		fmt.Fprintf(&b, "compaction: {enabled: %t, succeed: %t}\n", sc.Compaction.Enabled, sc.Compaction.Succeed)
-	}
-	if !sc.InitialPrompt {
-		b.WriteString("initialPrompt: false\n")
-	}
-	for _, f := range []struct{ key, v, def string }{
-		{"prompt", sc.Prompt, defaultPrompt}, {"provider", sc.Provider, defaultProvider},
-		{"modelId", sc.ModelID, defaultModelID}, {"baseUrl", sc.BaseURL, defaultBaseURL}, {"sessionId", sc.SessionID, defaultSessionID},
-	} {
-		if f.v != f.def && f.v != "" {
-			fmt.Fprintf(&b, "%s: %s\n", f.key, yamlString(f.v))
-		}
-	}
-	if sc.EpochMs != defaultEpochMs && sc.EpochMs != 0 {
-		fmt.Fprintf(&b, "epochMs: %d\n", sc.EpochMs)
-	}
-	if sc.Seed != defaultSeed && sc.Seed != 0 {
-		fmt.Fprintf(&b, "seed: %d\n", sc.Seed)
-	}
-	if sc.HasRandomFixed {
-		fmt.Fprintf(&b, "random: {fixed: %s}\n", flowValue(sc.RandomFixed))
-	}
-	b.WriteString("turns:")
-	if len(sc.Turns) == 0 {
-		b.WriteString(" []")
-	}
-	b.WriteByte('\n')
-	for i := range sc.Turns {
-		fmt.Fprintf(&b, "  - %s\n", turnFlow(&sc.Turns[i]))
-	}
-	b.WriteString("actions:")
-	if len(sc.Actions) == 0 {
-		b.WriteString(" []")
-	}
-	b.WriteByte('\n')
-	for i := range sc.Actions {
-		fmt.Fprintf(&b, "  - %s\n", actionFlow(&sc.Actions[i]))
-	}
-	if x := sc.Expect; x != nil {
-		b.WriteString("expect:\n")
-		if len(x.Events) > 0 {
-			b.WriteString("  events:\n")
-			for i := range x.Events {
-				fmt.Fprintf(&b, "    - %s\n", eventFlow(&x.Events[i]))
-			}
-		}
-		if f := x.Final; f != nil {
-			fmt.Fprintf(&b, "  final: %s\n", finalFlow(f))
-		}
+	for i := range topKeys {
+		topKeys[i].write(&b, sc)
 	}
 	return []byte(b.String())
 }
@@ -286,6 +206,9 @@ func actionFlow(a *Action) string {
 	}
 	if a.Message != "" {
 		parts = append(parts, "message: "+string(jsonw.AppendString(nil, a.Message)))
+	}
+	if a.Settings != nil {
+		parts = append(parts, "settings: "+string(a.Settings)) // JSON: a YAML flow mapping
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -34,7 +34,9 @@ func TestFormatRoundTrip(t *testing.T) {
 		Provider: "p", ModelID: "m", BaseURL: "https://x/y", SessionID: "null", Seed: 1 << 40, RandomFixed: 1e-9, HasRandomFixed: true,
 		Turns: []Turn{{StopReason: policy.StopReasonError, ErrorMessage: "a\\nb \"q\"", Usage: Usage{Input: 1, CacheRead: 2}, SwitchModel: true, Duration: 1500 * time.Millisecond,
 			Status: 429, Headers: map[string]string{"retry-after": "30", "x-no": "no", "x-e": "", "!#$%&'*+-.^_`|~": "a: b\n"}}},
-		Actions: []Action{{At: time.Second, Do: "set_auto_retry", ID: "1", Enabled: &yes}, {At: 2 * time.Second, Do: "prompt", Message: "hi: there"}},
+		Actions: []Action{{At: time.Second, Do: "set_auto_retry", ID: "1", Enabled: &yes}, {At: 2 * time.Second, Do: "prompt", Message: "hi: there"},
+			{At: 3 * time.Second, Do: "set_retry_settings", Settings: []byte(`{"maxRetries":2,"jitter":{"mode":"full"},"fallback":["a: b"]}`)},
+			{At: 4 * time.Second, Do: "set_auto_compaction", Enabled: &yes}},
 	})
 	// Settings built in Go, over a profile: written as they differ from it,
 	// a key set back to its default (jitter none) included.

@@ -32,9 +32,11 @@ func (p *parser) failAt(pos Pos, field, msg string) { p.FailPos(strictfile.Pos(p
 // maxMs is the largest millisecond count that fits a time.Duration.
 const maxMs = math.MaxInt64 / int64(time.Millisecond)
 
+// millis is a duration in whole milliseconds, spelled as in every file
+// kind (strictfile.Duration): an integer number of milliseconds, or a Go
+// duration such as "1.5s".
 func (p *parser) millis(n *yaml.Node, path string) time.Duration {
-	v := p.Integer(n, path, 0, maxMs, fmt.Sprintf("a non-negative integer number of milliseconds, at most %d", maxMs))
-	return time.Duration(v) * time.Millisecond
+	return p.Duration(n, path, time.Millisecond, time.Duration(maxMs)*time.Millisecond)
 }
 
 func (p *parser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
@@ -45,21 +47,18 @@ func (p *parser) nonNeg(n *yaml.Node, path string, hi int64) int64 {
 }
 
 var (
-	topKeys = []string{"name", "description", "variant", "profile", "settings", "contextWindow", "compaction",
-		"initialPrompt", "prompt", "epochMs", "provider", "modelId", "baseUrl", "sessionId",
-		"seed", "random", "turns", "actions", "expect"}
 	compactionKeys = []string{"enabled", "succeed"}
 	turnKeys       = []string{"stopReason", "errorMessage", "usage", "switchModel", "durationMs", "status", "headers"}
 	randomKeys     = []string{"fixed"}
 	usageKeys      = []string{"input", "cacheRead"}
-	actionKeys     = []string{"at", "do", "id", "enabled", "message"}
+	actionKeys     = append([]string{"at", "do", "id"}, argNames()...)
 	expectKeys     = []string{"events", "final"}
 	finalKeys      = []string{"state", "attempt", "isRetrying", "unresolvedPrompts"}
 
 	variants    = session.VariantNames()
 	stopReasons = []string{string(policy.StopReasonStop), string(policy.StopReasonLength),
 		string(policy.StopReasonToolUse), string(policy.StopReasonError), string(policy.StopReasonAborted)}
-	actionKinds = []string{"abort_retry", "abort", "set_auto_retry", "prompt", "get_state"}
+	actionKinds = session.CommandNames()
 	finalStates = []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
 )
 
@@ -70,100 +69,26 @@ const maxEpochMs = int64(253402300799999)
 const maxTokens = math.MaxInt64 / 2
 
 func (p *parser) scenario(root *yaml.Node) *Scenario {
-	sc := &Scenario{
-		Path:          p.File,
-		Variant:       defaultVariant,
-		Profile:       policy.DefaultProfile,
-		ContextWindow: defaultContextWindow,
-		Compaction:    Compaction{Enabled: true, Succeed: true},
-		InitialPrompt: true,
-		Prompt:        defaultPrompt,
-		EpochMs:       defaultEpochMs,
-		Provider:      defaultProvider,
-		ModelID:       defaultModelID,
-		BaseURL:       defaultBaseURL,
-		SessionID:     defaultSessionID,
-		Seed:          defaultSeed,
+	sc := &Scenario{Path: p.File}
+	for i := range topKeys {
+		if def := topKeys[i].def; def != nil {
+			def(sc)
+		}
 	}
 	if p.File != "" {
 		base := filepath.Base(p.File)
 		sc.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
-	src := &fileSource{}
-	prof, _ := policy.ProfileByName(policy.DefaultProfile)
-	var settings *yaml.Node // read once the profile is known
-	p.Mapping(root, "", topKeys, func(e strictfile.Entry) {
-		path, v := e.Key, e.V
-		switch e.Key {
-		case "name":
-			sc.Name = p.Str(v, path)
-		case "description":
-			sc.Description = p.Str(v, path)
-		case "variant":
-			sc.Variant = p.Enum(v, path, variants)
-			src.variant = p.at(v)
-		case "profile":
-			name := p.Str(v, path)
-			var err error
-			if prof, err = policy.ProfileByName(name); err != nil || name == "" {
-				p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(policy.ProfileNames(), ", "))
+	r := &reading{sc: sc, src: &fileSource{}}
+	r.prof, _ = policy.ProfileByName(policy.DefaultProfile)
+	p.Mapping(root, "", topKeyNames, func(e strictfile.Entry) {
+		for i := range topKeys {
+			if topKeys[i].name == e.Key {
+				topKeys[i].read(p, r, e.V, e.Key)
 			}
-			sc.Profile = prof.Name
-			src.profile = p.at(v)
-		case "settings":
-			settings = v
-			src.settings = p.at(v)
-		case "contextWindow":
-			sc.ContextWindow = p.nonNeg(v, path, math.MaxInt64)
-		case "compaction":
-			p.Mapping(v, path, compactionKeys, func(e strictfile.Entry) {
-				switch e.Key {
-				case "enabled":
-					sc.Compaction.Enabled = p.Boolean(e.V, strictfile.Join(path, e.Key))
-				case "succeed":
-					sc.Compaction.Succeed = p.Boolean(e.V, strictfile.Join(path, e.Key))
-				}
-			})
-		case "initialPrompt":
-			sc.InitialPrompt = p.Boolean(v, path)
-		case "prompt":
-			sc.Prompt = p.Str(v, path)
-		case "epochMs":
-			sc.EpochMs = p.nonNeg(v, path, maxEpochMs)
-		case "provider":
-			sc.Provider = p.Str(v, path)
-		case "modelId":
-			sc.ModelID = p.Str(v, path)
-		case "baseUrl":
-			sc.BaseURL = p.Str(v, path)
-		case "sessionId":
-			sc.SessionID = p.Str(v, path)
-		case "seed":
-			sc.Seed = p.Integer(v, path, 1, math.MaxInt64, fmt.Sprintf("an integer from 1 to %d", int64(math.MaxInt64)))
-		case "random":
-			fields := p.Mapping(v, path, randomKeys, func(e strictfile.Entry) {
-				sc.RandomFixed = p.unitNumber(e.V, strictfile.Join(path, e.Key))
-				sc.HasRandomFixed = true
-			})
-			if _, ok := fields["fixed"]; !ok {
-				p.Fail(v, strictfile.Join(path, "fixed"), "missing required key (a number from 0 to 1, 1 excluded: every random draw)")
-			}
-		case "turns":
-			items := p.Seq(v, path, "turns", maxEntries)
-			sc.Turns = make([]Turn, 0, len(items))
-			for i, item := range items {
-				sc.Turns = append(sc.Turns, p.turn(item, strictfile.Index(path, i)))
-			}
-		case "actions":
-			items := p.Seq(v, path, "actions", maxEntries)
-			sc.Actions = make([]Action, 0, len(items))
-			for i, item := range items {
-				sc.Actions = append(sc.Actions, p.action(item, strictfile.Index(path, i)))
-			}
-		case "expect":
-			sc.Expect = p.expect(v, path)
 		}
 	})
+	src, prof, settings := r.src, r.prof, r.settings
 	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
 		sc.src = src
 	}
@@ -280,6 +205,10 @@ func (p *parser) unitNumber(n *yaml.Node, path string) float64 {
 	return f
 }
 
+// An action is a command of session's table (session.Commands): "do" is
+// its name, and its arguments are keys, read by their kind. An ArgText
+// argument may be left out (the simulated session reads no text); the
+// others are required; wire-only ones are no keys.
 func (p *parser) action(n *yaml.Node, path string) Action {
 	a := Action{Pos: p.at(n)}
 	fields := p.Mapping(n, path, actionKeys, func(e strictfile.Entry) {
@@ -291,11 +220,8 @@ func (p *parser) action(n *yaml.Node, path string) Action {
 			a.Do = p.Enum(e.V, fp, actionKinds)
 		case "id":
 			a.ID = p.Str(e.V, fp)
-		case "enabled":
-			b := p.Boolean(e.V, fp)
-			a.Enabled = &b
-		case "message":
-			a.Message = p.Str(e.V, fp)
+		default:
+			p.arg(&a, argKinds[e.Key], e.V, fp)
 		}
 	})
 	if _, ok := fields["at"]; !ok {
@@ -304,16 +230,76 @@ func (p *parser) action(n *yaml.Node, path string) Action {
 	if _, ok := fields["do"]; !ok {
 		p.Fail(n, strictfile.Join(path, "do"), "missing required key (one of: %s)", strings.Join(actionKinds, ", "))
 	}
-	if e, ok := fields["enabled"]; ok && a.Do != "set_auto_retry" {
-		p.Fail(e.K, strictfile.Join(path, "enabled"), "not allowed for do: %s (only for set_auto_retry)", a.Do)
+	cmd, _ := session.CommandByName(a.Do)
+	for _, key := range actionKeys[3:] {
+		if e, ok := fields[key]; ok && !takes(&cmd, key) {
+			p.Fail(e.K, strictfile.Join(path, key), "not allowed for do: %s (only for %s)", a.Do, strings.Join(takenBy(key), ", "))
+		}
 	}
-	if _, ok := fields["enabled"]; !ok && a.Do == "set_auto_retry" {
-		p.Fail(n, strictfile.Join(path, "enabled"), "missing required key for do: set_auto_retry (true or false)")
-	}
-	if e, ok := fields["message"]; ok && a.Do != "prompt" {
-		p.Fail(e.K, strictfile.Join(path, "message"), "not allowed for do: %s (only for prompt)", a.Do)
+	for _, arg := range cmd.Args {
+		if _, ok := fields[arg.Name]; !ok && !arg.Optional && !arg.Kind.WireOnly() && arg.Kind != session.ArgText {
+			p.Fail(n, strictfile.Join(path, arg.Name), "missing required key for do: %s (%s)", a.Do, arg.Kind.Want())
+		}
 	}
 	return a
+}
+
+// arg reads an action's argument of kind k into a.
+func (p *parser) arg(a *Action, k session.ArgKind, v *yaml.Node, path string) {
+	switch k {
+	case session.ArgBool:
+		b := p.Boolean(v, path)
+		a.Enabled = &b
+	case session.ArgText:
+		a.Message = p.Str(v, path)
+	case session.ArgSettings:
+		if v.Kind != yaml.MappingNode {
+			p.Fail(v, path, "expected %s, got %s", k.Want(), strictfile.Describe(v))
+		}
+		// Keys and types are checked here, ranges when the action runs
+		// (merged over the settings in force then, as on the wire).
+		a.Settings, _ = p.settingsPatch(v, path, &fileSource{}, policy.DefaultSettings())
+	}
+}
+
+// argKinds are the kinds of the actions' argument keys (a key has one
+// kind in every command that takes it: TestActionKeys).
+var argKinds = map[string]session.ArgKind{}
+
+// argNames lists the commands' arguments that are keys of an action, in
+// the table's order, once each.
+func argNames() []string {
+	var names []string
+	for _, c := range session.Commands() {
+		for _, arg := range c.Args {
+			if _, seen := argKinds[arg.Name]; !seen && !arg.Kind.WireOnly() {
+				argKinds[arg.Name] = arg.Kind
+				names = append(names, arg.Name)
+			}
+		}
+	}
+	return names
+}
+
+// takes reports whether command c has argument key.
+func takes(c *session.Command, key string) bool {
+	for _, arg := range c.Args {
+		if arg.Name == key {
+			return true
+		}
+	}
+	return false
+}
+
+// takenBy lists the commands that have argument key.
+func takenBy(key string) []string {
+	var names []string
+	for _, c := range session.Commands() {
+		if takes(&c, key) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 func (p *parser) expect(n *yaml.Node, path string) *Expect {
@@ -448,61 +434,18 @@ func (p *parser) valueFits(f *trace.Field, value any) bool {
 	return false
 }
 
-// object fills dst from mapping n (keys must be distinct strings) and returns
-// the keys in file order.
+// object fills dst from mapping n (keys must be distinct strings), its
+// values as JSON reads them (strictfile.Reader.JSONValue, the one
+// conversion), and returns the keys in file order.
 func (p *parser) object(n *yaml.Node, path string, dst map[string]any, depth int) ([]string, map[string]any) {
+	m, _ := p.JSONValue(n, path, depth, maxValueDepth).(map[string]any)
 	keys := make([]string, 0, len(n.Content)/2)
-	at := make(map[string]*yaml.Node, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		p.RejectMerge(k, path)
-		if k.Kind != yaml.ScalarNode || !strictfile.IsString(k) {
-			p.Fail(k, path, "keys must be strings, got %s", strictfile.Describe(k))
-		}
-		if prev, dup := at[k.Value]; dup {
-			p.Fail(k, strictfile.Join(path, k.Value), "duplicate key%s (first at line %d:%d)", strictfile.QuoteKey(k.Value), prev.Line, prev.Column)
-		}
-		at[k.Value] = k
-		keys = append(keys, k.Value)
-		dst[k.Value] = p.jsonValue(v, strictfile.Join(path, k.Value), depth+1)
+		k := n.Content[i].Value
+		keys = append(keys, k)
+		dst[k] = m[k]
 	}
 	return keys, dst
-}
-
-// jsonValue converts n to a JSON-typed Go value.
-func (p *parser) jsonValue(n *yaml.Node, path string, depth int) any {
-	if depth > maxValueDepth {
-		p.Fail(n, path, "value nested more than %d levels deep", maxValueDepth)
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		_, m := p.object(n, path, make(map[string]any, len(n.Content)/2), depth)
-		return m
-	case yaml.SequenceNode:
-		list := make([]any, 0, len(n.Content))
-		for i, c := range n.Content {
-			list = append(list, p.jsonValue(c, strictfile.Index(path, i), depth+1))
-		}
-		return list
-	case yaml.ScalarNode:
-		if strictfile.IsString(n) {
-			return n.Value
-		}
-		switch n.ShortTag() {
-		case "!!null":
-			return nil
-		case "!!bool":
-			return p.Boolean(n, path)
-		case "!!int", "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
-			}
-			return f
-		}
-	}
-	p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
-	return nil
 }
 
 func (p *parser) final(n *yaml.Node, path string) *ExpectFinal {

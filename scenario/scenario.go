@@ -111,14 +111,19 @@ func (t *Turn) Reply() policy.AssistantMessage {
 		Status: t.Status, Headers: t.Headers}
 }
 
-// Action is one scripted client command at a virtual time.
+// Action is one scripted client command at a virtual time: a command of
+// session's table (session.Commands), its arguments held by their kind.
 type Action struct {
 	At      time.Duration // "at": required, ms, non-negative integer
-	Do      string        // "do": abort_retry|abort|set_auto_retry|prompt|get_state
+	Do      string        // "do": the command's name
 	ID      string        // "id", optional
-	Enabled *bool         // "enabled": required for set_auto_retry, not allowed for other kinds
-	Message string        // "message": for prompt only (default ""); not allowed for other kinds
-	Pos     Pos
+	Enabled *bool         // an ArgBool argument ("enabled": set_auto_retry, set_auto_compaction): required
+	Message string        // an ArgText argument ("message": prompt), default ""
+	// Settings is an ArgSettings argument ("settings": set_retry_settings),
+	// required: a JSON object of retry settings, merged over those in force
+	// when the action runs and validated then.
+	Settings json.RawMessage
+	Pos      Pos
 }
 
 // Expect is the expectation part of a scenario.

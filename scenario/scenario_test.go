@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -329,7 +330,7 @@ func TestScenarioErrors(t *testing.T) {
 			`unknown key "stopReasn" (allowed: stopReason, errorMessage, usage, switchModel, durationMs, status, headers)`},
 		{"unknown settings key", `{"settings":{"retries":3}}`, "t.yaml:1:14", "settings.retries", `unknown key "retries" (allowed: enabled, maxRetries, baseDelayMs, backoffFactor, maxBackoffMs, jitter, retryAfter, classify, retryablePatterns, nonRetryablePatterns, persistent, fallback)`},
 		{"unknown usage key", "turns: [{stopReason: stop, usage: {output: 1}}]", "t.yaml:1:36", "turns[0].usage.output", "(allowed: input, cacheRead)"},
-		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, enabled, message)"},
+		{"unknown action key", "actions: [{at: 1, do: abort, when: 2}]", "t.yaml:1:30", "actions[0].when", "(allowed: at, do, id, message, enabled, settings)"},
 		{"unknown compaction key", "compaction: {on: true}", "t.yaml:1:14", "compaction.on", "(allowed: enabled, succeed)"},
 		{"unknown expect key", "expect: {finals: {}}", "t.yaml:1:10", "expect.finals", "(allowed: events, final)"},
 		{"unknown final key", "expect:\n  final:\n    attempts: 1\n", "t.yaml:3:5", "expect.final.attempts", "(allowed: state, attempt, isRetrying, unresolvedPrompts)"},
@@ -356,7 +357,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"unresolvedPrompts item", "expect: {final: {unresolvedPrompts: [0, x]}}", "t.yaml:1:41", "expect.final.unresolvedPrompts[1]", "expected an integer from 0 to"},
 
 		// Ranges.
-		{"negative at", "actions:\n  - {at: -5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "-5 is out of range (allowed: a non-negative integer number of milliseconds"},
+		{"negative at", "actions:\n  - {at: -5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "-5 is out of range (allowed: a duration from 0s to 2562047h47m16.854s (whole milliseconds)"},
 		{"float at", "actions:\n  - {at: 1.5, do: abort}\n", "t.yaml:2:10", "actions[0].at", "got float 1.5"},
 		{"huge at", "actions: [{at: 9223372036854776, do: abort}]", "t.yaml:1:16", "actions[0].at", "9223372036854776 is out of range"},
 		{"negative durationMs", "turns: [{stopReason: stop, durationMs: -1}]", "t.yaml:1:40", "turns[0].durationMs", "out of range"},
@@ -430,17 +431,22 @@ func TestScenarioErrors(t *testing.T) {
 		// Enumerations.
 		{"bad stopReason", "turns:\n  - stopReason: eror\n", "t.yaml:2:17", "turns[0].stopReason", `unknown value "eror" (allowed: stop, length, toolUse, error, aborted)`},
 		{"bad variant", "variant: buggy", "t.yaml:1:10", "variant", `unknown value "buggy" (allowed: sound, original)`},
-		{"bad do", "actions: [{at: 0, do: retry}]", "t.yaml:1:23", "actions[0].do", `unknown value "retry" (allowed: abort_retry, abort, set_auto_retry, prompt, get_state)`},
+		{"bad do", "actions: [{at: 0, do: retry}]", "t.yaml:1:23", "actions[0].do", `unknown value "retry" (allowed: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state`},
 		{"bad state", "expect: {final: {state: done}}", "t.yaml:1:25", "expect.final.state", "(allowed: idle, backoff, continuing, exhausted, cancelled)"},
 
 		// Required and kind-specific keys.
 		{"turn without stopReason", "turns:\n  - errorMessage: x\n", "t.yaml:2:5", "turns[0].stopReason", "missing required key"},
 		{"action without at", "actions: [{do: abort}]", "t.yaml:1:11", "actions[0].at", "missing required key"},
-		{"action without do", "actions: [{at: 0}]", "t.yaml:1:11", "actions[0].do", "missing required key (one of: abort_retry, abort, set_auto_retry, prompt, get_state)"},
+		{"action without do", "actions: [{at: 0}]", "t.yaml:1:11", "actions[0].do", "missing required key (one of: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state"},
 		{"set_auto_retry without enabled", "actions:\n  - at: 0\n    do: abort\n  - at: 10\n    do: set_auto_retry\n", "t.yaml:4:5", "actions[1].enabled", "missing required key for do: set_auto_retry"},
 		{"set_auto_retry enabled string", `{"actions":[{"at":0,"do":"set_auto_retry","enabled":"no"}]}`, "t.yaml:1:53", "actions[0].enabled", `expected a boolean (true or false), got string "no"`},
-		{"enabled on abort", "actions:\n  - at: 0\n    enabled: true\n    do: abort\n", "t.yaml:3:5", "actions[0].enabled", "not allowed for do: abort (only for set_auto_retry)"},
+		{"enabled on abort", "actions:\n  - at: 0\n    enabled: true\n    do: abort\n", "t.yaml:3:5", "actions[0].enabled", "not allowed for do: abort (only for set_auto_retry, set_auto_compaction"},
 		{"message on get_state", "actions: [{at: 0, do: get_state, message: hi}]", "t.yaml:1:34", "actions[0].message", "not allowed for do: get_state (only for prompt)"},
+		{"set_auto_compaction without enabled", "actions: [{at: 0, do: set_auto_compaction}]", "t.yaml:1:11", "actions[0].enabled", "missing required key for do: set_auto_compaction (true or false)"},
+		{"set_retry_settings without settings", "actions: [{at: 0, do: set_retry_settings}]", "t.yaml:1:11", "actions[0].settings", "missing required key for do: set_retry_settings (an object of retry settings"},
+		{"settings not an object", "actions: [{at: 0, do: set_retry_settings, settings: 3}]", "t.yaml:1:53", "actions[0].settings", "expected an object of retry settings (SPEC §1), merged key by key over those in force, got integer 3"},
+		{"settings unknown key", "actions: [{at: 0, do: set_retry_settings, settings: {maxRetriez: 3}}]", "t.yaml:1:54", "actions[0].settings.maxRetriez", "maxRetries"},
+		{"settings on abort", "actions: [{at: 0, do: abort, settings: {maxRetries: 1}}]", "t.yaml:1:30", "actions[0].settings", "not allowed for do: abort (only for set_retry_settings)"},
 
 		// Limits.
 		{"too many turns", "turns: [" + strings.Repeat("{stopReason: stop},", 10001) + "]", "t.yaml:1:8", "turns", "too many entries: 10001 (at most 10000 allowed)"},
@@ -704,7 +710,9 @@ func TestScenarioErrorHostileKeys(t *testing.T) {
 				t.Fatalf("error %v, want a *Error", err)
 			}
 			line := se.Error()
-			if len(line) > 300 {
+			// Bounded whatever the input: 300 bytes besides the list of the
+			// allowed keys, which is the schema's, not the input's.
+			if len(allowedList.ReplaceAllString(line, "")) > 300 {
 				t.Errorf("error line is %d bytes: %.300s...", len(line), line)
 			}
 			if !strings.HasPrefix(line, tt.pos+": ") {
@@ -796,6 +804,53 @@ func TestParseDocumentMarkers(t *testing.T) {
 		}
 		if got.Name != want.Name || len(got.Turns) != 1 || got.Turns[0].ErrorMessage != "overloaded" {
 			t.Errorf("%q: got %+v", in, got)
+		}
+	}
+}
+
+// allowedList is an error's list of the allowed keys.
+var allowedList = regexp.MustCompile(`\(allowed: [^)]*\)`)
+
+// TestUnifiedSpellings: a scenario file takes the spellings every file
+// kind shares: a duration as an integer number of milliseconds or a Go
+// duration (a fleet file's; whole milliseconds), and compaction as on, off
+// or fail (the fleet's) or {enabled, succeed}; old and new read the same.
+func TestUnifiedSpellings(t *testing.T) {
+	read := func(src string) *Scenario {
+		t.Helper()
+		sc, err := Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		return sc
+	}
+	for _, src := range []string{
+		"turns:\n  - {stopReason: stop, durationMs: 1500}\nactions:\n  - {at: 2000, do: abort}\n",
+		"turns:\n  - {stopReason: stop, durationMs: 1.5s}\nactions:\n  - {at: \"2s\", do: abort}\n",
+	} {
+		if sc := read(src); sc.Turns[0].Duration != 1500*time.Millisecond || sc.Actions[0].At != 2*time.Second {
+			t.Errorf("%q: turn %v, action at %v", src, sc.Turns[0].Duration, sc.Actions[0].At)
+		}
+	}
+	for src, want := range map[string]Compaction{
+		"compaction: on\n":               {Enabled: true, Succeed: true},
+		"compaction: off\n":              {},
+		"compaction: fail\n":             {Enabled: true},
+		"compaction: {succeed: false}\n": {Enabled: true},
+		"compaction: {enabled: false}\n": {Succeed: true},
+		"compaction: {enabled: true}\n":  {Enabled: true, Succeed: true},
+	} {
+		if got := read(src).Compaction; got != want {
+			t.Errorf("%q: %+v, want %+v", src, got, want)
+		}
+	}
+	for src, want := range map[string]string{
+		"turns:\n  - {stopReason: stop, durationMs: 1.5ms}\n": `turns[0].durationMs: "1.5ms" is out of range (allowed: a duration from 0s to`,
+		"turns:\n  - {stopReason: stop, durationMs: 2x}\n":    `turns[0].durationMs: expected a duration from 0s to`,
+		"compaction: maybe\n":                                 `compaction: `,
+	} {
+		if _, err := Parse("t.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
 		}
 	}
 }

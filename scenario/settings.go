@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -285,88 +284,8 @@ func (p *parser) failErr(n *yaml.Node, field, msg string, err error) {
 	p.FailErr(p.Pos(n), field, msg, err)
 }
 
-// toJSON converts node n (a value of the file) to JSON text: mappings
-// (string keys, no duplicates) in file order, numbers as written when that
-// is JSON, else as YAML reads them (0x1F is 31; a float keeps a fraction
-// or an exponent, so 1. stays a float), strings, booleans and null. Any
-// other value (an infinity, NaN, a binary) is an error.
+// toJSON converts node n (a value of the file) to JSON text: the one
+// conversion, strictfile.Reader.AppendJSON.
 func (p *parser) toJSON(n *yaml.Node, path string, depth int) []byte {
-	return p.appendJSON(nil, n, path, depth)
-}
-
-func (p *parser) appendJSON(b []byte, n *yaml.Node, path string, depth int) []byte {
-	if depth > maxValueDepth {
-		p.Fail(n, path, "value nested more than %d levels deep", maxValueDepth)
-	}
-	bad := func() {
-		p.Fail(n, path, "expected a JSON value (string, finite number, boolean, null, list or mapping), got %s", strictfile.Describe(n))
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		b = append(b, '{')
-		seen := make(map[string]*yaml.Node, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p.RejectMerge(k, path)
-			if k.Kind != yaml.ScalarNode || !strictfile.IsString(k) {
-				p.Fail(k, path, "keys must be strings, got %s", strictfile.Describe(k))
-			}
-			if prev, dup := seen[k.Value]; dup {
-				p.Fail(k, strictfile.Join(path, k.Value), "duplicate key%s (first at line %d:%d)", strictfile.QuoteKey(k.Value), prev.Line, prev.Column)
-			}
-			seen[k.Value] = k
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonw.AppendString(b, k.Value), ':')
-			b = p.appendJSON(b, v, strictfile.Join(path, k.Value), depth+1)
-		}
-		return append(b, '}')
-	case yaml.SequenceNode:
-		b = append(b, '[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = p.appendJSON(b, c, strictfile.Index(path, i), depth+1)
-		}
-		return append(b, ']')
-	case yaml.ScalarNode:
-		if strictfile.IsString(n) {
-			return jsonw.AppendString(b, n.Value)
-		}
-		switch n.ShortTag() {
-		case "!!null":
-			return append(b, "null"...)
-		case "!!bool":
-			return strconv.AppendBool(b, p.Boolean(n, path))
-		case "!!int":
-			if isJSONNumber(n.Value) {
-				return append(b, n.Value...)
-			}
-			var i int64
-			if err := n.Decode(&i); err == nil {
-				return strconv.AppendInt(b, i, 10)
-			}
-		case "!!float":
-			if isJSONNumber(n.Value) {
-				return append(b, n.Value...)
-			}
-			var f float64
-			if err := n.Decode(&f); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-				s := strconv.FormatFloat(f, 'g', -1, 64)
-				if !strings.ContainsAny(s, ".eE") {
-					s += ".0"
-				}
-				return append(b, s...)
-			}
-		}
-	}
-	bad()
-	return nil
-}
-
-// isJSONNumber reports whether s is a JSON number as it is.
-func isJSONNumber(s string) bool {
-	return s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && json.Valid([]byte(s))
+	return p.AppendJSON(nil, n, path, depth, maxValueDepth)
 }

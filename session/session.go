@@ -269,44 +269,6 @@ type Config struct {
 	Profile string
 }
 
-// EventKind is what happened.
-type EventKind uint8
-
-// Events.
-const (
-	Prompt            EventKind = iota + 1 // a prompt (ID; Respond: answer it)
-	Abort                                  // the abort command (Reply: the aborted reply of a call in flight)
-	AbortRetry                             // the abort_retry command
-	SetAutoRetry                           // set_auto_retry (Enabled)
-	GetState                               // get_state
-	Reply                                  // a model call's reply (Call, Reply, Switch)
-	TimerFired                             // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
-	Settle                                 // the end of a queue event: the sound variant resolves settled prompts
-	SetRetrySettings                       // set_retry_settings (Policy, or Error when the shell refused them)
-	SetAutoCompaction                      // set_auto_compaction (Enabled)
-)
-
-// Event is one input of the core. At is the virtual time now.
-type Event struct {
-	Kind    EventKind
-	At      time.Duration
-	ID      string // a command's id, echoed in its response
-	Respond bool   // Prompt: answer it (the scenario's initial prompt is not)
-	Enabled bool   // SetAutoRetry, SetAutoCompaction
-	// Reply is the classified reply (Reply), or the aborted reply a call
-	// in flight ends with (Abort).
-	Reply classify.Outcome
-	// Switch is auth storage's answer, should the reply's usage limit be
-	// retried: credentials were switched (a 0 ms wait).
-	Switch bool
-	Call   uint64 // Reply: the call it answers
-	Timer  Timer  // TimerFired
-	// Policy is set_retry_settings' settings, merged over those in force
-	// and compiled by the shell; Error is why the shell refused them.
-	Policy *policy.Policy
-	Error  string
-}
-
 // EffectKind is what the shell must do.
 type EffectKind uint8
 

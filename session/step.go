@@ -67,34 +67,6 @@ func (c *Core) Apply(s *State, p *policy.Policy, ev *Event, b *Buffer) []Effect 
 	// The rest of the stepper (ending, aborting, afterEnd, deferred, fx)
 	// is zero: every step leaves it so (TestStepLeavesNoScratch).
 	switch ev.Kind {
-	case Prompt:
-		st.prompt(ev.ID, ev.Respond)
-	case Abort:
-		st.abortCommand(ev)
-	case AbortRetry:
-		// The response comes before the auto_retry_end it causes, as in
-		// the original.
-		st.respond(ev.ID, "abort_retry", true, "", false)
-		st.decide(policy.InputAbortRetry, nil)
-	case SetAutoRetry:
-		st.pol = p.WithEnabled(ev.Enabled) // the rest of the step sees the new value
-		st.effect(SetEnabled).Enabled = ev.Enabled
-		st.respond(ev.ID, "set_auto_retry", true, "", false)
-	case SetRetrySettings:
-		if ev.Error != "" || ev.Policy == nil {
-			st.respond(ev.ID, "set_retry_settings", false, ev.Error, false)
-			break
-		}
-		st.pol = ev.Policy // the rest of the step sees it
-		st.effect(SetSettings).Policy = ev.Policy
-		st.respond(ev.ID, "set_retry_settings", true, "", false)
-	case SetAutoCompaction:
-		// Read at the next compaction check (the original's
-		// compaction.enabled setting).
-		st.effect(SetCompaction).Enabled = ev.Enabled
-		st.respond(ev.ID, "set_auto_compaction", true, "", false)
-	case GetState:
-		st.respond(ev.ID, "get_state", true, "", true)
 	case Reply:
 		if ev.Call != 0 && ev.Call == st.s.Run.Call && st.s.Run.Kind != NoRun {
 			st.s.Run.Call = 0
@@ -104,6 +76,11 @@ func (c *Core) Apply(s *State, p *policy.Policy, ev *Event, b *Buffer) []Effect 
 		st.timer(ev.Timer)
 	case Settle:
 		st.settle()
+	default:
+		// A command: its row's rule (commandOf).
+		if int(ev.Kind) < len(commandOf) && commandOf[ev.Kind] != nil {
+			commandOf[ev.Kind].step(st, ev)
+		}
 	}
 	return b.Effects
 }
@@ -187,13 +164,14 @@ func (st *stepper) cancel(k TimerKind, id uint64) {
 	st.effect(Cancel).Timer = Timer{Kind: k, ID: id}
 }
 
-// respond answers a command; state adds get_state's data.
-func (st *stepper) respond(id, command string, ok bool, errText string, state bool) {
+// respond answers the command being stepped, by its id and its row's
+// name; state adds get_state's data.
+func (st *stepper) respond(ok bool, errText string, state bool) {
 	r := st.record(Answer, trace.Response)
 	if r == nil {
 		return
 	}
-	r.Response = trace.ResponseRecord{ID: id, Command: command, Success: ok, HasState: state}
+	r.Response = trace.ResponseRecord{ID: st.at.ID, Command: commandOf[st.at.Kind].Name, Success: ok, HasState: state}
 	if state {
 		r.Response.State = st.sessionState()
 	}
@@ -239,7 +217,7 @@ func (st *stepper) model() string { return st.pol.ModelName(st.c.Config.Model, s
 
 // prompt issues a prompt: numbered, then accepted (its run starts) or
 // rejected.
-func (st *stepper) prompt(id string, respond bool) {
+func (st *stepper) prompt(respond bool) {
 	s := st.s
 	s.Prompts++
 	n := s.Prompts
@@ -248,15 +226,15 @@ func (st *stepper) prompt(id string, respond bool) {
 			r.Prompt, r.Error = n, ErrPromptWhileStreaming
 		}
 		if respond {
-			st.respond(id, "prompt", false, ErrPromptWhileStreaming, false)
+			st.respond(false, ErrPromptWhileStreaming, false)
 			if st.r.RejectedPrompt == FailureThenSuccess {
-				st.respond(id, "prompt", true, "", false)
+				st.respond(true, "", false)
 			}
 		}
 		return
 	}
 	if respond {
-		st.respond(id, "prompt", true, "", false)
+		st.respond(true, "", false)
 	}
 	st.cancelCompactionContinue()
 	s.Pending, s.Waiting = n, false
@@ -279,7 +257,7 @@ func (st *stepper) abortCommand(ev *Event) {
 		st.s.Run.Call = 0
 		st.reply(&ev.Reply, false)
 	}
-	st.respond(ev.ID, "abort", true, "", false)
+	st.respond(true, "", false)
 	st.aborting = false
 	if p := st.deferred; p != 0 {
 		st.deferred = 0

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -242,29 +243,45 @@ func (s *Session) Unresolved() []int {
 	return []int{s.st.Pending}
 }
 
-// Do runs scenario action a now: the session event it names (Step).
+// Do runs scenario action a now: the session event of its command
+// (Step), with its arguments; settings are merged over those in force and
+// validated (MergeSettings), and refused ones fail the command as on the
+// wire. An action that names no command does nothing.
 func (s *Session) Do(a scenario.Action) {
-	ev := session.Event{ID: a.ID}
-	switch a.Do {
-	case "prompt":
-		ev.Kind, ev.Respond = session.Prompt, true
-	case "abort":
-		ev.Kind = session.Abort
-	case "abort_retry":
-		ev.Kind = session.AbortRetry
-	case "set_auto_retry":
-		ev.Kind, ev.Enabled = session.SetAutoRetry, a.Enabled != nil && *a.Enabled
-	case "get_state":
-		ev.Kind = session.GetState
-	default:
+	cmd, ok := session.CommandByName(a.Do)
+	if !ok {
 		return
+	}
+	ev := cmd.Event(a.ID)
+	for _, arg := range cmd.Args {
+		switch arg.Kind {
+		case session.ArgBool:
+			ev.Enabled = a.Enabled != nil && *a.Enabled
+		case session.ArgSettings:
+			if p, err := s.MergeSettings(a.Settings); err != nil {
+				ev.Error = cmd.Name + ": " + arg.Name + ": " + err.Error()
+			} else {
+				ev.Policy = p
+			}
+		}
 	}
 	s.Step(ev)
 }
 
+// MergeSettings returns patch (a JSON object of retry settings) merged
+// key by key over the settings in force and compiled (policy.Compile):
+// set_retry_settings' policy.
+func (s *Session) MergeSettings(patch json.RawMessage) (*policy.Policy, error) {
+	merged, err := s.Settings().Apply(patch)
+	if err != nil {
+		return nil, err
+	}
+	return policy.Compile(merged)
+}
+
 // Step runs command event ev now (Prompt, Abort, AbortRetry, SetAutoRetry,
-// GetState, SetRetrySettings with its Settings merged over those in force
-// and validated by the caller, SetAutoCompaction): the session core steps
+// GetState, SetRetrySettings with its Policy merged over the settings in
+// force and compiled by the caller, SetAutoCompaction): the session core steps
 // and the session performs its effects. An Abort ends the call in flight,
 // if any, with an aborted reply.
 func (s *Session) Step(ev session.Event) {

@@ -42,6 +42,12 @@ const (
 	FaultDrop FaultKind = "drop"
 )
 
+// FaultKinds are the wire's faults in SPEC.md §18.2's order: the one
+// list a script's kinds, their errors and the proxy command's help read.
+// A new fault is its constant and its entry here, what it does in package
+// proxy, and its row in SPEC.md.
+var FaultKinds = []FaultKind{FaultLatency, FaultSlowBody, FaultStreamCut, FaultSSEError, FaultDrop}
+
 // Record is one line of the wire log (SPEC.md §18.3): a request, the
 // retry headers its client sent and the answer given. Fields are only
 // ever added, after these.

@@ -1,16 +1,18 @@
 // Command retrysim-plot draws a fleet's result as charts (package
 // fleet/fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
 // calls per second over time per profile (the provider's capacity a line,
-// the outage windows shaded, the highest spike marked) beside the CDF of
-// the time from a prompt to its success over every prompt (the failed and
-// still-waiting prompts the gap below 100 %).
+// the outage windows shaded, the table's peak marked), the CDF of the time
+// from a prompt to its success over every prompt (the failed and
+// still-waiting prompts the gap below 100 %), and each row's requests per
+// prompt with its 429s.
 //
 // Usage:
 //
 //	retrysim-plot [-o FILE.png|FILE.svg] PARTIAL...
 //
 // Each PARTIAL is a partial result written by 'retrysim fleet --json
-// --shard I/N' (a whole sweep is the one shard 0/1), or - for one read
+// --shard I/N' (a whole sweep is the one shard 0/1; merged shards are one
+// with 'retrysim fleet merge --json --shard 0/1'), or - for one read
 // from stdin; the partials of every shard of a split are merged as
 // 'retrysim fleet merge' merges them, and the merged result is drawn to
 // FILE (default fleet.png):
@@ -52,6 +54,12 @@ const (
 // fleet merge bounds it (a partial holds a summary per fleet group, well
 // under this).
 var maxPartialSize int64 = fleet.MaxPartialSize
+
+// wholeResultHint follows the error of a file without a partial's
+// header: most likely a whole result ('retrysim fleet --json', 'fleet merge
+// --json'), which holds no time series.
+const wholeResultHint = "; a whole result (--json) holds no time series to draw: give the shards' partial results, " +
+	"or merge them into one with 'retrysim fleet merge --json --shard 0/1 PARTIAL...'"
 
 func main() { os.Exit(realMain(os.Args[1:], os.Stdin, os.Stderr)) }
 
@@ -96,7 +104,11 @@ func realMain(args []string, stdin io.Reader, stderr io.Writer) int {
 			parts[i], err = fleet.ReadPartialFile(path, maxPartialSize)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "retrysim-plot: %s: %s\n", termsafe.Text(path), termsafe.Text(err.Error()))
+			msg := err.Error()
+			if pe := (*fleet.PartialError)(nil); errors.As(err, &pe) && pe.Field == "shard" {
+				msg += wholeResultHint
+			}
+			fmt.Fprintf(stderr, "retrysim-plot: %s: %s\n", termsafe.Text(path), termsafe.Text(msg))
 			return exitUsage
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ func writePartials(t *testing.T, dir string, n int) []string {
 	}
 	var paths []string
 	for i := range n {
-		p, err := fleet.RunShard(cfgs, fleet.Shard{Index: i, Count: n}, 1)
+		p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), fleet.Options{Shard: fleet.Shard{Index: i, Count: n}, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,6 +80,26 @@ func TestPlot(t *testing.T) {
 		t.Fatalf("%s: %v\n%.200s", svgPath, err, svg)
 	}
 
+	// A whole result (--json, no series): the error says how to get a
+	// partial of the merged sweep.
+	parts := make([]*fleet.Partial, len(shards))
+	for i, path := range shards {
+		if parts[i], err = fleet.ReadPartialFile(path, fleet.MaxPartialSize); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := fleet.MergePartials(parts, shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeJSON, err := res.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeResult := filepath.Join(dir, "merged.json")
+	if err := os.WriteFile(wholeResult, wholeJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	junk := filepath.Join(dir, "junk.json")
 	if err := os.WriteFile(junk, []byte(`{"x":1}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -92,6 +113,7 @@ func TestPlot(t *testing.T) {
 		{[]string{"-o", filepath.Join(dir, "x.png")}, "retrysim-plot: no partial results"},
 		{[]string{"-o", filepath.Join(dir, "x.png"), shards[0]}, "retrysim-plot: shard 1/2 missing"},
 		{[]string{"-o", filepath.Join(dir, "x.png"), junk}, "retrysim-plot: " + junk + ": "},
+		{[]string{"-o", filepath.Join(dir, "x.png"), wholeResult}, "retrysim-plot: " + wholeResult + ": shard: missing: not a partial result (retrysim fleet --shard I/N --json writes one)" + wholeResultHint},
 		{[]string{"-o", filepath.Join(dir, "x.png"), filepath.Join(dir, "missing.json")}, "missing.json"},
 	} {
 		stderr.Reset()

@@ -17,9 +17,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"time"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/proxy"
 )
@@ -38,9 +37,10 @@ func commandLine(args []string) []string {
 	return append([]string{"proxy"}, args...)
 }
 
-// serve serves run's script on run.Listen until ctx is done, then lets
-// requests in flight finish (up to cli.ProxyShutdown) and flushes the
-// wire log.
+// serve serves run's script on run.Listen until ctx is done, then ends
+// the faults' waits, lets requests in flight finish (up to
+// cli.ProxyShutdown; then their connections are closed), waits until each
+// is logged and flushes the wire log.
 func serve(ctx context.Context, run *cli.ProxyRun) int {
 	var script proxy.Script
 	if run.Script != "" {
@@ -59,17 +59,22 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	if err != nil {
 		return run.UsageError("--listen: %v", err)
 	}
+	if proxy.ForwardsToItself(run.Upstream, ln.Addr()) {
+		_ = ln.Close()
+		return run.UsageError("--upstream: %s is this proxy's own address (--listen %s): every request would come back to it", run.Upstream, run.Listen)
+	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(run.Stderr, "retrysim proxy: listening on http://%s (ANTHROPIC_BASE_URL=http://%s OPENAI_BASE_URL=http://%s/v1)\n", addr, addr, addr)
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	srv := p.Server()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(p.Limit(ln)) }()
 	if run.Ready != nil {
 		run.Ready(addr)
 	}
 	code := 0
 	select {
 	case <-ctx.Done():
+		p.Stop() // the faults' waits end: their requests end, logged
 		sctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
 		if err := srv.Shutdown(sctx); err != nil {
 			_ = srv.Close()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 )
 
 // TestCommandLine: the program's arguments are retrysim proxy's, named or

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/ohmypi/retryfsm/internal/cli"
+	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 )
 
 func main() {

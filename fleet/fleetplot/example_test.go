@@ -2,6 +2,7 @@ package fleetplot_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
@@ -12,10 +13,11 @@ import (
 // Draw a fleet's result as an SVG image: a row per fleet, its calls beside
 // the CDF of its time to success.
 func ExampleWrite() {
-	res, err := fleet.Run(fleet.Default(50), fleet.Options{})
+	p, err := fleet.Run(context.Background(), fleet.PlanOf(fleet.Default(50)), fleet.Options{})
 	if err != nil {
 		panic(err)
 	}
+	res := &p.Result
 	var b bytes.Buffer
 	if err := fleetplot.Write(&b, res, "svg"); err != nil {
 		panic(err)

@@ -1,0 +1,104 @@
+//go:build unix
+
+package cli
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/wire"
+)
+
+// TestProxyHelpNamesEveryFault: the proxy's help names each of
+// wire.FaultKinds, the one list of the wire's faults.
+func TestProxyHelpNamesEveryFault(t *testing.T) {
+	code, out, errOut := runMain(t, "proxy", "--help")
+	if code != exitOK {
+		t.Fatalf("proxy --help: exit %d, stderr:\n%s", code, errOut)
+	}
+	help := strings.Join(strings.Fields(out), " ")
+	want := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
+		want[i] = string(k)
+	}
+	list := strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]
+	if !strings.Contains(help, "kind one of "+list+".") {
+		t.Errorf("proxy --help does not name the faults %q:\n%s", list, out)
+	}
+}
+
+// TestProxyCommandErrors: a bad script, address or flag is exit status 2
+// with an error saying where (the script and address found by
+// retrysim-proxy, which "retrysim proxy" runs, the flags before that).
+func TestProxyCommandErrors(t *testing.T) {
+	companionOnPath(t, proxyCommand)
+	dir := writeFiles(t, map[string]string{
+		"bad.yaml":   "faults:\n  - {request: 1, kind: stream-cutt}\n",
+		"key.yaml":   "fualts: []\n",
+		"turns.yaml": "turns:\n  - {stopReason: eror}\n",
+	})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", filepath.Join(dir, "bad.yaml")}, `bad.yaml:2:24: faults[0].kind: "stream-cutt" is not a fault (allowed: latency, slow-body, stream-cut, sse-error, drop); did you mean stream-cut?`},
+		{[]string{"proxy", filepath.Join(dir, "key.yaml")}, `key.yaml:1:1: unknown key "fualts" (allowed: scenario, fleet, repeat, text, faults); did you mean faults?`},
+		{[]string{"proxy", filepath.Join(dir, "turns.yaml")}, `turns.yaml:2:18: turns[0].stopReason`},
+		{[]string{"proxy", "--listen", "256.0.0.1:1", filepath.Join(dir, "key.yaml")}, `unknown key`},
+		{[]string{"proxy", "--listen", "nonsense", "--max-body", "10"}, `--listen:`},
+		{[]string{"proxy", "--listen="}, `--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. 127.0.0.1:8787`},
+		{[]string{"proxy", "--max-body", "0"}, `--max-body: "0" is not a positive number of bytes`},
+		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0"}, `upstream "ftp://x": not an http or https URL`},
+		{[]string{"proxy", "a", "b"}, `one SCRIPT at most`},
+	} {
+		code, _, errOut := runMain(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestProxyCompanionMissing: without retrysim-proxy beside retrysim or on
+// $PATH, "retrysim proxy" is a usage error saying how to get it, and
+// "retrysim proxy --help" and a flag error still answer (retrysim knows
+// the command's flags).
+func TestProxyCompanionMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, out, errOut := runMain(t, "proxy", "--listen", "127.0.0.1:0")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "retrysim proxy: this command is the program retrysim-proxy (so that retrysim links no HTTP server)") ||
+		!strings.Contains(errOut, "go install ./cmd/retrysim-proxy") || !strings.Contains(errOut, "go run ./cmd/retrysim-proxy proxy ...") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and how to install retrysim-proxy", code, out, errOut)
+	}
+	code, out, _ = runMain(t, "proxy", "--help")
+	if code != exitOK || !strings.HasPrefix(out, "Usage: retrysim proxy [flags] [SCRIPT]") || !strings.Contains(out, "--max-body BYTES") {
+		t.Errorf("--help: exit %d, %q", code, out)
+	}
+	code, _, errOut = runMain(t, "proxy", "--max-body", "x")
+	if code != exitUsage || !strings.Contains(errOut, `--max-body: "x" is not an integer`) || strings.Contains(errOut, "retrysim-proxy") {
+		t.Errorf("a flag error: exit %d, %q; want 2 from retrysim itself", code, errOut)
+	}
+}
+
+// TestCompanionFromSource: in a clone, with the companion neither beside
+// retrysim nor on $PATH, "retrysim proxy" builds retrysim-proxy from the
+// clone's source and runs it (README's 'go run ./cmd/retrysim proxy'
+// works as written); it used to exit 2 asking to install it.
+func TestCompanionFromSource(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed:", err)
+	}
+	gocache, err := exec.Command(goCmd, "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache))) // the build cache stays warm
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())                 // the companion goes to a new cache
+	t.Setenv("PATH", filepath.Dir(goCmd))                   // go, and no companion
+	code, _, errOut := runMain(t, "proxy", "--max-body", "0")
+	if code != exitUsage || !strings.Contains(errOut, `--max-body: "0" is not a positive number of bytes`) || strings.Contains(errOut, "install it") {
+		t.Fatalf("exit %d, stderr %q; want retrysim-proxy's own usage error (exit 2) about --max-body", code, errOut)
+	}
+}
