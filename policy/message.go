@@ -12,9 +12,9 @@ type StopReason = classify.StopReason
 
 // Stop reasons the original agent produces.
 const (
-	StopReasonStop    = classify.StopReasonStop
-	StopReasonLength  = classify.StopReasonLength
-	StopReasonToolUse = classify.StopReasonToolUse
-	StopReasonError   = classify.StopReasonError
-	StopReasonAborted = classify.StopReasonAborted
+	StopReasonStop    StopReason = classify.StopReasonStop
+	StopReasonLength  StopReason = classify.StopReasonLength
+	StopReasonToolUse StopReason = classify.StopReasonToolUse
+	StopReasonError   StopReason = classify.StopReasonError
+	StopReasonAborted StopReason = classify.StopReasonAborted
 )
