@@ -156,12 +156,15 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	// A shard is run from the sweep's definition: its time and memory
-	// follow its own runs, not the sweep's. Without --shard the whole sweep
+	// follow its own runs, not the sweep's. With --plot the whole sweep
 	// is its one shard 0/1: the same result (SPEC.md §15.6), and the
 	// partial result retrysim-plot draws.
 	plan, opt := fleet.PlanOfSpecs(specs...), fleet.Options{}
-	if shard != nil {
+	switch {
+	case shard != nil:
 		opt.Shard = *shard
+	case plot != nil:
+		opt.Shard = fleet.Shard{Index: 0, Count: 1}
 	}
 	prog := startProgress(stderr, plan.Sessions(opt.Shard))
 	opt.Progress = &prog.done
