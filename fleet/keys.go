@@ -246,7 +246,7 @@ func distKey(name, flagName, def, value string, count bool, field func(*Config) 
 // durationKey is a key whose value is a duration, and its flag.
 func durationKey(name, flagName string, def time.Duration, value, specDef string, field func(*Config) *time.Duration, usage string) fileKey {
 	return fileKey{name: name, value: value, def: specDef,
-		read: func(p *fileParser, v *yaml.Node, path string, t *target) { *field(t.c) = p.duration(v, path) },
+		read:  func(p *fileParser, v *yaml.Node, path string, t *target) { *field(t.c) = p.duration(v, path) },
 		flags: []flagDef{flagOf(flagName, def, usage, func(t *target, v time.Duration) error { *field(t.c) = v; return nil })}}
 }
 

@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,22 +44,38 @@ type Options struct {
 	// Log receives the wire log, one JSON object per request (Record). nil
 	// writes none.
 	Log io.Writer
+	// LogFailed, when not nil, is called once, at once, with the first
+	// error writing Log (a closed pipe, a full disk); the log is then
+	// written no more, and Close returns the error too.
+	LogFailed func(error)
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request's body may send nothing before it
+	// is answered 408 (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// IdleTimeout and MaxConns are Server's and Limit's (0:
+	// DefaultIdleTimeout, DefaultMaxConns).
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 // Proxy answers provider API requests from a Script. It is an
 // http.Handler; serve it with net/http (Listen gives the loopback
-// default). Safe for concurrent use; requests are numbered in the order
+// default; Server and Limit its limits). Safe for concurrent use; requests are numbered in the order
 // they arrive.
 type Proxy struct {
-	script  Script
-	maxBody int64
-	log     *wireLog
-	up      *httputil.ReverseProxy
-	seq     atomic.Int64
-	model   *model
-	hop     string // this proxy's mark on the requests it forwards (hopHeader)
+	script            Script
+	maxBody           int64
+	log               *wireLog
+	up                *httputil.ReverseProxy
+	seq               atomic.Int64
+	model             *model
+	bodyTimeout, idle time.Duration
+	maxConns          int
+	stopped           chan struct{} // closed by Stop: the faults' waits end
+	stopOnce          sync.Once
+	inflight          sync.WaitGroup // the requests being answered, until logged
+	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -72,9 +87,19 @@ func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log)}
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log, opt.LogFailed), stopped: make(chan struct{}),
+		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultIdleTimeout
+	}
+	if p.maxConns <= 0 {
+		p.maxConns = DefaultMaxConns
 	}
 	if p.script.Text == "" {
 		p.script.Text = DefaultText
@@ -102,6 +127,12 @@ func New(opt Options) (*Proxy, error) {
 			ErrorLog: log.New(io.Discard, "", 0),
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				rec := recordOf(r)
+				if r.Context().Err() != nil { // the client left: it gets no answer
+					if rec != nil {
+						rec.Error = "client gone before the upstream answered"
+					}
+					return
+				}
 				if rec != nil {
 					rec.Error = "upstream: " + err.Error()
 					rec.Status = http.StatusBadGateway
@@ -111,6 +142,7 @@ func New(opt Options) (*Proxy, error) {
 			ModifyResponse: func(res *http.Response) error {
 				if st := stateOf(res.Request); st != nil {
 					st.rec.Status = res.StatusCode
+					st.rec.Headers = hintHeaders(res.Header)
 					st.rec.HeadersMs = msSince(st.start)
 					res.Body = st.wrapUpstream(res.Body)
 				}
@@ -121,8 +153,49 @@ func New(opt Options) (*Proxy, error) {
 	return p, nil
 }
 
-// Close flushes the wire log. The proxy must not serve requests after it.
-func (p *Proxy) Close() error { return p.log.close() }
+// Stop ends the waits of the faults (latency, slow body) of the requests
+// in flight and to come, as a departed client ends them: a server being
+// shut down calls it first, so that its requests end, logged as stopped.
+func (p *Proxy) Stop() { p.stopOnce.Do(func() { close(p.stopped) }) }
+
+// Close waits until the requests being answered are logged, then flushes
+// the wire log. The server must have stopped handing it requests (its
+// requests either end by themselves or when their contexts end: stop the
+// server first, and Stop the faults' waits).
+func (p *Proxy) Close() error {
+	p.inflight.Wait()
+	return p.log.close()
+}
+
+// errStopped is a wait's error when the proxy was stopped.
+var errStopped = errors.New("proxy stopped")
+
+// wait waits d, or until ctx is done (the client left: ctx.Err()) or the
+// proxy is stopped (errStopped).
+func (p *Proxy) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.stopped:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
+// waitError is what the log says of a wait ended during what: "client
+// gone during the latency", "proxy stopped during the slow body".
+func waitError(err error, during string) string {
+	if errors.Is(err, errStopped) {
+		return "proxy stopped " + during
+	}
+	return "client gone " + during
+}
 
 // Requests is the number of requests received so far.
 func (p *Proxy) Requests() int { return int(p.seq.Load()) }
@@ -137,6 +210,8 @@ type reqState struct {
 	api    API
 	known  bool // api is served at the request's path
 	faults []Fault
+	wait   func(time.Duration) error // Proxy.wait on the request's context
+	ctx    context.Context           // the request's
 }
 
 func stateOf(r *http.Request) *reqState {
@@ -163,6 +238,8 @@ var errCut = errors.New("retrysim proxy: stream cut")
 // its answer (plan: a function of the request, its number and its
 // arrival), then writes the plan.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
 	rec := &Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}
@@ -226,18 +303,14 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	body, status, err := p.readBody(w, r)
 	rec.BytesIn = len(body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		rec.Error = err.Error()
+		if status == http.StatusRequestEntityTooLarge {
 			rec.Error = fmt.Sprintf("request body over %d bytes", p.maxBody)
-			p.writeAnswer(w, r, st, errorAnswer(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("request body too large: the limit is %d bytes", p.maxBody)), provider.Request{API: st.api, Seq: rec.Seq})
-			return nil, provider.Request{}, false
 		}
-		rec.Error = "reading the request body: " + err.Error()
-		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, "could not read the request body: "+err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		p.writeAnswer(w, r, st, errorAnswer(status, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	req, err := parseRequest(st.api, body)
@@ -293,8 +366,8 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl p
 	for _, f := range pl.faults {
 		if f.Kind == FaultLatency {
 			addFault(rec, f)
-			if sleep(r.Context(), f.Delay) != nil {
-				rec.Error = "client gone during the latency"
+			if err := p.wait(r.Context(), f.Delay); err != nil {
+				rec.Error = waitError(err, "during the latency")
 				return
 			}
 		}
@@ -336,7 +409,7 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		addFault(rec, Fault{Kind: FaultStreamCut})
 		b = b[:len(b)/2]
 	}
-	writeBody(r.Context(), w, rec, b, slowOf(st.faults))
+	p.writeBody(r.Context(), w, rec, b, slowOf(st.faults))
 	if cut {
 		flush(w)
 		panic(http.ErrAbortHandler)
@@ -379,9 +452,11 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 		if i >= len(evs) {
 			return
 		}
-		if slow != nil && i > 0 && sleep(r.Context(), slow.Delay) != nil {
-			rec.Error = "client gone mid-stream"
-			return
+		if slow != nil && i > 0 {
+			if err := p.wait(r.Context(), slow.Delay); err != nil {
+				rec.Error = waitError(err, "mid-stream")
+				return
+			}
 		}
 		if _, err := w.Write(evs[i]); err != nil {
 			rec.Error = "client gone mid-stream"
@@ -392,110 +467,8 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 	}
 }
 
-// forward sends the request upstream; the stream faults apply to its answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
-	if hasFault(st.faults, FaultStreamCut) || hasFault(st.faults, FaultSSEError) {
-		r.Header.Del("Accept-Encoding") // events are counted on the plain bytes
-	}
-	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	p.up.ServeHTTP(w, r)
-}
-
-// wrapUpstream applies the stream faults and the slow body to an
-// upstream answer's body.
-func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1}
-	for _, f := range st.faults {
-		switch f.Kind {
-		case FaultStreamCut:
-			c.cutAt = f.Events
-		case FaultSSEError:
-			c.errAt = f.Events
-		case FaultSlowBody:
-			c.slow = f.Delay
-			addFault(st.rec, f)
-		}
-	}
-	return c
-}
-
-// eventCutter passes an upstream body through, counting server-sent
-// events (a blank line ends one), cutting it or appending an error event
-// after the given count, and pausing between reads for a slow body.
-type eventCutter struct {
-	io.ReadCloser
-	api          API
-	rec          *Record
-	cutAt, errAt int
-	slow         time.Duration
-	seen         int
-	lastNL       bool
-	out          []byte
-	buf          [16 << 10]byte
-	end          error
-	reads        int
-}
-
-func (c *eventCutter) Read(p []byte) (int, error) {
-	for len(c.out) == 0 {
-		if c.end != nil {
-			return 0, c.end
-		}
-		if c.slow > 0 && c.reads > 0 {
-			time.Sleep(c.slow)
-		}
-		c.reads++
-		n, err := c.ReadCloser.Read(c.buf[:])
-		chunk := c.buf[:n]
-		c.out = append(c.out[:0], chunk...)
-		if c.cutAt == 0 || c.errAt == 0 {
-			c.out = c.out[:0]
-			c.stop()
-			continue
-		}
-	scan:
-		for i, b := range chunk {
-			switch b {
-			case '\n':
-				if c.lastNL {
-					c.seen++
-					c.rec.Events = c.seen
-					if c.seen == c.cutAt || c.seen == c.errAt {
-						c.out = c.out[:i+1]
-						c.stop()
-						break scan
-					}
-				}
-				c.lastNL = true
-				continue
-			case '\r':
-				continue
-			}
-			c.lastNL = false
-		}
-		if c.end == nil && err != nil {
-			c.end = err
-		}
-	}
-	n := copy(p, c.out)
-	c.out = c.out[n:]
-	return n, nil
-}
-
-// stop ends the body at the current count: an error event, or a cut.
-func (c *eventCutter) stop() {
-	if c.seen == c.errAt {
-		addFault(c.rec, Fault{Kind: FaultSSEError, Events: c.seen})
-		c.out = append(c.out, provider.ErrorEvent(c.api, c.seen)...)
-		c.end = io.EOF
-		return
-	}
-	addFault(c.rec, Fault{Kind: FaultStreamCut, Events: c.seen})
-	c.end = errCut
-}
-
 // writeBody writes b, in chunks with a pause between them for a slow body.
-func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
+func (p *Proxy) writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
 	if slow == nil {
 		_, _ = w.Write(b)
 		return
@@ -506,9 +479,11 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte
 		size = DefaultSlowChunk
 	}
 	for i := 0; i < len(b); i += size {
-		if i > 0 && sleep(ctx, slow.Delay) != nil {
-			rec.Error = "client gone during the slow body"
-			return
+		if i > 0 {
+			if err := p.wait(ctx, slow.Delay); err != nil {
+				rec.Error = waitError(err, "during the slow body")
+				return
+			}
 		}
 		if _, err := w.Write(b[i:min(i+size, len(b))]); err != nil {
 			return
@@ -528,21 +503,6 @@ func drop(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 func hasFault(fs []Fault, k FaultKind) bool {
 	for _, f := range fs {
 		if f.Kind == k {
@@ -559,33 +519,4 @@ func slowOf(fs []Fault) *Fault {
 		}
 	}
 	return nil
-}
-
-// ForwardsToItself reports whether upstream names addr, the address a
-// proxy listens on: the same port (80 or 443 when the URL gives none), and
-// addr's IP, or "localhost" for a loopback addr, or for an addr on every
-// interface a loopback or unspecified address or "localhost". Such an
-// upstream would send every request back to the proxy.
-func ForwardsToItself(upstream string, addr net.Addr) bool {
-	u, err := url.Parse(upstream)
-	ta, ok := addr.(*net.TCPAddr)
-	if err != nil || !ok {
-		return false
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	if port != strconv.Itoa(ta.Port) {
-		return false
-	}
-	host := u.Hostname()
-	ip := net.ParseIP(host)
-	switch {
-	case ip != nil && ip.Equal(ta.IP):
-		return true
-	case ta.IP.IsUnspecified():
-		return strings.EqualFold(host, "localhost") || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified()))
-	}
-	return strings.EqualFold(host, "localhost") && ta.IP.IsLoopback()
 }
