@@ -194,11 +194,11 @@ var profiles = compiledProfiles([]Profile{
 			RetryAfter: RetryAfter{Use: HintFloor, MaxWait: 300 * time.Second}},
 		Layer: "pi-ai-anthropic"},
 	{Name: "pi-ai-anthropic",
-		Summary: "pi-ai's Anthropic provider (oh-my-pi 18.3.4's provider layer): 10 retries from 500 ms, 8 s cap, 25 % downward jitter, hints up to 60 s as a floor",
-		Source:  "@oh-my-pi/pi-ai, as @oh-my-pi/pi-coding-agent@18.3.4 runs it (observed on the wire; issue 24)",
+		Summary: "pi-ai's Anthropic provider (oh-my-pi 18.3.4's provider layer): 10 retries from 500 ms, 8 s cap, 25 % downward jitter, hints as a floor; a wait over 300 s is not waited (the error goes to the session layer)",
+		Source:  "@oh-my-pi/pi-ai, as @oh-my-pi/pi-coding-agent@18.3.4 runs it (measured through retrysim proxy, audit/testdata/realagent; its maxRetryDelayMs is the agent's retry.maxDelayMs, 300 s)",
 		Settings: Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
 			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
-			RetryAfter: RetryAfter{Use: HintFloor, MaxHint: 60 * time.Second}, Classify: ClassifyStatus,
+			RetryAfter: RetryAfter{Use: HintFloor, MaxWait: 300 * time.Second}, Classify: ClassifyStatus,
 			RetryablePatterns: stainlessRetryable}},
 })
 

@@ -112,9 +112,11 @@ func TestProfileParameters(t *testing.T) {
 			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyMessage, false, false, false, false},
 		// ... over pi-ai's Anthropic provider: up to 10 retries (11
 		// requests), 500*2^k ms capped at 8 s, downward jitter,
-		// max(hint, backoff) with hints up to 60 s; Anthropic's statuses.
+		// max(hint, backoff), a wait over the agent's retry.maxDelayMs
+		// (300 s) not waited (measured: a 90 s hint waited in full);
+		// Anthropic's statuses.
 		"pi-ai-anthropic": {10, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
-			policy.RetryAfter{Use: policy.HintFloor, MaxHint: 60 * time.Second}, policy.ClassifyStatus, true, false, false, false},
+			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyStatus, true, false, false, false},
 	}
 	ps := policy.Profiles()
 	if len(ps) != len(want) {

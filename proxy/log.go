@@ -25,18 +25,29 @@ var clientRetryHeaders = []string{
 	"x-stainless-package-version", "x-stainless-runtime", "x-client-request-id", "user-agent",
 }
 
+// clientRetryKeys are clientRetryHeaders as http.Header holds them, so
+// that looking them up allocates nothing.
+var clientRetryKeys = func() []string {
+	keys := make([]string, len(clientRetryHeaders))
+	for i, k := range clientRetryHeaders {
+		keys[i] = http.CanonicalHeaderKey(k)
+	}
+	return keys
+}()
+
 func clientHeaders(h http.Header) map[string]string {
 	var m map[string]string
-	for _, k := range clientRetryHeaders {
-		if v := h.Get(k); v != "" {
+	for i, k := range clientRetryKeys {
+		if vs := h[k]; len(vs) > 0 && vs[0] != "" {
 			if m == nil {
 				m = map[string]string{}
 			}
-			m[k] = v
+			m[clientRetryHeaders[i]] = vs[0]
 		}
 	}
 	for k, vs := range h {
-		if lk := strings.ToLower(k); strings.Contains(lk, "idempotency") && len(vs) > 0 {
+		if containsFold(k, "idempotency") && len(vs) > 0 {
+			lk := strings.ToLower(k)
 			if m == nil {
 				m = map[string]string{}
 			}
@@ -46,22 +57,35 @@ func clientHeaders(h http.Header) map[string]string {
 	return m
 }
 
+// containsFold reports whether s contains the lower-case ASCII sub in
+// any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
 func epochMs(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
 
 // wireLog writes records as JSON lines, one at a time, each flushed: the
 // log holds no more than one line in memory and is whole when the
-// process is stopped.
+// process is stopped. At the first write error it writes no more and
+// calls failed (when not nil) once, at once.
 type wireLog struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	err error
+	mu     sync.Mutex
+	w      *bufio.Writer
+	err    error
+	failed func(error)
 }
 
-func newWireLog(w io.Writer) *wireLog {
+func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	if w == nil {
 		return &wireLog{}
 	}
-	return &wireLog{w: bufio.NewWriter(w)}
+	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
 func (l *wireLog) write(r *Record) {
@@ -69,17 +93,25 @@ func (l *wireLog) write(r *Record) {
 		return
 	}
 	b, err := json.Marshal(r)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err != nil || l.err != nil {
+	if err != nil {
 		return
 	}
 	b = append(b, '\n')
-	if _, err := l.w.Write(b); err != nil {
-		l.err = err
+	l.mu.Lock()
+	if l.err != nil {
+		l.mu.Unlock()
 		return
 	}
-	l.err = l.w.Flush()
+	if _, err := l.w.Write(b); err != nil {
+		l.err = err
+	} else {
+		l.err = l.w.Flush()
+	}
+	err = l.err
+	l.mu.Unlock()
+	if err != nil && l.failed != nil {
+		l.failed(err)
+	}
 }
 
 func (l *wireLog) close() error {
