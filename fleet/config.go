@@ -264,6 +264,12 @@ type Config struct {
 	Compaction Compaction
 	// Seed seeds every random draw (1 to MaxSeed; 0 means 1).
 	Seed int64
+	// Settings, when set, are the retry settings every session's agent
+	// layer runs in place of its profile's (the profile names the rows and
+	// its SDK layer stays): a settings file (--settings, ReadSettings), or
+	// a candidate of retrysim tune. Left nil, a fleet's JSON identity is
+	// what it was before the field existed.
+	Settings *policy.Settings `json:",omitempty"`
 }
 
 // DefaultRecovery is the "after" window of an outage when Recovery is 0.
@@ -367,6 +373,11 @@ func checkProb(field string, p float64) error {
 // and what is allowed.
 func (c Config) Validate() error {
 	c = c.normalized()
+	if c.Settings != nil {
+		if err := c.Settings.Validate(); err != nil {
+			return fieldErr("settings", "%v", err)
+		}
+	}
 	if c.Sessions < 1 || c.Sessions > MaxSessions {
 		return fieldErr("sessions", "%d is out of range (allowed: an integer from 1 to %d)", c.Sessions, MaxSessions)
 	}

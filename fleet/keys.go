@@ -181,6 +181,19 @@ var fileKeys = []fileKey{
 				_, err := policy.ProfileByName(v)
 				return err
 			})}},
+	{name: "settings", shape: "{maxRetries, baseDelayMs, ...}", read: readSettings,
+		value: "retry settings (§14's keys), read onto the default settings; they replace every profile's agent settings (the rows keep the profiles' names, an SDK layer stays)",
+		def:   "none (each profile's own)",
+		flags: []flagDef{flagOf("settings", "", "run every session's agent layer with the retry settings of `FILE` (JSON, as retrysim tune --out writes them) in place of its profile's (key settings)",
+			func(t *target, v string) error {
+				if v == "" {
+					t.c.Settings = nil
+					return nil
+				}
+				s, err := ReadSettings(v)
+				t.c.Settings = &s
+				return err
+			})}},
 	durationKey("horizon", "horizon", 0, "a duration (0: until every session is done)", "0", func(c *Config) *time.Duration { return &c.Horizon },
 		"stop the simulation at this virtual time; 0: when every session is done (key horizon)"),
 	durationKey("recovery", "recovery", DefaultRecovery, "a duration: the window after an outage of the after-peak (0: 60 s)", "60 s",
@@ -246,7 +259,7 @@ func distKey(name, flagName, def, value string, count bool, field func(*Config) 
 // durationKey is a key whose value is a duration, and its flag.
 func durationKey(name, flagName string, def time.Duration, value, specDef string, field func(*Config) *time.Duration, usage string) fileKey {
 	return fileKey{name: name, value: value, def: specDef,
-		read: func(p *fileParser, v *yaml.Node, path string, t *target) { *field(t.c) = p.duration(v, path) },
+		read:  func(p *fileParser, v *yaml.Node, path string, t *target) { *field(t.c) = p.duration(v, path) },
 		flags: []flagDef{flagOf(flagName, def, usage, func(t *target, v time.Duration) error { *field(t.c) = v; return nil })}}
 }
 

@@ -237,7 +237,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 		"latency": "latency", "error-latency": "errorLatency", "capacity": "capacity", "max-in-flight": "capacity",
 		"hint": "overCapacity", "retry-after": "overCapacity", "outage": "outages", "error": "errors", "overflow": "overflow",
 		"prompt-errors": "promptErrors", "profile": "profile", "sdk": "sdk", "horizon": "horizon", "recovery": "recovery",
-		"compaction": "compaction", "seed": "seed", "seeds": "seeds"}
+		"compaction": "compaction", "seed": "seed", "seeds": "seeds", "settings": "settings"}
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	covered := map[string]bool{"name": true, "description": true}
 	fs.VisitAll(func(f *flag.Flag) {
