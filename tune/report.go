@@ -274,32 +274,46 @@ func (r *Report) choose() int {
 	if len(r.Front) == 0 {
 		return 0
 	}
-	n := len(r.Objectives)
-	lo, hi := make([]float64, n), make([]float64, n)
-	for i := range n {
-		lo[i], hi[i] = math.Inf(1), math.Inf(-1)
-		for _, id := range r.Front {
-			if v := r.Candidates[id-1].Worst[i]; !math.IsInf(v, 1) {
-				lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
-			}
-		}
+	vs := make([][]float64, len(r.Candidates))
+	in := make([]int, len(r.Front))
+	for k, id := range r.Front {
+		vs[id-1], in[k] = r.Candidates[id-1].Worst, id-1
 	}
+	sums := scaledSums(vs, in)
 	bestID, bestSum := 0, math.Inf(1)
-	for _, id := range r.Front {
-		sum := 0.0
-		for i, v := range r.Candidates[id-1].Worst {
-			switch {
-			case math.IsInf(v, 1):
-				sum++
-			case hi[i] > lo[i]:
-				sum += (v - lo[i]) / (hi[i] - lo[i])
-			}
-		}
-		if sum < bestSum {
-			bestID, bestSum = id, sum
+	for _, i := range in {
+		if sums[i] < bestSum {
+			bestID, bestSum = i+1, sums[i]
 		}
 	}
 	return bestID
+}
+
+// scaledSums is, for each vector vs[i] of in, the sum of its values each
+// scaled to [0,1] over in (0 the least value among them, 1 the largest;
+// a value alike in all counts 0, +Inf 1), by index.
+func scaledSums(vs [][]float64, in []int) map[int]float64 {
+	sums := map[int]float64{}
+	if len(in) == 0 {
+		return sums
+	}
+	for o := range vs[in[0]] {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, i := range in {
+			if v := vs[i][o]; !math.IsInf(v, 1) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		for _, i := range in {
+			switch v := vs[i][o]; {
+			case math.IsInf(v, 1):
+				sums[i]++
+			case hi > lo:
+				sums[i] += (v - lo) / (hi - lo)
+			}
+		}
+	}
+	return sums
 }
 
 // ChosenSettings are the chosen point's settings (false: none).

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -66,16 +67,16 @@ const (
 // A Tuner is one tune, checked and designed: New builds it, Sessions
 // says what it may cost, Run runs it.
 type Tuner struct {
-	cfg    fleet.Config
-	opt    Options
-	seeds  []int64
-	base   policy.Settings
-	grid   []*Candidate // the design (this shard's)
-	gridN  int          // the whole design's size
-	invalid int
+	cfg      fleet.Config
+	opt      Options
+	seeds    []int64
+	base     policy.Settings
+	grid     []*Candidate // the design (this shard's)
+	gridN    int          // the whole design's size
+	invalid  int
 	profiles []string // this shard's
-	id     string
-	seen   map[string]bool
+	id       string
+	seen     map[string]bool
 }
 
 // New checks the fleet cfg and the options and lays out the design: the
@@ -281,8 +282,10 @@ func (t *Tuner) Sessions() int64 {
 
 // short is cfg as a short run: its sessions, arrival rate and capacity
 // times the scale, so that the load against the capacity is the same.
-func (t *Tuner) short(c fleet.Config) fleet.Config {
-	f := t.opt.Scale
+func (t *Tuner) short(c fleet.Config) fleet.Config { return scaled(c, t.opt.Scale) }
+
+// scaled is c with its sessions, arrival rate and capacity times f.
+func scaled(c fleet.Config, f float64) fleet.Config {
 	if f >= 1 {
 		return c
 	}
@@ -442,9 +445,11 @@ func neighbours(sorted []string, v string, less func(a, b string) bool) []string
 	return out
 }
 
-// keep is the candidates confirmed: whole Pareto layers of the short
-// runs' vectors, the first ones, until at least Keep of them; the others
-// are marked pruned.
+// keep is the candidates confirmed, ceil(Keep × n) of them: the short
+// runs' Pareto layers in order, whole while they fit, and of the layer
+// that does not, its points of the least scaled sum (as the chosen point
+// is picked, over that layer), in the design's order among equals; the
+// others are marked pruned.
 func (t *Tuner) keep(cs []*Candidate) []*Candidate {
 	vecs := make([][]float64, len(cs))
 	for i, c := range cs {
@@ -454,10 +459,21 @@ func (t *Tuner) keep(cs []*Candidate) []*Candidate {
 	want := int(math.Ceil(t.opt.Keep * float64(len(cs))))
 	var out []*Candidate
 	for k := 0; len(out) < want; k++ {
-		for i, c := range cs {
+		var in []int
+		for i := range cs {
 			if layer[i] == k {
-				out = append(out, c)
+				in = append(in, i)
 			}
+		}
+		if len(out)+len(in) > want {
+			sums := scaledSums(vecs, in)
+			order := slices.Clone(in)
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sums[a], sums[b]) })
+			in = order[:want-len(out)]
+			slices.Sort(in)
+		}
+		for _, i := range in {
+			out = append(out, cs[i])
 		}
 	}
 	for _, c := range cs {
