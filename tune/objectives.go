@@ -75,6 +75,12 @@ func quantile(name string, p float64) objective {
 		}}
 }
 
+// DefaultObjectives are the objectives a tune minimizes unless told:
+// the share of prompts that fail, the p95 time to success, the calls per
+// prompt and the peak load. With more objectives, more points are
+// incomparable and the front grows toward the whole design.
+func DefaultObjectives() []string { return []string{"fail", "p95", "calls", "peak"} }
+
 // ObjectiveNames lists the objectives, in the report's order.
 func ObjectiveNames() []string {
 	names := make([]string, len(objectiveDefs))
@@ -145,4 +151,22 @@ func msText(ms float64) string {
 	default:
 		return fmt.Sprintf("%.2fs", d)
 	}
+}
+
+// ObjectiveText writes objective name's value v as the report's table
+// does ("2.50%", "14.6s", "4.02"; "-" for a time when no prompt
+// succeeded).
+func ObjectiveText(name string, v float64) string {
+	if o := objectiveByName(name); o != nil {
+		return o.text(v)
+	}
+	return fmt.Sprint(v)
+}
+
+// ObjectiveMeaning is what objective name measures ("" for none).
+func ObjectiveMeaning(name string) string {
+	if o := objectiveByName(name); o != nil {
+		return o.meaning
+	}
+	return ""
 }

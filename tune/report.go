@@ -123,9 +123,14 @@ type Counts struct {
 	// shard's), Invalid the combinations left out (a cap below the base
 	// delay); Coarse the design's points this report ran, Refined the
 	// refinement's, Confirmed those run in full over every seed.
-	Design, Invalid, Coarse, Refined, Confirmed int
+	Design    int `json:"design"`
+	Invalid   int `json:"invalid"`
+	Coarse    int `json:"coarse"`
+	Refined   int `json:"refined"`
+	Confirmed int `json:"confirmed"`
 	// ShortRuns and LongRuns are the fleet runs made.
-	ShortRuns, LongRuns int
+	ShortRuns int `json:"shortRuns"`
+	LongRuns  int `json:"longRuns"`
 }
 
 // Report is a tune's result, or one shard's (a partial result: Merge
@@ -265,19 +270,28 @@ func vecs(seeds []Vec) [][]float64 {
 	return out
 }
 
-// choose is the front's point of the least sum of its worst-case
-// objectives, each scaled to [0,1] over the front (0 its best value on
-// the front, 1 its worst; an objective alike on the whole front counts
-// 0, a time with no success 1); the first such point in the report's
-// order; 0 for an empty front.
+// choose is the front's point of the least worst-case first objective
+// (the share of prompts that fail, by default: a prompt lost is the cost
+// that matters first) and, among those, of the least sum of the other
+// worst-case objectives, each scaled to [0,1] over them (0 the best value
+// among them, 1 the worst; an objective alike in all counts 0, a time
+// with no success 1); the first such point in the report's order; 0 for
+// an empty front.
 func (r *Report) choose() int {
 	if len(r.Front) == 0 {
 		return 0
 	}
+	least := math.Inf(1)
+	for _, id := range r.Front {
+		least = min(least, r.Candidates[id-1].Worst[0])
+	}
 	vs := make([][]float64, len(r.Candidates))
-	in := make([]int, len(r.Front))
-	for k, id := range r.Front {
-		vs[id-1], in[k] = r.Candidates[id-1].Worst, id-1
+	var in []int
+	for _, id := range r.Front {
+		if w := r.Candidates[id-1].Worst; w[0] == least {
+			vs[id-1] = w[1:]
+			in = append(in, id-1)
+		}
 	}
 	sums := scaledSums(vs, in)
 	bestID, bestSum := 0, math.Inf(1)
@@ -297,6 +311,9 @@ func scaledSums(vs [][]float64, in []int) map[int]float64 {
 	if len(in) == 0 {
 		return sums
 	}
+	for _, i := range in {
+		sums[i] = 0
+	}
 	for o := range vs[in[0]] {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, i := range in {
@@ -314,6 +331,26 @@ func scaledSums(vs [][]float64, in []int) map[int]float64 {
 		}
 	}
 	return sums
+}
+
+// Alike groups the front's points of the same worst and best vectors
+// (settings that behave the same on this fleet, e.g. a hint mode where
+// the provider gives no hints): each group's IDs in the front's order,
+// the groups in the order of their first point.
+func (r *Report) Alike() [][]int {
+	var out [][]int
+	for _, id := range r.Front {
+		c := &r.Candidates[id-1]
+		if n := len(out); n > 0 {
+			last := &r.Candidates[out[n-1][0]-1]
+			if slices.Equal(last.Worst, c.Worst) && slices.Equal(last.Best, c.Best) {
+				out[n-1] = append(out[n-1], id)
+				continue
+			}
+		}
+		out = append(out, []int{id})
+	}
+	return out
 }
 
 // ChosenSettings are the chosen point's settings (false: none).

@@ -18,7 +18,7 @@ import (
 )
 
 // Options adjust a tune; the zero value is the default tune (SPEC.md
-// §16): every axis at its default values, every objective, from the
+// §16): every axis at its default values, the default objectives, from the
 // default settings, over 3 seeds, short runs at a quarter of the fleet,
 // a third of the candidates confirmed, every named profile placed, on
 // every processor.
@@ -27,7 +27,7 @@ type Options struct {
 	// the others keep Base's values.
 	Axes []Axis
 	// Objectives are the objectives minimized, names of ObjectiveNames
-	// (nil: all of them).
+	// (nil: DefaultObjectives).
 	Objectives []string
 	// Base are the settings a candidate starts from (nil: the default
 	// settings): its classification and every setting no axis varies.
@@ -87,7 +87,7 @@ func New(cfg fleet.Config, opt Options) (*Tuner, error) {
 		opt.Axes = DefaultAxes()
 	}
 	if opt.Objectives == nil {
-		opt.Objectives = ObjectiveNames()
+		opt.Objectives = DefaultObjectives()
 	}
 	if opt.Seeds == 0 {
 		opt.Seeds = DefaultSeeds

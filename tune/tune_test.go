@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -308,13 +307,21 @@ func TestParseAxesAndObjectives(t *testing.T) {
 	}
 }
 
-// TestChoose: the chosen point is the front's least sum of scaled
-// objectives.
+// TestChoose: the chosen point has the front's least first objective and,
+// among those, the least sum of the others scaled over them.
 func TestChoose(t *testing.T) {
-	r := &Report{Objectives: []string{"fail", "calls"}, Candidates: []Candidate{
-		{Worst: Vec{0, 10}}, {Worst: Vec{0.1, 2}}, {Worst: Vec{0.5, 1}}}, Front: []int{1, 2, 3}}
-	if got := r.choose(); got != 2 {
-		t.Errorf("chosen %d, want 2 (0+0.89 vs 0.2+0.11 vs 1+0)", got)
+	r := &Report{Objectives: []string{"fail", "p95", "calls"}, Candidates: []Candidate{
+		{Worst: Vec{0, 100, 10}}, {Worst: Vec{0, 90, 12}}, {Worst: Vec{0, 200, 8}}, {Worst: Vec{0.1, 1, 1}}}, Front: []int{1, 2, 3, 4}}
+	// among the first three: 0.09+0.5, 0+1, 1+0
+	if got := r.choose(); got != 1 {
+		t.Errorf("chosen %d, want 1", got)
 	}
-	fmt.Sprint()
+	r.Candidates[0].Worst[1] = 150 // 0.55+0.5, 0+1, 1+0: the second and third tie
+	if got := r.choose(); got != 2 {
+		t.Errorf("chosen %d, want 2 (the first of equal sums)", got)
+	}
+	r.Candidates[2].Worst[1] = 95 // 1+0.5, 0+1, 0.08+0
+	if got := r.choose(); got != 3 {
+		t.Errorf("chosen %d, want 3", got)
+	}
 }
