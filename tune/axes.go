@@ -21,7 +21,7 @@ type Axis struct {
 // axisDef is one of the settings a tune can search: its name, its default
 // values, how a value sets it, and for a numeric axis the value between
 // two (the refinement's midpoint). The axes, the --axes parser, the
-// report's columns and SPEC.md §16's table derive from axisDefs; a new
+// report's columns and SPEC.md §15.11's table derive from axisDefs; a new
 // axis is one entry here.
 type axisDef struct {
 	name, meaning string

@@ -1,4 +1,4 @@
-// Package tune finds the retry settings a fleet should use (SPEC.md §16):
+// Package tune finds the retry settings a fleet should use (SPEC.md §15.11):
 // it searches the retry settings' axes (maxRetries, baseDelayMs,
 // maxBackoffMs, jitter, the hint mode and its bound, the fail-fast wait)
 // on a fleet's provider model (package fleet) and reports the robust

@@ -21,7 +21,7 @@ type objective struct {
 }
 
 // objectiveDefs are the objectives in the report's column order; the
-// --objectives parser, the report and SPEC.md §16 derive from them.
+// --objectives parser, the report and SPEC.md §15.11 derive from them.
 var objectiveDefs = []objective{
 	{name: "fail", meaning: "the share of prompts that did not succeed (failed, or not done by the horizon)",
 		of: func(s *fleet.Stats, _ *fleet.Config) float64 {

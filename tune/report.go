@@ -95,7 +95,7 @@ type Candidate struct {
 	// the seeds: the spread; a candidate is ranked by Worst.
 	Worst Vec `json:"worst"`
 	Best  Vec `json:"best"`
-	// Front: on the robust Pareto front (SPEC.md §16.3).
+	// Front: on the robust Pareto front (SPEC.md §15.11).
 	Front bool `json:"front"`
 	// DominatedBy are the profiles whose worst case dominates its own
 	// (front points only).

@@ -18,7 +18,7 @@ import (
 )
 
 // Options adjust a tune; the zero value is the default tune (SPEC.md
-// §16): every axis at its default values, the default objectives, from the
+// §15.11): every axis at its default values, the default objectives, from the
 // default settings, over 3 seeds, short runs at a quarter of the fleet,
 // a third of the candidates confirmed, every named profile placed, on
 // every processor.

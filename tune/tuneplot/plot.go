@@ -1,5 +1,5 @@
 // Package tuneplot draws a tune's report (package tune) with
-// gonum.org/v1/plot (SPEC.md §16.5): a panel per objective after the
+// gonum.org/v1/plot (SPEC.md §15.11): a panel per objective after the
 // first, that objective across against the first (the share of prompts
 // that fail, by default) up, each point a confirmed candidate's worst case
 // over the seeds: the candidates off the front in grey, the front in blue,

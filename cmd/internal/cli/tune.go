@@ -23,7 +23,7 @@ func init() {
 		name:  "tune",
 		args:  "FLEET_FILE | merge REPORT...",
 		short: "find the retry settings a fleet should use: the Pareto front of the settings, the profiles placed against it",
-		long: `Searches the retry settings on the fleet of FLEET_FILE (SPEC.md §16) and
+		long: `Searches the retry settings on the fleet of FLEET_FILE (SPEC.md §15.11) and
 prints the Pareto front of the objectives, every named profile placed
 against it, and the point it chooses. The axes (--axes, each with a
 default range) are ` + strings.Join(tune.AxisNames(), ", ") + `;
