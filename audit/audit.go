@@ -551,8 +551,10 @@ func describeFieldError(err error) string {
 		allowed = "true or false"
 	case t.Kind() == reflect.String:
 		allowed = "a string"
-	case t.Kind() == reflect.Struct || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
 		allowed = "an object"
+	case t.Kind() == reflect.Slice:
+		allowed = "an array"
 	default:
 		return strings.TrimPrefix(err.Error(), "json: ")
 	}

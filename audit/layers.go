@@ -3,8 +3,6 @@ package audit
 import (
 	"fmt"
 	"io"
-
-	"github.com/ohmypi/retryfsm/wire"
 )
 
 // The rules of an RPC log and a wire log of the same run, read together
@@ -200,7 +198,7 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 		}
 		return true
 	}
-	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *wire.Record) {
+	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, func(n int, rec *wireRequest) {
 		var retry bool
 		if !timed {
 			retry = c.last != nil && c.last.failed && c.last.mayRetry

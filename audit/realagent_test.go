@@ -81,10 +81,10 @@ func wireOf(t *testing.T, profile string, wireLog []byte, opt audit.WireOptions)
 // a provider wait ended with no auto_retry_end (the harness closed the
 // agent's input), and its wire log alone ends with a retry due.
 var realAgentRuns = []struct {
-	run                  string
-	rpc, wireLayers      string
-	wireAlone            string
-	attempts             []int // requests per session attempt
+	run             string
+	rpc, wireLayers string
+	wireAlone       string
+	attempts        []int // requests per session attempt
 }{
 	{"529-529-ok", "", "", "", []int{3}},
 	{"429-retry-after-3", "", "", "", []int{2}},

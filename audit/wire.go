@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
@@ -187,6 +192,8 @@ type wireCheck struct {
 	report       func(Finding)
 	last         *wireAnswer
 	scratch      [2]wireAnswer // last points into it: no allocation per request
+	// replies caches the classified replies without headers
+	replies map[replyKey]cachedReply
 	// counts is set once the client has sent an x-stainless-retry-count
 	// above 0: from then on its 0 starts a call (before, a client that
 	// sends 0 on every request, as retryfsm.Do over an SDK with its own
@@ -204,6 +211,25 @@ func newWireCheck(name string, set policy.Settings, slack, ratio float64, report
 	}
 	return &wireCheck{name: name, set: set, cls: c, edge: edgeOf(name), slack: slack, ratio: ratio, report: report}, nil
 }
+
+// fitChecks are the checks of every profile for the fits, their
+// classifiers compiled once.
+var fitChecks = sync.OnceValues(func() ([]*wireCheck, error) {
+	var checks []*wireCheck
+	for _, p := range policy.Profiles() {
+		lp, err := wireProfile(p)
+		if err != nil {
+			return nil, err
+		}
+		c, err := newWireCheck(lp.Name, lp.Settings, 0, 0, nil)
+		if err != nil {
+			return nil, err
+		}
+		c.name = p.Name
+		checks = append(checks, c)
+	}
+	return checks, nil
+})
 
 // wireProfile is the profile whose retries a wire log shows under p: its
 // provider layer's when it has one.
@@ -381,18 +407,15 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	if err != nil {
 		return WireSummary{}, err
 	}
+	fits, err := fitChecks()
+	if err != nil {
+		return WireSummary{}, err
+	}
 	checks := []*wireCheck{main}
-	for _, p := range policy.Profiles() {
-		lp, err := wireProfile(p)
-		if err != nil {
-			return WireSummary{}, err
-		}
-		c, err := newWireCheck(lp.Name, lp.Settings, slack, ratio, nil)
-		if err != nil {
-			return WireSummary{}, err
-		}
-		c.name = p.Name
-		checks = append(checks, c)
+	for _, f := range fits {
+		c := *f
+		c.slack, c.ratio = slack, ratio
+		checks = append(checks, &c)
 	}
 	var sum WireSummary
 	badLine := func(line int, rule Rule, reason string) {
@@ -400,7 +423,7 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 			c.find(line, rule, reason)
 		}
 	}
-	err = readWireLog(r, &sum.Summary, badLine, func(n int, rec *wire.Record) {
+	err = readWireLog(r, &sum.Summary, badLine, func(n int, rec *wireRequest) {
 		for i, c := range checks {
 			retry, rc, ambiguous := c.isRetry(rec)
 			if i == 0 {
@@ -431,16 +454,49 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	return sum, nil
 }
 
+// wireLine is a wire log line as the audit reads it: a wire.Record, with
+// the fields it checks read as optional numbers (present, whole, in
+// range), then copied into the record.
+type wireLine struct {
+	wire.Record
+	Seq       *float64 `json:"seq"`
+	Timestamp *float64 `json:"timestamp"`
+	Status    *float64 `json:"status"`
+}
+
+// wireRequest is a request of the wire log with what every check reads of
+// it, worked out once: what its client got and the message an error
+// answer shows.
+type wireRequest struct {
+	*wire.Record
+	kind    answerKind
+	message string
+}
+
+// maxWireMs bounds the times a wire log gives (as the RPC audit's).
+const maxWireMs = maxTimeMs
+
 // readWireLog reads a wire log's lines, counting them in sum (Lines,
 // Skipped, Bad, Events: the requests), and calls onRequest with each
 // request; a line that cannot be read is counted bad and given to
-// badLine, and the reading goes on. The error is r's.
-func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, rec *wire.Record)) error {
+// badLine, and the reading goes on. Lines are read as the RPC audit reads
+// its lines (encoding/json/v2: names matched exactly, a name given twice
+// an error), and a request's seq (whole, from 1, above the previous
+// request's), timestamp (epoch ms, from 0 to 1e15, not before the previous
+// request's), status (0 or 100 to 599) and times are checked. The error
+// is r's.
+func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, req *wireRequest)) error {
 	lr := lines.NewReader(r, MaxLineSize)
 	bad := func(line int, rule Rule, reason string) {
 		sum.Bad++
 		badLine(line, rule, reason)
 	}
+	var (
+		l        wireLine
+		req      = wireRequest{Record: &l.Record}
+		prevSeq  float64
+		prevTime = math.Inf(-1)
+	)
 	for {
 		line, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -455,27 +511,78 @@ func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, re
 			bad(n, LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
 			continue
 		}
-		if len(strings.TrimSpace(string(line))) == 0 {
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
 			sum.Skipped++
 			continue
 		}
-		var rec wire.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) {
-				bad(n, BadEvent, fmt.Sprintf("field %s: %s is not a %s", typeErr.Field, typeErr.Value, typeErr.Type))
-			} else {
-				bad(n, BadJSON, "not JSON: "+err.Error())
+		l = wireLine{}
+		if err := jsonv2.Unmarshal(line, &l, decodeOptions); err != nil {
+			var se *jsontext.SyntacticError
+			switch {
+			case errors.As(err, &se):
+				bad(n, BadJSON, "invalid JSON, skipped: "+strings.TrimPrefix(err.Error(), "jsontext: "))
+			case trimmed[0] != '{':
+				sum.Skipped++ // valid JSON, but not an object
+			case l.Type != "" && l.Type != "request":
+				sum.Skipped++
+			default:
+				bad(n, BadEvent, "request: "+describeFieldError(err)+", skipped")
 			}
 			continue
 		}
-		if rec.Type != "request" {
+		if l.Type != "request" {
 			sum.Skipped++
 			continue
 		}
+		if why := checkWireLine(line, &l, prevSeq, prevTime); why != "" {
+			bad(n, BadEvent, "request: "+why+", skipped")
+			continue
+		}
+		prevSeq, prevTime = *l.Seq, *l.Timestamp
+		l.Record.Seq, l.Record.Timestamp, l.Record.Status = int(*l.Seq), *l.Timestamp, int(*l.Status)
+		req.kind = kindOf(&l.Record)
+		req.message = ""
+		if req.kind == answerError {
+			req.message = sdkErrorMessage(&l.Record)
+		}
 		sum.Events++
-		onRequest(n, &rec)
+		onRequest(n, &req)
 	}
+}
+
+// checkWireLine says what is wrong with a request line's fields ("" when
+// nothing), quoting a number as the line writes it.
+func checkWireLine(line []byte, l *wireLine, prevSeq, prevTime float64) string {
+	quote := func(name string, v float64) string {
+		if text := rawMember(line, name); text != "" {
+			return text
+		}
+		return fmtMs(v)
+	}
+	switch {
+	case l.Seq == nil:
+		return "seq is missing (allowed: a whole number from 1)"
+	case *l.Seq < 1 || *l.Seq != math.Trunc(*l.Seq) || *l.Seq > maxWhole:
+		return "seq = " + quote("seq", *l.Seq) + " is not a whole number from 1"
+	case *l.Seq <= prevSeq:
+		return fmt.Sprintf("seq %s after seq %s (allowed: above the previous request's, the proxy's order)", quote("seq", *l.Seq), fmtMs(prevSeq))
+	case l.Timestamp == nil:
+		return "timestamp is missing (allowed: epoch milliseconds)"
+	case *l.Timestamp < 0 || *l.Timestamp > maxWireMs:
+		return "timestamp = " + quote("timestamp", *l.Timestamp) + " is out of range (allowed: epoch milliseconds from 0 to 1e15)"
+	case *l.Timestamp < prevTime-hintToleranceMs:
+		return fmt.Sprintf("timestamp %s is before the previous request's, %s (allowed: requests in the order they arrived)", quote("timestamp", *l.Timestamp), fmtMs(prevTime))
+	case l.Status == nil:
+		return "status is missing (allowed: 0 for no answer, or an HTTP status from 100 to 599)"
+	case *l.Status != 0 && (*l.Status < 100 || *l.Status > 599 || *l.Status != math.Trunc(*l.Status)):
+		return "status = " + quote("status", *l.Status) + " is not an HTTP status (allowed: 0 for no answer, or 100 to 599)"
+	case l.AnswerMs < 0 || l.AnswerMs > maxWireMs:
+		return "answerMs = " + quote("answerMs", l.AnswerMs) + " is out of range (allowed: 0 to 1e15 ms)"
+	case l.HeadersMs < 0 || l.HeadersMs > maxWireMs:
+		return "headersMs = " + quote("headersMs", l.HeadersMs) + " is out of range (allowed: 0 to 1e15 ms)"
+	}
+	return ""
 }
 
 // retryCountHeader is the Stainless SDKs' count of the retries made.
@@ -487,7 +594,7 @@ const retryCountHeader = "x-stainless-retry-count"
 // when the last answer failed and the profile may retry it, and when the
 // profile would not, the request is taken as a new call (ambiguous: the
 // log cannot tell).
-func (c *wireCheck) isRetry(rec *wire.Record) (retry bool, rc int, ambiguous bool) {
+func (c *wireCheck) isRetry(rec *wireRequest) (retry bool, rc int, ambiguous bool) {
 	rc = -1
 	if v, ok := rec.Client[retryCountHeader]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
@@ -527,7 +634,7 @@ func (c *wireCheck) findf(line int, rule Rule, reason func() string) {
 	}
 }
 
-func (c *wireCheck) onRequest(line int, rec *wire.Record, retry bool, rc int) {
+func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
 	prev := c.last
 	retries := 0
 	if prev != nil && prev.mustRetry && !retry {
@@ -611,8 +718,8 @@ func kindOf(rec *wire.Record) answerKind {
 
 // answer works out into w what the profile does after rec's answer, the
 // call having made retries retries before it.
-func (c *wireCheck) answer(w *wireAnswer, line int, rec *wire.Record, retries, rc int) {
-	*w = wireAnswer{line: line, end: rec.End(), retries: retries, retryCount: rc, kind: kindOf(rec), status: rec.Status}
+func (c *wireCheck) answer(w *wireAnswer, line int, rec *wireRequest, retries, rc int) {
+	*w = wireAnswer{line: line, end: rec.End(), retries: retries, retryCount: rc, kind: rec.kind, status: rec.Status}
 	m := policy.AssistantMessage{StopReason: policy.StopReasonError, Status: rec.Status, Headers: rec.Headers}
 	asConnectionError := false
 	switch w.kind {
@@ -629,7 +736,7 @@ func (c *wireCheck) answer(w *wireAnswer, line int, rec *wire.Record, retries, r
 	case answerStreamError:
 		asConnectionError = c.edge.streamError
 	default:
-		m.ErrorMessage = sdkErrorMessage(rec)
+		m.ErrorMessage = rec.message
 	}
 	w.failed = true
 	if w.kind != answerError && !asConnectionError {
@@ -643,7 +750,7 @@ func (c *wireCheck) answer(w *wireAnswer, line int, rec *wire.Record, retries, r
 		}
 	}
 	now := time.UnixMicro(int64(w.end * 1000))
-	o := c.cls.Reply(m, 0, now)
+	o := c.reply(m, now)
 	s := &c.set
 	k := retries + 1
 	w.k, w.class = k, o.Class
@@ -686,6 +793,46 @@ func (c *wireCheck) answer(w *wireAnswer, line int, rec *wire.Record, retries, r
 		return
 	}
 	w.mayRetry, w.mustRetry = true, true
+}
+
+// replyKey is a reply without headers: its classification and hint are
+// the same at any time when its message names none that depends on it.
+type replyKey struct {
+	status  int
+	message string
+}
+
+type cachedReply struct {
+	o     policy.Outcome
+	fixed bool // the same an hour later: reusable
+}
+
+// Bounds of a check's cache of classified replies: a log repeats a few
+// answers many times.
+const (
+	maxCachedReplies    = 256
+	maxCachedMessageLen = 4 << 10
+)
+
+// reply classifies m at now as the check's classifier does, reusing the
+// outcome of the same reply without headers seen before.
+func (c *wireCheck) reply(m policy.AssistantMessage, now time.Time) policy.Outcome {
+	if len(m.Headers) != 0 || len(m.ErrorMessage) > maxCachedMessageLen {
+		return c.cls.Reply(m, 0, now)
+	}
+	k := replyKey{m.Status, m.ErrorMessage}
+	if e, ok := c.replies[k]; ok && e.fixed {
+		return e.o
+	} else if ok {
+		return c.cls.Reply(m, 0, now)
+	}
+	o := c.cls.Reply(m, 0, now)
+	later := c.cls.Reply(m, 0, now.Add(time.Hour))
+	if c.replies == nil || len(c.replies) >= maxCachedReplies {
+		c.replies = make(map[replyKey]cachedReply)
+	}
+	c.replies[k] = cachedReply{o: o, fixed: later.HasWaitHint == o.HasWaitHint && later.WaitHintMs == o.WaitHintMs}
+	return o
 }
 
 // sdkErrorMessage is an error answer's message as the Stainless SDKs show

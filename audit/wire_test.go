@@ -182,3 +182,53 @@ func TestAuditWireMemoryBounded(t *testing.T) {
 		t.Errorf("heap %d after %d calls, %d after %d", heapLate, n, heapEarly, early)
 	}
 }
+
+// TestWireLinesReadStrictly: the wire log is read as the RPC log is
+// (SPEC §16.1): a name given twice is invalid JSON, names are matched
+// exactly (STATUS is not status: the status is missing), a JSON value
+// that is not an object is skipped, a field of the wrong type says which
+// and what is allowed.
+func TestWireLinesReadStrictly(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"type":"request","seq":1,"timestamp":1,"status":200,"status":529}`, `bad-json: invalid JSON, skipped: duplicate object member name "status"`},
+		{`{"type":"request","seq":1,"timestamp":1,"STATUS":529}`, "bad-event: request: status is missing (allowed: 0 for no answer, or an HTTP status from 100 to 599), skipped"},
+		{`{"type":"request","seq":1,"timestamp":1,"status":"529"}`, "bad-event: request: status is a JSON string (allowed: a number), skipped"},
+		{`{"type":"request","seq":1,"timestamp":1,"status":529,"client":[]}`, "bad-event: request: client is an array"},
+		{`[{"type":"request"}]`, ""},
+		{`42`, ""},
+		{`"request"`, ""},
+	} {
+		fs, sum := auditWireText(t, "anthropic-sdk-go", tc.line+"\n")
+		got := ""
+		if len(fs) == 1 {
+			got = fmt.Sprintf("%s: %s", fs[0].Rule, fs[0].Reason)
+		}
+		if len(fs) > 1 || !strings.HasPrefix(got, tc.want) || (tc.want == "" && sum.Skipped != 1) {
+			t.Errorf("%s: %v (%+v), want %q", tc.line, fs, sum.Summary, tc.want)
+		}
+	}
+}
+
+// TestWireAbsurdValues: numbers a wire log cannot hold are bad lines,
+// quoted as written, not read as answers or waits: a status that is not
+// an HTTP status, a time out of range, a seq or a timestamp that goes
+// back.
+func TestWireAbsurdValues(t *testing.T) {
+	const ok = `{"type":"request","seq":1,"timestamp":1800000000000,"status":200,"answerMs":1}`
+	for _, tc := range []struct{ line, want string }{
+		{`{"type":"request","seq":2,"timestamp":1800000001000,"status":1000000000000}`, "status = 1000000000000 is not an HTTP status (allowed: 0 for no answer, or 100 to 599)"},
+		{`{"type":"request","seq":2,"timestamp":1800000001000,"status":-5}`, "status = -5 is not an HTTP status"},
+		{`{"type":"request","seq":2,"timestamp":1800000001000,"status":99}`, "status = 99 is not an HTTP status"},
+		{`{"type":"request","seq":2,"timestamp":-1e300,"status":529}`, "timestamp = -1e300 is out of range (allowed: epoch milliseconds from 0 to 1e15)"},
+		{`{"type":"request","seq":2,"timestamp":1e308,"status":529}`, "timestamp = 1e308 is out of range"},
+		{`{"type":"request","seq":2,"timestamp":1799999999000,"status":529}`, "timestamp 1799999999000 is before the previous request's, 1800000000000"},
+		{`{"type":"request","seq":1,"timestamp":1800000001000,"status":529}`, "seq 1 after seq 1 (allowed: above the previous request's"},
+		{`{"type":"request","seq":2.5,"timestamp":1800000001000,"status":529}`, "seq = 2.5 is not a whole number from 1"},
+		{`{"type":"request","seq":2,"timestamp":1800000001000,"status":529,"answerMs":-5}`, "answerMs = -5 is out of range"},
+	} {
+		fs, sum := auditWireText(t, "anthropic-sdk-go", ok+"\n"+tc.line+"\n")
+		if len(fs) != 1 || fs[0].Rule != audit.BadEvent || fs[0].Line != 2 || !strings.Contains(fs[0].Reason, tc.want) || sum.Events != 1 {
+			t.Errorf("%s: %v (%+v), want bad-event at line 2 saying %q", tc.line, fs, sum.Summary, tc.want)
+		}
+	}
+}

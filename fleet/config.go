@@ -264,11 +264,14 @@ type Config struct {
 	Compaction Compaction
 	// Seed seeds every random draw (1 to MaxSeed; 0 means 1).
 	Seed int64
+	// A field added from here on is tagged `json:",omitempty"`: a sweep's
+	// identity (Plan.ID) hashes its Configs' JSON, so that a fleet leaving
+	// the new field zero keeps its identity and its partial results.
+
 	// Settings, when set, are the retry settings every session's agent
 	// layer runs in place of its profile's (the profile names the rows and
 	// its SDK layer stays): a settings file (--settings, ReadSettings), or
-	// a candidate of retrysim tune. Left nil, a fleet's JSON identity is
-	// what it was before the field existed.
+	// a candidate of retrysim tune.
 	Settings *policy.Settings `json:",omitempty"`
 }
 
@@ -417,26 +420,8 @@ func (c Config) Validate() error {
 	if err := checkDuration("overCapacity.retryAfter", c.OverCapacity.RetryAfter, 0); err != nil {
 		return err
 	}
-	if len(c.Outages) > MaxOutages {
-		return fieldErr("outages", "too many windows: %d (at most %d allowed)", len(c.Outages), MaxOutages)
-	}
-	for i, o := range c.Outages {
-		at := "outages[" + strconv.Itoa(i) + "]"
-		if err := checkDuration(at+".start", o.Start, 0); err != nil {
-			return err
-		}
-		if err := checkDuration(at+".duration", o.Duration, time.Nanosecond); err != nil {
-			return err
-		}
-		if !kindIn(o.Kind, OutageKinds) {
-			return fieldErr(at+".kind", "%q is not an outage kind (allowed: %s)", o.Kind, kindList(OutageKinds))
-		}
-		if err := checkDuration(at+".retryAfter", o.RetryAfter, 0); err != nil {
-			return err
-		}
-		if o.RetryAfter != 0 && o.Kind != KindUsageLimit && o.Kind != Kind429 {
-			return fieldErr(at+".retryAfter", "only a usage_limit or 429 window has a retry-after")
-		}
+	if err := c.validateOutages(); err != nil {
+		return err
 	}
 	total := c.Overflow
 	if !(c.Overflow >= 0 && c.Overflow < 1) {
@@ -468,6 +453,23 @@ func (c Config) Validate() error {
 	if c.PromptErrors.Count > 0 && !kindIn(c.PromptErrors.Kind, ErrorKinds) {
 		return fieldErr("promptErrors.kind", "%q is not an error kind (allowed: %s)", c.PromptErrors.Kind, kindList(ErrorKinds))
 	}
+	if err := c.validateProfiles(); err != nil {
+		return err
+	}
+	if err := checkDuration("horizon", c.Horizon, 0); err != nil {
+		return err
+	}
+	if err := checkDuration("recovery", c.Recovery, 0); err != nil {
+		return err
+	}
+	if c.Seed < 1 {
+		return fieldErr("seed", "%d is out of range (allowed: an integer from 1 to %d)", c.Seed, int64(MaxSeed))
+	}
+	return nil
+}
+
+// validateProfiles checks the profile mix and the SDK layer (Validate).
+func (c *Config) validateProfiles() error {
 	if _, err := ParseMix(c.Profiles.String()); err != nil {
 		return fieldErr("profile", "%v", err)
 	}
@@ -486,14 +488,31 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if err := checkDuration("horizon", c.Horizon, 0); err != nil {
-		return err
+	return nil
+}
+
+// validateOutages checks the outage windows (Validate).
+func (c *Config) validateOutages() error {
+	if len(c.Outages) > MaxOutages {
+		return fieldErr("outages", "too many windows: %d (at most %d allowed)", len(c.Outages), MaxOutages)
 	}
-	if err := checkDuration("recovery", c.Recovery, 0); err != nil {
-		return err
-	}
-	if c.Seed < 1 {
-		return fieldErr("seed", "%d is out of range (allowed: an integer from 1 to %d)", c.Seed, int64(MaxSeed))
+	for i, o := range c.Outages {
+		at := "outages[" + strconv.Itoa(i) + "]"
+		if err := checkDuration(at+".start", o.Start, 0); err != nil {
+			return err
+		}
+		if err := checkDuration(at+".duration", o.Duration, time.Nanosecond); err != nil {
+			return err
+		}
+		if !kindIn(o.Kind, OutageKinds) {
+			return fieldErr(at+".kind", "%q is not an outage kind (allowed: %s)", o.Kind, kindList(OutageKinds))
+		}
+		if err := checkDuration(at+".retryAfter", o.RetryAfter, 0); err != nil {
+			return err
+		}
+		if o.RetryAfter != 0 && o.Kind != KindUsageLimit && o.Kind != Kind429 {
+			return fieldErr(at+".retryAfter", "only a usage_limit or 429 window has a retry-after")
+		}
 	}
 	return nil
 }

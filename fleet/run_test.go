@@ -236,23 +236,46 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 }
 
 // TestRunZeroShardIsWhole: the zero Shard runs the whole plan, the same
-// partial result, byte for byte, as the shard 0/1.
+// result, byte for byte, as the shard 0/1, without the shard's header (a
+// partial result without it is refused where one is needed).
 func TestRunZeroShardIsWhole(t *testing.T) {
 	plan := PlanOf(shardSweep()...)
 	var out [2][]byte
+	var parts [2]*Partial
 	for i, sh := range []Shard{{}, {Index: 0, Count: 1}} {
 		p, err := Run(context.Background(), plan, Options{Shard: sh})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out[i], err = p.JSON(); err != nil {
+		if out[i], err = p.Result.JSON(); err != nil {
 			t.Fatal(err)
 		}
+		parts[i] = p
 	}
 	if !bytes.Equal(out[0], out[1]) {
-		t.Errorf("the zero Shard's partial result differs from 0/1's:\n%s\n%s", out[0], out[1])
+		t.Errorf("the zero Shard's result differs from 0/1's:\n%s\n%s", out[0], out[1])
+	}
+	if whole := parts[0]; whole.Sweep != "" || whole.Shard != (Shard{}) || whole.Runs != plan.Runs() || whole.Groups != parts[1].Groups {
+		t.Errorf("the whole run's partial: %+v", whole)
+	}
+	if _, err := parts[0].JSON(); err == nil || !strings.Contains(err.Error(), "not a shard's") {
+		t.Errorf("JSON of a whole run's partial: %v", err)
+	}
+	if _, err := MergePartials([]*Partial{parts[0]}, nil); err == nil || !strings.Contains(err.Error(), "not a shard's") {
+		t.Errorf("MergePartials of a whole run's partial: %v", err)
 	}
 	if _, err := Run(context.Background(), plan, Options{Shard: Shard{Index: 2, Count: 2}}); err == nil {
 		t.Error("shard 2/2 ran")
+	}
+}
+
+// TestRunEmptyPlan: a plan of no runs, or none, runs nothing: an empty
+// result, no error.
+func TestRunEmptyPlan(t *testing.T) {
+	for _, p := range []*Plan{nil, PlanOf(), PlanOfSpecs()} {
+		part, err := Run(context.Background(), p, Options{})
+		if err != nil || len(part.Result.Groups) != 0 || part.Runs != 0 {
+			t.Errorf("%v: %+v %v", p, part, err)
+		}
 	}
 }

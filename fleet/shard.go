@@ -195,6 +195,9 @@ func (sj *seriesJSON) series(at string) (Series, error) {
 // sweep's result, each profile with "longestWaitNs" and
 // "timeToSuccessMaxNs" after the --json form's fields.
 func (p *Partial) JSON() ([]byte, error) {
+	if p.Shard.Count == 0 {
+		return nil, errors.New("partial result: not a shard's (run with Options.Shard, 0/1 for the whole sweep)")
+	}
 	if len(p.GroupIndex) != len(p.Result.Groups) {
 		return nil, fmt.Errorf("partial result: %d group indexes for %d groups", len(p.GroupIndex), len(p.Result.Groups))
 	}
@@ -509,6 +512,8 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 	owner := map[int]int{} // shard index -> part
 	for i, p := range parts {
 		switch {
+		case p.Shard.Count == 0:
+			return nil, fmt.Errorf("%s: not a shard's partial result (run with Options.Shard, 0/1 for the whole sweep)", name(i))
 		case p.Sweep != first.Sweep || p.Runs != first.Runs || p.Groups != first.Groups:
 			return nil, fmt.Errorf("%s: a shard of another sweep than %s (sweep %s of %d runs, not %s of %d runs)",
 				name(i), name(ref), quoteShort(p.Sweep), p.Runs, quoteShort(first.Sweep), first.Runs)
@@ -548,6 +553,13 @@ func MergePartials(parts []*Partial, names []string) (*Result, error) {
 		return nil, fmt.Errorf("shard %s missing (a split into %d needs every shard from 0/%d to %d/%d)",
 			strings.Join(missing, ", "), first.Shard.Count, first.Shard.Count, first.Shard.Count-1, first.Shard.Count)
 	}
+	return mergeGroups(parts, first, name)
+}
+
+// mergeGroups merges the groups of parts, checked shards of the sweep
+// first's, in the order of their index in the sweep (a group's shards in
+// shard order).
+func mergeGroups(parts []*Partial, first *Partial, name func(int) string) (*Result, error) {
 	type part struct {
 		index, shard int
 		g            *Group

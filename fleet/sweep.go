@@ -28,20 +28,26 @@ type Options struct {
 }
 
 // Run runs the plan: every run, or with opt.Shard the runs of that shard,
-// on up to opt.Workers goroutines, and returns their result as a partial
-// result (Partial.Result; for the whole plan, the shard 0/1: the same
-// result as every shard's merged, MergePartials). Every run of the plan is
-// validated first, whichever shard holds it: the first invalid one's error
-// is a *SweepError (its index in the plan, its *FieldError within), and
-// nothing is run. Results merge in the plan's order, so they do not
-// depend on how many runs ran at once; a run's result is merged as soon as
-// every run before it is, so Run holds the results of the runs done out of
-// order only. When ctx is done, Run stops within about a thousand
-// sessions and returns ctx's error.
+// on up to opt.Workers goroutines, and returns their result
+// (Partial.Result). Every run of the plan is validated first, whichever
+// shard holds it: the first invalid one's error is a *SweepError (its
+// index in the plan, its *FieldError within), and nothing is run. Results
+// merge in the plan's order, so they do not depend on how many runs ran at
+// once; a run's result is merged as soon as every run before it is, so Run
+// holds the results of the runs done out of order only. When ctx is done,
+// Run stops within about a thousand sessions and returns ctx's error.
 //
-// A one-fleet run: Run(ctx, PlanOf(cfg), Options{}); its result's one
-// group is cfg's, with seed cfg.Seed.
+// With opt.Shard given (0/1 for the whole plan), the partial result is a
+// shard's, whole: the sweep's identity, groups and plan that MergePartials
+// and Partial.JSON need. Without it, Run returns the result alone (Runs
+// and Groups set, Shard zero), at less cost: what a caller making many
+// runs wants. A one-fleet run: Run(ctx, PlanOf(cfg), Options{}); its
+// result's one group is cfg's, with seed cfg.Seed. A nil plan has no runs.
 func Run(ctx context.Context, p *Plan, opt Options) (*Partial, error) {
+	if p == nil {
+		p = &Plan{} // no runs
+	}
+	shard := opt.Shard != (Shard{})
 	sh := opt.Shard.orWhole()
 	if err := sh.validate(); err != nil {
 		return nil, err
@@ -49,17 +55,20 @@ func Run(ctx context.Context, p *Plan, opt Options) (*Partial, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	id, err := p.ID()
-	if err != nil {
-		return nil, err
-	}
-	keys, of := p.groups()
 	mine, at := p.shard(sh)
 	res, err := sweep(ctx, mine, at, opt)
 	if err != nil {
 		return nil, err
 	}
-	part := &Partial{Sweep: id, Runs: p.runs, Groups: len(keys), Shard: sh, Result: *res, SweepGroups: keys}
+	keys, of := p.groups()
+	part := &Partial{Runs: p.runs, Groups: len(keys), Result: *res}
+	if !shard {
+		return part, nil
+	}
+	if part.Sweep, err = p.ID(); err != nil {
+		return nil, err
+	}
+	part.Shard, part.SweepGroups = sh, keys
 	index := make(map[string]int, len(keys))
 	for i, k := range keys {
 		index[k.key()] = i

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,20 +48,32 @@ type Options struct {
 	Log io.Writer
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request's body may send nothing before it
+	// is answered 408 (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// IdleTimeout and MaxConns are Server's and Limit's (0:
+	// DefaultIdleTimeout, DefaultMaxConns).
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 // Proxy answers provider API requests from a Script. It is an
 // http.Handler; serve it with net/http (Listen gives the loopback
-// default). Safe for concurrent use; requests are numbered in the order
+// default; Server and Limit its limits). Safe for concurrent use; requests are numbered in the order
 // they arrive.
 type Proxy struct {
-	script  Script
-	maxBody int64
-	log     *wireLog
-	up      *httputil.ReverseProxy
-	seq     atomic.Int64
-	model   *model
-	hop     string // this proxy's mark on the requests it forwards (hopHeader)
+	script            Script
+	maxBody           int64
+	log               *wireLog
+	up                *httputil.ReverseProxy
+	seq               atomic.Int64
+	model             *model
+	bodyTimeout, idle time.Duration
+	maxConns          int
+	stopped           chan struct{} // closed by Stop: the faults' waits end
+	stopOnce          sync.Once
+	inflight          sync.WaitGroup // the requests being answered, until logged
+	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -72,9 +85,19 @@ func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log)}
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log), stopped: make(chan struct{}),
+		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultIdleTimeout
+	}
+	if p.maxConns <= 0 {
+		p.maxConns = DefaultMaxConns
 	}
 	if p.script.Text == "" {
 		p.script.Text = DefaultText
@@ -121,8 +144,49 @@ func New(opt Options) (*Proxy, error) {
 	return p, nil
 }
 
-// Close flushes the wire log. The proxy must not serve requests after it.
-func (p *Proxy) Close() error { return p.log.close() }
+// Stop ends the waits of the faults (latency, slow body) of the requests
+// in flight and to come, as a departed client ends them: a server being
+// shut down calls it first, so that its requests end, logged as stopped.
+func (p *Proxy) Stop() { p.stopOnce.Do(func() { close(p.stopped) }) }
+
+// Close waits until the requests being answered are logged, then flushes
+// the wire log. The server must have stopped handing it requests (its
+// requests either end by themselves or when their contexts end: stop the
+// server first, and Stop the faults' waits).
+func (p *Proxy) Close() error {
+	p.inflight.Wait()
+	return p.log.close()
+}
+
+// errStopped is a wait's error when the proxy was stopped.
+var errStopped = errors.New("proxy stopped")
+
+// wait waits d, or until ctx is done (the client left: ctx.Err()) or the
+// proxy is stopped (errStopped).
+func (p *Proxy) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.stopped:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
+// waitError is what the log says of a wait ended during what: "client
+// gone during the latency", "proxy stopped during the slow body".
+func waitError(err error, during string) string {
+	if errors.Is(err, errStopped) {
+		return "proxy stopped " + during
+	}
+	return "client gone " + during
+}
 
 // Requests is the number of requests received so far.
 func (p *Proxy) Requests() int { return int(p.seq.Load()) }
@@ -137,6 +201,7 @@ type reqState struct {
 	api    API
 	known  bool // api is served at the request's path
 	faults []Fault
+	wait   func(time.Duration) error // Proxy.wait on the request's context
 }
 
 func stateOf(r *http.Request) *reqState {
@@ -163,6 +228,8 @@ var errCut = errors.New("retrysim proxy: stream cut")
 // its answer (plan: a function of the request, its number and its
 // arrival), then writes the plan.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
 	rec := &Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}
@@ -226,18 +293,14 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	body, status, err := p.readBody(w, r)
 	rec.BytesIn = len(body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		rec.Error = err.Error()
+		if status == http.StatusRequestEntityTooLarge {
 			rec.Error = fmt.Sprintf("request body over %d bytes", p.maxBody)
-			p.writeAnswer(w, r, st, errorAnswer(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("request body too large: the limit is %d bytes", p.maxBody)), provider.Request{API: st.api, Seq: rec.Seq})
-			return nil, provider.Request{}, false
 		}
-		rec.Error = "reading the request body: " + err.Error()
-		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, "could not read the request body: "+err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		p.writeAnswer(w, r, st, errorAnswer(status, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	req, err := parseRequest(st.api, body)
@@ -293,8 +356,8 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl p
 	for _, f := range pl.faults {
 		if f.Kind == FaultLatency {
 			addFault(rec, f)
-			if sleep(r.Context(), f.Delay) != nil {
-				rec.Error = "client gone during the latency"
+			if err := p.wait(r.Context(), f.Delay); err != nil {
+				rec.Error = waitError(err, "during the latency")
 				return
 			}
 		}
@@ -336,7 +399,7 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		addFault(rec, Fault{Kind: FaultStreamCut})
 		b = b[:len(b)/2]
 	}
-	writeBody(r.Context(), w, rec, b, slowOf(st.faults))
+	p.writeBody(r.Context(), w, rec, b, slowOf(st.faults))
 	if cut {
 		flush(w)
 		panic(http.ErrAbortHandler)
@@ -379,9 +442,11 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 		if i >= len(evs) {
 			return
 		}
-		if slow != nil && i > 0 && sleep(r.Context(), slow.Delay) != nil {
-			rec.Error = "client gone mid-stream"
-			return
+		if slow != nil && i > 0 {
+			if err := p.wait(r.Context(), slow.Delay); err != nil {
+				rec.Error = waitError(err, "mid-stream")
+				return
+			}
 		}
 		if _, err := w.Write(evs[i]); err != nil {
 			rec.Error = "client gone mid-stream"
@@ -397,6 +462,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if hasFault(st.faults, FaultStreamCut) || hasFault(st.faults, FaultSSEError) {
 		r.Header.Del("Accept-Encoding") // events are counted on the plain bytes
 	}
+	st.wait = func(d time.Duration) error { return p.wait(r.Context(), d) }
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	p.up.ServeHTTP(w, r)
 }
@@ -404,7 +470,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
 // wrapUpstream applies the stream faults and the slow body to an
 // upstream answer's body.
 func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1}
+	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait}
 	for _, f := range st.faults {
 		switch f.Kind {
 		case FaultStreamCut:
@@ -428,6 +494,7 @@ type eventCutter struct {
 	rec          *Record
 	cutAt, errAt int
 	slow         time.Duration
+	wait         func(time.Duration) error // the slow body's pause
 	seen         int
 	lastNL       bool
 	out          []byte
@@ -442,7 +509,10 @@ func (c *eventCutter) Read(p []byte) (int, error) {
 			return 0, c.end
 		}
 		if c.slow > 0 && c.reads > 0 {
-			time.Sleep(c.slow)
+			if err := c.wait(c.slow); err != nil {
+				c.rec.Error = waitError(err, "during the slow body")
+				return 0, err
+			}
 		}
 		c.reads++
 		n, err := c.ReadCloser.Read(c.buf[:])
@@ -495,7 +565,7 @@ func (c *eventCutter) stop() {
 }
 
 // writeBody writes b, in chunks with a pause between them for a slow body.
-func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
+func (p *Proxy) writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
 	if slow == nil {
 		_, _ = w.Write(b)
 		return
@@ -506,9 +576,11 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte
 		size = DefaultSlowChunk
 	}
 	for i := 0; i < len(b); i += size {
-		if i > 0 && sleep(ctx, slow.Delay) != nil {
-			rec.Error = "client gone during the slow body"
-			return
+		if i > 0 {
+			if err := p.wait(ctx, slow.Delay); err != nil {
+				rec.Error = waitError(err, "during the slow body")
+				return
+			}
 		}
 		if _, err := w.Write(b[i:min(i+size, len(b))]); err != nil {
 			return
@@ -526,21 +598,6 @@ func drop(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler)
 	}
 	_ = conn.Close()
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func hasFault(fs []Fault, k FaultKind) bool {

@@ -248,6 +248,8 @@ func TestLoadScript(t *testing.T) {
 		"faults:\n  - {request: 1}\n":                 `p.yaml:2:5: faults[0]: kind is required`,
 		"faults: {}\n":                                `p.yaml:1:9: faults: not a list`,
 		"scenario: nope.yaml\n":                       `p.yaml:1:11: scenario: `,
+		"scenario: \"\"\n":                            `p.yaml:1:11: scenario: empty (allowed: a scenario file's path, relative to the script)`,
+		"fleet: \" \"\n":                              `p.yaml:1:8: fleet: empty (allowed: a fleet file's path, relative to the script)`,
 		"repeat: yes please\n":                        `p.yaml:1:9: repeat: "yes please" is not true or false`,
 		"text: a\ntext: b\n":                          `p.yaml:2:1: text: duplicate key`,
 		"- a\n":                                       `p.yaml:1:1: a script is a mapping`,

@@ -349,6 +349,9 @@ func (p *scriptParser) filePath(v *yaml.Node, key, allowed string) string {
 	if v.Kind != yaml.ScalarNode || !strictfile.IsString(v) {
 		p.Fail(v, key, "expected %s, got %s", allowed, strictfile.Describe(v))
 	}
+	if strings.TrimSpace(v.Value) == "" {
+		p.Fail(v, key, "empty (allowed: %s, relative to the script)", allowed)
+	}
 	if filepath.IsAbs(v.Value) {
 		return v.Value
 	}

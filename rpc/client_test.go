@@ -324,8 +324,8 @@ func TestClientBadInput(t *testing.T) {
 		{`["get_state"]`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got an array"}`},
 		{`true`, `{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object, got boolean true"}`},
 		{long, fmt.Sprintf(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command: line longer than %d bytes (discarded unread)"}`, rpc.MaxLineSize)},
-		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)"}`},
-		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)"}`},
+		{`{"id":"x1"}`, `{"id":"x1","type":"response","command":"parse","success":false,"error":"missing \"type\" (the command: one of ` + commandList + `)"}`},
+		{`{"id":"x2","type":"reboot"}`, `{"id":"x2","type":"response","command":"reboot","success":false,"error":"Unknown command: reboot (commands: ` + commandList + `)"}`},
 		{`{"id":"x3","type":"set_auto_retry","enabled":"yes"}`, `{"id":"x3","type":"response","command":"set_auto_retry","success":false,"error":"set_auto_retry: \"enabled\" must be true or false, got string \"yes\""}`},
 		{`{"id":7,"type":"abort"}`, `{"type":"response","command":"abort","success":false,"error":"\"id\" must be a string, got number 7"}`},
 		{"{\"id\":\"x4\",\"type\":\"abort_retry\"}\r", `{"id":"x4","type":"response","command":"abort_retry","success":true}`},
@@ -353,7 +353,7 @@ func TestClientBadInput(t *testing.T) {
 		{"set_auto_retry", map[string]any{"enabled": "yes"}, `rpc: set_auto_retry (id req_10) failed: set_auto_retry: "enabled" must be true or false, got string "yes"`},
 		{"set_auto_retry", nil, `rpc: set_auto_retry (id req_11) failed: set_auto_retry: missing "enabled" (true or false)`},
 		{"prompt", map[string]any{"message": 3}, `rpc: prompt (id req_12) failed: prompt: "message" must be a string, got number 3`},
-		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance)`},
+		{"launch", nil, `rpc: launch (id req_13) failed: Unknown command: launch (commands: ` + commandList + `)`},
 	}
 	for _, tt := range tests {
 		_, err := c.Call(ctx, tt.typ, tt.fields)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/rpc"
+	"github.com/ohmypi/retryfsm/session"
 )
 
 // TestServeDuplicateKeysAtEveryDepth: a name twice in any object of a
@@ -37,7 +38,7 @@ func TestServeDuplicateKeysAtEveryDepth(t *testing.T) {
 // field of the line nearly names, gets a "did you mean" (issue 19); a name
 // far from every command gets none.
 func TestServeDidYouMean(t *testing.T) {
-	commands := "prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance"
+	commands := commandList
 	for _, c := range []struct{ line, want string }{
 		{`{"id":"a","type":"get_stat"}`, `"error":"Unknown command: get_stat (commands: ` + commands + `); did you mean get_state?"}`},
 		{`{"id":"a","type":"set_auto"}`, `"error":"Unknown command: set_auto (commands: ` + commands + `); did you mean set_auto_compaction or set_auto_retry?"}`},
@@ -54,12 +55,24 @@ func TestServeDidYouMean(t *testing.T) {
 	}
 }
 
-// TestCommandsHelp: the help lists every command of the table, with its
-// fields, in the order the errors do.
+// TestCommandsHelp: the help lists every command of session's table, with
+// its fields, in the order the errors do, then the server's own advance.
 func TestCommandsHelp(t *testing.T) {
-	want := "prompt {message} (streamingBehavior and images accepted; queueing is not simulated), abort, abort_retry, " +
-		"set_auto_retry {enabled}, set_retry_settings {settings}, set_auto_compaction {enabled}, get_state, and with --virtual advance {ms}"
-	if got := rpc.CommandsHelp(); got != want {
+	var usages []string
+	for _, c := range session.Commands() {
+		usages = append(usages, c.Usage())
+	}
+	want := strings.Join(usages, ", ") + ", and with --virtual advance {ms}"
+	got := rpc.CommandsHelp()
+	if got != want {
 		t.Errorf("help\n got %s\nwant %s", got, want)
 	}
+	// Today's commands, as they were (new ones come after get_state).
+	if prefix := "prompt {message} (streamingBehavior and images accepted; queueing is not simulated), abort, abort_retry, " +
+		"set_auto_retry {enabled}, set_retry_settings {settings}, set_auto_compaction {enabled}, get_state"; !strings.HasPrefix(got, prefix) {
+		t.Errorf("help\n got %s\nwant it to begin %s", got, prefix)
+	}
 }
+
+// commandList is the commands' list in errors: session's, then advance.
+var commandList = strings.Join(append(session.CommandNames(), "advance"), ", ")

@@ -198,7 +198,7 @@ turns:
 }
 
 func TestServeBadInput(t *testing.T) {
-	commands := "prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state, advance"
+	commands := commandList
 	tests := []struct {
 		name, line, want string
 	}{

@@ -120,24 +120,8 @@ var topKeys = []topKey{
 				fmt.Fprintf(b, "random: {fixed: %s}\n", flowValue(sc.RandomFixed))
 			}
 		}},
-	{name: "turns", read: func(p *parser, r *reading, v *yaml.Node, path string) {
-		items := p.Seq(v, path, "turns", maxEntries)
-		r.sc.Turns = make([]Turn, 0, len(items))
-		for i, item := range items {
-			r.sc.Turns = append(r.sc.Turns, p.turn(item, strictfile.Index(path, i)))
-		}
-	}, write: func(b *strings.Builder, sc *Scenario) {
-		writeList(b, "turns", len(sc.Turns), func(i int) string { return turnFlow(&sc.Turns[i]) })
-	}},
-	{name: "actions", read: func(p *parser, r *reading, v *yaml.Node, path string) {
-		items := p.Seq(v, path, "actions", maxEntries)
-		r.sc.Actions = make([]Action, 0, len(items))
-		for i, item := range items {
-			r.sc.Actions = append(r.sc.Actions, p.action(item, strictfile.Index(path, i)))
-		}
-	}, write: func(b *strings.Builder, sc *Scenario) {
-		writeList(b, "actions", len(sc.Actions), func(i int) string { return actionFlow(&sc.Actions[i]) })
-	}},
+	list("turns", func(sc *Scenario) *[]Turn { return &sc.Turns }, (*parser).turn, turnFlow),
+	list("actions", func(sc *Scenario) *[]Action { return &sc.Actions }, (*parser).action, actionFlow),
 	{name: "expect", read: func(p *parser, r *reading, v *yaml.Node, path string) { r.sc.Expect = p.expect(v, path) },
 		write: writeExpect},
 }
@@ -181,6 +165,31 @@ func integer(name string, field func(*Scenario) *int64, def, lo, hi int64) topKe
 		}}
 }
 
+// list is a list key: at most maxEntries items, each read by item and
+// written by flow as one flow mapping; Format writes [] for none.
+func list[T any](name string, field func(*Scenario) *[]T, item func(*parser, *yaml.Node, string) T, flow func(*T) string) topKey {
+	return topKey{name: name,
+		read: func(p *parser, r *reading, v *yaml.Node, path string) {
+			nodes := p.Seq(v, path, name, maxEntries)
+			items := make([]T, 0, len(nodes))
+			for i, n := range nodes {
+				items = append(items, item(p, n, strictfile.Index(path, i)))
+			}
+			*field(r.sc) = items
+		},
+		write: func(b *strings.Builder, sc *Scenario) {
+			items := *field(sc)
+			b.WriteString(name + ":")
+			if len(items) == 0 {
+				b.WriteString(" []")
+			}
+			b.WriteByte('\n')
+			for i := range items {
+				fmt.Fprintf(b, "  - %s\n", flow(&items[i]))
+			}
+		}}
+}
+
 func readProfile(p *parser, r *reading, v *yaml.Node, path string) {
 	name := p.Str(v, path)
 	var err error
@@ -198,18 +207,6 @@ func readRandom(p *parser, r *reading, v *yaml.Node, path string) {
 	})
 	if _, ok := fields["fixed"]; !ok {
 		p.Fail(v, strictfile.Join(path, "fixed"), "missing required key (a number from 0 to 1, 1 excluded: every random draw)")
-	}
-}
-
-// writeList writes a list key: one flow mapping per item (flow(i)), or [].
-func writeList(b *strings.Builder, key string, n int, flow func(i int) string) {
-	b.WriteString(key + ":")
-	if n == 0 {
-		b.WriteString(" []")
-	}
-	b.WriteByte('\n')
-	for i := range n {
-		fmt.Fprintf(b, "  - %s\n", flow(i))
 	}
 }
 

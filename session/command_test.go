@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -12,6 +13,12 @@ import (
 // kind, found by either; a command carries at most one argument of each
 // kind its event has a field for; the shell's events are no commands.
 func TestCommandTable(t *testing.T) {
+	// The protocol's commands, in the order its errors list them: a new
+	// command comes last, and this is the one list of them to change.
+	if got, want := strings.Join(session.CommandNames(), ", "),
+		"prompt, abort, abort_retry, set_auto_retry, set_retry_settings, set_auto_compaction, get_state"; got != want {
+		t.Errorf("commands %s, want %s", got, want)
+	}
 	names := map[string]bool{}
 	for _, c := range session.Commands() {
 		if c.Name == "" || names[c.Name] {

@@ -364,6 +364,7 @@ func (r *Report) ChosenSettings() (policy.Settings, bool) {
 // ReportError is an invalid report file: what is wrong, at which field.
 type ReportError struct{ Field, Msg string }
 
+// Error gives "field: what is wrong".
 func (e *ReportError) Error() string { return e.Field + ": " + e.Msg }
 
 // ReadReport reads a report's JSON (retrysim tune --json, a shard's or a

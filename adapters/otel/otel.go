@@ -17,16 +17,20 @@
 // Names and units follow OpenTelemetry's conventions (a retryfsm. namespace,
 // dot-separated, units in UCUM, no unit or _total in the name):
 //
-//   - retryfsm.retry.attempts (counter, {attempt}): one per retry
-//     scheduled (auto_retry_start);
-//   - retryfsm.retry.backoff.duration (histogram, ms): each retry's wait,
-//     the auto_retry_start's delayMs;
+//   - retryfsm.retry.retries (counter, {retry}): one per retry scheduled
+//     (auto_retry_start);
+//   - retryfsm.retry.delay (histogram, s): each retry's wait, in seconds
+//     as OpenTelemetry's semantic conventions measure durations;
 //   - retryfsm.retry.chains (counter, {chain}): one per chain that ended,
 //     with retryfsm.chain.outcome (success, cancelled, exhausted) and,
 //     when it gave up, retryfsm.chain.reason (max_retries,
 //     non_retryable, disabled, no_message, continue_failed, max_wait);
 //   - retryfsm.retry.backoff.active (up-down counter, {chain}): the chains
-//     waiting in a backoff now.
+//     waiting in a backoff now;
+//   - retryfsm.retry.attempts (counter, {attempt}) and
+//     retryfsm.retry.backoff.duration (histogram, ms): the first two
+//     again under their first names, kept for the dashboards built on them
+//     (the counter counts retries, not attempts, whatever its name says).
 //
 // Every measurement has the Labels given: gen_ai.provider.name and
 // gen_ai.request.model (OpenTelemetry's GenAI attributes; the model
@@ -113,8 +117,10 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config)
 // Recorder serves any number of Controllers.
 type Recorder struct {
 	tracer    trace.Tracer
-	attempts  metric.Int64Counter
-	waits     metric.Float64Histogram
+	retries   metric.Int64Counter
+	delays    metric.Float64Histogram // seconds
+	attempts  metric.Int64Counter     // retries, under their first name
+	waits     metric.Float64Histogram // milliseconds, under their first name
 	chains    metric.Int64Counter
 	inBackoff metric.Int64UpDownCounter
 }
@@ -134,11 +140,18 @@ func New(opts ...Option) (*Recorder, error) {
 	m := c.mp.Meter(ScopeName)
 	r := &Recorder{tracer: c.tp.Tracer(ScopeName)}
 	var err, e error
-	r.attempts, e = m.Int64Counter("retryfsm.retry.attempts", metric.WithUnit("{attempt}"),
+	r.retries, e = m.Int64Counter("retryfsm.retry.retries", metric.WithUnit("{retry}"),
 		metric.WithDescription("Retries scheduled (auto_retry_start events)."))
 	err = errors.Join(err, e)
+	r.delays, e = m.Float64Histogram("retryfsm.retry.delay", metric.WithUnit("s"),
+		metric.WithDescription("The wait before each retry."),
+		metric.WithExplicitBucketBoundaries(0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 300))
+	err = errors.Join(err, e)
+	r.attempts, e = m.Int64Counter("retryfsm.retry.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Retries scheduled (auto_retry_start events); retryfsm.retry.retries under its first name."))
+	err = errors.Join(err, e)
 	r.waits, e = m.Float64Histogram("retryfsm.retry.backoff.duration", metric.WithUnit("ms"),
-		metric.WithDescription("The wait before each retry (auto_retry_start delayMs)."))
+		metric.WithDescription("The wait before each retry (auto_retry_start delayMs); retryfsm.retry.delay in milliseconds, under its first name."))
 	err = errors.Join(err, e)
 	r.chains, e = m.Int64Counter("retryfsm.retry.chains", metric.WithUnit("{chain}"),
 		metric.WithDescription("Retry chains ended, by outcome and reason."))
@@ -216,6 +229,8 @@ func (o *observer) event(e policy.Event) {
 	case policy.AutoRetryStart:
 		o.startSpan()
 		set := metric.WithAttributes(o.attrs()...)
+		o.r.retries.Add(o.ctx, 1, set)
+		o.r.delays.Record(o.ctx, e.DelayMs/1000, set)
 		o.r.attempts.Add(o.ctx, 1, set)
 		o.r.waits.Record(o.ctx, e.DelayMs, set)
 		o.span.AddEvent("retry", trace.WithAttributes(AttrAttempt.Int(e.Attempt), AttrDelayMs.Float64(e.DelayMs), AttrError.String(e.ErrorMessage)))

@@ -79,6 +79,7 @@ func (s *sdk) metrics(t *testing.T) map[string][]point {
 	}
 	for name, want := range map[string]string{
 		"retryfsm.retry.attempts": "{attempt}", "retryfsm.retry.backoff.duration": "ms",
+		"retryfsm.retry.retries": "{retry}", "retryfsm.retry.delay": "s",
 		"retryfsm.retry.chains": "{chain}", "retryfsm.retry.backoff.active": "{chain}",
 	} {
 		if u, ok := units[name]; ok && u != want {
@@ -168,6 +169,13 @@ func TestRecorderDo(t *testing.T) {
 		// Waits: 2+4, 2+4+8, 2 s.
 		if p := find(t, m, "retryfsm.retry.backoff.duration", lab...); p.count != 6 || p.value != 22000 {
 			t.Errorf("waits: %d, sum %v ms; want 6, 22000", p.count, p.value)
+		}
+		// The same under the names and unit of OpenTelemetry's conventions.
+		if p := find(t, m, "retryfsm.retry.retries", lab...); p.value != 6 {
+			t.Errorf("retries = %v, want 6", p.value)
+		}
+		if p := find(t, m, "retryfsm.retry.delay", lab...); p.count != 6 || p.value != 22 {
+			t.Errorf("delays: %d, sum %v s; want 6, 22", p.count, p.value)
 		}
 		for _, c := range []struct {
 			kv   []attribute.KeyValue

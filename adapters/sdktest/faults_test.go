@@ -88,10 +88,10 @@ func TestGoSDKsWireFaults(t *testing.T) {
 					if tc.check != nil {
 						tc.check(t, recs[0])
 					}
-					fs, _ := proxytest.AuditWire(t, sdk.profile, log)
 					// The wire audit knows each SDK's cut JSON body (audit's
 					// TestCutJSONBodyEdges): openai-go not retrying it is
 					// what its profile says, so even that log is clean.
+					fs, _ := proxytest.AuditWire(t, sdk.profile, log)
 					if len(fs) != 0 {
 						t.Errorf("audit under %s: %v", sdk.profile, fs)
 					}

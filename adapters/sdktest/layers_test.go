@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +26,14 @@ import (
 	"github.com/ohmypi/retryfsm/scenario"
 )
 
-// The real oh-my-pi 18.3.4 cannot run here (no network for its packages),
-// so its two retry layers are modelled by the engine and driven through
-// the proxy (SPEC.md §14.11): the provider layer is retryfsm.Do with the
-// layer's settings around the Anthropic Go SDK with its own retries off
-// (pi-ai retries itself), the session layer a policy.Controller with the
-// agent's settings whose agent writes the RPC log the agent writes (the
-// newer protocol, stamped on the bubble's clock, as the wire log is).
+// oh-my-pi 18.3.4's two retry layers, modelled by the engine and driven
+// through the proxy (SPEC.md §14.11), checked against what the real agent
+// did (its logs, recorded through the proxy: the audit's
+// testdata/realagent): the provider layer is retryfsm.Do with the layer's
+// settings around the Anthropic Go SDK with its own retries off (pi-ai
+// retries itself), the session layer a policy.Controller with the agent's
+// settings whose agent writes the RPC log the agent writes (the newer
+// protocol, stamped on the bubble's clock, as the wire log is).
 
 // twoLayerAgent is the model: a session layer over a provider layer.
 type twoLayerAgent struct {
@@ -75,7 +78,7 @@ func (a *twoLayerAgent) event(e policy.Event) {
 	}
 	if m["type"] == "auto_retry_start" {
 		a.err++
-		fields = append(fields, "errorId", fmt.Sprintf("err-%d", a.err))
+		fields = append(fields, "errorId", a.err)
 	}
 	a.line(fields...)
 }
@@ -122,7 +125,7 @@ func (a *twoLayerAgent) prompt(ctx context.Context) error {
 	a.ctl.OnPrompt(ctx)
 	a.run(ctx)
 	err := a.ctl.WaitForRetry(ctx)
-	status := "ok"
+	status := "completed"
 	if err != nil {
 		status = "error"
 	}
@@ -151,7 +154,7 @@ func runTwoLayers(t *testing.T, session string, provider policy.Settings, sc pro
 			t.Fatal(err)
 		}
 		a.ctl.Subscribe(a.event)
-		a.line("type", "ready", "protocolVersion", 2, "supportedProtocolVersions", []int{1, 2}, "maxFrameBytes", 16<<20)
+		a.line("type", "ready", "protocolVersion", 1, "supportedProtocolVersions", []int{1, 2}, "maxFrameBytes", 1<<20)
 		perr = a.prompt(t.Context())
 		synctest.Wait()
 		recs, wireLog = s.Close(t)
@@ -164,11 +167,17 @@ func runTwoLayers(t *testing.T, session string, provider policy.Settings, sc pro
 // findings of each log.
 func auditLayers(t *testing.T, profile string, rpcLog, wireLog []byte) (rpcFs, wireFs []audit.Finding, attempts []audit.Attempt, sum audit.LayersSummary) {
 	t.Helper()
+	return auditLayersWith(t, profile, rpcLog, wireLog, audit.WireOptions{Slack: -1})
+}
+
+// auditLayersWith is auditLayers with opt.
+func auditLayersWith(t *testing.T, profile string, rpcLog, wireLog []byte, opt audit.WireOptions) (rpcFs, wireFs []audit.Finding, attempts []audit.Attempt, sum audit.LayersSummary) {
+	t.Helper()
 	a, err := audit.New(audit.Options{Profile: profile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err = a.AuditLayers(bytes.NewReader(rpcLog), bytes.NewReader(wireLog), audit.WireOptions{Slack: -1},
+	sum, err = a.AuditLayers(bytes.NewReader(rpcLog), bytes.NewReader(wireLog), opt,
 		func(f audit.Finding) { rpcFs = append(rpcFs, f) }, func(f audit.Finding) { wireFs = append(wireFs, f) },
 		func(at audit.Attempt) { attempts = append(attempts, at) })
 	if err != nil {
@@ -187,30 +196,31 @@ func overloaded(n int) []scenario.Turn {
 	return turns
 }
 
-// TestTwoLayerVectors: omp-18's vectors (issue 24) through the proxy. A
-// permanent 529 is 11 session attempts of 11 requests each (121 on the
-// wire) and one chain of 10 auto_retry_start; 529, 529, OK and a 429 with
-// retry-after 3 leave no auto_retry_* event (3 and 2 requests, the 429's
-// retry 3 s later). Each RPC log is clean under omp-18 and says the
-// provider layer is not visible; with the wire log beside it both layers
-// are clean and each attempt's requests are counted.
+// TestTwoLayerVectors: omp-18's vectors, measured on the real agent (its
+// recorded logs: requests per session attempt and auto_retry_start
+// lines), reproduced by the model through the proxy: a permanent 529 is
+// 11 session attempts of 11 requests each (121 on the wire) and one chain
+// of 10 auto_retry_start; 529, 529, OK and a 429 with retry-after 3 leave
+// no auto_retry_* event (3 and 2 requests, the 429's retry 3 s later).
+// Each RPC log is clean under omp-18 and says the provider layer is not
+// visible; with the wire log beside it both layers are clean and each
+// attempt's requests are counted.
 func TestTwoLayerVectors(t *testing.T) {
 	layer, err := policy.ProfileByName("pi-ai-anthropic")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name     string
-		turns    []scenario.Turn
-		failed   bool
-		requests []int // per session attempt
-		starts   int
-		gap      float64 // the first retry's wait on the wire, ms
+		name, measured string // the recorded run
+		turns          []scenario.Turn
+		failed         bool
+		gap            float64 // the first retry's wait on the wire, ms
 	}{
-		{"permanent 529", overloaded(121), true, []int{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11}, 10, 500},
-		{"529, 529, OK", append(overloaded(2), proxytest.OkTurn()), false, []int{3}, 0, 500},
-		{"429 retry-after 3", []scenario.Turn{proxytest.ErrTurn(429, "Number of requests has exceeded your rate limit", map[string]string{"retry-after": "3"}), proxytest.OkTurn()}, false, []int{2}, 0, 3000},
+		{"permanent 529", "529-forever", overloaded(121), true, 500},
+		{"529, 529, OK", "529-529-ok", append(overloaded(2), proxytest.OkTurn()), false, 500},
+		{"429 retry-after 3", "429-retry-after-3", []scenario.Turn{proxytest.ErrTurn(429, "Number of requests has exceeded your rate limit", map[string]string{"retry-after": "3"}), proxytest.OkTurn()}, false, 3000},
 	} {
+		requests, starts := measuredVector(t, filepath.Join("..", "..", "audit", "testdata", "realagent", tc.measured))
 		t.Run(tc.name, func(t *testing.T) {
 			perr, rpcLog, recs, wireLog := runTwoLayers(t, "omp-18", layer.Settings, proxy.Script{Turns: tc.turns})
 			var ex *policy.ExhaustedError
@@ -218,7 +228,7 @@ func TestTwoLayerVectors(t *testing.T) {
 				t.Fatalf("prompt error %v, want exhausted %v", perr, tc.failed)
 			}
 			total := 0
-			for _, n := range tc.requests {
+			for _, n := range requests {
 				total += n
 			}
 			if len(recs) != total {
@@ -227,8 +237,8 @@ func TestTwoLayerVectors(t *testing.T) {
 			if g := proxytest.Gaps(recs); len(g) == 0 || g[0] != tc.gap {
 				t.Errorf("waits on the wire %v, want the first %v ms", g, tc.gap)
 			}
-			if n := count(rpcLog, "auto_retry_start"); n != tc.starts || (tc.starts == 0) != (count(rpcLog, "auto_retry_end") == 0) {
-				t.Errorf("%d auto_retry_start, %d auto_retry_end in the RPC log, want %d starts:\n%s", n, count(rpcLog, "auto_retry_end"), tc.starts, rpcLog)
+			if n := count(rpcLog, "auto_retry_start"); n != starts || (starts == 0) != (count(rpcLog, "auto_retry_end") == 0) {
+				t.Errorf("%d auto_retry_start, %d auto_retry_end in the RPC log, want %d starts:\n%s", n, count(rpcLog, "auto_retry_end"), starts, rpcLog)
 			}
 			fs, sum := auditRPC(t, "omp-18", rpcLog)
 			if len(fs) != 0 || sum.ProviderLayer != audit.ProviderLayerNotVisible || sum.Protocol != 2 {
@@ -238,16 +248,16 @@ func TestTwoLayerVectors(t *testing.T) {
 			if len(rpcFs)+len(wireFs) != 0 || lsum.RPC.ProviderLayer != audit.ProviderLayerChecked {
 				t.Errorf("both layers: RPC %v, wire %v, %+v", rpcFs, wireFs, lsum)
 			}
-			if len(attempts) != len(tc.requests) {
-				t.Fatalf("attempts %+v, want %d", attempts, len(tc.requests))
+			if len(attempts) != len(requests) {
+				t.Fatalf("attempts %+v, want %d", attempts, len(requests))
 			}
 			for i, at := range attempts {
-				if at.Requests != tc.requests[i] || at.Attempt != i {
-					t.Errorf("attempt %d: %+v, want attempt %d with %d requests", i, at, i, tc.requests[i])
+				if at.Requests != requests[i] || at.Attempt != i {
+					t.Errorf("attempt %d: %+v, want attempt %d with %d requests", i, at, i, requests[i])
 				}
 			}
-			if lsum.Wire.Events != total || lsum.Wire.Chains != len(tc.requests) {
-				t.Errorf("wire summary %+v, want %d requests in %d calls", lsum.Wire, total, len(tc.requests))
+			if lsum.Wire.Events != total || lsum.Wire.Chains != len(requests) {
+				t.Errorf("wire summary %+v, want %d requests in %d calls", lsum.Wire, total, len(requests))
 			}
 		})
 	}
@@ -277,6 +287,29 @@ func TestTwoLayerAuditFindsAShortProviderLayer(t *testing.T) {
 	if len(attempts) != 3 || attempts[0].Requests != 3 || attempts[1].Requests != 3 || attempts[2].Requests != 1 {
 		t.Errorf("attempts %+v, want 3, 3 and 1 requests", attempts)
 	}
+}
+
+// measuredVector is what the real agent did in the recorded run dir: the
+// requests of each session attempt (the two logs audited together) and
+// its auto_retry_start lines.
+func measuredVector(t *testing.T, dir string) (requests []int, starts int) {
+	t.Helper()
+	rpcLog, err := os.ReadFile(filepath.Join(dir, "rpc.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wireLog, err := os.ReadFile(filepath.Join(dir, "wire.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, attempts, _ := auditLayersWith(t, "omp-18", rpcLog, wireLog, audit.WireOptions{Slack: 500 * time.Millisecond})
+	for _, at := range attempts {
+		requests = append(requests, at.Requests)
+	}
+	if len(requests) == 0 {
+		t.Fatalf("%s: no session attempt", dir)
+	}
+	return requests, count(rpcLog, "auto_retry_start")
 }
 
 // auditRPC audits an RPC log alone.

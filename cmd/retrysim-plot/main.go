@@ -1,9 +1,10 @@
 // Command retrysim-plot draws a fleet's result as charts (package
 // fleet/fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
 // calls per second over time per profile (the provider's capacity a line,
-// the outage windows shaded, the highest spike marked) beside the CDF of
-// the time from a prompt to its success over every prompt (the failed and
-// still-waiting prompts the gap below 100 %).
+// the outage windows shaded, the table's peak marked), the CDF of the time
+// from a prompt to its success over every prompt (the failed and
+// still-waiting prompts the gap below 100 %), and each row's requests per
+// prompt with its 429s.
 //
 // Usage:
 //

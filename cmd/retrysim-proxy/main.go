@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -38,9 +37,10 @@ func commandLine(args []string) []string {
 	return append([]string{"proxy"}, args...)
 }
 
-// serve serves run's script on run.Listen until ctx is done, then lets
-// requests in flight finish (up to cli.ProxyShutdown) and flushes the
-// wire log.
+// serve serves run's script on run.Listen until ctx is done, then ends
+// the faults' waits, lets requests in flight finish (up to
+// cli.ProxyShutdown; then their connections are closed), waits until each
+// is logged and flushes the wire log.
 func serve(ctx context.Context, run *cli.ProxyRun) int {
 	var script proxy.Script
 	if run.Script != "" {
@@ -65,15 +65,16 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(run.Stderr, "retrysim proxy: listening on http://%s (ANTHROPIC_BASE_URL=http://%s OPENAI_BASE_URL=http://%s/v1)\n", addr, addr, addr)
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	srv := p.Server()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(p.Limit(ln)) }()
 	if run.Ready != nil {
 		run.Ready(addr)
 	}
 	code := 0
 	select {
 	case <-ctx.Done():
+		p.Stop() // the faults' waits end: their requests end, logged
 		sctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
 		if err := srv.Shutdown(sctx); err != nil {
 			_ = srv.Close()

@@ -1,15 +1,16 @@
 // Package fleetplot draws a fleet's result (package fleet) with
-// gonum.org/v1/plot (SPEC.md §15.7): a row of two panels per fleet, the
+// gonum.org/v1/plot (SPEC.md §15.7): a row of three panels per fleet, the
 // wire calls per second over time per profile (the provider's capacity a
-// line, the fleet's outage windows shaded, the highest peak marked) beside
-// the CDF of the time from a prompt to its success over every prompt (the
+// line, the fleet's outage windows shaded, the table's peak marked), the
+// CDF of the time from a prompt to its success over every prompt (the
 // failed and still-waiting prompts the gap below 100 %, their share in the
-// legend). It draws from the result's fixed-size counters only
+// legend), and each row's requests per prompt with its 429s. It draws from the result's fixed-size counters only
 // (fleet.Series, fleet.Histogram), so a merged sweep or merged shards plot
 // like one run.
 package fleetplot
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -83,7 +84,44 @@ type Capacity struct {
 	Label     string
 }
 
-// Panel is one fleet's row of the image: its calls and its CDF.
+// Peak is the table's peak of a fleet (PEAK_DURING/AFTER, PEAK/CAPACITY):
+// the most wire calls one run sent in one 100 ms bin during an outage or in
+// the recovery window after one, of the fleet's busiest row (a profile, or
+// the sum of a mix's), over every seed. The calls panel marks it at its
+// true height, not at its bin's mean over the seeds.
+type Peak struct {
+	// Label is the row's: the profile's line label, or the mix's sum's.
+	Label string
+	// Line is the index of the row's Rate in the panel.
+	Line int
+	// Calls are the calls in the 100 ms bin; PerSecond ten times that.
+	Calls     int64
+	PerSecond float64
+	// Ratio is Calls over the provider's capacity per 100 ms, the table's
+	// PEAK/CAPACITY (0: unlimited).
+	Ratio float64
+	// After says the peak is in a recovery window, not during an outage.
+	After bool
+	// At is where it is marked: the middle of the row's busiest bin in the
+	// windows it is of (the result keeps no time of the peak itself).
+	At time.Duration
+}
+
+// Cost is what a row of the fleet cost the provider: the table's
+// WIRE/PROMPT, 429_OVER_CAP and IN_RETRY_AFTER.
+type Cost struct {
+	Label string
+	// Line is the index of the row's Rate in the panel (its style).
+	Line int
+	// WirePerPrompt is the requests sent per prompt (the SDK layer's
+	// retries included).
+	WirePerPrompt float64
+	// OverCapacity are the requests answered 429 for being over capacity;
+	// InRetryAfter the retries sent inside a retry-after window.
+	OverCapacity, InRetryAfter int64
+}
+
+// Panel is one fleet's row of the image: its calls, its CDF and its cost.
 type Panel struct {
 	Fleet string
 	// Heading names the fleet, its seeds and profile mixes (and SDK).
@@ -98,7 +136,24 @@ type Panel struct {
 	Capacities []Capacity
 	// Runs is the largest number of runs (seeds) of the fleet's groups.
 	Runs int
+	// Peak is the table's peak; nil when the fleet has no outage (the
+	// table measures none).
+	Peak *Peak
+	// Costs are a row per Rate, in their order.
+	Costs []Cost
+	// End is where the time axis ends: where the activity ends (99.9 % of
+	// the calls sent, and every outage over), plus a margin; LastCall is
+	// the end of the last bin with a call, at or after End.
+	End, LastCall time.Duration
 }
+
+// offScaleFactor: a peak more than this many times the top of the lines
+// and the capacity is marked at the top of the axis, off the scale.
+const offScaleFactor = 1.5
+
+// activityShare is the share of a panel's calls sent before its time axis
+// ends: a long tail of a few late calls does not stretch the axis.
+const activityShare = 0.999
 
 // Data is what the image shows: a panel per fleet, in the result's order.
 type Data struct {
@@ -209,6 +264,17 @@ func DataOf(res *fleet.Result) Data {
 				}
 				ser := &s.WireSeries
 				p.Rates = append(p.Rates, Rate{Label: label, Group: gi, Style: style, Runs: runs, Width: ser.BinWidth(), Counts: ser.Counts[:]})
+				sum := s.Summarize(g.CapacityPer100ms)
+				p.Costs = append(p.Costs, Cost{Label: label, Line: len(p.Rates) - 1, WirePerPrompt: sum.WireCallsPerPrompt,
+					OverCapacity: s.Rejected, InRetryAfter: s.InRetryAfter})
+				if calls := max(s.PeakDuring, s.PeakAfter); len(g.Outages) > 0 && calls > 0 && (p.Peak == nil || calls > p.Peak.Calls) {
+					ratio := sum.PeakDuringRatio
+					if s.PeakAfter > s.PeakDuring {
+						ratio = sum.PeakAfterRatio
+					}
+					p.Peak = &Peak{Label: label, Line: len(p.Rates) - 1, Calls: calls, PerSecond: float64(calls) * 10,
+						Ratio: ratio, After: s.PeakAfter > s.PeakDuring}
+				}
 				if s.Profile == fleet.AllProfiles {
 					continue
 				}
@@ -238,8 +304,83 @@ func DataOf(res *fleet.Result) Data {
 				r.PerSecond[j] = float64(c) / r.Width.Seconds() / float64(r.Runs)
 			}
 		}
+		if p.Peak != nil {
+			p.Peak.At = busiestIn(&p.Rates[p.Peak.Line], p.Outages, p.Peak.After)
+		}
+		p.End, p.LastCall = activityEnd(p)
 	}
 	return d
+}
+
+// busiestIn is the middle of r's busiest bin overlapping the outage
+// windows (after: the time between an outage's end and the next one's
+// start, or the end of the series), the first one of equals.
+func busiestIn(r *Rate, outages [][2]time.Duration, after bool) time.Duration {
+	var windows [][2]time.Duration
+	for i, o := range outages {
+		if !after {
+			windows = append(windows, o)
+			continue
+		}
+		end := time.Duration(math.MaxInt64)
+		for j, next := range outages {
+			if j != i && next[0] >= o[1] && next[0] < end {
+				end = next[0]
+			}
+		}
+		windows = append(windows, [2]time.Duration{o[1], end})
+	}
+	best, at := int64(-1), time.Duration(0)
+	for j, c := range r.Counts {
+		a, b := time.Duration(j)*r.Width, time.Duration(j+1)*r.Width
+		if c > best && slices.ContainsFunc(windows, func(w [2]time.Duration) bool { return a < w[1] && b > w[0] }) {
+			best, at = c, a+r.Width/2
+		}
+	}
+	return at
+}
+
+// activityEnd is where p's time axis ends: the end of the first bin by
+// which activityShare of the calls of its busiest line were sent, or the
+// last outage's end or the peak, whichever is later, plus 5 %; and the end
+// of its last bin with a call. The axis never runs past that last bin.
+func activityEnd(p *Panel) (end, lastCall time.Duration) {
+	var busiest *Rate
+	var most int64
+	for i := range p.Rates {
+		r := &p.Rates[i]
+		var n int64
+		for _, c := range r.Counts {
+			n += c
+		}
+		if busiest == nil || n > most {
+			busiest, most = r, n
+		}
+		k := len(r.Counts)
+		for k > 0 && r.Counts[k-1] == 0 {
+			k--
+		}
+		lastCall = max(lastCall, time.Duration(k)*r.Width)
+	}
+	if busiest == nil || most == 0 {
+		return time.Second, time.Second
+	}
+	var seen int64
+	for j, c := range busiest.Counts {
+		seen += c
+		if float64(seen) >= activityShare*float64(most) {
+			end = time.Duration(j+1) * busiest.Width
+			break
+		}
+	}
+	for _, o := range p.Outages {
+		end = max(end, min(o[1], lastCall))
+	}
+	if p.Peak != nil {
+		end = max(end, p.Peak.At)
+	}
+	end = min(end+end/20, lastCall)
+	return max(end, time.Second), max(lastCall, time.Second)
 }
 
 // cdfOf is s's CDF over every prompt.
@@ -328,7 +469,7 @@ var Dashes = [][]float64{
 
 // Image size: a row per fleet.
 const (
-	width      = 12 * vg.Inch
+	width      = 17 * vg.Inch
 	rowHeight  = 4.4 * vg.Inch
 	headingPad = 9 * vg.Millimeter
 )
@@ -358,31 +499,56 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 		_, err := c.WriteTo(w)
 		return err
 	}
-	plots := make([][]*plot.Plot, rows)
-	for i := range d.Panels {
-		calls, err := callsPanel(&d.Panels[i])
-		if err != nil {
-			return err
-		}
-		cdf, err := cdfPanel(&d.Panels[i])
-		if err != nil {
-			return err
-		}
-		plots[i] = []*plot.Plot{calls, cdf}
+	plots, canvases, err := layout(&d, dc)
+	if err != nil {
+		return err
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: 2, PadTop: headingPad, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 4, PadX: vg.Millimeter * 8, PadY: headingPad + vg.Millimeter*4}
-	canvases := plot.Align(plots, tiles, dc)
 	sty := headingStyle()
 	for i := range d.Panels {
 		top := canvases[i][0].Max.Y
 		dc.FillText(sty, vg.Point{X: width / 2, Y: top + headingPad/2}, d.Panels[i].Heading)
-		plots[i][0].Draw(canvases[i][0])
-		plots[i][1].Draw(canvases[i][1])
+		for j := range plots[i] {
+			plots[i][j].Draw(canvases[i][j])
+		}
 	}
-	_, err := c.WriteTo(w)
+	if format != "svg" {
+		_, err := c.WriteTo(w)
+		return err
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return err
+	}
+	_, err = w.Write(bytes.ReplaceAll(b.Bytes(), []byte(svgFont), []byte(svgFontWithFallback)))
 	return err
 }
+
+// layout makes d's plots, a row of three per panel, and the canvases of dc
+// they are drawn in.
+func layout(d *Data, dc draw.Canvas) ([][]*plot.Plot, [][]draw.Canvas, error) {
+	plots := make([][]*plot.Plot, len(d.Panels))
+	for i := range d.Panels {
+		for _, panel := range []func(*Panel) (*plot.Plot, error){callsPanel, cdfPanel, costPanel} {
+			pl, err := panel(&d.Panels[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			plots[i] = append(plots[i], pl)
+		}
+	}
+	tiles := draw.Tiles{Rows: len(d.Panels), Cols: 3, PadTop: headingPad, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 4, PadX: vg.Millimeter * 8, PadY: headingPad + vg.Millimeter*4}
+	return plots, plot.Align(plots, tiles, dc), nil
+}
+
+// The SVG names the font the text was measured with, Liberation Serif
+// (plot.DefaultFont, compiled in); a viewer without it falls back to Times
+// New Roman, which has the same metrics (Liberation's design), then Times,
+// then any serif, so that the labels keep their places.
+const (
+	svgFont             = "font-family:Liberation Serif;"
+	svgFontWithFallback = "font-family:'Liberation Serif','Times New Roman',Times,serif;"
+)
 
 // headingStyle is the style of a row's heading: bold, centered.
 func headingStyle() text.Style {
@@ -414,23 +580,35 @@ func legendRoom(n int) float64 { return min(0.6, 0.075*float64(n)+0.04) }
 func callsPanel(p *Panel) (*plot.Plot, error) {
 	pl := plot.New()
 	title := "wire calls per second"
+	var width time.Duration
+	for _, r := range p.Rates {
+		width = max(width, r.Width)
+	}
+	if width > 0 {
+		title += " in " + durationText(width) + " bins"
+	}
 	if p.Runs > 1 {
 		title += ", mean of " + strconv.Itoa(p.Runs) + " seeds"
 	}
-	var end float64 // seconds: the end of the last bin shown
-	peak, peakAt := 0.0, 0.0
+	end := p.End.Seconds()
+	busiest, busiestAt := 0.0, 0.0 // the highest bin of any line drawn
 	for _, r := range p.Rates {
-		end = max(end, (time.Duration(len(r.PerSecond)) * r.Width).Seconds())
 		for j, v := range r.PerSecond {
-			if v > peak {
-				peak, peakAt = v, (time.Duration(j)*r.Width + r.Width/2).Seconds()
+			if at := (time.Duration(j)*r.Width + r.Width/2).Seconds(); v > busiest && at < end {
+				busiest, busiestAt = v, at
 			}
 		}
 	}
-	end = max(end, 1)
-	top := max(peak, 1)
+	top := max(busiest, 1)
 	for _, c := range p.Capacities {
 		top = max(top, c.PerSecond)
+	}
+	// The peak is one seed's busiest 100 ms, the lines the seeds' mean over
+	// wider bins: one far above them is marked at the top, off the scale,
+	// rather than squash the lines.
+	offScale := p.Peak != nil && p.Peak.PerSecond > offScaleFactor*top
+	if p.Peak != nil && !offScale {
+		top = max(top, p.Peak.PerSecond)
 	}
 	entries := len(p.Rates) + len(p.Capacities)
 	var shaded bool
@@ -447,6 +625,9 @@ func callsPanel(p *Panel) (*plot.Plot, error) {
 	pl.Title.Text = title
 	u := unitFor(end)
 	pl.X.Label.Text = "time since the start (" + u.name + ")"
+	if p.LastCall > p.End {
+		pl.X.Label.Text += "; " + strconv.FormatFloat(100*activityShare, 'f', -1, 64) + "% of the calls sent by its end, the last by " + unitFor(p.LastCall.Seconds()).format(p.LastCall.Seconds())
+	}
 	pl.X.Min, pl.X.Max = 0, end
 	pl.X.Tick.Marker = timeTicks{}
 	pl.Y.Label.Text = "calls/s"
@@ -481,12 +662,15 @@ func callsPanel(p *Panel) (*plot.Plot, error) {
 		pl.Legend.Add(c.Label, l)
 	}
 	for _, r := range p.Rates {
-		xys := make(plotter.XYs, len(r.PerSecond)+1)
+		var xys plotter.XYs
 		for j, v := range r.PerSecond {
-			xys[j] = plotter.XY{X: (time.Duration(j) * r.Width).Seconds(), Y: v}
+			x := (time.Duration(j) * r.Width).Seconds()
+			if x >= end {
+				break
+			}
+			xys = append(xys, plotter.XY{X: x, Y: v})
 		}
-		n := len(r.PerSecond)
-		xys[n] = plotter.XY{X: (time.Duration(n) * r.Width).Seconds(), Y: 0}
+		xys = append(xys, plotter.XY{X: min(end, (time.Duration(len(xys))*r.Width).Seconds()), Y: 0})
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
@@ -496,29 +680,135 @@ func callsPanel(p *Panel) (*plot.Plot, error) {
 		pl.Add(l)
 		pl.Legend.Add(r.Label, l)
 	}
-	if peak > 0 {
-		// The highest bin of any line, marked with its value: a spike
-		// narrower than a pixel stays readable.
-		s, err := plotter.NewScatter(plotter.XYs{{X: peakAt, Y: peak}})
+	at, value, label := busiestAt, busiest, ""
+	if p.Peak != nil {
+		at, value, label = p.Peak.At.Seconds(), p.Peak.PerSecond, p.Peak.Text(p.Runs)
+		if offScale {
+			value, label = top, "▲ off the scale: "+label
+		}
+		// A thin line from the axis up to the mark: where the spike is.
+		guide, err := plotter.NewLine(plotter.XYs{{X: at, Y: 0}, {X: at, Y: value}})
+		if err != nil {
+			return nil, err
+		}
+		guide.Color = color.Black
+		guide.Width = vg.Points(0.5)
+		guide.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+		pl.Add(guide)
+	} else if busiest > 0 {
+		label = "busiest " + durationText(width) + ": " + number(busiest) + "/s at " + unitFor(end).format(busiestAt)
+	}
+	if label != "" {
+		// A spike narrower than a pixel stays readable: a ring (a triangle
+		// off the scale) and its value, the text hanging below it (the
+		// legend's room is above).
+		s, err := plotter.NewScatter(plotter.XYs{{X: at, Y: value}})
 		if err != nil {
 			return nil, err
 		}
 		s.GlyphStyle.Shape = draw.RingGlyph{}
+		if offScale {
+			s.GlyphStyle.Shape = draw.TriangleGlyph{}
+		}
 		s.GlyphStyle.Radius = vg.Points(3)
 		pl.Add(s)
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: peakAt, Y: peak}},
-			Labels: []string{"peak " + number(peak) + "/s at " + unitFor(peakAt).format(peakAt)}})
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: at, Y: value}}, Labels: []string{label}})
 		if err != nil {
 			return nil, err
 		}
-		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(-4)}
-		if peakAt > end*0.7 {
+		lb.TextStyle[0].YAlign = draw.YTop
+		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(-2)}
+		if at > end*0.5 {
 			lb.TextStyle[0].XAlign = draw.XRight
 			lb.Offset.X = -vg.Points(5)
 		}
 		pl.Add(lb)
 	}
 	return pl, nil
+}
+
+// Text is the peak's label: "peak 2810/s = 5.62× capacity during an
+// outage (281 calls in 100 ms, the busiest of 20 seeds)".
+func (pk *Peak) Text(runs int) string {
+	t := "peak " + number(pk.PerSecond) + "/s"
+	if pk.Ratio > 0 {
+		t += " = " + strconv.FormatFloat(pk.Ratio, 'f', 2, 64) + "× capacity"
+	}
+	if pk.After {
+		t += " after an outage"
+	} else {
+		t += " during an outage"
+	}
+	t += "\n(" + strconv.FormatInt(pk.Calls, 10) + " calls in 100 ms"
+	if runs > 1 {
+		t += ", the busiest of " + strconv.Itoa(runs) + " seeds"
+	}
+	if pk.Label != "" && !strings.Contains(pk.Label, "all profiles") {
+		t += ", " + pk.Label
+	}
+	return t + ")"
+}
+
+// durationText writes a bin's width: "100 ms", "1.6 s", "3.4 min".
+func durationText(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	}
+	return unitFor(d.Seconds()).format(d.Seconds())
+}
+
+// costPanel draws what each row cost the provider: its requests per
+// prompt as a bar, with its 429s over capacity and its retries sent inside
+// a retry-after window written beside it.
+func costPanel(p *Panel) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = "requests per prompt (WIRE/PROMPT)"
+	pl.X.Label.Text = "requests sent per prompt"
+	pl.Legend.Top = true
+	most := 0.0
+	var names []string
+	n := len(p.Costs)
+	for i, c := range p.Costs {
+		most = max(most, c.WirePerPrompt)
+		names = append(names, c.Label)
+		// The first row at the top.
+		pos := float64(n - 1 - i)
+		bar, err := plotter.NewBarChart(plotter.Values{c.WirePerPrompt}, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		bar.Horizontal = true
+		bar.XMin = pos
+		var ls draw.LineStyle
+		style(p.Rates[c.Line].Style, &ls)
+		bar.Color = ls.Color
+		bar.LineStyle.Width = 0
+		pl.Add(bar)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: c.WirePerPrompt, Y: pos}},
+			Labels: []string{strconv.FormatFloat(c.WirePerPrompt, 'f', 2, 64) + " per prompt\n429 over capacity: " +
+				thousands(c.OverCapacity) + "\nsent in retry-after: " + thousands(c.InRetryAfter)}})
+		if err != nil {
+			return nil, err
+		}
+		lb.TextStyle[0].YAlign = draw.YCenter
+		lb.Offset = vg.Point{X: vg.Points(4)}
+		pl.Add(lb)
+	}
+	slices.Reverse(names)
+	pl.NominalY(names...)
+	pl.X.Min, pl.X.Max = 0, max(most, 1)*2.2 // room for the text right of the longest bar
+	pl.X.Tick.Marker = upTo{max(most, 1)}
+	pl.Y.Min, pl.Y.Max = -0.7, float64(n)-0.3
+	return pl, nil
+}
+
+// thousands writes n with a comma every three digits: 167,939.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func cdfPanel(p *Panel) (*plot.Plot, error) {

@@ -2,6 +2,7 @@ package fleetplot
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"html"
@@ -11,9 +12,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ohmypi/retryfsm/fleet"
 )
@@ -224,8 +230,10 @@ func TestGoldenSVG(t *testing.T) {
 		"text fleet outage-529  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
 		"text fleet quota-window  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
 		"text fleet rate-limited  ·  seeds 1  ·  profiles omp-2026-02=50%,omp-2026-06=50%\n",
-		"text wire calls per second (outages shaded)\n", "text wire calls per second\n",
-		"text time since the start (min)\n", "text time since the start (h)\n", "text time since the start (s)\n",
+		"text wire calls per second in 400 ms bins (outages shaded)\n", "text wire calls per second in 200 ms bins\n",
+		"text time since the start (min); 99.9% of the calls sent by its end, the last by 6.2 min\n", "text time since the start (h)\n",
+		"text ▲ off the scale: peak 2590/s = 5.18× capacity during an outage\n", "text busiest 200 ms: 150/s at 46 s\n",
+		"text 4.02 per prompt\n", "text 1.19 per prompt\n", "text sent in retry-after: 8,347\n",
 		"text capacity 500/s\n", "text capacity 50/s\n", "text outage\n",
 		"text omp-2026-02: 92.7% failed\n", "text omp-2026-06: all succeeded\n", "text 100%\n",
 		"path fill:none;stroke:#0072B2;stroke-width:1.4 x", "path fill:none;stroke:#D55E00;stroke-width:1.4;stroke-dasharray:6,3 x",
@@ -240,17 +248,21 @@ func TestGoldenSVG(t *testing.T) {
 	if n := strings.Count(got, "text time from a prompt to its success, over all "); n != 3 {
 		t.Errorf("%d CDF panels, want 3", n)
 	}
-	if n := strings.Count(got, "text peak "); n != 3 {
-		t.Errorf("%d peaks marked, want 3", n)
+	if n := strings.Count(got, "peak "); n != 2 {
+		t.Errorf("%d peaks marked, want 2 (rate-limited has no outage: its busiest bin is marked)", n)
+	}
+	if n := strings.Count(got, "text requests per prompt (WIRE/PROMPT)\n"); n != 3 {
+		t.Errorf("%d cost panels, want 3", n)
 	}
 	if strings.Contains(got, ".00\n") {
 		t.Errorf("a tick labelled with needless decimals:\n%s", got)
 	}
 }
 
-// writeReadmeChart writes docs/fleet-chart.png, the chart README shows:
-// fleets/outage-529.yaml over seeds 1-2.
-func writeReadmeChart(t *testing.T) {
+// readmeChart is the chart README shows: fleets/outage-529.yaml over
+// seeds 1-2, as a PNG.
+func readmeChart(t *testing.T) []byte {
+	t.Helper()
 	spec, err := fleet.Load("../../fleets/outage-529.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +281,12 @@ func writeReadmeChart(t *testing.T) {
 	if err := Write(&b, res, "png"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("../../docs/fleet-chart.png", b.Bytes(), 0o644); err != nil {
+	return b.Bytes()
+}
+
+// writeReadmeChart writes docs/fleet-chart.png, the chart README shows.
+func writeReadmeChart(t *testing.T) {
+	if err := os.WriteFile("../../docs/fleet-chart.png", readmeChart(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -456,6 +473,249 @@ func TestGap(t *testing.T) {
 	} {
 		if got := c.c.Gap(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.c, got, c.want)
+		}
+	}
+}
+
+// tableRow is a row of the fleet's table as --json gives it (the table's
+// PEAK_DURING/AFTER, PEAK/CAPACITY, WIRE/PROMPT, 429_OVER_CAP,
+// IN_RETRY_AFTER).
+type tableRow struct {
+	Profile                         string
+	PeakDuring, PeakAfter           int64
+	PeakDuringRatio, PeakAfterRatio float64
+	WireCallsPerPrompt              float64
+	Rejected, InRetryAfter          int64
+}
+
+// tableOf is res's table by fleet, read from its --json.
+func tableOf(t *testing.T, res *fleet.Result) map[string][]tableRow {
+	t.Helper()
+	data, err := res.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Fleets []struct {
+			Fleet    string
+			Profiles []tableRow
+		}
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]tableRow{}
+	for _, f := range out.Fleets {
+		rows[f.Fleet] = append(rows[f.Fleet], f.Profiles...)
+	}
+	return rows
+}
+
+// TestPeakAgreesWithTable: the peak each chart marks is the table's: the
+// most calls in 100 ms of the fleet's busiest row (its ten times per
+// second) and that row's PEAK/CAPACITY as the table writes it, for the
+// ready fleets and a two-seed sweep; a fleet without outage (the table
+// measures no peak there) marks its busiest bin, not a peak.
+func TestPeakAgreesWithTable(t *testing.T) {
+	for _, res := range []*fleet.Result{readyFleets(t), outageSweep(t)} {
+		table := tableOf(t, res)
+		var svg bytes.Buffer
+		if err := Write(&svg, res, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		drawn := svgStructure(svg.String())
+		for _, p := range DataOf(res).Panels {
+			var best tableRow
+			for _, row := range table[p.Fleet] {
+				if max(row.PeakDuring, row.PeakAfter) > max(best.PeakDuring, best.PeakAfter) {
+					best = row
+				}
+			}
+			calls := max(best.PeakDuring, best.PeakAfter)
+			if len(p.Outages) == 0 {
+				if p.Peak != nil || calls != 0 {
+					t.Errorf("%s: no outage, table peak %d, chart peak %+v", p.Fleet, calls, p.Peak)
+				}
+				continue
+			}
+			ratio := best.PeakDuringRatio
+			if best.PeakAfter > best.PeakDuring {
+				ratio = best.PeakAfterRatio
+			}
+			if p.Peak == nil || p.Peak.Calls != calls || p.Peak.PerSecond != float64(calls)*10 || p.Peak.Ratio != ratio {
+				t.Fatalf("%s: chart peak %+v, table %d calls in 100 ms, PEAK/CAPACITY %.2f", p.Fleet, p.Peak, calls, ratio)
+			}
+			want := "peak " + strconv.FormatInt(calls*10, 10) + "/s"
+			if ratio > 0 {
+				want += " = " + strconv.FormatFloat(ratio, 'f', 2, 64) + "× capacity"
+			}
+			if !strings.Contains(drawn, want) || !strings.Contains(drawn, "("+strconv.FormatInt(calls, 10)+" calls in 100 ms") {
+				t.Errorf("%s: the chart does not mark %q (%d calls in 100 ms):\n%s", p.Fleet, want, calls, drawn)
+			}
+		}
+	}
+}
+
+// TestTimeAxisEndsWithActivity: a fleet's time axis ends where its
+// activity does (99.9% of the busiest line's calls sent, every outage
+// over), plus at most 5%, never past its last call; when calls run on past
+// it, the axis label says until when. outage-529's last calls come long
+// after its wave: its axis ends before them.
+func TestTimeAxisEndsWithActivity(t *testing.T) {
+	for _, p := range DataOf(readyFleets(t)).Panels {
+		pl, err := callsPanel(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.X.Max != p.End.Seconds() || p.End > p.LastCall {
+			t.Errorf("%s: the axis ends at %v s, End %v, last call %v", p.Fleet, pl.X.Max, p.End, p.LastCall)
+		}
+		var busiest *Rate
+		var total int64
+		for i := range p.Rates {
+			var n int64
+			for _, c := range p.Rates[i].Counts {
+				n += c
+			}
+			if n > total {
+				busiest, total = &p.Rates[i], n
+			}
+		}
+		var before int64
+		for j, c := range busiest.Counts {
+			if time.Duration(j+1)*busiest.Width <= p.End {
+				before += c
+			}
+		}
+		if float64(before) < activityShare*float64(total) {
+			t.Errorf("%s: %d of %d calls before the axis' end %v", p.Fleet, before, total, p.End)
+		}
+		for _, o := range p.Outages {
+			if o[1] <= p.LastCall && o[1] > p.End {
+				t.Errorf("%s: the outage ending at %v is cut by the axis at %v", p.Fleet, o[1], p.End)
+			}
+		}
+		if cut := p.End < p.LastCall; cut != strings.Contains(pl.X.Label.Text, "the last by") {
+			t.Errorf("%s: axis to %v, last call %v, label %q", p.Fleet, p.End, p.LastCall, pl.X.Label.Text)
+		}
+		if p.Fleet == "outage-529" && (p.End > 6*time.Minute || p.LastCall < p.End+30*time.Second) {
+			t.Errorf("outage-529: the axis ends at %v, the last call at %v: want the wave's end, well before the last call", p.End, p.LastCall)
+		}
+	}
+}
+
+// TestCostAgreesWithTable: each fleet's cost panel has a bar per row of its
+// table, of its WIRE/PROMPT, with its 429_OVER_CAP and IN_RETRY_AFTER
+// written beside it; quota-window's shows the fleet's point, 4.02 against
+// 1.19 requests per prompt for the same failures.
+func TestCostAgreesWithTable(t *testing.T) {
+	res := readyFleets(t)
+	table := tableOf(t, res)
+	var svg bytes.Buffer
+	if err := Write(&svg, res, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	drawn := svgStructure(svg.String())
+	for _, p := range DataOf(res).Panels {
+		rows := table[p.Fleet]
+		if len(p.Costs) != len(rows) {
+			t.Fatalf("%s: %d bars, %d rows", p.Fleet, len(p.Costs), len(rows))
+		}
+		for i, c := range p.Costs {
+			r := rows[i]
+			if c.WirePerPrompt != r.WireCallsPerPrompt || c.OverCapacity != r.Rejected || c.InRetryAfter != r.InRetryAfter {
+				t.Errorf("%s %s: bar %+v, table %+v", p.Fleet, c.Label, c, r)
+			}
+			if want := "text " + strconv.FormatFloat(r.WireCallsPerPrompt, 'f', 2, 64) + " per prompt\n"; !strings.Contains(drawn, want) {
+				t.Errorf("%s %s: the chart lacks %q", p.Fleet, c.Label, want)
+			}
+		}
+	}
+	for _, want := range []string{"text 4.02 per prompt\n", "text 1.19 per prompt\n"} {
+		if !strings.Contains(drawn, want) {
+			t.Errorf("quota-window's cost: the chart lacks %q", want)
+		}
+	}
+}
+
+// TestSVGFontFallback: the SVG names Liberation Serif, which the labels
+// were measured with, then fonts of the same metrics and a generic family:
+// never the one font alone.
+func TestSVGFontFallback(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, outageSweep(t), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	if strings.Contains(svg, svgFont) || !strings.Contains(svg, svgFontWithFallback) {
+		t.Errorf("the SVG's fonts: %q", regexp.MustCompile(`font-family:[^;]*;`).FindAllString(svg, 3))
+	}
+}
+
+// TestReadmeChart: README's chart, docs/fleet-chart.png, is what Write
+// draws today (go test -run TestGoldenSVG -update redraws it), and is a PNG.
+func TestReadmeChart(t *testing.T) {
+	got := readmeChart(t)
+	want, err := os.ReadFile("../../docs/fleet-chart.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/fleet-chart.png is not the chart drawn today (%d bytes, drawn %d): go test ./fleet/fleetplot -run TestGoldenSVG -update", len(want), len(got))
+	}
+	if _, err := png.Decode(bytes.NewReader(got)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLabelsDoNotOverlap: in every panel of the ready fleets and of a
+// two-seed sweep, as Write lays them out, each text label (the peak's, the
+// busiest bin's, the costs') lies inside its panel, clear of the legend
+// and of the other labels, measured with the font the image is drawn in.
+func TestLabelsDoNotOverlap(t *testing.T) {
+	overlap := func(a, b vg.Rectangle) bool {
+		return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+	}
+	for _, res := range []*fleet.Result{readyFleets(t), outageSweep(t)} {
+		d := DataOf(res)
+		plots, canvases, err := layout(&d, draw.New(vgimg.New(width, rowHeight*vg.Length(len(d.Panels)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for i := range plots {
+			for j, pl := range plots[i] {
+				area := canvases[i][j]
+				dc := pl.DataCanvas(area)
+				size := pl.Legend.Rectangle(dc).Size() // drawn at the top right
+				legend := vg.Rectangle{Min: vg.Point{X: dc.Max.X - size.X, Y: dc.Max.Y - size.Y}, Max: dc.Max}
+				var labels []vg.Rectangle
+				for _, b := range pl.GlyphBoxes(pl) {
+					if b.Size().X < vg.Points(12) { // a glyph (the peak's ring), not a text
+						continue
+					}
+					at := vg.Point{X: dc.X(b.X), Y: dc.Y(b.Y)}
+					labels = append(labels, vg.Rectangle{Min: at.Add(b.Min), Max: at.Add(b.Max)})
+				}
+				for k, r := range labels {
+					checked++
+					where := fmt.Sprintf("%s panel %d label %d %v", d.Panels[i].Fleet, j, k, r)
+					if r.Min.X < area.Min.X || r.Max.X > area.Max.X || r.Min.Y < area.Min.Y || r.Max.Y > area.Max.Y {
+						t.Errorf("%s: outside its panel %v", where, area.Rectangle)
+					}
+					if size.X > 0 && overlap(r, legend) {
+						t.Errorf("%s: over the legend %v", where, legend)
+					}
+					for _, o := range labels[k+1:] {
+						if overlap(r, o) {
+							t.Errorf("%s: over the label %v", where, o)
+						}
+					}
+				}
+			}
+		}
+		if checked < 2*len(d.Panels) {
+			t.Errorf("%d labels checked in %d panels: the check did not find them", checked, len(d.Panels))
 		}
 	}
 }

@@ -148,6 +148,9 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 		return usageError(c, stderr, "%v", err)
 	}
 	asJSON := o.json
+	if o.slack.text != "" && !o.wire.on && o.wire.path == "" {
+		return usageError(c, stderr, "--slack %s: the slack is a wire log's (allowed with --wire or --wire=WIRELOG)", o.slack.text)
+	}
 	if o.wire.on {
 		return o.auditWire(a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
 	}

@@ -81,3 +81,66 @@ func TestAuditLayersCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditRealAgentLogsCommand: the real agent's logs (the audit's
+// testdata/realagent) through the command: the RPC log as the agent wrote
+// it (no timestamps) with its wire log is clean, the runs placed by order;
+// the wire log alone says which layer it checks, that the profiles that
+// fit cannot be told apart, and which requests it could not place.
+func TestAuditRealAgentLogsCommand(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "audit", "testdata", "realagent", "529-forever")
+	code, out, errOut := runAuditOn(t, "", "--profile", "omp-18", "--slack", "500", "--wire="+filepath.Join(dir, "wire.jsonl"), filepath.Join(dir, "rpc.jsonl"))
+	if code != exitOK || strings.Count(out, ": 11 requests (") != 11 || !strings.Contains(out, "11 calls, 110 retries over 11 session attempts") {
+		t.Errorf("both logs: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runAuditOn(t, "", "--wire", "--profile", "omp-18", "--slack", "500", filepath.Join(dir, "wire.jsonl"))
+	for _, want := range []string{"profile omp-18, its provider layer pi-ai-anthropic on the wire", "best fit: omp-2026-06, omp-18, pi-ai-anthropic (0 findings; the log cannot tell them apart)",
+		"; 10 requests after an answer the profile does not retry taken as new calls"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("wire log alone: exit %d, want %q in\n%s%s", code, want, out, errOut)
+		}
+	}
+}
+
+// TestAuditWireMissingLog: as the RPC audit (SPEC §16), a wire log that
+// cannot be read (missing, a folder) prints no summary on stdout and
+// exits 2; with a readable one beside it, the summary counts that one.
+func TestAuditWireMissingLog(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--wire", filepath.Join(dir, "nonexistent.jsonl")}, {"--wire", dir}, {"--wire", "--json", dir}} {
+		code, out, errOut := runAuditOn(t, "", args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "retrysim audit: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing on stdout", args, code, out, errOut)
+		}
+	}
+	_, wire := layerLogFiles(t, 1000)
+	code, out, _ := runAuditOn(t, "", "--wire", "--json", wire, filepath.Join(dir, "nonexistent.jsonl"))
+	if code != exitUsage || !strings.Contains(out, `"logs":1,`) || !strings.Contains(out, `"lines":3,`) {
+		t.Errorf("one log read of two: exit %d\n%s", code, out)
+	}
+}
+
+// TestAuditSlackFlag: --slack takes milliseconds from 0 to 3600000, a
+// bad value quoted as written (NaN is not a number of milliseconds), and
+// only with a wire log.
+func TestAuditSlackFlag(t *testing.T) {
+	rpc, wire := layerLogFiles(t, 1000)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--wire", "--slack", "NaN", wire}, `--slack: "NaN" is not a number of milliseconds from 0 to 3600000`},
+		{[]string{"--wire", "--slack", "1e20", wire}, `--slack: "1e20" is not a number of milliseconds from 0 to 3600000`},
+		{[]string{"--wire", "--slack", "-1", wire}, `--slack: "-1" is not a number`},
+		{[]string{"--wire", "--slack", "soon", wire}, `"soon" is not a number`},
+		{[]string{"--slack", "100", rpc}, "--slack 100: the slack is a wire log's (allowed with --wire or --wire=WIRELOG)"},
+	} {
+		code, out, errOut := runAuditOn(t, "", tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 saying %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if code, out, errOut := runAuditOn(t, "", "--wire", "--slack", "0", wire); code != exitOK {
+		t.Errorf("--slack 0: exit %d\n%s%s", code, out, errOut)
+	}
+}

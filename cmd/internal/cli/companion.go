@@ -2,12 +2,14 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // The companion commands: programs beside retrysim that link what
@@ -23,8 +25,10 @@ const (
 )
 
 // findCompanion is the path of the companion command name: beside the
-// running executable, else on $PATH. Not found, where says where it was
-// looked for.
+// running executable, else on $PATH, else built from the source of the
+// repository the working directory is in (a clone, where README's
+// 'go run ./cmd/retrysim ...' installs nothing). Not found, where says
+// where it was looked for.
 func findCompanion(name string) (path, where string, err error) {
 	file := name
 	if runtime.GOOS == "windows" {
@@ -41,7 +45,67 @@ func findCompanion(name string) (path, where string, err error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, "", nil
 	}
+	if p, err := companionFromSource(name, file); err == nil {
+		return p, "", nil
+	}
 	return "", where, errors.New(where)
+}
+
+// sourceModule is the module whose cmd/ holds the companions.
+const sourceModule = "github.com/ohmypi/retryfsm"
+
+// companionFromSource builds the companion name (file: its executable's
+// name) from the clone of sourceModule that holds the working directory,
+// with the go command, into the user's cache directory, and returns its
+// path. The go command rebuilds it only when its source changed.
+func companionFromSource(name, file string) (string, error) {
+	root, err := sourceRoot()
+	if err != nil {
+		return "", err
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "retrysim", "companions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, file)
+	build := exec.Command(goCmd, "build", "-o", out, "./cmd/"+name)
+	build.Dir = root
+	if msg, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/%s: %v: %s", name, err, msg)
+	}
+	return out, nil
+}
+
+// sourceRoot is the folder of the go.mod of sourceModule that holds the
+// working directory, or an error when there is none.
+func sourceRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == sourceModule {
+					return dir, nil
+				}
+			}
+			return "", fmt.Errorf("%s: not the module %s", dir, sourceModule)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of %s above the working directory", sourceModule)
+		}
+		dir = parent
+	}
 }
 
 // companion is a command of the table that another program runs when

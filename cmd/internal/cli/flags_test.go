@@ -27,7 +27,7 @@ func TestFlagErrorMessages(t *testing.T) {
 		{[]string{"audit", "--wire", "--slack", "-1", "x.jsonl"},
 			"retrysim audit: --slack: \"-1\" is not a number of milliseconds from 0 to 3600000\n" + usage("audit", " LOG.jsonl...")},
 		{[]string{"audit", "--wire", "--slack", "1e9", "x.jsonl"},
-			"retrysim audit: --slack: \"1e+09\" is not a number of milliseconds from 0 to 3600000\n" + usage("audit", " LOG.jsonl...")},
+			"retrysim audit: --slack: \"1e9\" is not a number of milliseconds from 0 to 3600000\n" + usage("audit", " LOG.jsonl...")},
 		{[]string{"audit", "--wire=w.jsonl", "--profile", "omp-18", "--slack", "-3", "x.jsonl"},
 			"retrysim audit: --slack: \"-3\" is not a number of milliseconds from 0 to 3600000\n" + usage("audit", " LOG.jsonl...")},
 		{[]string{"check", "--max-retries-upto", "abc"},

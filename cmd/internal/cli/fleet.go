@@ -70,8 +70,9 @@ $SLURM_ARRAY_TASK_COUNT too: deploy/slurm/ holds the scripts.
 
 --plot FILE.png (or .svg; with a sweep or merge, not with --shard) also
 draws the result: a row per fleet, its wire calls per second over time
-per profile (the provider's capacity a line, outages shaded) beside the
-CDF of the time from a prompt to its success over every prompt. The charts
+per profile (the provider's capacity a line, outages shaded, the table's
+peak marked), the CDF of the time from a prompt to its success over every
+prompt, and each row's requests per prompt with its 429s. The charts
 are drawn by the command retrysim-plot, so that retrysim builds without a
 chart library: retrysim finds it beside itself or on $PATH ('go install
 ./cmd/retrysim-plot') and checks FILE before the run, then prints its
@@ -155,12 +156,15 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	// A shard is run from the sweep's definition: its time and memory
-	// follow its own runs, not the sweep's. Without --shard the whole sweep
+	// follow its own runs, not the sweep's. With --plot the whole sweep
 	// is its one shard 0/1: the same result (SPEC.md §15.6), and the
 	// partial result retrysim-plot draws.
 	plan, opt := fleet.PlanOfSpecs(specs...), fleet.Options{}
-	if shard != nil {
+	switch {
+	case shard != nil:
 		opt.Shard = *shard
+	case plot != nil:
+		opt.Shard = fleet.Shard{Index: 0, Count: 1}
 	}
 	prog := startProgress(stderr, plan.Sessions(opt.Shard))
 	opt.Progress = &prog.done

@@ -13,26 +13,55 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // wireOptions are audit's flags for wire logs.
 type wireOptions struct {
 	wire  wireValue
-	slack float64 // ms
+	slack slackValue
+}
+
+// slackValue is --slack: milliseconds, kept as written for the messages.
+type slackValue struct {
+	ms   float64
+	text string // as given ("" when not given)
+	err  error
+}
+
+func (v *slackValue) setError() error { return v.err }
+
+func (v *slackValue) String() string {
+	if v == nil || v.text == "" {
+		return strconv.FormatFloat(float64(audit.DefaultWireSlack/time.Millisecond), 'g', -1, 64)
+	}
+	return v.text
+}
+
+// Set keeps the text; check says what is wrong with it.
+func (v *slackValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		v.err = fmt.Errorf("--slack: %q is not a number", s)
+		return v.err
+	}
+	v.ms, v.text = f, s
+	return nil
 }
 
 // define defines the wire flags on fs, bound to o.
 func (o *wireOptions) define(fs *flag.FlagSet) {
 	fs.Var(&o.wire, "wire", "the logs are wire logs of \"retrysim proxy\": check the client's HTTP retries; as --wire=`WIRELOG`, the wire log of the run whose RPC log is the one LOG: check both retry layers together")
-	fs.Float64Var(&o.slack, "slack", float64(audit.DefaultWireSlack/time.Millisecond), "with --wire, a retry may come up to `MS` later than the profile's longest wait")
+	o.slack.ms = float64(audit.DefaultWireSlack / time.Millisecond)
+	fs.Var(&o.slack, "slack", "with --wire, a retry may come up to `MS` later than the profile's longest wait, plus 0.5 % of that wait (default 50)")
 }
 
 // check validates --slack and returns the options of a wire audit; false
 // after a usage error of c.
 func (o *wireOptions) check(c *command, stderr io.Writer) (audit.WireOptions, bool) {
-	slack := o.slack
-	if slack < 0 || slack > 3_600_000 {
-		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", strconv.FormatFloat(slack, 'g', -1, 64))
+	slack := o.slack.ms
+	if !(slack >= 0 && slack <= 3_600_000) { // NaN too
+		usageError(c, stderr, "--slack: %q is not a number of milliseconds from 0 to 3600000", o.slack.text)
 		return audit.WireOptions{}, false
 	}
 	opt := audit.WireOptions{Slack: time.Duration(slack * float64(time.Millisecond))}
@@ -96,38 +125,50 @@ func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool
 	enc.SetEscapeHTML(false)
 	var total audit.WireSummary
 	readFailed := false
+	logs := 0 // the logs opened and read (in part, after a read error)
 	for _, path := range args {
 		name := logName(path)
 		report := findingPrinter(out, enc, asJSON, name)
-		sum, err := auditWirePath(a, path, stdin, opt, report)
-		total.Add(sum)
+		sum, opened, err := auditWirePath(a, path, stdin, opt, report)
+		if opened {
+			total.Add(sum)
+			logs++
+		}
 		if err != nil {
 			_ = out.Flush()
 			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
 			readFailed = true
 		}
 	}
-	if asJSON {
-		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: len(args), WireSummary: total})
-	} else {
-		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, len(args), total))
+	// as the RPC audit: the summary counts the logs read; with none read
+	// there is nothing to sum up (a missing log is not "clean")
+	switch {
+	case logs == 0:
+	case asJSON:
+		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: logs, WireSummary: total})
+	default:
+		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, logs, total))
 	}
 	return auditExit(out, stderr, readFailed, total.Findings)
 }
 
-func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (audit.WireSummary, error) {
+// auditWirePath audits the wire log at path ("-": stdin); opened reports
+// whether it was read at all (not when it could not be opened).
+func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (sum audit.WireSummary, opened bool, err error) {
 	if path == "-" {
-		return a.AuditWire(stdin, opt, report)
+		sum, err = a.AuditWire(stdin, opt, report)
+		return sum, true, err
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return audit.WireSummary{}, fmt.Errorf("is a directory (give log files)")
+		return audit.WireSummary{}, false, fmt.Errorf("is a directory (give log files)")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return audit.WireSummary{}, err
+		return audit.WireSummary{}, false, err
 	}
 	defer f.Close()
-	return a.AuditWire(f, opt, report)
+	sum, err = a.AuditWire(f, opt, report)
+	return sum, true, err
 }
 
 // auditWireSummaryLine is the text output's last line, e.g. "audit --wire:
@@ -142,6 +183,8 @@ func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireS
 	policyName := "profile " + profile
 	if settings {
 		policyName += " with --settings"
+	} else if p, err := policy.ProfileByName(profile); err == nil && p.Layer != "" {
+		policyName += ", its provider layer " + p.Layer + " on the wire"
 	}
 	best := "none"
 	if len(s.Best) > 0 {
@@ -151,9 +194,20 @@ func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireS
 				least = f.Findings
 			}
 		}
-		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding") + ")"
+		best = strings.Join(s.Best, ", ") + " (" + plural(least, "finding")
+		if len(s.Best) > 1 {
+			best += "; the log cannot tell them apart"
+		}
+		best += ")"
 	}
-	return fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
+	line := fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
 		verdict, plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
 		plural(s.Chains, "call"), plural(s.Retries, "retry"), policyName, best)
+	if s.Ambiguous > 0 {
+		// no retry count: after an answer the profile does not retry, a
+		// request may be a retry or a new call (SPEC.md §16.1)
+		line += fmt.Sprintf("; %s after an answer the profile does not retry taken as new calls (a retry or a new call: the client sends no retry count)",
+			plural(s.Ambiguous, "request"))
+	}
+	return line
 }

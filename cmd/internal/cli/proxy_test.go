@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,27 @@ func TestProxyCompanionMissing(t *testing.T) {
 	code, _, errOut = runMain(t, "proxy", "--max-body", "x")
 	if code != exitUsage || !strings.Contains(errOut, `--max-body: "x" is not an integer`) || strings.Contains(errOut, "retrysim-proxy") {
 		t.Errorf("a flag error: exit %d, %q; want 2 from retrysim itself", code, errOut)
+	}
+}
+
+// TestCompanionFromSource: in a clone, with the companion neither beside
+// retrysim nor on $PATH, "retrysim proxy" builds retrysim-proxy from the
+// clone's source and runs it (README's 'go run ./cmd/retrysim proxy'
+// works as written); it used to exit 2 asking to install it.
+func TestCompanionFromSource(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed:", err)
+	}
+	gocache, err := exec.Command(goCmd, "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache))) // the build cache stays warm
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())                 // the companion goes to a new cache
+	t.Setenv("PATH", filepath.Dir(goCmd))                   // go, and no companion
+	code, _, errOut := runMain(t, "proxy", "--max-body", "0")
+	if code != exitUsage || !strings.Contains(errOut, `--max-body: "0" is not a positive number of bytes`) || strings.Contains(errOut, "install it") {
+		t.Fatalf("exit %d, stderr %q; want retrysim-proxy's own usage error (exit 2) about --max-body", code, errOut)
 	}
 }

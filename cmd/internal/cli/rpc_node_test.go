@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/internal/optin"
 )
 
 // TestOriginalRpcClient drives `retrysim rpc --mode rpc --provider
@@ -16,6 +18,7 @@ import (
 // has the original's fields and values, the retry events are written but
 // filtered out as the original's client filters them.
 func TestOriginalRpcClient(t *testing.T) {
+	optin.Need(t, optin.JS, "node")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")

@@ -1,0 +1,23 @@
+// Package optin gates the tests that need more than Go and the module
+// proxy (node, npm, Bun, a batch scheduler, the real clock): README's
+// `go test ./...` skips them, saying how to run them, and .ci/run runs
+// them explicitly with the variable set.
+package optin
+
+import (
+	"os"
+	"testing"
+)
+
+// JS is the variable that runs the tests needing node, npm or Bun (and the
+// JavaScript SDKs' waits on the real clock).
+const JS = "RETRYSIM_JS"
+
+// Need skips t unless the variable env is set to 1; what says what the
+// test needs.
+func Need(t testing.TB, env, what string) {
+	t.Helper()
+	if os.Getenv(env) != "1" {
+		t.Skipf("needs %s: opt-in, run with %s=1 (.ci/run does)", what, env)
+	}
+}

@@ -1,0 +1,142 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/proxy/proxytest"
+)
+
+// limitedServer serves p as retrysim-proxy does: p.Server on p.Limit.
+func limitedServer(t *testing.T, p *proxy.Proxy) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: p.Limit(ln), Config: p.Server()}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return ln.Addr().String()
+}
+
+// rawConn dials addr; a read waits at most 10 s (a bound, not a pause:
+// what the test waits for comes well before).
+func rawConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestBodyStalled: a body that sends nothing for the body timeout (one
+// shorter than its Content-Length, a chunked body that never ends) is
+// answered 408 in the provider's shape and logged, its connection closed.
+func TestBodyStalled(t *testing.T) {
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Log: &log, BodyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := limitedServer(t, p)
+	for _, req := range []string{
+		"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"model\"",
+		"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+	} {
+		c := rawConn(t, addr)
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%q: %v (no answer)", req, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 408 || !strings.Contains(string(b), `"type":"timeout_error","message":"request body stalled: nothing for 50ms after`) {
+			t.Errorf("%q: %d %s, want 408 and the stall", req, res.StatusCode, b)
+		}
+	}
+	p.Close()
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 2 || recs[0].Status != 408 || !strings.HasPrefix(recs[0].Error, "request body stalled") {
+		t.Errorf("wire log %+v", recs)
+	}
+}
+
+// TestIdleConnectionClosed: a keep-alive connection idle for the idle
+// timeout after its answer is closed by the proxy.
+func TestIdleConnectionClosed(t *testing.T) {
+	p, err := proxy.New(proxy.Options{IdleTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rawConn(t, limitedServer(t, p))
+	const body = `{"model":"m"}`
+	if _, err := io.WriteString(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n"+body); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	res, err := http.ReadResponse(r, nil)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("%v %v", res, err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("idle connection: read %v, want EOF (closed by the proxy)", err)
+	}
+}
+
+// TestMaxConns: over MaxConns connections open at once, a new one is not
+// served until another closes.
+func TestMaxConns(t *testing.T) {
+	p, err := proxy.New(proxy.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := limitedServer(t, p)
+	const req = "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+	var conns []net.Conn
+	for i := 0; i < 3; i++ {
+		c := rawConn(t, addr)
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	readers := make([]*bufio.Reader, 3)
+	for i := 0; i < 2; i++ {
+		readers[i] = bufio.NewReader(conns[i])
+		if res, err := http.ReadResponse(readers[i], nil); err != nil || res.StatusCode != 200 {
+			t.Fatalf("connection %d: %v %v", i+1, res, err)
+		}
+	}
+	// the third waits in the listen queue: nothing within 100 ms (a
+	// bound: the two others were answered at once)
+	_ = conns[2].SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	readers[2] = bufio.NewReader(conns[2])
+	if _, err := readers[2].Peek(1); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("third connection served over the cap: %v", err)
+	}
+	if got := p.Requests(); got != 2 {
+		t.Errorf("%d requests received, want 2", got)
+	}
+	conns[0].Close()
+	_ = conns[2].SetReadDeadline(time.Now().Add(10 * time.Second))
+	if res, err := http.ReadResponse(readers[2], nil); err != nil || res.StatusCode != 200 {
+		t.Fatalf("third connection after one closed: %v %v", res, err)
+	}
+}
