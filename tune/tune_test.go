@@ -215,6 +215,14 @@ func TestDeterministic(t *testing.T) {
 		if r.Counts.Refined == 0 || r.Counts.Confirmed >= len(r.Candidates) {
 			t.Errorf("counts %+v: the default tune refines and prunes", r.Counts)
 		}
+		if want := int(math.Ceil(DefaultKeep * float64(r.Counts.ShortRuns))); r.Counts.Confirmed != want {
+			t.Errorf("%d confirmed of %d short runs, want %d", r.Counts.Confirmed, r.Counts.ShortRuns, want)
+		}
+		for _, c := range r.Candidates {
+			if c.Pruned != (c.Seeds == nil) || (c.Front && c.Pruned) {
+				t.Errorf("candidate %d: pruned %v with %d seeds' values, front %v", c.ID, c.Pruned, len(c.Seeds), c.Front)
+			}
+		}
 	}
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Error("the report differs with the number of workers")
@@ -323,5 +331,33 @@ func TestChoose(t *testing.T) {
 	r.Candidates[2].Worst[1] = 95 // 1+0.5, 0+1, 0.08+0
 	if got := r.choose(); got != 3 {
 		t.Errorf("chosen %d, want 3", got)
+	}
+}
+
+// TestRefineMidpoints: the refinement's points lie between a front
+// point's value and its neighbours: the integer mean of retries, the
+// geometric mean of delays, none next to a 0 that means none.
+func TestRefineMidpoints(t *testing.T) {
+	for _, c := range []struct {
+		axis, v string
+		values  []string
+		want    []string
+	}{
+		{"maxRetries", "5", []string{"2", "5", "10"}, []string{"3", "7"}},
+		{"maxRetries", "2", []string{"2", "3"}, nil}, // no integer between
+		{"baseDelayMs", "2000", []string{"500", "2000", "5000"}, []string{"1000", "3162"}},
+		{"maxBackoffMs", "30000", []string{"0", "30000", "120000"}, []string{"60000"}},
+		{"maxWaitMs", "0", []string{"0", "300000"}, nil},
+	} {
+		d := axisByName(c.axis)
+		var got []string
+		for _, nb := range neighbours(c.values, c.v, d.less) {
+			if m, ok := d.mid(c.v, nb); ok {
+				got = append(got, m)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %s among %v: midpoints %v, want %v", c.axis, c.v, c.values, got, c.want)
+		}
 	}
 }

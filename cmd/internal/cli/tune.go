@@ -25,7 +25,9 @@ func init() {
 		short: "find the retry settings a fleet should use: the Pareto front of the settings, the profiles placed against it",
 		long: `Searches the retry settings on the fleet of FLEET_FILE (SPEC.md §15.11) and
 prints the Pareto front of the objectives, every named profile placed
-against it, and the point it chooses. The axes (--axes, each with a
+against it, and the point it chooses. The fleet runs its first profile
+mix, every share with the candidate's settings (as its settings key
+does), from its first seed on; each profile runs it alone. The axes (--axes, each with a
 default range) are ` + strings.Join(tune.AxisNames(), ", ") + `;
 the objectives (--objectives, all minimized) ` + strings.Join(tune.ObjectiveNames(), ", ") + `.
 
