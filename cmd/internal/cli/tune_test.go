@@ -163,3 +163,29 @@ func TestTunePlot(t *testing.T) {
 		t.Fatalf("chart: %v, %v", err, img)
 	}
 }
+
+// TestRPCSettingsFile: retrysim rpc --settings FILE starts the session with
+// the file's settings in place of the scenario's: its first retry says
+// the file's maxRetries and baseDelayMs; with --profile, a usage error.
+func TestRPCSettingsFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"s.yaml": "settings: {maxRetries: 2, baseDelayMs: 1000}\nturns:\n  - {stopReason: error, errorMessage: \"529 overloaded_error\"}\n  - {stopReason: stop}\n",
+		"tuned.json": `{"maxRetries": 7, "baseDelayMs": 250, "jitter": {"mode": "none"}}`,
+	})
+	input := `{"id":"1","type":"prompt","message":"hi"}` + "\n" + `{"id":"2","type":"abort_retry"}` + "\n"
+	code, out, errOut := rpcSession(t, input, "--virtual", "--scenario", filepath.Join(dir, "s.yaml"), "--settings", filepath.Join(dir, "tuned.json"))
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(out, `"type":"auto_retry_start","attempt":1,"maxAttempts":7,"delayMs":250,`) {
+		t.Errorf("the first retry does not follow the settings file:\n%s", out)
+	}
+	code, _, errOut = rpcSession(t, input, "--profile", "pi", "--settings", filepath.Join(dir, "tuned.json"))
+	if code != exitUsage || !strings.Contains(errOut, "give one") {
+		t.Errorf("--settings with --profile: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = rpcSession(t, input, "--settings", filepath.Join(dir, "s.yaml"))
+	if code != exitUsage || !strings.Contains(errOut, "--settings: ") || !strings.Contains(errOut, "s.yaml") {
+		t.Errorf("--settings of a file that is not JSON settings: exit %d, %s", code, errOut)
+	}
+}
