@@ -169,7 +169,7 @@ func TestTunePlot(t *testing.T) {
 // the file's maxRetries and baseDelayMs; with --profile, a usage error.
 func TestRPCSettingsFile(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"s.yaml": "settings: {maxRetries: 2, baseDelayMs: 1000}\nturns:\n  - {stopReason: error, errorMessage: \"529 overloaded_error\"}\n  - {stopReason: stop}\n",
+		"s.yaml":     "settings: {maxRetries: 2, baseDelayMs: 1000}\nturns:\n  - {stopReason: error, errorMessage: \"529 overloaded_error\"}\n  - {stopReason: stop}\n",
 		"tuned.json": `{"maxRetries": 7, "baseDelayMs": 250, "jitter": {"mode": "none"}}`,
 	})
 	input := `{"id":"1","type":"prompt","message":"hi"}` + "\n" + `{"id":"2","type":"abort_retry"}` + "\n"
