@@ -395,6 +395,9 @@ func ReadReport(data []byte) (*Report, error) {
 	if err := checkObjectives(r.Objectives); err != nil {
 		return nil, &ReportError{"objectives", err.Error()}
 	}
+	if len(r.Seeds) < 1 || len(r.Seeds) > MaxSeeds {
+		return nil, &ReportError{"seeds", fmt.Sprintf("%d seeds (allowed: 1 to %d)", len(r.Seeds), MaxSeeds)}
+	}
 	n := len(r.Objectives)
 	vec := func(field string, v Vec, need bool) error {
 		if (v != nil || need) && len(v) != n {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -358,6 +359,50 @@ func TestRefineMidpoints(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s %s among %v: midpoints %v, want %v", c.axis, c.v, c.values, got, c.want)
+		}
+	}
+}
+
+// TestReadReportErrors: a report that is not one, or whose parts do not
+// fit together, is an error naming the field; no cut of a report panics.
+func TestReadReportErrors(t *testing.T) {
+	r := tuneOf(t, smallFleet(), Options{Axes: []Axis{{"maxRetries", []string{"1", "4"}}}, Seeds: 2, Profiles: []string{"pi"}})
+	good, _ := r.JSON()
+	if _, err := ReadReport(good); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		json.Unmarshal(good, &m)
+		f(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	cand := func(m map[string]any) map[string]any { return m["candidates"].([]any)[0].(map[string]any) }
+	for _, c := range []struct {
+		data []byte
+		want string
+	}{
+		{[]byte("sessions: 3\n"), "not a tune report"},
+		{edit(func(m map[string]any) { m["extra"] = 1 }), `unknown field "extra"`},
+		{edit(func(m map[string]any) { m["format"] = 9 }), "format: 9 (allowed: 1"},
+		{edit(func(m map[string]any) { m["shard"] = "3/2" }), "shard:"},
+		{edit(func(m map[string]any) { m["seeds"] = []any{} }), "seeds: 0 seeds"},
+		{edit(func(m map[string]any) { m["objectives"] = []any{"fail", "speed"} }), `unknown objective "speed"`},
+		{edit(func(m map[string]any) { m["axes"] = []any{map[string]any{"name": "maxRetries", "values": []any{"x"}}} }), "axes: axis maxRetries"},
+		{edit(func(m map[string]any) { cand(m)["values"] = []any{} }), "candidates[0].values: 0 values"},
+		{edit(func(m map[string]any) { cand(m)["short"] = []any{0.1} }), "candidates[0].short: 1 values"},
+		{edit(func(m map[string]any) { cand(m)["pruned"] = false; cand(m)["seeds"] = []any{} }), "candidates[0].seeds: 0 seeds' values"},
+		{edit(func(m map[string]any) { cand(m)["settings"] = map[string]any{"maxRetries": -1} }), "candidates[0].settings"},
+		{edit(func(m map[string]any) { m["profiles"].([]any)[0].(map[string]any)["profile"] = "nope" }), `profiles[0].profile: unknown profile "nope"`},
+	} {
+		if _, err := ReadReport(c.data); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	for n := 0; n < len(good); n += 97 {
+		if r, err := ReadReport(good[:n]); err == nil {
+			Merge([]*Report{r}, []string{"cut"})
 		}
 	}
 }
