@@ -49,7 +49,7 @@ their number.
 (JSON): 'retrysim fleet --settings FILE' runs it, a fleet file's settings
 key takes the same keys, 'retrysim rpc --settings FILE' starts a session
 with it, and Go code reads it with json.Unmarshal into a
-policy.Settings for retryfsm.Do. --json prints the whole report (every
+policy.Settings, compiled by policy.Compile for retryfsm.Do. --json prints the whole report (every
 candidate, its values per seed). --plot FILE.png (or .svg) draws the
 candidates, the front and the profiles with the command retrysim-plot, as
 'retrysim fleet --plot' does.

@@ -31,7 +31,7 @@ var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=
 // TestTuneSettingsFile: the settings file tune --out writes is the chosen
 // point's settings; retrysim fleet --settings runs it to the objectives
 // the report gives for that point's first seed; Go code reads it with
-// json.Unmarshal and retryfsm.Do runs with it.
+// json.Unmarshal, policy.Compile compiles it and retryfsm.Do runs with it.
 func TestTuneSettingsFile(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
 	fleetPath, settingsPath := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "tuned.json")
@@ -55,7 +55,11 @@ func TestTuneSettingsFile(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil || !s.Equal(chosen) {
 		t.Fatalf("settings file %s reads as %+v (%v), want the chosen %+v", data, s, err, chosen)
 	}
-	got, err := retryfsm.Do(context.Background(), s, func(context.Context) (string, error) { return "ok", nil })
+	pol, err := policy.Compile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := retryfsm.Do(context.Background(), pol, func(context.Context) (string, error) { return "ok", nil })
 	if err != nil || got != "ok" {
 		t.Fatalf("retryfsm.Do with the settings: %q, %v", got, err)
 	}
