@@ -182,7 +182,7 @@ var fileKeys = []fileKey{
 				return err
 			})}},
 	{name: "settings", shape: "{maxRetries, baseDelayMs, ...}", read: readSettings,
-		value: "retry settings (§14's keys), read onto the default settings; they replace every profile's agent settings (the rows keep the profiles' names, an SDK layer stays)",
+		value: "retry settings (§1's keys), read onto the default settings; they replace every profile's agent settings (the rows keep the profiles' names, an SDK layer stays)",
 		def:   "none (each profile's own)",
 		flags: []flagDef{flagOf("settings", "", "run every session's agent layer with the retry settings of `FILE` (JSON, as retrysim tune --out writes them) in place of its profile's (key settings)",
 			func(t *target, v string) error {
