@@ -74,7 +74,8 @@ the chart could not be written, 2 on invalid flags, arguments or files.`,
 			fs.StringVar(&o.objectives, "objectives", "", "minimize the objectives `LIST`, comma-separated (default: "+strings.Join(tune.DefaultObjectives(), ",")+")")
 			fs.IntVar(&o.seeds, "seeds", tune.DefaultSeeds, "run each confirmed point and profile over `N` seeds, from the fleet's seed on")
 			fs.Float64Var(&o.scale, "scale", tune.DefaultScale, "a short run's size: the fleet's sessions, rate and capacity times `F` (1: full)")
-			fs.Float64Var(&o.keep, "keep", tune.DefaultKeep, "confirm the share `F` of the short runs' points, their first Pareto layers (1: all)")
+			o.keep = keepFlag(tune.DefaultKeep)
+			fs.Var(&o.keep, "keep", "confirm the share `F` of the short runs' points, their first Pareto layers (1: all)")
 			fs.BoolVar(&o.noRefine, "no-refine", false, "leave out the refinement around the short runs' front")
 			fs.StringVar(&o.base, "base", "", "start every point from profile `NAME`'s settings (its classification, the settings no axis varies; default: "+policy.DefaultProfile+")")
 			fs.BoolVar(&o.json, "json", false, "print the report as JSON")
@@ -91,7 +92,8 @@ type tuneOptions struct {
 	fs                     *flag.FlagSet
 	axes, objectives, base string
 	seeds                  int
-	scale, keep            float64
+	scale                  float64
+	keep                   keepFlag
 	noRefine, json         bool
 	out, plot, shard       givenString
 }
@@ -104,7 +106,16 @@ func (o *tuneOptions) run(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		return usageError(c, stderr, "give one fleet file (got %d arguments)", len(args))
 	}
-	opt := tune.Options{Seeds: o.seeds, Scale: o.scale, Keep: o.keep, NoRefine: o.noRefine}
+	// Options take 0 for a default: a 0 given here is refused, not defaulted.
+	switch {
+	case o.seeds < 1 || o.seeds > tune.MaxSeeds:
+		return usageError(c, stderr, "--seeds %d (allowed: 1 to %d)", o.seeds, tune.MaxSeeds)
+	case !(o.scale > 0 && o.scale <= 1):
+		return usageError(c, stderr, "--scale %v (allowed: above 0, at most 1)", o.scale)
+	case !(o.keep > 0 && o.keep <= 1):
+		return usageError(c, stderr, "--keep %v (allowed: a share above 0, at most 1)", float64(o.keep))
+	}
+	opt := tune.Options{Seeds: o.seeds, Scale: o.scale, Keep: float64(o.keep), NoRefine: o.noRefine}
 	if o.shard.given {
 		sh, err := parseShardFlag(o.shard.v)
 		if err != nil {
@@ -353,4 +364,23 @@ func listOrNone(l []string) string {
 		return "-"
 	}
 	return strings.Join(l, " ")
+}
+
+// keepFlag is --keep: a share, its default written 1/3.
+type keepFlag float64
+
+func (f *keepFlag) String() string {
+	if f == nil || float64(*f) == tune.DefaultKeep {
+		return "1/3"
+	}
+	return strconv.FormatFloat(float64(*f), 'g', -1, 64)
+}
+
+func (f *keepFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number (allowed: a share above 0, at most 1)", s)
+	}
+	*f = keepFlag(v)
+	return nil
 }

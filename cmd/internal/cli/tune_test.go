@@ -137,7 +137,10 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"tune", "--objectives", "fail,latency", fleetPath}, `--objectives: unknown objective "latency"`},
 		{[]string{"tune", "--shard", "0/2", fleetPath}, "--shard prints a shard's report as JSON"},
 		{[]string{"tune", "--base", "nope", fleetPath}, `--base: unknown profile "nope"`},
-		{[]string{"tune", "--keep", "2", fleetPath}, "keep: 2 (allowed: above 0, at most 1)"},
+		{[]string{"tune", "--keep", "2", fleetPath}, "--keep 2 (allowed: a share above 0, at most 1)"},
+		{[]string{"tune", "--keep", "0", fleetPath}, "--keep 0 (allowed: a share above 0, at most 1)"},
+		{[]string{"tune", "--scale", "0", fleetPath}, "--scale 0 (allowed: above 0, at most 1)"},
+		{[]string{"tune", "--seeds", "0", fleetPath}, "--seeds 0 (allowed: 1 to 1000)"},
 		{[]string{"tune", "merge", "--seeds", "2", fleetPath}, "not a flag of merge"},
 		{[]string{"tune", "merge", fleetPath}, "not a tune report"},
 	} {
