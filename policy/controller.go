@@ -337,7 +337,10 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	// The reply is classified once, here, by the policy's classifier: the
 	// decision reads the flags. User code (the settings source) is called
 	// before locking.
-	p := c.policy(c.cfg.Settings.RetryPolicy())
+	p := c.cfg.Settings.RetryPolicy()
+	c.mu.Lock()
+	p = c.policy(p) // lastPolicy is the lock's
+	c.mu.Unlock()
 	o := p.Reply(*last, c.cfg.ContextWindow, c.clk.Now())
 	in, ok := EndInput(&o)
 	if !ok {
@@ -438,7 +441,7 @@ func (c *Controller) Policy() *Policy {
 }
 
 // policy returns p, remembered as the last policy, or the last one for a
-// nil p.
+// nil p. c.mu is held.
 func (c *Controller) policy(p *Policy) *Policy {
 	if p == nil {
 		return c.lastPolicy
