@@ -262,9 +262,10 @@ type state struct {
 	line     int // the current line
 	prevLine int // the previous non-blank line
 
-	open          bool // a chain is open
-	chainLine     int  // its first auto_retry_start
-	lastAttempt   int  // the attempt of its last auto_retry_start
+	open          bool    // a chain is open
+	chainLine     int     // its first auto_retry_start
+	lastAttempt   int     // the attempt of its last auto_retry_start
+	lastDelay     float64 // its delayMs
 	lastStartLine int
 	fallback      bool // a retry_fallback since: the next start is attempt 1
 	awaitingRun   bool // no agent_start since its last auto_retry_start

@@ -3,6 +3,9 @@ package audit
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"time"
 )
 
 // The rules of an RPC log and a wire log of the same run, read together
@@ -49,14 +52,30 @@ type LayersSummary struct {
 	Wire Summary `json:"wire"`
 	// Attempts counts the runs of the RPC log.
 	Attempts int `json:"attempts"`
+	// JitterMs is how much the wire waits' slack was widened by: the log's
+	// own jitter, measured on the session layer's retries (their lateness
+	// past the delayMs of their auto_retry_start, the 95th percentile, at
+	// most MaxJitter; 0: none measured, or no slack asked for).
+	JitterMs float64 `json:"jitterMs,omitempty"`
+	// JitterRetries counts the session layer's retries it was measured on.
+	JitterRetries int `json:"jitterRetries,omitempty"`
 }
+
+// MaxJitter bounds the log's measured jitter (LayersSummary.JitterMs): a
+// session retry later than this is not a timer running late.
+const MaxJitter = time.Second
+
+// jitterQuantile is the quantile of the session retries' lateness taken
+// as the log's jitter (nearest rank: the largest of fewer than 20).
+const jitterQuantile = 0.95
 
 // run is one run of the RPC log as AuditLayers keeps it.
 type run struct {
 	line, attempt int
-	start, end    stamp // end: its agent_end's (noTime: none, or none given)
-	ended         bool  // its agent_end was read
-	replyLine     int   // its last assistant message_end (0: none)
+	delay         float64 // the delayMs of its auto_retry_start (attempt above 0)
+	start, end    stamp   // end: its agent_end's (noTime: none, or none given)
+	ended         bool    // its agent_end was read
+	replyLine     int     // its last assistant message_end (0: none)
 	replyErr      bool
 	aborted       bool // its last reply was aborted (stopReason aborted)
 	replies       int  // its assistant message_ends: the model calls it made
@@ -70,8 +89,8 @@ type run struct {
 // audit that is not bounded, and only for AuditLayers.
 type runLog struct{ runs []run }
 
-func (l *runLog) start(line int, at stamp, attempt int) {
-	l.runs = append(l.runs, run{line: line, attempt: attempt, start: at})
+func (l *runLog) start(line int, at stamp, attempt int, delay float64) {
+	l.runs = append(l.runs, run{line: line, attempt: attempt, delay: delay, start: at})
 }
 
 func (l *runLog) last() *run {
@@ -147,12 +166,15 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 		}
 	}
 
-	l := &layerCheck{c: c, runs: runs, timed: timed, sum: &sum, reportRPC: reportRPC, cur: -1}
+	l := &layerCheck{c: c, runs: runs, timed: timed, sum: &sum, reportRPC: reportRPC, cur: -1, prevRun: -1, widen: opt.Slack >= 0}
+	c.hold = true
 	err = readWireLog(wireLog, &sum.Wire, func(line int, rule Rule, reason string) { c.find(line, rule, reason) }, l.onRequest)
 	if err != nil {
 		return sum, err
 	}
 	l.closeRun(l.cur)
+	sum.JitterMs, sum.JitterRetries = l.jitter(), len(l.late)
+	c.release(sum.JitterMs)
 	sum.Wire.Findings = c.findings
 	if onAttempt != nil {
 		for _, r := range runs {
@@ -172,6 +194,22 @@ type layerCheck struct {
 	reportRPC func(Finding)
 	cur       int // the run of the last request (-1: none yet)
 	calls     int // the calls of run cur that have ended (by order)
+	// the log's jitter: the lateness of each session retry (ms, from 0 to
+	// MaxJitter), measured from the end of the previous run's last answer
+	// (prevEnd, of run prevRun)
+	widen   bool // the slack may be widened by it (WireOptions.Slack not negative)
+	late    []float64
+	prevEnd float64
+	prevRun int
+}
+
+// jitter is the log's measured jitter in ms (0: none, or !widen).
+func (l *layerCheck) jitter() float64 {
+	if !l.widen || len(l.late) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(l.late))
+	return s[int(math.Ceil(jitterQuantile*float64(len(s))))-1]
 }
 
 // findRPC reports a finding of the RPC log.
@@ -276,6 +314,11 @@ func (l *layerCheck) onRequest(n int, rec *wireRequest) {
 	if l.timed {
 		retry = r.requests > 0 && c.last != nil && c.last.failed
 	}
+	if r.requests == 0 && r.attempt > 0 && l.prevRun >= 0 && l.prevRun == l.cur-1 {
+		// the session layer's retry: late by what its wait took past delayMs
+		late := rec.Timestamp - l.prevEnd - r.delay
+		l.late = append(l.late, min(max(0, late), msOf(MaxJitter)))
+	}
 	if retry {
 		l.sum.Wire.Retries++
 	} else {
@@ -288,4 +331,8 @@ func (l *layerCheck) onRequest(n int, rec *wireRequest) {
 	}
 	r.to = n
 	r.lastFailed = c.last.failed
+	l.prevEnd, l.prevRun = c.last.end, l.cur
+	if len(c.held) >= maxHeld {
+		c.release(l.jitter())
+	}
 }

@@ -81,7 +81,7 @@ func TestRealAgentLive(t *testing.T) {
 					t.Errorf("both logs: RPC %q, wire %q, requests %v (want %v)\n%s", rf, wf, reqs, tc.attempts, wireLog)
 				}
 			}
-			if got, _ := wireOf(t, "omp-18", wireLog, realAgentWire); got != "" {
+			if got, _ := wireOf(t, "omp-18", wireLog, realAgentWireAlone); got != "" {
 				t.Errorf("wire log alone: %q\n%s", got, wireLog)
 			}
 		})

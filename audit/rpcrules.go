@@ -18,11 +18,11 @@ func (a *Auditor) onAgentStart(at stamp) {
 	st.reply = reply{}
 	retried := st.open && st.awaitingRun // this may be the retried run
 	if a.runs != nil {
-		attempt := 0
+		attempt, delay := 0, 0.0
 		if retried {
-			attempt = st.lastAttempt
+			attempt, delay = st.lastAttempt, st.lastDelay
 		}
-		a.runs.start(st.line, at, attempt)
+		a.runs.start(st.line, at, attempt, delay)
 	}
 	st.awaitingRun = false
 	if st.promptLine != 0 {
@@ -208,6 +208,7 @@ func (a *Auditor) onStart(e *startLine) {
 	st.lastAttempt, st.lastStartLine, st.fallback, st.awaitingRun = k, st.line, false, true
 
 	delay := *e.DelayMs
+	st.lastDelay = delay
 	if ok, want := a.delayAllowed(k, delay); !ok {
 		a.find(st.line, Delay, fmt.Sprintf("delayMs %s for attempt %d: %s waits %s", fmtMs(delay), k, a.policy, want))
 	}

@@ -143,7 +143,23 @@ type wireCheck struct {
 	// sends 0 on every request, as retryfsm.Do over an SDK with its own
 	// retries off, cannot be told from one that starts calls)
 	counts bool
+	// hold keeps the findings in held instead of reporting them, until
+	// release (AuditLayers: a late wait may be excused by the log's
+	// measured jitter, known only at its end)
+	hold bool
+	held []heldFinding
 }
+
+// heldFinding is a finding a wireCheck holds: excess is how much later
+// than the slack allows its retry came (0: not a late wait).
+type heldFinding struct {
+	Finding
+	excess float64
+}
+
+// maxHeld bounds a wireCheck's held findings: past it they are released
+// with the jitter measured so far.
+const maxHeld = 4096
 
 // newWireCheck returns the check of profile p (its provider layer's, when
 // it has one: the wire shows that layer) with policy pol.
@@ -428,6 +444,10 @@ func (c *wireCheck) isRetry(rec *wireRequest) (retry bool, rc int, ambiguous boo
 
 func (c *wireCheck) find(line int, rule Rule, reason string) {
 	c.findings++
+	if c.hold {
+		c.held = append(c.held, heldFinding{Finding: Finding{Line: line, Rule: rule, Reason: reason}})
+		return
+	}
 	if c.report != nil {
 		c.report(Finding{Line: line, Rule: rule, Reason: reason})
 	}
@@ -436,10 +456,35 @@ func (c *wireCheck) find(line int, rule Rule, reason string) {
 // findf is find with the reason made only when it is reported (the
 // profiles checked for the fits report none).
 func (c *wireCheck) findf(line int, rule Rule, reason func() string) {
+	c.findLate(line, rule, 0, reason)
+}
+
+// findLate is findf for a retry excess ms later than the slack allows (0:
+// any other finding).
+func (c *wireCheck) findLate(line int, rule Rule, excess float64, reason func() string) {
 	c.findings++
+	if c.hold {
+		c.held = append(c.held, heldFinding{Finding{Line: line, Rule: rule, Reason: reason()}, excess})
+		return
+	}
 	if c.report != nil {
 		c.report(Finding{Line: line, Rule: rule, Reason: reason()})
 	}
+}
+
+// release reports the held findings, in order, but for the late waits
+// jitter ms (the log's measured lateness) excuses: those are no findings.
+func (c *wireCheck) release(jitter float64) {
+	for _, h := range c.held {
+		if h.excess > 0 && h.excess <= jitter {
+			c.findings--
+			continue
+		}
+		if c.report != nil {
+			c.report(h.Finding)
+		}
+	}
+	c.held = c.held[:0]
 }
 
 func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
@@ -464,7 +509,7 @@ func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
 			c.spread += prev.hi - prev.lo
 			c.distance += max(0, prev.lo-wait, wait-prev.hi)
 			if wait < prev.lo-hintToleranceMs || wait > late {
-				c.findf(line, WireWait, func() string {
+				c.findLate(line, WireWait, max(0, wait-late), func() string {
 					return fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what(), c.name, prev.reason(&c.set))
 				})
 			}
