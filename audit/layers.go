@@ -127,8 +127,11 @@ func (l *runLog) reply(line int, failed, aborted bool) {
 // success is the next model call; a run's end ends its call, so a
 // provider layer that still had retries to make when the session layer
 // went on (not when the run was aborted) is a wire-not-retried finding.
-// reportRPC and reportWire get the findings of each log (either may be
-// nil); onAttempt (if not nil) gets every run with the requests it made,
+// The wire waits' slack (opt) is widened by the log's own jitter, the
+// session layer's retries' lateness past their delayMs
+// (LayersSummary.JitterMs); the wire log's findings are held until it is
+// known, at the end of the log. reportRPC and reportWire get the findings
+// of each log (either may be nil); onAttempt (if not nil) gets every run with the requests it made,
 // in order, after both logs are read.
 func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, reportRPC, reportWire func(Finding), onAttempt func(Attempt)) (LayersSummary, error) {
 	var sum LayersSummary
