@@ -114,3 +114,51 @@ func TestLayerAuditErrors(t *testing.T) {
 		t.Errorf("no timestamp: %v %+v", err, ats)
 	}
 }
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r *strings.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestLayersHeldFindingsBounded: the wire findings AuditLayers holds for
+// the jitter are released past 4096 (the first reported before the wire
+// log is read to its end), none lost, all in line order.
+func TestLayersHeldFindingsBounded(t *testing.T) {
+	const n = 6000
+	reqs := make([][3]float64, n)
+	for i := range reqs {
+		reqs[i] = [3]float64{float64(i) * 10, 529, 1}
+	}
+	rpc, wire := layerLogs([][3]float64{{0, n * 10, 1}}, reqs)
+	a, err := audit.New(audit.Options{Profile: "omp-18"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := &countingReader{r: strings.NewReader(wire)}
+	var wfs []audit.Finding
+	readAtFirst := -1
+	sum, err := a.AuditLayers(strings.NewReader(rpc), wr, audit.WireOptions{}, nil, func(f audit.Finding) {
+		if readAtFirst < 0 {
+			readAtFirst = wr.n
+		}
+		wfs = append(wfs, f)
+	}, nil)
+	if err != nil || len(wfs) != n-1 || sum.Wire.Findings != n-1 {
+		t.Fatalf("%d findings reported, %d counted, want %d; %v", len(wfs), sum.Wire.Findings, n-1, err)
+	}
+	if readAtFirst >= len(wire) {
+		t.Errorf("the first finding reported after all %d bytes were read", len(wire))
+	}
+	for i, f := range wfs {
+		if f.Line != i+2 {
+			t.Fatalf("finding %d at line %d, want %d: %v", i, f.Line, i+2, f)
+		}
+	}
+}

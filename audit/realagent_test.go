@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,13 @@ import (
 // The real agent's logs (testdata/realagent, README there): each run's RPC
 // log as the agent wrote it (rpc.jsonl, no timestamps), the same lines with
 // their receipt times (rpc.ts.jsonl), and the proxy's wire log. They were
-// recorded on a loaded machine whose timers ran up to ~420 ms late, hence
-// the slack.
+// recorded on a loaded machine whose timers ran up to ~420 ms late: read
+// with its RPC log, a wire log's slack is widened by the lateness of the
+// session layer's retries (no --slack needed); a wire log alone has no
+// wait known exactly to measure it on, hence the slack there.
 const realAgentDir = "testdata/realagent"
 
-var realAgentWire = audit.WireOptions{Slack: 500 * time.Millisecond}
+var realAgentWire, realAgentWireAlone = audit.WireOptions{}, audit.WireOptions{Slack: 500 * time.Millisecond}
 
 func realAgentFile(t *testing.T, run, name string) []byte {
 	t.Helper()
@@ -126,7 +129,7 @@ func TestRealAgentLogs(t *testing.T) {
 			if !slices.Equal(placed[0], placed[1]) {
 				t.Errorf("by order %+v, by time %+v", placed[0], placed[1])
 			}
-			if got, _ := wireOf(t, "omp-18", wireLog, realAgentWire); got != tc.wireAlone {
+			if got, _ := wireOf(t, "omp-18", wireLog, realAgentWireAlone); got != tc.wireAlone {
 				t.Errorf("wire log alone: %q, want %q", got, tc.wireAlone)
 			}
 		})
@@ -163,7 +166,7 @@ func TestRealAgentEditedLogsFlagged(t *testing.T) {
 	if rf, wf, _, _ := layersOf(t, rpcLog, short, realAgentWire); rf != "" || !strings.HasPrefix(wf, "wire-wait@6") {
 		t.Errorf("short provider layer, by order: RPC %q, wire %q", rf, wf)
 	}
-	if got, _ := wireOf(t, "omp-18", short, realAgentWire); !strings.HasPrefix(got, "wire-wait@6") {
+	if got, _ := wireOf(t, "omp-18", short, realAgentWireAlone); !strings.HasPrefix(got, "wire-wait@6") {
 		t.Errorf("short provider layer, wire alone: %q", got)
 	}
 	line := bytes.Count(rpcLog[:bytes.Index(rpcLog, []byte(`"type":"auto_retry_start"`))], []byte("\n")) + 1
@@ -181,7 +184,7 @@ func TestRealAgentEditedLogsFlagged(t *testing.T) {
 func TestWireWithoutRetryCount(t *testing.T) {
 	wireLog := realAgentFile(t, "529-forever", "wire.jsonl")
 	for _, p := range []string{"omp-18", "pi-ai-anthropic"} {
-		got, sum := wireOf(t, p, wireLog, realAgentWire)
+		got, sum := wireOf(t, p, wireLog, realAgentWireAlone)
 		if got != "" || sum.Chains != 11 || sum.Retries != 110 || sum.Ambiguous != 10 {
 			t.Errorf("%s: %q, %+v", p, got, sum)
 		}
@@ -192,7 +195,7 @@ func TestWireWithoutRetryCount(t *testing.T) {
 // retry (1 call, 1 retry), its wait checked.
 func TestCutStreamRetried(t *testing.T) {
 	wireLog := realAgentFile(t, "stream-cut", "wire.jsonl")
-	got, sum := wireOf(t, "omp-18", wireLog, realAgentWire)
+	got, sum := wireOf(t, "omp-18", wireLog, realAgentWireAlone)
 	if got != "" || sum.Chains != 1 || sum.Retries != 1 {
 		t.Errorf("%q, %+v", got, sum.Summary)
 	}
@@ -205,7 +208,7 @@ func TestCutStreamRetried(t *testing.T) {
 	second := strings.Split(lines[1], `"timestamp":`)
 	rest := second[1][strings.IndexByte(second[1], ','):]
 	soon := lines[0] + second[0] + `"timestamp":` + fmt.Sprintf("%.3f", first.Timestamp+first.AnswerMs+50) + rest
-	if got, _ := wireOf(t, "omp-18", []byte(soon), realAgentWire); got != "wire-wait@2" {
+	if got, _ := wireOf(t, "omp-18", []byte(soon), realAgentWireAlone); got != "wire-wait@2" {
 		t.Errorf("a retry 50 ms after the cut: %q", got)
 	}
 }
@@ -265,6 +268,48 @@ func TestCutJSONBodyEdges(t *testing.T) {
 	for p, want := range map[string]string{"anthropic-sdk": "wire-retried@2", "openai-sdk": "wire-retried@2", "openai-sdk-go": "wire-retried@2", "anthropic-sdk-go": "wire-not-retried@3"} {
 		if got, _ := wireOf(t, p, []byte(log), audit.WireOptions{}); got != want {
 			t.Errorf("%s: %q, want %q", p, got, want)
+		}
+	}
+}
+
+// shiftTimestamp returns log with the timestamp of its line n (1-based)
+// moved by ms.
+func shiftTimestamp(t *testing.T, log []byte, n int, ms float64) []byte {
+	t.Helper()
+	lines := strings.SplitAfter(string(log), "\n")
+	var rec struct{ Timestamp float64 }
+	if err := json.Unmarshal([]byte(lines[n-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	old := `"timestamp":` + strconv.FormatFloat(rec.Timestamp, 'f', -1, 64) + ","
+	if !strings.Contains(lines[n-1], old) {
+		t.Fatalf("line %d has no %s", n, old)
+	}
+	lines[n-1] = strings.Replace(lines[n-1], old, `"timestamp":`+strconv.FormatFloat(rec.Timestamp+ms, 'f', 3, 64)+",", 1)
+	return []byte(strings.Join(lines, ""))
+}
+
+// TestRealAgentJitter: read with its RPC log, a wire log's slack is
+// widened by the log's own jitter, the session retries' lateness past
+// their delayMs (529-forever: 10 retries, 73 to 380 ms late; the 95th
+// percentile of 10 is the largest), which excuses the provider layer's
+// waits up to 333 ms late; a slack of none widens nothing, and a provider
+// wait later than the widened slack is still flagged.
+func TestRealAgentJitter(t *testing.T) {
+	rpcLog, tsLog, wireLog := realAgentFile(t, "529-forever", "rpc.jsonl"), realAgentFile(t, "529-forever", "rpc.ts.jsonl"), realAgentFile(t, "529-forever", "wire.jsonl")
+	for _, log := range [][]byte{rpcLog, tsLog} {
+		_, wf, _, sum := layersOf(t, log, wireLog, realAgentWire)
+		if wf != "" || sum.JitterRetries != 10 || sum.JitterMs < 380 || sum.JitterMs > 381 {
+			t.Errorf("default slack: wire %q, jitter %v ms of %d retries", wf, sum.JitterMs, sum.JitterRetries)
+		}
+		if _, wf, _, sum := layersOf(t, log, wireLog, audit.WireOptions{Slack: -1}); !strings.HasPrefix(wf, "wire-wait@2 ") || sum.JitterMs != 0 {
+			t.Errorf("no slack: wire %q, jitter %v ms", wf, sum.JitterMs)
+		}
+		// retry 1 (375-500 ms) moved 500 ms later: 645 ms past its range,
+		// beyond 50 + 2.5 + 380 ms
+		late := shiftTimestamp(t, wireLog, 2, 500)
+		if _, wf, _, _ := layersOf(t, log, late, realAgentWire); !strings.HasPrefix(wf, "wire-wait@2 ") {
+			t.Errorf("a provider wait 645 ms late: wire %q", wf)
 		}
 	}
 }

@@ -1,21 +1,14 @@
 package audit
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/ohmypi/retryfsm/internal/jsonw"
-	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/wire"
@@ -94,20 +87,6 @@ func wireSlack(opt WireOptions) (slack, ratio float64, err error) {
 	return slack, ratio, nil
 }
 
-// Fit is how well a profile fits a wire log: its findings there, and how
-// close the log's waits came to the profile's.
-type Fit struct {
-	Profile  string `json:"profile"`
-	Findings int    `json:"findings"`
-	// DistanceMs is how far, in all, the retries' waits fell outside the
-	// profile's ranges (0: every wait within its range, slack aside).
-	DistanceMs float64 `json:"distanceMs"`
-	// SpreadMs is the total width of the ranges the waits were checked
-	// against: of two profiles that fit alike, the narrower ranges say
-	// more.
-	SpreadMs float64 `json:"spreadMs"`
-}
-
 // WireSummary is Summary for a wire log (Events: requests, Chains: calls,
 // Retries: retries), with how every profile fits it.
 type WireSummary struct {
@@ -144,42 +123,6 @@ func (s *WireSummary) Add(o WireSummary) {
 	s.Best = bestFits(s.Fits)
 }
 
-// fitTieMs is how close two distances or spreads are taken as equal.
-const fitTieMs = 0.5
-
-// bestFits names the profiles that fit best (Fit order kept).
-func bestFits(fits []Fit) []string {
-	if len(fits) == 0 {
-		return nil
-	}
-	best := fits[0]
-	for _, f := range fits[1:] {
-		if fitBetter(f, best) {
-			best = f
-		}
-	}
-	var names []string
-	for _, f := range fits {
-		if !fitBetter(best, f) {
-			names = append(names, f.Profile)
-		}
-	}
-	return names
-}
-
-// fitBetter reports whether a fits strictly better than b.
-func fitBetter(a, b Fit) bool {
-	switch {
-	case a.Findings != b.Findings:
-		return a.Findings < b.Findings
-	case math.Abs(a.DistanceMs-b.DistanceMs) > fitTieMs:
-		return a.DistanceMs < b.DistanceMs
-	case math.Abs(a.SpreadMs-b.SpreadMs) > fitTieMs:
-		return a.SpreadMs < b.SpreadMs
-	}
-	return false
-}
-
 // wireCheck follows one profile through a wire log.
 type wireCheck struct {
 	name         string
@@ -200,7 +143,23 @@ type wireCheck struct {
 	// sends 0 on every request, as retryfsm.Do over an SDK with its own
 	// retries off, cannot be told from one that starts calls)
 	counts bool
+	// hold keeps the findings in held instead of reporting them, until
+	// release (AuditLayers: a late wait may be excused by the log's
+	// measured jitter, known only at its end)
+	hold bool
+	held []heldFinding
 }
+
+// heldFinding is a finding a wireCheck holds: excess is how much later
+// than the slack allows its retry came (0: not a late wait).
+type heldFinding struct {
+	Finding
+	excess float64
+}
+
+// maxHeld bounds a wireCheck's held findings: past it they are released
+// with the jitter measured so far.
+const maxHeld = 4096
 
 // newWireCheck returns the check of profile p (its provider layer's, when
 // it has one: the wire shows that layer) with policy pol.
@@ -450,137 +409,6 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	return sum, nil
 }
 
-// wireLine is a wire log line as the audit reads it: a wire.Record, with
-// the fields it checks read as optional numbers (present, whole, in
-// range), then copied into the record.
-type wireLine struct {
-	wire.Record
-	Seq       *float64 `json:"seq"`
-	Timestamp *float64 `json:"timestamp"`
-	Status    *float64 `json:"status"`
-}
-
-// wireRequest is a request of the wire log with what every check reads of
-// it, worked out once: what its client got and the message an error
-// answer shows.
-type wireRequest struct {
-	*wire.Record
-	kind    answerKind
-	message string
-}
-
-// maxWireMs bounds the times a wire log gives (as the RPC audit's).
-const maxWireMs = maxTimeMs
-
-// readWireLog reads a wire log's lines, counting them in sum (Lines,
-// Skipped, Bad, Events: the requests), and calls onRequest with each
-// request; a line that cannot be read is counted bad and given to
-// badLine, and the reading goes on. Lines are read as the RPC audit reads
-// its lines (encoding/json/v2: names matched exactly, a name given twice
-// an error), and a request's seq (whole, from 1, above the previous
-// request's), timestamp (epoch ms, from 0 to 1e15, not before the previous
-// request's), status (0 or 100 to 599) and times are checked. The error
-// is r's.
-func readWireLog(r io.Reader, sum *Summary, badLine func(line int, rule Rule, reason string), onRequest func(line int, req *wireRequest)) error {
-	lr := lines.NewReader(r, MaxLineSize)
-	bad := func(line int, rule Rule, reason string) {
-		sum.Bad++
-		badLine(line, rule, reason)
-	}
-	var (
-		l        wireLine
-		req      = wireRequest{Record: &l.Record}
-		prevSeq  float64
-		prevTime = math.Inf(-1)
-	)
-	for {
-		line, tooLong, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("audit: reading line %d: %w", sum.Lines+1, err)
-		}
-		sum.Lines++
-		n := sum.Lines
-		if tooLong {
-			bad(n, LongLine, fmt.Sprintf("line longer than %d bytes, skipped unread", MaxLineSize))
-			continue
-		}
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
-			sum.Skipped++
-			continue
-		}
-		l = wireLine{}
-		if err := jsonv2.Unmarshal(line, &l, decodeOptions); err != nil {
-			var se *jsontext.SyntacticError
-			switch {
-			case errors.As(err, &se):
-				bad(n, BadJSON, "invalid JSON, skipped: "+strings.TrimPrefix(err.Error(), "jsontext: "))
-			case trimmed[0] != '{':
-				sum.Skipped++ // valid JSON, but not an object
-			case l.Type != "" && l.Type != "request":
-				sum.Skipped++
-			default:
-				bad(n, BadEvent, "request: "+describeFieldError(err)+", skipped")
-			}
-			continue
-		}
-		if l.Type != "request" {
-			sum.Skipped++
-			continue
-		}
-		if why := checkWireLine(line, &l, prevSeq, prevTime); why != "" {
-			bad(n, BadEvent, "request: "+why+", skipped")
-			continue
-		}
-		prevSeq, prevTime = *l.Seq, *l.Timestamp
-		l.Record.Seq, l.Record.Timestamp, l.Record.Status = int(*l.Seq), *l.Timestamp, int(*l.Status)
-		req.kind = kindOf(&l.Record)
-		req.message = ""
-		if req.kind == answerError {
-			req.message = sdkErrorMessage(&l.Record)
-		}
-		sum.Events++
-		onRequest(n, &req)
-	}
-}
-
-// checkWireLine says what is wrong with a request line's fields ("" when
-// nothing), quoting a number as the line writes it.
-func checkWireLine(line []byte, l *wireLine, prevSeq, prevTime float64) string {
-	quote := func(name string, v float64) string {
-		if text := rawMember(line, name); text != "" {
-			return text
-		}
-		return fmtMs(v)
-	}
-	switch {
-	case l.Seq == nil:
-		return "seq is missing (allowed: a whole number from 1)"
-	case *l.Seq < 1 || *l.Seq != math.Trunc(*l.Seq) || *l.Seq > maxWhole:
-		return "seq = " + quote("seq", *l.Seq) + " is not a whole number from 1"
-	case *l.Seq <= prevSeq:
-		return fmt.Sprintf("seq %s after seq %s (allowed: above the previous request's, the proxy's order)", quote("seq", *l.Seq), fmtMs(prevSeq))
-	case l.Timestamp == nil:
-		return "timestamp is missing (allowed: epoch milliseconds)"
-	case *l.Timestamp < 0 || *l.Timestamp > maxWireMs:
-		return "timestamp = " + quote("timestamp", *l.Timestamp) + " is out of range (allowed: epoch milliseconds from 0 to 1e15)"
-	case *l.Timestamp < prevTime-hintToleranceMs:
-		return fmt.Sprintf("timestamp %s is before the previous request's, %s (allowed: requests in the order they arrived)", quote("timestamp", *l.Timestamp), fmtMs(prevTime))
-	case l.Status == nil:
-		return "status is missing (allowed: 0 for no answer, or an HTTP status from 100 to 599)"
-	case *l.Status != 0 && (*l.Status < 100 || *l.Status > 599 || *l.Status != math.Trunc(*l.Status)):
-		return "status = " + quote("status", *l.Status) + " is not an HTTP status (allowed: 0 for no answer, or 100 to 599)"
-	case l.AnswerMs < 0 || l.AnswerMs > maxWireMs:
-		return "answerMs = " + quote("answerMs", l.AnswerMs) + " is out of range (allowed: 0 to 1e15 ms)"
-	case l.HeadersMs < 0 || l.HeadersMs > maxWireMs:
-		return "headersMs = " + quote("headersMs", l.HeadersMs) + " is out of range (allowed: 0 to 1e15 ms)"
-	}
-	return ""
-}
-
 // retryCountHeader is the Stainless SDKs' count of the retries made.
 const retryCountHeader = "x-stainless-retry-count"
 
@@ -616,6 +444,10 @@ func (c *wireCheck) isRetry(rec *wireRequest) (retry bool, rc int, ambiguous boo
 
 func (c *wireCheck) find(line int, rule Rule, reason string) {
 	c.findings++
+	if c.hold {
+		c.held = append(c.held, heldFinding{Finding: Finding{Line: line, Rule: rule, Reason: reason}})
+		return
+	}
 	if c.report != nil {
 		c.report(Finding{Line: line, Rule: rule, Reason: reason})
 	}
@@ -624,10 +456,35 @@ func (c *wireCheck) find(line int, rule Rule, reason string) {
 // findf is find with the reason made only when it is reported (the
 // profiles checked for the fits report none).
 func (c *wireCheck) findf(line int, rule Rule, reason func() string) {
+	c.findLate(line, rule, 0, reason)
+}
+
+// findLate is findf for a retry excess ms later than the slack allows (0:
+// any other finding).
+func (c *wireCheck) findLate(line int, rule Rule, excess float64, reason func() string) {
 	c.findings++
+	if c.hold {
+		c.held = append(c.held, heldFinding{Finding{Line: line, Rule: rule, Reason: reason()}, excess})
+		return
+	}
 	if c.report != nil {
 		c.report(Finding{Line: line, Rule: rule, Reason: reason()})
 	}
+}
+
+// release reports the held findings, in order, but for the late waits
+// jitter ms (the log's measured lateness) excuses: those are no findings.
+func (c *wireCheck) release(jitter float64) {
+	for _, h := range c.held {
+		if h.excess > 0 && h.excess <= jitter {
+			c.findings--
+			continue
+		}
+		if c.report != nil {
+			c.report(h.Finding)
+		}
+	}
+	c.held = c.held[:0]
 }
 
 func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
@@ -652,7 +509,7 @@ func (c *wireCheck) onRequest(line int, rec *wireRequest, retry bool, rc int) {
 			c.spread += prev.hi - prev.lo
 			c.distance += max(0, prev.lo-wait, wait-prev.hi)
 			if wait < prev.lo-hintToleranceMs || wait > late {
-				c.findf(line, WireWait, func() string {
+				c.findLate(line, WireWait, max(0, wait-late), func() string {
 					return fmt.Sprintf("retry %d waited %s ms after %s; profile %s waits %s", retries, fmtWait(wait), prev.what(), c.name, prev.reason(&c.set))
 				})
 			}

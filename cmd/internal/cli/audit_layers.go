@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -30,6 +31,10 @@ type auditLayersJSONSummary struct {
 	Layer    string        `json:"layer"`
 	Wire     audit.Summary `json:"wire"`
 	Attempts int           `json:"attempts"`
+	// the log's jitter the wire waits' slack was widened by
+	// (audit.LayersSummary)
+	JitterMs      float64 `json:"jitterMs,omitempty"`
+	JitterRetries int     `json:"jitterRetries,omitempty"`
 }
 
 // runAuditLayers runs "retrysim audit --wire=WIRELOG LOG": the two retry
@@ -107,16 +112,20 @@ func (o *auditOptions) auditLayers(a *audit.Auditor, wirePath string, settings b
 	}
 	if asJSON {
 		_ = enc.Encode(auditLayersJSONSummary{Type: "summary", Profile: prof.Name, Logs: 1, Summary: sum.RPC,
-			Layer: prof.Layer, Wire: sum.Wire, Attempts: sum.Attempts})
+			Layer: prof.Layer, Wire: sum.Wire, Attempts: sum.Attempts, JitterMs: sum.JitterMs, JitterRetries: sum.JitterRetries})
 	} else {
 		fmt.Fprintln(out, auditSummaryLine(prof.Name, settings, 1, sum.RPC))
 		verdict := "clean"
 		if sum.Wire.Findings > 0 {
 			verdict = plural(sum.Wire.Findings, "finding")
 		}
-		fmt.Fprintf(out, "audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s over %s; provider layer %s)\n",
+		jitter := ""
+		if sum.JitterMs > 0 {
+			jitter = fmt.Sprintf("; slack widened by %s ms, the lateness of %s", strconv.FormatFloat(sum.JitterMs, 'f', 1, 64), plural(sum.JitterRetries, "session retry"))
+		}
+		fmt.Fprintf(out, "audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s over %s; provider layer %s%s)\n",
 			verdict, termsafe.Text(wireName), plural(sum.Wire.Lines, "line"), plural(sum.Wire.Events, "request"), sum.Wire.Skipped, sum.Wire.Bad,
-			plural(sum.Wire.Chains, "call"), plural(sum.Wire.Retries, "retry"), plural(sum.Attempts, "session attempt"), prof.Layer)
+			plural(sum.Wire.Chains, "call"), plural(sum.Wire.Retries, "retry"), plural(sum.Attempts, "session attempt"), prof.Layer, jitter)
 	}
 	return auditExit(out, stderr, false, sum.RPC.Findings+sum.Wire.Findings)
 }

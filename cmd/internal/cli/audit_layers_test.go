@@ -84,13 +84,13 @@ func TestAuditLayersCommand(t *testing.T) {
 
 // TestAuditRealAgentLogsCommand: the real agent's logs (the audit's
 // testdata/realagent) through the command: the RPC log as the agent wrote
-// it (no timestamps) with its wire log is clean, the runs placed by order;
-// the wire log alone says which layer it checks, that the profiles that
+// it (no timestamps) with its wire log is clean without --slack, the runs
+// placed by order, the slack widened by the log's jitter; the wire log alone says which layer it checks, that the profiles that
 // fit cannot be told apart, and which requests it could not place.
 func TestAuditRealAgentLogsCommand(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "audit", "testdata", "realagent", "529-forever")
-	code, out, errOut := runAuditOn(t, "", "--profile", "omp-18", "--slack", "500", "--wire="+filepath.Join(dir, "wire.jsonl"), filepath.Join(dir, "rpc.jsonl"))
-	if code != exitOK || strings.Count(out, ": 11 requests (") != 11 || !strings.Contains(out, "11 calls, 110 retries over 11 session attempts") {
+	code, out, errOut := runAuditOn(t, "", "--profile", "omp-18", "--wire="+filepath.Join(dir, "wire.jsonl"), filepath.Join(dir, "rpc.jsonl"))
+	if code != exitOK || strings.Count(out, ": 11 requests (") != 11 || !strings.Contains(out, "11 calls, 110 retries over 11 session attempts; provider layer pi-ai-anthropic; slack widened by 380.4 ms, the lateness of 10 session retries)") {
 		t.Errorf("both logs: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runAuditOn(t, "", "--wire", "--profile", "omp-18", "--slack", "500", filepath.Join(dir, "wire.jsonl"))
@@ -99,6 +99,10 @@ func TestAuditRealAgentLogsCommand(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("wire log alone: exit %d, want %q in\n%s%s", code, want, out, errOut)
 		}
+	}
+	code, out, _ = runAuditOn(t, "", "--profile", "omp-18", "--json", "--wire="+filepath.Join(dir, "wire.jsonl"), filepath.Join(dir, "rpc.jsonl"))
+	if code != exitOK || !strings.Contains(out, `"attempts":11,"jitterMs":380.39`) || !strings.Contains(out, `,"jitterRetries":10}`) {
+		t.Errorf("both logs, --json: exit %d\n%s", code, out)
 	}
 }
 
