@@ -44,6 +44,9 @@ type CDF struct {
 	Seconds, Fraction []float64
 	// The profile's prompts and how they ended.
 	Prompts, Succeeded, Failed, Waiting int64
+	// Spread is the profile's figures' lowest and highest over its seeds:
+	// the failed share's is drawn as a whisker on the line's plateau.
+	Spread fleet.Spread
 }
 
 // Capacity is the provider's capacity of a panel's fleet, drawn as a line.
@@ -87,6 +90,9 @@ type Cost struct {
 	// OverCapacity are the requests answered 429 for being over capacity;
 	// InRetryAfter the retries sent inside a retry-after window.
 	OverCapacity, InRetryAfter int64
+	// Spread is the row's figures' lowest and highest over its seeds: the
+	// requests per prompt's is drawn as a whisker on the bar.
+	Spread fleet.Spread
 }
 
 // Panel is one fleet's row of the image: its calls, its CDF and its cost.
@@ -256,7 +262,7 @@ func (p *Panel) addLines(g *fleet.Group, gi int, parts []string, styles map[stri
 		line := len(p.Rates) - 1
 		sum := s.Summarize(g.CapacityPer100ms)
 		p.Costs = append(p.Costs, Cost{Label: label, Line: line, WirePerPrompt: sum.WireCallsPerPrompt,
-			OverCapacity: s.Rejected, InRetryAfter: s.InRetryAfter})
+			OverCapacity: s.Rejected, InRetryAfter: s.InRetryAfter, Spread: s.Spread})
 		if calls := max(s.PeakDuring, s.PeakAfter); len(g.Outages) > 0 && calls > 0 && (p.Peak == nil || calls > p.Peak.Calls) {
 			ratio := sum.PeakDuringRatio
 			if s.PeakAfter > s.PeakDuring {
@@ -368,7 +374,7 @@ func activityEnd(p *Panel) (end, lastCall time.Duration) {
 
 // cdfOf is s's CDF over every prompt.
 func cdfOf(s *fleet.Stats) CDF {
-	c := CDF{Prompts: s.Prompts, Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting}
+	c := CDF{Prompts: s.Prompts, Succeeded: s.Succeeded, Failed: s.Failed, Waiting: s.Waiting, Spread: s.Spread}
 	h := &s.TimeToSuccess
 	if h.N == 0 || s.Prompts == 0 {
 		return c
@@ -400,6 +406,35 @@ func (c *CDF) Gap() string {
 		return "all succeeded"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SeedsText is the line's label of its failed share's spread over its
+// seeds, "; 5 seeds 7.9% to 8.4%", or "" for one seed (or none) or when
+// no seed's prompt failed.
+func (c *CDF) SeedsText() string {
+	sp := &c.Spread
+	if sp.Runs < 2 || sp.FailedShareMax == 0 {
+		return ""
+	}
+	return "; " + strconv.FormatInt(sp.Runs, 10) + " seeds " + percent(sp.FailedShareMin) + " to " + percent(sp.FailedShareMax)
+}
+
+// percent writes the share v (0 to 1) as a percentage with one decimal.
+func percent(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
+
+// PlateauSpread is the lowest and highest of the line's end over its
+// seeds: its end moved by each seed's failed share's difference from the
+// seeds' together (exact when no prompt is still waiting).
+func (c *CDF) PlateauSpread() (lo, hi float64) {
+	end := 0.0
+	if n := len(c.Fraction); n > 0 {
+		end = c.Fraction[n-1]
+	}
+	if c.Prompts == 0 || c.Spread.Runs == 0 {
+		return end, end
+	}
+	failed := float64(c.Failed) / float64(c.Prompts)
+	return max(0, end+failed-c.Spread.FailedShareMax), min(1, end+failed-c.Spread.FailedShareMin)
 }
 
 // share writes n/of as a percentage, never 0 % or 100 % unless exact.

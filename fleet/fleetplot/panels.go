@@ -260,7 +260,7 @@ func costPanel(p *Panel) (*plot.Plot, error) {
 	var names []string
 	n := len(p.Costs)
 	for i, c := range p.Costs {
-		most = max(most, c.WirePerPrompt)
+		most = max(most, c.WirePerPrompt, c.Spread.WirePerPromptMax)
 		names = append(names, c.Label)
 		// The first row at the top.
 		pos := float64(n - 1 - i)
@@ -275,8 +275,23 @@ func costPanel(p *Panel) (*plot.Plot, error) {
 		bar.Color = ls.Color
 		bar.LineStyle.Width = 0
 		pl.Add(bar)
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: c.WirePerPrompt, Y: pos}},
-			Labels: []string{strconv.FormatFloat(c.WirePerPrompt, 'f', 2, 64) + " per prompt\n429 over capacity: " +
+		perPrompt := strconv.FormatFloat(c.WirePerPrompt, 'f', 2, 64) + " per prompt"
+		if sp := &c.Spread; sp.Runs > 1 {
+			// The seeds' lowest and highest: a whisker across the bar's end.
+			w, err := plotter.NewXErrorBars(struct {
+				plotter.XYs
+				plotter.XErrors
+			}{plotter.XYs{{X: c.WirePerPrompt, Y: pos}}, plotter.XErrors{{Low: c.WirePerPrompt - sp.WirePerPromptMin, High: sp.WirePerPromptMax - c.WirePerPrompt}}})
+			if err != nil {
+				return nil, err
+			}
+			w.LineStyle.Width = vg.Points(1.2)
+			w.CapWidth = vg.Points(10)
+			pl.Add(w)
+			perPrompt += "\n" + strconv.FormatInt(sp.Runs, 10) + " seeds: " + strconv.FormatFloat(sp.WirePerPromptMin, 'f', 2, 64) + " to " + strconv.FormatFloat(sp.WirePerPromptMax, 'f', 2, 64)
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: max(c.WirePerPrompt, c.Spread.WirePerPromptMax), Y: pos}},
+			Labels: []string{perPrompt + "\n429 over capacity: " +
 				thousands(c.OverCapacity) + "\nsent in retry-after: " + thousands(c.InRetryAfter)}})
 		if err != nil {
 			return nil, err
@@ -343,7 +358,23 @@ func cdfPanel(p *Panel) (*plot.Plot, error) {
 		l.StepStyle = plotter.PostStep
 		style(p.Rates[c.Line].Style, &l.LineStyle)
 		pl.Add(l)
-		pl.Legend.Add(c.Label+": "+c.Gap(), l)
+		pl.Legend.Add(c.Label+": "+c.Gap()+c.SeedsText(), l)
+		if lo, hi := c.PlateauSpread(); c.Spread.Runs > 1 && len(c.Seconds) > 0 {
+			// The seeds' lowest and highest end: a whisker at the plateau's start.
+			at := c.Seconds[len(c.Seconds)-1]
+			y := xys[len(xys)-1].Y
+			w, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{plotter.XYs{{X: at, Y: y}}, plotter.YErrors{{Low: y - lo, High: hi - y}}})
+			if err != nil {
+				return nil, err
+			}
+			w.LineStyle = l.LineStyle
+			w.LineStyle.Dashes = nil
+			w.CapWidth = vg.Points(8)
+			pl.Add(w)
+		}
 	}
 	return pl, nil
 }

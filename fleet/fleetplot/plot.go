@@ -4,8 +4,10 @@
 // line, the fleet's outage windows shaded, the table's peak marked), the
 // CDF of the time from a prompt to its success over every prompt (the
 // failed and still-waiting prompts the gap below 100 %, their share in the
-// legend), and each row's requests per prompt with its 429s. It draws from the result's fixed-size counters only
-// (fleet.Series, fleet.Histogram), so a merged sweep or merged shards plot
+// legend), and each row's requests per prompt with its 429s; with several
+// seeds, whiskers from each row's lowest to highest over them. It draws
+// from the result's fixed-size counters only (fleet.Series,
+// fleet.Histogram, fleet.Spread), so a merged sweep or merged shards plot
 // like one run.
 package fleetplot
 
