@@ -257,6 +257,7 @@ func (r *runner) result() *Result {
 		CapacityPer100ms: r.cfg.capacityPer100ms(), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
 	for i := range g.Profiles {
 		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
+		g.Profiles[i].Spread = spreadOf(&g.Profiles[i])
 	}
 	return &Result{Groups: []Group{g}}
 }

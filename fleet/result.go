@@ -187,6 +187,46 @@ type Stats struct {
 	// WireSeries counts the wire calls by when they were sent: the calls
 	// per second over time.
 	WireSeries Series
+	// Spread is the lowest and highest of its per-run figures over the
+	// group's runs (seeds).
+	Spread Spread
+}
+
+// Spread is the lowest and highest, over the runs (seeds) merged into a
+// Stats, of each run's own figures (SPEC.md §15.4): the share of its
+// prompts that failed and its wire calls per prompt (0 for a run without
+// prompts, as Summarize gives them). Lowest and highest merge exactly in
+// any order, so the spread of a sweep is the one of its runs however they
+// are split into shards.
+type Spread struct {
+	// Runs is the number of runs; 0 for none (a Stats not of a run).
+	Runs                               int64
+	FailedShareMin, FailedShareMax     float64
+	WirePerPromptMin, WirePerPromptMax float64
+}
+
+// spreadOf is the spread of one run's s: its own figures, lowest and
+// highest alike.
+func spreadOf(s *Stats) Spread {
+	var failed float64
+	if s.Prompts > 0 {
+		failed = float64(s.Failed) / float64(s.Prompts)
+	}
+	wire := s.Summarize(0).WireCallsPerPrompt
+	return Spread{Runs: 1, FailedShareMin: failed, FailedShareMax: failed, WirePerPromptMin: wire, WirePerPromptMax: wire}
+}
+
+// Merge adds o's runs to sp's.
+func (sp *Spread) Merge(o *Spread) {
+	switch {
+	case o.Runs == 0:
+	case sp.Runs == 0:
+		*sp = *o
+	default:
+		sp.Runs += o.Runs
+		sp.FailedShareMin, sp.FailedShareMax = min(sp.FailedShareMin, o.FailedShareMin), max(sp.FailedShareMax, o.FailedShareMax)
+		sp.WirePerPromptMin, sp.WirePerPromptMax = min(sp.WirePerPromptMin, o.WirePerPromptMin), max(sp.WirePerPromptMax, o.WirePerPromptMax)
+	}
 }
 
 // Merge adds o's metrics to s's.
@@ -209,6 +249,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.PeakAfter = max(s.PeakAfter, o.PeakAfter)
 	s.TimeToSuccess.Merge(&o.TimeToSuccess)
 	s.WireSeries.Merge(&o.WireSeries)
+	s.Spread.Merge(&o.Spread)
 }
 
 // overflows reports the first counter (by its JSON name) whose sum with
@@ -337,6 +378,20 @@ type statsJSON struct {
 	PeakDuringRatio    float64    `json:"peakDuringRatio"`
 	PeakAfterRatio     float64    `json:"peakAfterRatio"`
 	TimeToSuccessHist  [][2]int64 `json:"timeToSuccessBuckets"`
+	spreadJSON
+}
+
+// spreadJSON is a Spread in JSON (its runs are the group's seeds).
+type spreadJSON struct {
+	FailedShareMin   float64 `json:"failedShareMin"`
+	FailedShareMax   float64 `json:"failedShareMax"`
+	WirePerPromptMin float64 `json:"wireCallsPerPromptMin"`
+	WirePerPromptMax float64 `json:"wireCallsPerPromptMax"`
+}
+
+func (sp *Spread) toJSON() spreadJSON {
+	return spreadJSON{FailedShareMin: sp.FailedShareMin, FailedShareMax: sp.FailedShareMax,
+		WirePerPromptMin: sp.WirePerPromptMin, WirePerPromptMax: sp.WirePerPromptMax}
 }
 
 // Summary are a Stats' derived figures, as the JSON and the table give
@@ -403,7 +458,7 @@ func (s *Stats) toJSON(capacity float64) statsJSON {
 		ChainsFailFast: s.ChainsFailFast, ChainsOther: s.ChainsOther, TimeToSuccessP50Ms: sum.P50,
 		TimeToSuccessP90Ms: sum.P90, TimeToSuccessP99Ms: sum.P99, TimeToSuccessMaxMs: sum.Max,
 		LongestWaitMs: sum.LongestWaitMs, PeakDuring: s.PeakDuring, PeakAfter: s.PeakAfter,
-		PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist}
+		PeakDuringRatio: sum.PeakDuringRatio, PeakAfterRatio: sum.PeakAfterRatio, TimeToSuccessHist: hist, spreadJSON: s.Spread.toJSON()}
 }
 
 // encodeIndented writes v as JSON indented by two spaces, HTML characters

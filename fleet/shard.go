@@ -143,6 +143,9 @@ type partialStatsJSON struct {
 	LongestWaitNs      int64      `json:"longestWaitNs"`
 	TimeToSuccessMaxNs int64      `json:"timeToSuccessMaxNs"`
 	WireCallsPerBin    seriesJSON `json:"wireCallsPerBin"`
+	// The spread after the partial's own fields (shadowing statsJSON's):
+	// fields are only added at the end.
+	spreadJSON
 }
 
 // seriesJSON is a Series: its width and its counts up to the last
@@ -217,7 +220,7 @@ func (p *Partial) JSON() ([]byte, error) {
 			s := &g.Profiles[j]
 			gj.Profiles = append(gj.Profiles, partialStatsJSON{statsJSON: s.toJSON(g.CapacityPer100ms),
 				LongestWaitNs: int64(s.LongestWait), TimeToSuccessMaxNs: int64(s.TimeToSuccess.Max),
-				WireCallsPerBin: s.WireSeries.toJSON()})
+				WireCallsPerBin: s.WireSeries.toJSON(), spreadJSON: s.Spread.toJSON()})
 		}
 		for _, o := range g.Outages {
 			gj.Outages = append(gj.Outages, o.String())
@@ -318,7 +321,7 @@ func ReadPartial(data []byte) (*Partial, error) {
 			g.Outages = append(g.Outages, o)
 		}
 		for j := range gj.Profiles {
-			s, err := gj.Profiles[j].stats(at + ".profiles[" + strconv.Itoa(j) + "]")
+			s, err := gj.Profiles[j].stats(at+".profiles["+strconv.Itoa(j)+"]", len(gj.Seeds))
 			if err != nil {
 				return nil, err
 			}
@@ -416,8 +419,9 @@ func seedsShort(seeds []int64) string {
 	return strings.TrimSuffix(fmt.Sprint(seeds[:8]), "]") + " … (" + strconv.Itoa(len(seeds)) + " seeds)]"
 }
 
-// stats is the Stats of a partial's profile entry.
-func (sj *partialStatsJSON) stats(at string) (Stats, error) {
+// stats is the Stats of a partial's profile entry, of a group of runs
+// runs.
+func (sj *partialStatsJSON) stats(at string, runs int) (Stats, error) {
 	s := Stats{Profile: sj.Profile, Sessions: sj.Sessions, Prompts: sj.Prompts, Succeeded: sj.Succeeded, Failed: sj.Failed,
 		Waiting: sj.Waiting, Calls: sj.Calls, WireCalls: sj.WireCalls, Rejected: sj.Rejected, InRetryAfter: sj.InRetryAfter,
 		ChainsSucceeded: sj.ChainsSucceeded, ChainsExhausted: sj.ChainsExhausted, ChainsFailFast: sj.ChainsFailFast,
@@ -465,7 +469,38 @@ func (sj *partialStatsJSON) stats(at string) (Stats, error) {
 	if n := s.WireSeries.Total(); n != s.WireCalls {
 		return Stats{}, partialErr(at+".wireCallsPerBin.counts", "add up to %d, not wireCalls %d", n, s.WireCalls)
 	}
+	if s.Spread, err = sj.spread(at, runs, &s); err != nil {
+		return Stats{}, err
+	}
 	return s, nil
+}
+
+// spread is the Spread of a partial's profile entry s over runs runs:
+// each lowest at most its highest, a share from 0 to 1, calls per prompt
+// from 0, and the runs' figures together (s's) between them (a mean of
+// the runs' own); an entry without a spread (of an older build) has 0 to 0
+// there, and is refused.
+func (sj *partialStatsJSON) spread(at string, runs int, s *Stats) (Spread, error) {
+	var failed float64
+	if s.Prompts > 0 {
+		failed = float64(s.Failed) / float64(s.Prompts)
+	}
+	for _, f := range []struct {
+		name          string
+		lo, hi, whole float64
+		most          float64
+		allowed       string
+	}{{"failedShare", sj.FailedShareMin, sj.FailedShareMax, failed, 1, "from 0 to 1"},
+		{"wireCallsPerPrompt", sj.WirePerPromptMin, sj.WirePerPromptMax, s.Summarize(0).WireCallsPerPrompt, math.MaxFloat64, "from 0"}} {
+		if !(f.lo >= 0 && f.lo <= f.hi && f.hi <= f.most) {
+			return Spread{}, partialErr(at+"."+f.name+"Min", "%v to %s %v is not a spread (allowed: %s, the lowest at most the highest)", f.lo, f.name+"Max", f.hi, f.allowed)
+		}
+		if slack := 1e-9 * max(1, f.whole); f.whole < f.lo-slack || f.whole > f.hi+slack {
+			return Spread{}, partialErr(at+"."+f.name+"Min", "%v to %s %v does not hold the runs' %v together (a partial of another build? run its shard again)", f.lo, f.name+"Max", f.hi, f.whole)
+		}
+	}
+	return Spread{Runs: int64(runs), FailedShareMin: sj.FailedShareMin, FailedShareMax: sj.FailedShareMax,
+		WirePerPromptMin: sj.WirePerPromptMin, WirePerPromptMax: sj.WirePerPromptMax}, nil
 }
 
 // MergePartials merges the partial results of every shard of one sweep

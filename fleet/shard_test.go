@@ -210,6 +210,9 @@ func TestReadPartialErrors(t *testing.T) {
             1000000,
             `), "fleets[0].profiles[0].wireCallsPerBin.counts: add up to "},
 		{"two values", append(slices.Clone(good), good...), "more than one JSON value"},
+		{"spread above 1", edit(`"failedShareMax": `, `"failedShareMax": 2`), "fleets[0].profiles[0].failedShareMin: "},
+		{"no spread (an older build)", regexp.MustCompile(`("wireCallsPerPromptM..": )[0-9.]+`).ReplaceAll(good, []byte("${1}0")), "fleets[0].profiles[0].wireCallsPerPromptMin: 0 to wireCallsPerPromptMax 0 does not hold the runs' "},
+		{"spread upside down", edit(`"wireCallsPerPromptMin": `, `"wireCallsPerPromptMin": 1000`), "fleets[0].profiles[0].wireCallsPerPromptMin: 1000"},
 	} {
 		_, err := ReadPartial(c.data)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -225,6 +228,47 @@ func TestReadPartialErrors(t *testing.T) {
 	}
 	if _, err := ReadPartial(good); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSpreadIsPerSeed: a group's spread is the lowest and highest of the
+// failure share and wire calls per prompt of its seeds run one by one, and
+// every seed differs (so a merge that summed or kept one seed would show).
+func TestSpreadIsPerSeed(t *testing.T) {
+	cfgs := shardSweep()
+	whole, err := sweepConfigs(cfgs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gi := range whole.Groups {
+		g := &whole.Groups[gi]
+		for pi := range g.Profiles {
+			want := Spread{FailedShareMin: 2, WirePerPromptMin: 1e9}
+			var values []float64
+			for _, c := range cfgs {
+				one, err := sweepConfigs([]Config{c}, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				og := &one.Groups[0]
+				if og.key() != g.key() {
+					continue
+				}
+				s := &og.Profiles[pi]
+				failed := float64(s.Failed) / float64(s.Prompts)
+				wire := float64(s.WireCalls) / float64(s.Prompts)
+				values = append(values, wire)
+				want.Runs++
+				want.FailedShareMin, want.FailedShareMax = min(want.FailedShareMin, failed), max(want.FailedShareMax, failed)
+				want.WirePerPromptMin, want.WirePerPromptMax = min(want.WirePerPromptMin, wire), max(want.WirePerPromptMax, wire)
+			}
+			if got := g.Profiles[pi].Spread; got != want {
+				t.Errorf("%s %s %s: spread %+v, want %+v", g.Fleet, g.Mix, g.Profiles[pi].Profile, got, want)
+			}
+			if want.Runs != 2 || values[0] == values[1] {
+				t.Errorf("%s %s: %d seeds, calls per prompt %v: not a test of the spread", g.Fleet, g.Mix, want.Runs, values)
+			}
+		}
 	}
 }
 

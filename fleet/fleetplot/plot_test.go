@@ -735,3 +735,58 @@ func TestLabelsDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadDrawn: a sweep of two seeds draws each row's spread of
+// requests per prompt (a whisker across the bar's end, its lowest and
+// highest written beside it, as the result holds them) and each profile's
+// spread of failed prompts (its legend, a whisker on its plateau holding
+// the plateau).
+func TestSpreadDrawn(t *testing.T) {
+	res := outageSweep(t)
+	var svg bytes.Buffer
+	if err := Write(&svg, res, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	drawn := svgStructure(svg.String())
+	whiskers := 0
+	for _, p := range DataOf(res).Panels {
+		for _, c := range p.Costs {
+			r := &res.Groups[p.Rates[c.Line].Group]
+			var want fleet.Spread
+			for _, s := range r.Profiles {
+				if label := c.Label; s.Profile == label || (s.Profile == fleet.AllProfiles && strings.Contains(label, "all profiles")) {
+					want = s.Spread
+				}
+			}
+			if c.Spread != want || want.Runs != 2 || !(want.WirePerPromptMin < want.WirePerPromptMax) {
+				t.Errorf("%s: spread %+v, the result's %+v (two seeds that differ)", c.Label, c.Spread, want)
+			}
+			text := "2 seeds: " + strconv.FormatFloat(want.WirePerPromptMin, 'f', 2, 64) + " to " + strconv.FormatFloat(want.WirePerPromptMax, 'f', 2, 64) + "\n"
+			if !strings.Contains(drawn, text) {
+				t.Errorf("%s: the chart lacks %q", c.Label, text)
+			}
+			whiskers++
+		}
+		for _, c := range p.CDFs {
+			if c.Spread.FailedShareMax == 0 {
+				continue
+			}
+			if want := c.Label + ": " + c.Gap() + "; 2 seeds " + percent(c.Spread.FailedShareMin) + " to " + percent(c.Spread.FailedShareMax); !strings.Contains(drawn, "text "+want+"\n") {
+				t.Errorf("the chart lacks the legend %q", want)
+			}
+			end := c.Fraction[len(c.Fraction)-1]
+			if lo, hi := c.PlateauSpread(); !(lo <= end && end <= hi && lo < hi) {
+				t.Errorf("%s: the plateau %v, its whisker %v to %v", c.Label, end, lo, hi)
+			}
+		}
+	}
+	// A whisker is three strokes (its bar and two caps) of 1.2 points.
+	n := 0
+	for _, m := range regexp.MustCompile(`path \S*stroke-width:1.2\S* x(\d+)`).FindAllStringSubmatch(drawn, -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	if whiskers == 0 || n != 3*whiskers {
+		t.Errorf("%d strokes of the cost whiskers, want 3 for each of %d rows:\n%s", n, whiskers, drawn)
+	}
+}
