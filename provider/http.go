@@ -46,7 +46,7 @@ func (a *Answer) HTTP(req Request) Response {
 	if a.Dropped() {
 		return Response{}
 	}
-	id := fmt.Sprintf("retrysim%06d", req.Seq)
+	id := requestID(req.Seq)
 	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
@@ -73,6 +73,21 @@ func (a *Answer) HTTP(req Request) Response {
 	}
 	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
 	return res
+}
+
+// requestID is "retrysim" and seq in at least six digits, zero-padded
+// (fmt's "retrysim%06d", without its reflection).
+func requestID(seq int) string {
+	if seq < 0 {
+		return fmt.Sprintf("retrysim%06d", seq)
+	}
+	var db, bb [32]byte
+	d := strconv.AppendInt(db[:0], int64(seq), 10)
+	b := append(bb[:0], "retrysim"...)
+	for i := len(d); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, d...))
 }
 
 // ErrorEvent is the error event api's stream sends mid-stream after seq
