@@ -413,8 +413,10 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		b = b[:len(b)/2]
 	}
 	p.writeBody(r.Context(), w, rec, b, slowOf(st.faults))
+	// the answer, whole (its Content-Length set), goes to the client now,
+	// not after the wire log line is encoded and written
+	flush(w)
 	if cut {
-		flush(w)
 		panic(http.ErrAbortHandler)
 	}
 }
