@@ -46,7 +46,7 @@ func (a *Answer) HTTP(req Request) Response {
 	if a.Dropped() {
 		return Response{}
 	}
-	id := fmt.Sprintf("retrysim%06d", req.Seq)
+	id := requestID(req.Seq)
 	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
@@ -73,6 +73,21 @@ func (a *Answer) HTTP(req Request) Response {
 	}
 	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
 	return res
+}
+
+// requestID is "retrysim" and seq in at least six digits, zero-padded
+// (fmt's "retrysim%06d", without its reflection).
+func requestID(seq int) string {
+	if seq < 0 {
+		return fmt.Sprintf("retrysim%06d", seq)
+	}
+	var db, bb [32]byte
+	d := strconv.AppendInt(db[:0], int64(seq), 10)
+	b := append(bb[:0], "retrysim"...)
+	for i := len(d); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, d...))
 }
 
 // ErrorEvent is the error event api's stream sends mid-stream after seq
@@ -227,7 +242,7 @@ func mustJSON(v any) string {
 func (s *success) body() []byte {
 	switch s.api {
 	case wire.Anthropic:
-		return []byte(mustJSON(s.anthropicMessage(true)))
+		return s.anthropicBody()
 	case wire.OpenAIChat:
 		msg := map[string]any{"role": "assistant", "content": s.text, "refusal": nil}
 		finish := "stop"
@@ -247,18 +262,57 @@ func (s *success) body() []byte {
 	return []byte(mustJSON(s.response("completed")))
 }
 
-// anthropicMessage is the Messages API's message object; complete false
-// gives the message_start form (no content, no stop reason).
-func (s *success) anthropicMessage(complete bool) map[string]any {
-	m := map[string]any{"id": "msg_" + s.id, "type": "message", "role": "assistant", "model": s.model,
+// anthropicJSON is the complete Messages API message as a struct whose
+// fields are in the order json.Marshal sorts a map's keys: the bytes of
+// the map it replaced (TestSuccessBodyBytes) without building and sorting
+// maps for every answer.
+type anthropicJSON struct {
+	Content      [1]anthropicContent `json:"content"`
+	ID           string              `json:"id"`
+	Model        string              `json:"model"`
+	Role         string              `json:"role"`
+	StopReason   string              `json:"stop_reason"`
+	StopSequence *string             `json:"stop_sequence"`
+	Type         string              `json:"type"`
+	Usage        struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// anthropicContent is a text block ({text, type}) or a tool call ({id,
+// input, name, type}), keys sorted as anthropicBlock's.
+type anthropicContent struct {
+	ID    string    `json:"id,omitempty"`
+	Input *struct{} `json:"input,omitempty"`
+	Name  string    `json:"name,omitempty"`
+	Text  *string   `json:"text,omitempty"`
+	Type  string    `json:"type"`
+}
+
+// anthropicBody is the complete Messages API message as JSON.
+func (s *success) anthropicBody() []byte {
+	m := anthropicJSON{ID: "msg_" + s.id, Model: s.model, Role: "assistant", StopReason: s.anthropicStop(), Type: "message"}
+	m.Usage.InputTokens, m.Usage.OutputTokens = s.input, s.output
+	if s.kind == "toolUse" {
+		m.Content[0] = anthropicContent{ID: "toolu_" + s.id, Input: &struct{}{}, Name: s.toolName(), Type: "tool_use"}
+	} else {
+		m.Content[0] = anthropicContent{Text: &s.text, Type: "text"}
+	}
+	b, err := json.Marshal(&m)
+	if err != nil {
+		panic(err) // only the proxy's own values are marshalled
+	}
+	return b
+}
+
+// anthropicStart is the Messages API's message object as message_start
+// sends it: no content, no stop reason (the complete message is
+// anthropicBody).
+func (s *success) anthropicStart() map[string]any {
+	return map[string]any{"id": "msg_" + s.id, "type": "message", "role": "assistant", "model": s.model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": s.input, "output_tokens": 1}}
-	if complete {
-		m["content"] = []any{s.anthropicBlock(true)}
-		m["stop_reason"] = s.anthropicStop()
-		m["usage"] = map[string]any{"input_tokens": s.input, "output_tokens": s.output}
-	}
-	return m
 }
 
 func (s *success) anthropicStop() string {
@@ -334,7 +388,7 @@ func (s *success) events() []event {
 	add := func(name string, v any) { evs = append(evs, event{name: name, data: mustJSON(v)}) }
 	switch s.api {
 	case wire.Anthropic:
-		add("message_start", map[string]any{"type": "message_start", "message": s.anthropicMessage(false)})
+		add("message_start", map[string]any{"type": "message_start", "message": s.anthropicStart()})
 		add("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": s.anthropicBlock(false)})
 		add("ping", map[string]any{"type": "ping"})
 		if s.kind == "toolUse" {

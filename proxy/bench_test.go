@@ -13,11 +13,15 @@ import (
 )
 
 // BenchmarkProxy measures requests per second through the proxy on
-// loopback, one client at a time, and each request's latency (p50, p99):
-// answered from the script (a canned Messages answer, the wire log
-// written), and forwarded to a loopback upstream, where the added latency
-// is the proxied request's minus the upstream's own, measured alike.
-// README.md reports a run.
+// loopback, one keep-alive client at a time, and each request's latency
+// (p50, p99): answered from the script (a canned Messages answer, the
+// wire log written), and forwarded to a loopback upstream, where the added
+// latency is the proxied request's minus the upstream's own, measured
+// alike. vs-bare puts the scripted answer beside a minimal net/http
+// handler sending the same status, headers and body bytes, in one run,
+// the two servers' requests interleaved (alternating which goes first) so
+// that the machine's load falls on both alike; it reports both servers'
+// p50 and p99 and their ratios (SPEC.md §18.6). README.md reports a run.
 func BenchmarkProxy(b *testing.B) {
 	const body = `{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +49,55 @@ func BenchmarkProxy(b *testing.B) {
 		slices.Sort(ds)
 		return float64(ds[int(float64(len(ds)-1)*p)]) / float64(time.Microsecond)
 	}
+	b.Run("vs-bare", func(b *testing.B) {
+		p, err := proxy.New(proxy.Options{Log: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		defer srv.Close()
+		// the bare server replays the proxy's own answer: its status,
+		// headers (less those net/http sets itself) and body
+		res, err := client.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		answer, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		header := res.Header.Clone()
+		header.Del("Date")
+		bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			h := w.Header()
+			for k, vs := range header {
+				h[k] = vs
+			}
+			w.WriteHeader(res.StatusCode)
+			_, _ = w.Write(answer)
+		}))
+		defer bare.Close()
+		lat := make([]time.Duration, 0, b.N)
+		direct := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if i%2 == 0 {
+				lat = append(lat, do(b, srv.URL+"/v1/messages"))
+				direct = append(direct, do(b, bare.URL+"/v1/messages"))
+			} else {
+				direct = append(direct, do(b, bare.URL+"/v1/messages"))
+				lat = append(lat, do(b, srv.URL+"/v1/messages"))
+			}
+		}
+		b.StopTimer()
+		p50, p99, b50, b99 := pct(lat, 0.5), pct(lat, 0.99), pct(direct, 0.5), pct(direct, 0.99)
+		b.ReportMetric(p50, "p50-µs")
+		b.ReportMetric(p99, "p99-µs")
+		b.ReportMetric(b50, "bare-p50-µs")
+		b.ReportMetric(b99, "bare-p99-µs")
+		b.ReportMetric(p50/b50, "p50-x")
+		b.ReportMetric(p99/b99, "p99-x")
+		_ = p.Close()
+	})
 	for _, mode := range []string{"scripted", "forwarded"} {
 		b.Run(mode, func(b *testing.B) {
 			opt := proxy.Options{Log: io.Discard}

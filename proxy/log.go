@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -88,15 +89,39 @@ func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
+// lineBuf is a wire log line being encoded: json.Encoder's output is
+// json.Marshal's and a newline. Pooled, so that a line costs no buffer.
+type lineBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var lineBufs = sync.Pool{New: func() any {
+	lb := &lineBuf{}
+	lb.enc = json.NewEncoder(&lb.buf)
+	return lb
+}}
+
+// maxPooledLine is the largest line buffer kept for the next line: a
+// line with a long error or many headers is not held on to.
+const maxPooledLine = 4 << 10
+
 func (l *wireLog) write(r *Record) {
 	if l.w == nil {
 		return
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
+	lb := lineBufs.Get().(*lineBuf)
+	defer func() {
+		if lb.buf.Cap() <= maxPooledLine {
+			lb.buf.Reset()
+			lineBufs.Put(lb)
+		}
+	}()
+	if err := lb.enc.Encode(r); err != nil {
 		return
 	}
-	b = append(b, '\n')
+	b := lb.buf.Bytes()
+	var err error
 	l.mu.Lock()
 	if l.err != nil {
 		l.mu.Unlock()

@@ -391,8 +391,10 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 	rec := st.rec
 	res := a.HTTP(req)
 	h := w.Header()
-	for _, kv := range res.Header {
-		h.Set(kv[0], kv[1])
+	vals := make([]string, len(res.Header)) // one allocation for every value, not one a header
+	for i, kv := range res.Header {
+		vals[i] = kv[1]
+		h[canonicalKey(kv[0])] = vals[i : i+1 : i+1] // h.Set's result
 	}
 	rec.Status, rec.Headers, rec.ErrorType = res.Status, a.Headers, res.ErrorType
 	if a.Stop == policy.StopReasonError {
@@ -411,8 +413,10 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		b = b[:len(b)/2]
 	}
 	p.writeBody(r.Context(), w, rec, b, slowOf(st.faults))
+	// the answer, whole (its Content-Length set), goes to the client now,
+	// not after the wire log line is encoded and written
+	flush(w)
 	if cut {
-		flush(w)
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -502,6 +506,29 @@ func drop(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler)
 	}
 	_ = conn.Close()
+}
+
+// answerKeys are the names of the answers' headers in http.Header's
+// form: provider.Response's own and upstreamHintHeaders, those a script
+// gives most.
+var answerKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"content-type", "content-length", "cache-control", "request-id", "x-request-id"} {
+		m[k] = http.CanonicalHeaderKey(k)
+	}
+	for _, kk := range upstreamHintHeaders {
+		m[kk[1]] = kk[0]
+	}
+	return m
+}()
+
+// canonicalKey is http.CanonicalHeaderKey(k), without allocating for the
+// answers' usual header names.
+func canonicalKey(k string) string {
+	if c, ok := answerKeys[k]; ok {
+		return c
+	}
+	return http.CanonicalHeaderKey(k)
 }
 
 func hasFault(fs []Fault, k FaultKind) bool {
