@@ -60,7 +60,11 @@ type expander struct {
 	reached     []bool // by rule*len(states)+Index(from)
 	pruned      int
 	transitions int
-	_           [128]byte
+	// s and t are expand's source and target: fields, not locals, since
+	// the shell keeps a pointer to the state it steps (shell.cur), which
+	// would move locals to the heap, two States per transition.
+	s, t State
+	_    [128]byte
 }
 
 func newExpander(v *session.Variant, opt Options, c *config) *expander {
@@ -72,15 +76,15 @@ func newExpander(v *session.Variant, opt Options, c *config) *expander {
 // i, whose key is k; pruned ones are only counted.
 func (x *expander) expand(i int32, k *key, out []succ) []succ {
 	sh := x.sh
-	s := k.state()
-	var t State
+	x.s = k.state()
+	s, t := &x.s, &x.t
 	for in := Input(0); in < numInputs; in++ {
-		if x.without&(1<<in) != 0 || !sh.enabled(&s, in) {
+		if x.without&(1<<in) != 0 || !sh.enabled(s, in) {
 			continue
 		}
-		t = s
-		sh.step(&t, in)
-		sh.cfg.saturate(&t)
+		*t = *s
+		sh.step(t, in)
+		sh.cfg.saturate(t)
 		if sh.pruned {
 			x.pruned++
 			continue
@@ -89,7 +93,7 @@ func (x *expander) expand(i int32, k *key, out []succ) []succ {
 		for _, u := range sh.units {
 			x.reached[u] = true
 		}
-		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(&t)})
+		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)})
 		// About a fifth of all transitions lead back to their source: the
 		// merge need not look them up.
 		x := &out[len(out)-1]
