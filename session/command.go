@@ -138,9 +138,10 @@ var commands = []Command{
 		st.decide(policy.InputAbortRetry, nil)
 	}},
 	{Name: "set_auto_retry", Kind: SetAutoRetry, Args: []Arg{{Name: "enabled", Kind: ArgBool}}, step: func(st *stepper, ev *Event) {
-		changed := *st.set // the rest of the step sees the new value
+		changed := &st.b.set // the rest of the step sees the new value
+		*changed = *st.set
 		changed.Enabled = ev.Enabled
-		st.set = &changed
+		st.set = changed
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(true, "", false)
 	}},

@@ -50,6 +50,10 @@ type Buffer struct {
 	Effects []Effect
 	d       policy.Decision
 	st      stepper
+	// set is set_auto_retry's new settings, which the rest of its step
+	// reads: here, not a local, which would be allocated on every such
+	// step (the explorer steps millions).
+	set policy.Settings
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
