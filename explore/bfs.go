@@ -426,4 +426,15 @@ func (ss *stateSet) grow() {
 		}
 		ss.slots[p] = sl
 	}
+	if len(old) >= bigSlots {
+		// The old table is garbage, but nothing else a big exploration
+		// allocates (its nodes excepted) would make the runtime collect
+		// it soon: collected now, its pages hold the next nodes, instead
+		// of every table ever grown staying resident until the end.
+		runtime.GC()
+	}
 }
+
+// bigSlots is the smallest old table (8 MiB) that grow has collected at
+// once.
+const bigSlots = 1 << 20
