@@ -60,7 +60,11 @@ type expander struct {
 	reached     []bool // by rule*len(states)+Index(from)
 	pruned      int
 	transitions int
-	_           [128]byte
+	// s and t are expand's source and target: fields, not locals, since
+	// the shell keeps a pointer to the state it steps (shell.cur), which
+	// would move locals to the heap, two States per transition.
+	s, t State
+	_    [128]byte
 }
 
 func newExpander(v *session.Variant, opt Options, c *config) *expander {
@@ -70,17 +74,17 @@ func newExpander(v *session.Variant, opt Options, c *config) *expander {
 
 // expand appends to out the transitions, in input order, of state number
 // i, whose key is k; pruned ones are only counted.
-func (x *expander) expand(i int32, k *key, out []succ) []succ {
+func (x *expander) expand(i int32, k key, out []succ) []succ {
 	sh := x.sh
-	s := k.state()
-	var t State
+	x.s = k.state()
+	s, t := &x.s, &x.t
 	for in := Input(0); in < numInputs; in++ {
-		if x.without&(1<<in) != 0 || !sh.enabled(&s, in) {
+		if x.without&(1<<in) != 0 || !sh.enabled(s, in) {
 			continue
 		}
-		t = s
-		sh.step(&t, in)
-		sh.cfg.saturate(&t)
+		*t = *s
+		sh.step(t, in)
+		sh.cfg.saturate(t)
 		if sh.pruned {
 			x.pruned++
 			continue
@@ -89,11 +93,11 @@ func (x *expander) expand(i int32, k *key, out []succ) []succ {
 		for _, u := range sh.units {
 			x.reached[u] = true
 		}
-		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(&t)})
+		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)})
 		// About a fifth of all transitions lead back to their source: the
 		// merge need not look them up.
 		x := &out[len(out)-1]
-		x.self = x.key == *k
+		x.self = x.key == k
 	}
 	return out
 }
@@ -122,7 +126,7 @@ func (x *expander) expandBatch(bt *batch) {
 	}()
 	bt.out = bt.out[:0]
 	for j := range bt.nodes {
-		bt.out = x.expand(bt.lo+int32(j), &bt.nodes[j].key, bt.out)
+		bt.out = x.expand(bt.lo+int32(j), bt.nodes[j].key(), bt.out)
 	}
 }
 
@@ -164,7 +168,7 @@ func (b *bfs) run() {
 				hi := b.set.batchEnd(next)
 				buf = buf[:0]
 				for ; next < hi; next++ {
-					buf = local.expand(next, &b.set.at(next).key, buf)
+					buf = local.expand(next, b.set.at(next).key(), buf)
 				}
 				b.merge(buf)
 				continue
@@ -267,11 +271,37 @@ func (b *bfs) merge(buf []succ) {
 	}
 }
 
-// node is one reachable state and its edge in the BFS tree.
+// node is one reachable state and its edge in the BFS tree: its key and
+// the input that reached it share the key's last word, which makes a
+// node 32 bytes, not 40 (the nodes are most of a big exploration's
+// memory: TestNodeSize).
 type node struct {
-	key    key
-	parent int32 // -1 for the initial state
-	via    Input
+	hdr    uint64            // key.hdr
+	rem    [maxTimers]uint32 // key.rem
+	hist   uint32            // key.hist, and the input (via) from bit viaShift
+	parent int32             // -1 for the initial state
+}
+
+// viaShift is where node.hist holds the input: above key.hist's bits.
+const viaShift = 24
+
+// The key's history and the input must not overlap in node.hist.
+var _ [viaShift - histBits]struct{}
+var _ [1<<(32-viaShift) - int(numInputs)]struct{}
+
+func newNode(k *key, parent int32, via Input) node {
+	return node{hdr: k.hdr, rem: k.rem, hist: k.hist | uint32(via)<<viaShift, parent: parent}
+}
+
+// key returns the node's state key.
+func (n *node) key() key { return key{hdr: n.hdr, rem: n.rem, hist: n.hist & (1<<viaShift - 1)} }
+
+// via returns the input that reached the node (its edge in the BFS tree).
+func (n *node) via() Input { return Input(n.hist >> viaShift) }
+
+// is reports whether the node's key is k.
+func (n *node) is(k *key) bool {
+	return n.hdr == k.hdr && n.rem == k.rem && n.hist&(1<<viaShift-1) == k.hist
 }
 
 const (
@@ -286,9 +316,9 @@ const (
 // megabytes a big exploration holds, and a node never moves, so workers
 // can read batches of nodes while more are appended.
 //
-// The index is an open-addressing table (linear probing) of 8-byte slots:
-// the high 32 bits of the key's hash, which also give the slot, and the
-// state number + 1 in the low ones (0: empty). A probe touches one small
+// The index is an open-addressing table (linear probing, at most 3/4 full)
+// of 8-byte slots: the high 32 bits of the key's hash, which also give the
+// slot, and the state number + 1 in the low ones (0: empty). A probe touches one small
 // slot and reads a node only when the hash bits match; growing needs only
 // the slots, read in order, since they hold the bits that place them. Go's
 // map with a 24-byte key made lookups the largest cost of a big
@@ -330,14 +360,14 @@ func (ss *stateSet) add(k *key, h uint64, parent int32, via Input) (added bool) 
 	for p := h >> ss.shift; ; p = (p + 1) & mask {
 		sl := ss.slots[p]
 		if sl == 0 {
-			ss.push(node{key: *k, parent: parent, via: via})
-			ss.slots[p] = hi | uint64(ss.n)  // n is now the new number + 1
-			if 2*int(ss.n) > len(ss.slots) { // at most half full: short probes
+			ss.push(newNode(k, parent, via))
+			ss.slots[p] = hi | uint64(ss.n)    // n is now the new number + 1
+			if 4*int(ss.n) > 3*len(ss.slots) { // at most 3/4 full: probes stay short
 				ss.grow()
 			}
 			return true
 		}
-		if sl&^0xffffffff == hi && ss.at(int32(uint32(sl)-1)).key == *k {
+		if sl&^0xffffffff == hi && ss.at(int32(uint32(sl)-1)).is(k) {
 			return false
 		}
 	}
@@ -373,7 +403,7 @@ func (ss *stateSet) prefetch(buf []succ, hashes []uint64) {
 	for i, h := range hashes {
 		sl := ss.slots[h>>ss.shift]
 		if !buf[i].self && sl != 0 && sl&^0xffffffff == h&^0xffffffff {
-			sink += ss.at(int32(uint32(sl) - 1)).key.hdr
+			sink += ss.at(int32(uint32(sl) - 1)).hdr
 		}
 	}
 	ss.sink = sink
@@ -396,4 +426,15 @@ func (ss *stateSet) grow() {
 		}
 		ss.slots[p] = sl
 	}
+	if len(old) >= bigSlots {
+		// The old table is garbage, but nothing else a big exploration
+		// allocates (its nodes excepted) would make the runtime collect
+		// it soon: collected now, its pages hold the next nodes, instead
+		// of every table ever grown staying resident until the end.
+		runtime.GC()
+	}
 }
+
+// bigSlots is the smallest old table (8 MiB) that grow has collected at
+// once.
+const bigSlots = 1 << 20

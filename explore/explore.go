@@ -145,7 +145,7 @@ func pathTo(nodes [][]node, i int) []Input {
 	var p []Input
 	for i > 0 {
 		n := &nodes[i>>chunkBits][i&(chunkLen-1)]
-		p = append(p, n.via)
+		p = append(p, n.via())
 		i = int(n.parent)
 	}
 	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
@@ -155,7 +155,10 @@ func pathTo(nodes [][]node, i int) []Input {
 }
 
 // State returns reachable state number i (0 is the initial state).
-func (r *Result) State(i int) State { return r.nodes[i>>chunkBits][i&(chunkLen-1)].key.state() }
+func (r *Result) State(i int) State {
+	k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key()
+	return k.state()
+}
 
 // Explore explores every reachable state breadth-first, applying every
 // enabled input of every state in the fixed input order, and checks the

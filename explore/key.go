@@ -61,6 +61,9 @@ type key struct {
 	hist uint32
 }
 
+// histBits is the width of key.hist (the node keeps the input above it).
+const histBits = 13
+
 // MaxMaxRetries is the largest maxRetries the state key encodes (its
 // attempts and remaining waits are sized for it): no variant's
 // MaxRetriesLimit exceeds it.

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -125,7 +126,7 @@ func TestKeyRoundTrip(t *testing.T) {
 		r := exploreAll(Options{Variant: v, MaxRetries: 3})
 		seen := map[key]bool{}
 		for i := 0; i < r.States; i++ {
-			k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key
+			k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key()
 			s := k.state()
 			if got := s.key(); got != k {
 				t.Fatalf("%s state %d %v: packs to %x, not its key %x", v.Name, i, s, got, k)
@@ -134,6 +135,33 @@ func TestKeyRoundTrip(t *testing.T) {
 				t.Fatalf("%s state %d: key %x twice", v.Name, i, k)
 			}
 			seen[k] = true
+		}
+	}
+}
+
+// TestNodeSize: a node (a state's key and its BFS edge) is 32 bytes; the
+// nodes are most of a big exploration's memory.
+func TestNodeSize(t *testing.T) {
+	if n := unsafe.Sizeof(node{}); n != 32 {
+		t.Errorf("a node is %d bytes, want 32", n)
+	}
+}
+
+// TestNodeKeepsKeyAndInput: a node gives back the key and the input it
+// was made from, whatever the key's history bits.
+func TestNodeKeepsKeyAndInput(t *testing.T) {
+	for in := Input(0); in < numInputs; in++ {
+		for _, hist := range []uint32{0, 1, 1<<histBits - 1} {
+			k := key{hdr: 1<<63 - 1, rem: [maxTimers]uint32{1, 2, 3, maxRem}, hist: hist}
+			n := newNode(&k, 7, in)
+			if n.key() != k || n.via() != in || n.parent != 7 || !n.is(&k) {
+				t.Errorf("node of %+v, %v: key %+v, via %v, parent %d", k, in, n.key(), n.via(), n.parent)
+			}
+			other := k
+			other.hist ^= 1
+			if n.is(&other) {
+				t.Errorf("node of %+v is %+v", k, other)
+			}
 		}
 	}
 }

@@ -16,8 +16,10 @@ const (
 	// SoundMaxRetriesLimit is sound's limit: MaxMaxRetries, which the
 	// state key encodes (0..20 together take about 10 ms and 7 MB).
 	SoundMaxRetriesLimit = 20
-	// OriginalMaxRetriesLimit is the original's limit (0..11 together take
-	// about 4 s and 260 MB; 0..12, 8 to 9 s and 570 MB). It was 13 until
+	// OriginalMaxRetriesLimit is the original's limit (0..11 together
+	// took about 4 s and 260 MB when it was set; today's larger space,
+	// 10.8 M states, takes about 19 s of CPU time and 423 MiB: SPEC.md
+	// §12.5). It was 13 until
 	// the explorer drove the session core, whose original variant keeps
 	// every compaction continue (and with the usage-limit replies): the
 	// space grew about 2.8 times.

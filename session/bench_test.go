@@ -57,3 +57,32 @@ func TestApplyNothingAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestApplySetAutoRetryAllocatesNothing: set_auto_retry, whose new
+// settings the rest of its step reads, keeps them in the Buffer: with a
+// reused Buffer the command allocates nothing (the explorer steps it
+// millions of times).
+func TestApplySetAutoRetryAllocatesNothing(t *testing.T) {
+	core := &session.Core{Variant: session.Original}
+	pol := policy.DefaultPolicy()
+	cmd, ok := session.CommandOf(session.SetAutoRetry)
+	if !ok {
+		t.Fatal("no set_auto_retry command")
+	}
+	var buf session.Buffer
+	for _, enabled := range []bool{false, true} {
+		s := session.Initial()
+		ev := cmd.Event("")
+		ev.Enabled = enabled
+		allocs := testing.AllocsPerRun(100, func() {
+			buf.Effects = buf.Effects[:0]
+			core.Apply(&s, pol, &ev, &buf)
+		})
+		if allocs != 0 {
+			t.Errorf("set_auto_retry %t: %.1f allocations per Apply, want 0", enabled, allocs)
+		}
+		if len(buf.Effects) == 0 || buf.Effects[0].Kind != session.SetEnabled || buf.Effects[0].Enabled != enabled {
+			t.Errorf("set_auto_retry %t: effects %+v, want SetEnabled %t first", enabled, buf.Effects, enabled)
+		}
+	}
+}

@@ -139,7 +139,10 @@ var commands = []Command{
 		st.decide(policy.InputAbortRetry, nil)
 	}},
 	{Name: "set_auto_retry", Kind: SetAutoRetry, Args: []Arg{{Name: "enabled", Kind: ArgBool}}, step: func(st *stepper, ev *Event) {
-		st.pol = st.pol.WithEnabled(ev.Enabled) // the rest of the step sees the new value
+		// The rest of the step sees the new value.
+		changed := &st.b.pol
+		*changed = *st.pol.WithEnabled(ev.Enabled)
+		st.pol = changed
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(true, "", false)
 	}},

@@ -51,6 +51,10 @@ type Buffer struct {
 	Effects []Effect
 	d       policy.Decision
 	st      stepper
+	// pol is set_auto_retry's new policy, which the rest of its step
+	// reads: here, not on the heap, where every such step would put it
+	// (the explorer steps millions).
+	pol policy.Policy
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
