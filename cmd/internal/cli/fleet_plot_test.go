@@ -196,14 +196,24 @@ func TestLightDependencies(t *testing.T) {
 	if err != nil {
 		t.Skip("the go command is not installed:", err)
 	}
-	deps := func(pkg string) []string {
-		out, err := exec.Command(goCmd, "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	// one go list for the three programs: each line is a package and its
+	// dependencies (the whole graph below it)
+	const module = "github.com/ohmypi/retryfsm/cmd/"
+	programs := []string{module + "retrysim", module + plotCommand, module + proxyCommand}
+	out, err := exec.Command(goCmd, append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, programs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", programs, err, out)
+	}
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			graph[f[0]] = f[1:]
 		}
-		d := strings.Fields(string(out))
-		if !slices.Contains(d, pkg) {
-			t.Fatalf("go list -deps printed no dependency list for %s:\n%s", pkg, out)
+	}
+	deps := func(pkg string) []string {
+		d, ok := graph[pkg]
+		if !ok {
+			t.Fatalf("go list printed no dependency list for %s:\n%s", pkg, out)
 		}
 		return d
 	}
