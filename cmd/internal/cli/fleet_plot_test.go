@@ -22,7 +22,7 @@ var companionBuilds struct {
 }
 
 // companionOnPath builds cmd/NAME (retrysim-plot, retrysim-proxy) into a
-// temporary directory (once per NAME) and puts that directory first on
+// temporary directory (the first call builds both companions) and puts that directory first on
 // $PATH for the test.
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
@@ -41,10 +41,21 @@ func companionOnPath(t *testing.T, name string) string {
 	}
 	err, done := b.built[name]
 	if !done {
-		if out, e := exec.Command(goCmd, "build", "-o", b.dir, "github.com/ohmypi/retryfsm/cmd/"+name).CombinedOutput(); e != nil {
+		// both companions in one go build, which links them at once
+		names := []string{plotCommand, proxyCommand}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		args := []string{"build", "-o", b.dir}
+		for _, n := range names {
+			args = append(args, "github.com/ohmypi/retryfsm/cmd/"+n)
+		}
+		if out, e := exec.Command(goCmd, args...).CombinedOutput(); e != nil {
 			err = fmt.Errorf("%v\n%s", e, out)
 		}
-		b.built[name] = err
+		for _, n := range names {
+			b.built[n] = err
+		}
 	}
 	if err != nil {
 		t.Fatalf("building %s: %v", name, err)
