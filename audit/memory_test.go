@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/memtest"
+	"github.com/ohmypi/retryfsm/internal/optin"
 )
 
 // dangling is block i of a log whose every block is a prompt whose chain
@@ -30,9 +31,7 @@ func dangling(i int) []byte {
 // within 1 MB of what it was after 2 000 (50 bytes kept a chain would
 // exceed it).
 func TestAuditMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 160 000 lines")
-	}
+	optin.Need(t, optin.Soak, "reading 160 000 lines")
 	const n, early = 20000, 2000
 	a, err := audit.New(audit.Options{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/audit"
 	"github.com/ohmypi/retryfsm/internal/memtest"
+	"github.com/ohmypi/retryfsm/internal/optin"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/proxy"
 )
@@ -160,9 +161,7 @@ func unretried(i int) []byte {
 // request: the heap after 20 000 calls (and findings) is within 1 MB of
 // its size after 2 000.
 func TestAuditWireMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 20 000 lines")
-	}
+	optin.Need(t, optin.Soak, "reading 20 000 lines")
 	const n, early = 20000, 2000
 	a, err := audit.New(audit.Options{Profile: "anthropic-sdk-go"})
 	if err != nil {

@@ -130,7 +130,9 @@ func TestMergePartialsNamesTheChangedFile(t *testing.T) {
 func TestPartialErrorsQuoteAtMost64Bytes(t *testing.T) {
 	parts := runShards(t, twoSeedSweep(), 2)
 	good, _ := parts[1].JSON()
-	huge := strings.Repeat("x", 10<<20)
+	// 64 KiB: a thousand times maxQuoted, so an error quoting any of these
+	// whole would be far over the 400 bytes allowed below.
+	huge := strings.Repeat("x", 64<<10)
 	for _, c := range []struct{ name, old, new string }{
 		{"group name", `"fleet": "default",
       "profile"`, `"fleet": "` + huge + `",

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/internal/memtest"
+	"github.com/ohmypi/retryfsm/internal/optin"
 	"github.com/ohmypi/retryfsm/rpc"
 )
 
@@ -33,9 +34,7 @@ func promptFeed(n int, marks map[int]func()) *memtest.Feed {
 // is within 2 MB of its heap after 20,000 (issue 8: it kept every message,
 // about 0.93 KB a prompt).
 func TestServeMemoryBoundedByPrompts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("200,000 prompts")
-	}
+	optin.Need(t, optin.Soak, "200,000 prompts")
 	var at20k, at200k uint64
 	feed := promptFeed(200_001, map[int]func(){
 		20_001:  func() { at20k = memtest.HeapAlloc() },
@@ -61,9 +60,7 @@ func TestServeMemoryBoundedByPrompts(t *testing.T) {
 // maxrss would also count the test process, whose memory the child shares
 // until it execs).
 func TestRetrysimRPCMaxRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("200,000 prompts")
-	}
+	optin.Need(t, optin.Soak, "200,000 prompts")
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -685,18 +686,22 @@ func TestFindDepthBound(t *testing.T) {
 // escaped and shortened, so an error is one bounded line that still names
 // file:line:col.
 func TestScenarioErrorHostileKeys(t *testing.T) {
-	long := strings.Repeat("k", 1_000_000)
+	// 64 KiB: a thousand times the 64 bytes an error quotes, over yaml's
+	// 1024-byte bound on a simple key, far over the 300-byte line bound.
+	const n = 64 << 10
+	long := strings.Repeat("k", n)
+	size := fmt.Sprintf("…(%d bytes)", n)
 	tests := []struct {
 		name, in string
 		pos      string
 		field    string // prefix of the Field
 	}{
-		{"json top-level key", `{"` + long + `": 1}`, "t.yaml:1:2", strings.Repeat("k", 64) + "…(1000000 bytes)"},
-		{"yaml explicit key", "? " + long + "\n: 1\n", "t.yaml:1:3", strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"json top-level key", `{"` + long + `": 1}`, "t.yaml:1:2", strings.Repeat("k", 64) + size},
+		{"yaml explicit key", "? " + long + "\n: 1\n", "t.yaml:1:3", strings.Repeat("k", 64) + size},
 		{"turn key", `{"turns":[{"stopReason":"stop","` + long + `":1}]}`, "t.yaml:1:32", "turns[0]." + strings.Repeat("k", 64) + "…"},
-		{"duplicate event key", `{"expect":{"events":[{"` + long[:500000] + `":1,"` + long[:500000] + `":2}]}}`, "t.yaml:1:500028", "expect.events[0].kkk"},
+		{"duplicate event key", `{"expect":{"events":[{"` + long[:n/2] + `":1,"` + long[:n/2] + `":2}]}}`, fmt.Sprintf("t.yaml:1:%d", n/2+28), "expect.events[0].kkk"},
 		{"event value under a long key", "expect:\n  events:\n    - ? " + long + "\n      : !!binary aGk=\n", "t.yaml:4:9", "expect.events[0].kkk"},
-		{"settings key", `{"settings":{"` + long + `":1}}`, "t.yaml:1:14", "settings." + strings.Repeat("k", 64) + "…(1000000 bytes)"},
+		{"settings key", `{"settings":{"` + long + `":1}}`, "t.yaml:1:14", "settings." + strings.Repeat("k", 64) + size},
 		{"jitter key", `{"settings":{"jitter":{"` + long + `":1}}}`, "t.yaml:1:24", "settings.jitter." + strings.Repeat("k", 64) + "…"},
 		{"long classify value", `{"settings":{"classify":"` + long + `"}}`, "t.yaml:1:25", "settings.classify"},
 		{"long pattern", `{"settings":{"retryablePatterns":["(` + long + `"]}}`, "t.yaml:1:34", "settings.retryablePatterns"},

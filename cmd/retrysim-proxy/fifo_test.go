@@ -21,7 +21,7 @@ func TestScriptFIFOStops(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no named pipes here:", err)
 	}
-	cmd := exec.Command(binary(t), "--listen", "127.0.0.1:0", fifo)
+	cmd := program(t, "--listen", "127.0.0.1:0", fifo)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,46 +75,37 @@ func TestLogUnwritableStops(t *testing.T) {
 	}
 }
 
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
+// asMain is the variable under which this test binary runs as the
+// program itself (main, not the tests): the tests start retrysim-proxy as
+// a process without linking a second copy of it.
+const asMain = "RETRYSIM_PROXY_TEST_AS_MAIN"
 
-// binary is this program built into a temporary folder, once.
-func binary(t *testing.T) string {
+// program is the command running this program with args: the test binary
+// itself, run as main.
+func program(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "retrysim-proxy-test-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "retrysim-proxy")
-		if out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput(); err != nil {
-			built.err = errors.New(err.Error() + "\n" + string(out))
-		}
-	})
-	if built.err != nil {
-		t.Fatalf("building retrysim-proxy: %v", built.err)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return built.path
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), asMain+"=1")
+	return cmd
 }
 
-// TestMain removes the built binary.
+// TestMain runs main instead of the tests when program started it.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.path != "" {
-		_ = os.RemoveAll(filepath.Dir(built.path))
+	if os.Getenv(asMain) == "1" {
+		main()
 	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // TestStdoutClosed: with its standard output (the log) a pipe no one
 // reads (retrysim-proxy | head -c 10), the proxy answers the request, says
 // the log cannot be written and exits 1 (it died of SIGPIPE, silent).
 func TestStdoutClosed(t *testing.T) {
-	cmd := exec.Command(binary(t), "--listen", "127.0.0.1:0")
+	cmd := program(t, "--listen", "127.0.0.1:0")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

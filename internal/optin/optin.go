@@ -1,7 +1,8 @@
 // Package optin gates the tests that need more than Go and the module
 // proxy (node, npm, Bun, a batch scheduler, the real clock): README's
 // `go test ./...` skips them, saying how to run them, and .ci/run runs
-// them explicitly with the variable set.
+// them explicitly with the variable set. The long soak tests are opt-in
+// the same way (Soak).
 package optin
 
 import (
@@ -12,6 +13,11 @@ import (
 // JS is the variable that runs the tests needing node, npm or Bun (and the
 // JavaScript SDKs' waits on the real clock).
 const JS = "RETRYSIM_JS"
+
+// Soak is the variable that runs the long memory and flood tests
+// (hundreds of thousands of prompts or log lines, the RPC flood on the
+// real clock): CI's own step, not README's command.
+const Soak = "RETRYSIM_SOAK"
 
 // Need skips t unless the variable env is set to 1; what says what the
 // test needs.

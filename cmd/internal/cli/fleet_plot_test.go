@@ -22,7 +22,7 @@ var companionBuilds struct {
 }
 
 // companionOnPath builds cmd/NAME (retrysim-plot, retrysim-proxy) into a
-// temporary directory (once per NAME) and puts that directory first on
+// temporary directory (the first call builds both companions) and puts that directory first on
 // $PATH for the test.
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
@@ -41,10 +41,21 @@ func companionOnPath(t *testing.T, name string) string {
 	}
 	err, done := b.built[name]
 	if !done {
-		if out, e := exec.Command(goCmd, "build", "-o", b.dir, "github.com/ohmypi/retryfsm/cmd/"+name).CombinedOutput(); e != nil {
+		// both companions in one go build, which links them at once
+		names := []string{plotCommand, proxyCommand}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		args := []string{"build", "-o", b.dir}
+		for _, n := range names {
+			args = append(args, "github.com/ohmypi/retryfsm/cmd/"+n)
+		}
+		if out, e := exec.Command(goCmd, args...).CombinedOutput(); e != nil {
 			err = fmt.Errorf("%v\n%s", e, out)
 		}
-		b.built[name] = err
+		for _, n := range names {
+			b.built[n] = err
+		}
 	}
 	if err != nil {
 		t.Fatalf("building %s: %v", name, err)
@@ -196,14 +207,24 @@ func TestLightDependencies(t *testing.T) {
 	if err != nil {
 		t.Skip("the go command is not installed:", err)
 	}
-	deps := func(pkg string) []string {
-		out, err := exec.Command(goCmd, "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	// one go list for the three programs: each line is a package and its
+	// dependencies (the whole graph below it)
+	const module = "github.com/ohmypi/retryfsm/cmd/"
+	programs := []string{module + "retrysim", module + plotCommand, module + proxyCommand}
+	out, err := exec.Command(goCmd, append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, programs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", programs, err, out)
+	}
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			graph[f[0]] = f[1:]
 		}
-		d := strings.Fields(string(out))
-		if !slices.Contains(d, pkg) {
-			t.Fatalf("go list -deps printed no dependency list for %s:\n%s", pkg, out)
+	}
+	deps := func(pkg string) []string {
+		d, ok := graph[pkg]
+		if !ok {
+			t.Fatalf("go list printed no dependency list for %s:\n%s", pkg, out)
 		}
 		return d
 	}
