@@ -13,6 +13,10 @@ import (
 // JavaScript SDKs' waits on the real clock).
 const JS = "RETRYSIM_JS"
 
+// README is the variable that runs the test building a fresh module from
+// README.md's embedding section (go mod tidy, then go run: tens of seconds).
+const README = "RETRYSIM_README"
+
 // Need skips t unless the variable env is set to 1; what says what the
 // test needs.
 func Need(t testing.TB, env, what string) {
