@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/wire"
@@ -842,6 +842,12 @@ func sdkErrorMessage(rec *wire.Record) string {
 	if rec.ErrorType == "" {
 		return strings.TrimSpace(strconv.Itoa(rec.Status) + " " + rec.ErrorMessage)
 	}
-	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": rec.ErrorType, "message": rec.ErrorMessage}})
-	return strconv.Itoa(rec.Status) + " " + string(b)
+	// as encoding/json writes the map: names sorted
+	b := strconv.AppendInt(make([]byte, 0, 64+len(rec.ErrorMessage)), int64(rec.Status), 10)
+	b = append(b, ` {"error":{"message":`...)
+	b = jsonw.AppendString(b, rec.ErrorMessage)
+	b = append(b, `,"type":`...)
+	b = jsonw.AppendString(b, rec.ErrorType)
+	b = append(b, `},"type":"error"}`...)
+	return string(b)
 }

@@ -113,7 +113,7 @@ func FuzzMergePartials(f *testing.F) {
 // FuzzShardPlan: for sweeps of two specs (seed ranges, one or two mixes,
 // the same fleet name or not, so that groups repeat and stretches join)
 // and any split, every shard run from the specs is byte for byte the shard
-// run from their expanded configurations, ShardSessions counts its
+// run from their expanded configurations, Plan.Sessions counts its
 // sessions, and the shards merge into exactly the whole sweep.
 func FuzzShardPlan(f *testing.F) {
 	f.Add(uint16(1), uint8(3), uint8(2), false, true, uint8(2))

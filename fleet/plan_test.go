@@ -58,7 +58,7 @@ func TestShardOfAMillionRunSweep(t *testing.T) {
 		t.Fatalf("runs %d, groups %+v", p.Runs, p.Result.Groups)
 	}
 	if got := fleet.PlanOfSpecs(bigSweep(runs)...).Sessions(fleet.Shard{Index: 3, Count: 4}); got != runs/4 {
-		t.Errorf("ShardSessions of shard 3/4: %d, want %d", got, runs/4)
+		t.Errorf("Plan.Sessions of shard 3/4: %d, want %d", got, runs/4)
 	}
 }
 
@@ -115,7 +115,7 @@ func TestSpecsShardEqualsConfigsShard(t *testing.T) {
 		}
 	}
 	if got, want := fleet.PlanOfSpecs(specs...).Sessions(fleet.Shard{Index: 1, Count: 3}), int64(30*2+20*1); got != want {
-		t.Errorf("ShardSessions: %d, want %d", got, want)
+		t.Errorf("Plan.Sessions: %d, want %d", got, want)
 	}
 }
 

@@ -121,7 +121,7 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
-// TestSweepID: the identity follows every run and its place.
+// TestSweepID: the identity (Plan.ID) follows every run and its place.
 func TestSweepID(t *testing.T) {
 	cfgs := shardSweep()
 	id, err := PlanOf(cfgs...).ID()

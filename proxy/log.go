@@ -50,18 +50,20 @@ func epochMs(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
 
 // wireLog writes records as JSON lines, one at a time, each flushed: the
 // log holds no more than one line in memory and is whole when the
-// process is stopped.
+// process is stopped. At the first write error it writes no more and
+// calls failed (when not nil) once, at once.
 type wireLog struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	err error
+	mu     sync.Mutex
+	w      *bufio.Writer
+	err    error
+	failed func(error)
 }
 
-func newWireLog(w io.Writer) *wireLog {
+func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	if w == nil {
 		return &wireLog{}
 	}
-	return &wireLog{w: bufio.NewWriter(w)}
+	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
 func (l *wireLog) write(r *Record) {
@@ -69,17 +71,25 @@ func (l *wireLog) write(r *Record) {
 		return
 	}
 	b, err := json.Marshal(r)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err != nil || l.err != nil {
+	if err != nil {
 		return
 	}
 	b = append(b, '\n')
-	if _, err := l.w.Write(b); err != nil {
-		l.err = err
+	l.mu.Lock()
+	if l.err != nil {
+		l.mu.Unlock()
 		return
 	}
-	l.err = l.w.Flush()
+	if _, err := l.w.Write(b); err != nil {
+		l.err = err
+	} else {
+		l.err = l.w.Flush()
+	}
+	err = l.err
+	l.mu.Unlock()
+	if err != nil && l.failed != nil {
+		l.failed(err)
+	}
 }
 
 func (l *wireLog) close() error {

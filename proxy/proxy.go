@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +44,10 @@ type Options struct {
 	// Log receives the wire log, one JSON object per request (Record). nil
 	// writes none.
 	Log io.Writer
+	// LogFailed, when not nil, is called once, at once, with the first
+	// error writing Log (a closed pipe, a full disk); the log is then
+	// written no more, and Close returns the error too.
+	LogFailed func(error)
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// BodyTimeout is how long a request's body may send nothing before it
@@ -85,7 +87,7 @@ func New(opt Options) (*Proxy, error) {
 	if err := opt.Script.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log), stopped: make(chan struct{}),
+	p := &Proxy{script: opt.Script, maxBody: opt.MaxBodyBytes, log: newWireLog(opt.Log, opt.LogFailed), stopped: make(chan struct{}),
 		bodyTimeout: opt.BodyTimeout, idle: opt.IdleTimeout, maxConns: opt.MaxConns}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
@@ -125,6 +127,12 @@ func New(opt Options) (*Proxy, error) {
 			ErrorLog: log.New(io.Discard, "", 0),
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				rec := recordOf(r)
+				if r.Context().Err() != nil { // the client left: it gets no answer
+					if rec != nil {
+						rec.Error = "client gone before the upstream answered"
+					}
+					return
+				}
 				if rec != nil {
 					rec.Error = "upstream: " + err.Error()
 					rec.Status = http.StatusBadGateway
@@ -134,6 +142,7 @@ func New(opt Options) (*Proxy, error) {
 			ModifyResponse: func(res *http.Response) error {
 				if st := stateOf(res.Request); st != nil {
 					st.rec.Status = res.StatusCode
+					st.rec.Headers = hintHeaders(res.Header)
 					st.rec.HeadersMs = msSince(st.start)
 					res.Body = st.wrapUpstream(res.Body)
 				}
@@ -202,6 +211,7 @@ type reqState struct {
 	known  bool // api is served at the request's path
 	faults []Fault
 	wait   func(time.Duration) error // Proxy.wait on the request's context
+	ctx    context.Context           // the request's
 }
 
 func stateOf(r *http.Request) *reqState {
@@ -457,113 +467,6 @@ func (p *Proxy) writeStream(w http.ResponseWriter, r *http.Request, st *reqState
 	}
 }
 
-// forward sends the request upstream; the stream faults apply to its answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, st *reqState) {
-	if hasFault(st.faults, FaultStreamCut) || hasFault(st.faults, FaultSSEError) {
-		r.Header.Del("Accept-Encoding") // events are counted on the plain bytes
-	}
-	st.wait = func(d time.Duration) error { return p.wait(r.Context(), d) }
-	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	p.up.ServeHTTP(w, r)
-}
-
-// wrapUpstream applies the stream faults and the slow body to an
-// upstream answer's body.
-func (st *reqState) wrapUpstream(body io.ReadCloser) io.ReadCloser {
-	c := &eventCutter{ReadCloser: body, api: st.api, rec: st.rec, cutAt: -1, errAt: -1, wait: st.wait}
-	for _, f := range st.faults {
-		switch f.Kind {
-		case FaultStreamCut:
-			c.cutAt = f.Events
-		case FaultSSEError:
-			c.errAt = f.Events
-		case FaultSlowBody:
-			c.slow = f.Delay
-			addFault(st.rec, f)
-		}
-	}
-	return c
-}
-
-// eventCutter passes an upstream body through, counting server-sent
-// events (a blank line ends one), cutting it or appending an error event
-// after the given count, and pausing between reads for a slow body.
-type eventCutter struct {
-	io.ReadCloser
-	api          API
-	rec          *Record
-	cutAt, errAt int
-	slow         time.Duration
-	wait         func(time.Duration) error // the slow body's pause
-	seen         int
-	lastNL       bool
-	out          []byte
-	buf          [16 << 10]byte
-	end          error
-	reads        int
-}
-
-func (c *eventCutter) Read(p []byte) (int, error) {
-	for len(c.out) == 0 {
-		if c.end != nil {
-			return 0, c.end
-		}
-		if c.slow > 0 && c.reads > 0 {
-			if err := c.wait(c.slow); err != nil {
-				c.rec.Error = waitError(err, "during the slow body")
-				return 0, err
-			}
-		}
-		c.reads++
-		n, err := c.ReadCloser.Read(c.buf[:])
-		chunk := c.buf[:n]
-		c.out = append(c.out[:0], chunk...)
-		if c.cutAt == 0 || c.errAt == 0 {
-			c.out = c.out[:0]
-			c.stop()
-			continue
-		}
-	scan:
-		for i, b := range chunk {
-			switch b {
-			case '\n':
-				if c.lastNL {
-					c.seen++
-					c.rec.Events = c.seen
-					if c.seen == c.cutAt || c.seen == c.errAt {
-						c.out = c.out[:i+1]
-						c.stop()
-						break scan
-					}
-				}
-				c.lastNL = true
-				continue
-			case '\r':
-				continue
-			}
-			c.lastNL = false
-		}
-		if c.end == nil && err != nil {
-			c.end = err
-		}
-	}
-	n := copy(p, c.out)
-	c.out = c.out[n:]
-	return n, nil
-}
-
-// stop ends the body at the current count: an error event, or a cut.
-func (c *eventCutter) stop() {
-	if c.seen == c.errAt {
-		addFault(c.rec, Fault{Kind: FaultSSEError, Events: c.seen})
-		c.out = append(c.out, provider.ErrorEvent(c.api, c.seen)...)
-		c.end = io.EOF
-		return
-	}
-	addFault(c.rec, Fault{Kind: FaultStreamCut, Events: c.seen})
-	c.end = errCut
-}
-
 // writeBody writes b, in chunks with a pause between them for a slow body.
 func (p *Proxy) writeBody(ctx context.Context, w http.ResponseWriter, rec *Record, b []byte, slow *Fault) {
 	if slow == nil {
@@ -616,33 +519,4 @@ func slowOf(fs []Fault) *Fault {
 		}
 	}
 	return nil
-}
-
-// ForwardsToItself reports whether upstream names addr, the address a
-// proxy listens on: the same port (80 or 443 when the URL gives none), and
-// addr's IP, or "localhost" for a loopback addr, or for an addr on every
-// interface a loopback or unspecified address or "localhost". Such an
-// upstream would send every request back to the proxy.
-func ForwardsToItself(upstream string, addr net.Addr) bool {
-	u, err := url.Parse(upstream)
-	ta, ok := addr.(*net.TCPAddr)
-	if err != nil || !ok {
-		return false
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	if port != strconv.Itoa(ta.Port) {
-		return false
-	}
-	host := u.Hostname()
-	ip := net.ParseIP(host)
-	switch {
-	case ip != nil && ip.Equal(ta.IP):
-		return true
-	case ta.IP.IsUnspecified():
-		return strings.EqualFold(host, "localhost") || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified()))
-	}
-	return strings.EqualFold(host, "localhost") && ta.IP.IsLoopback()
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 func slowUpstream(t *testing.T) (*proxy.Proxy, *httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("content-type", "text/event-stream")
 		_, _ = io.WriteString(w, upstreamEvents[0])
 		w.(http.Flusher).Flush()
@@ -94,5 +96,97 @@ func TestStopEndsTheWaits(t *testing.T) {
 		if r.Error != "proxy stopped during the slow body" {
 			t.Errorf("log line %+v, want the proxy stopped", r)
 		}
+	}
+}
+
+// TestUpstreamFailuresLogged: an upstream answer cut after its headers is
+// logged with the upstream's error (the client saw a cut body, not a
+// success), and a client that leaves while the upstream is still silent
+// is logged as gone, with no status, not as a 502 it never received.
+func TestUpstreamFailuresLogged(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)        // then the server sees the request end
+		if r.URL.Path == "/v1/chat/completions" { // silent until the request ends
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("content-type", "text/event-stream")
+		_, _ = io.WriteString(w, upstreamEvents[0])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // the connection reset after the headers
+	}))
+	defer up.Close()
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Upstream: up.URL, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	res, _, err := post(t, srv.URL+"/v1/messages", `{"model":"m","stream":true}`)
+	if err == nil {
+		t.Errorf("a cut upstream answer read whole: %v", res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Errorf("the request ended by its client was answered %d", res.StatusCode)
+	}
+	srv.Close()
+	p.Close()
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 2 {
+		t.Fatalf("%d log lines, want 2", len(recs))
+	}
+	if r := recs[0]; r.Status != 200 || !strings.HasPrefix(r.Error, fmt.Sprintf("upstream: the answer was cut after %d bytes: ", len(upstreamEvents[0]))) {
+		t.Errorf("cut upstream answer logged %+v, want 200 and the upstream's cut", r)
+	}
+	if r := recs[1]; r.Status != 0 || r.Error != "client gone before the upstream answered" {
+		t.Errorf("client gone logged %+v, want status 0 and the client gone", r)
+	}
+}
+
+// TestUpstreamErrorLogged: a forwarded error answer is logged with the
+// retry hints of its headers and its body's error type and message, as a
+// scripted one is, so that an audit reads its retry-after.
+func TestUpstreamErrorLogged(t *testing.T) {
+	const body = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("retry-after", "1")
+		w.Header().Set("x-should-retry", "true")
+		w.Header().Set("x-upstream-other", "not kept")
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(529)
+		_, _ = io.WriteString(w, body)
+	}))
+	defer up.Close()
+	var log bytes.Buffer
+	p, err := proxy.New(proxy.Options{Upstream: up.URL, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	res, b, err := post(t, srv.URL+"/v1/messages", `{"model":"m"}`)
+	if err != nil || res.StatusCode != 529 || b != body || res.Header.Get("retry-after") != "1" {
+		t.Fatalf("%v %v %q, want the upstream's 529 as it came", err, res, b)
+	}
+	srv.Close()
+	p.Close()
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 1 {
+		t.Fatalf("%d log lines", len(recs))
+	}
+	r := recs[0]
+	if r.Status != 529 || fmt.Sprint(r.Headers) != "map[retry-after:1 x-should-retry:true]" || r.ErrorType != "overloaded_error" || r.ErrorMessage != "Overloaded" {
+		t.Errorf("logged %+v, want 529, the retry headers, overloaded_error and its message", r)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
@@ -42,16 +44,21 @@ func commandLine(args []string) []string {
 // cli.ProxyShutdown; then their connections are closed), waits until each
 // is logged and flushes the wire log.
 func serve(ctx context.Context, run *cli.ProxyRun) int {
-	var script proxy.Script
-	if run.Script != "" {
-		s, err := proxy.LoadScript(run.Script)
-		if err != nil {
-			run.Errorf("%s", termsafe.Text(err.Error()))
-			return 2
-		}
-		script = s
+	script, stopped, err := loadScript(ctx, run)
+	switch {
+	case stopped:
+		run.Errorf("stopped before serving: %s was not read", termsafe.Text(run.Script))
+		return 0
+	case err != nil:
+		run.Errorf("%s", termsafe.Text(err.Error()))
+		return 2
 	}
-	p, err := proxy.New(proxy.Options{Script: script, Upstream: run.Upstream, Log: run.Log, MaxBodyBytes: run.MaxBody})
+	// a log that cannot be written is said at once and stops the proxy;
+	// a closed pipe is an error to say (EPIPE), not a death by SIGPIPE
+	signal.Ignore(syscall.SIGPIPE)
+	logFailed := make(chan error, 1)
+	p, err := proxy.New(proxy.Options{Script: script, Upstream: run.Upstream, Log: run.Log, MaxBodyBytes: run.MaxBody,
+		LogFailed: func(err error) { logFailed <- err }})
 	if err != nil {
 		return run.UsageError("%v", err)
 	}
@@ -74,23 +81,61 @@ func serve(ctx context.Context, run *cli.ProxyRun) int {
 	code := 0
 	select {
 	case <-ctx.Done():
-		p.Stop() // the faults' waits end: their requests end, logged
-		sctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close()
-		}
-		cancel()
-		<-served
+		shutdown(p, srv, served)
+	case err := <-logFailed:
+		run.Errorf("writing the wire log: %v; stopping", err)
+		shutdown(p, srv, served)
+		code = 1
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {
 			run.Errorf("serving: %v", err)
 			code = 1
 		}
 	}
-	if err := p.Close(); err != nil {
+	if err := p.Close(); err != nil && code == 0 {
 		run.Errorf("writing the wire log: %v", err)
 		code = 1
 	}
 	fmt.Fprintf(run.Stderr, "retrysim proxy: %d requests served\n", p.Requests())
 	return code
+}
+
+// shutdown stops srv serving p: the faults' waits end at once, requests
+// in flight finish (up to cli.ProxyShutdown, then their connections
+// close), and served has answered.
+func shutdown(p *proxy.Proxy, srv *http.Server, served <-chan error) {
+	p.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), cli.ProxyShutdown)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+	<-served
+}
+
+// loadScript reads run's script (none: the empty script) until ctx is
+// done: a named pipe waits for its writer (said at once), and a signal
+// ends the wait (stopped).
+func loadScript(ctx context.Context, run *cli.ProxyRun) (s proxy.Script, stopped bool, err error) {
+	if run.Script == "" {
+		return proxy.Script{}, false, nil
+	}
+	if fi, err := os.Stat(run.Script); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		run.Errorf("reading %s, a named pipe: waiting for its writer", termsafe.Text(run.Script))
+	}
+	type loaded struct {
+		s   proxy.Script
+		err error
+	}
+	done := make(chan loaded, 1) // the reader may outlive a stop: it ends with the process
+	go func() {
+		s, err := proxy.LoadScript(run.Script)
+		done <- loaded{s, err}
+	}()
+	select {
+	case l := <-done:
+		return l.s, false, l.err
+	case <-ctx.Done():
+		return proxy.Script{}, true, nil
+	}
 }

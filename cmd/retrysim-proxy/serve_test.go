@@ -51,6 +51,7 @@ func TestUpstreamIsItself(t *testing.T) {
 // once, logs each, and exits 0 saying so: the log is whole at exit.
 func TestShutdownLogsRequestsInFlight(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("content-type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: ping\ndata: {}\n\n")
 		w.(http.Flusher).Flush()
