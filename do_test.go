@@ -28,7 +28,7 @@ func TestDoPlainErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fatal := errors.New("invalid api key")
 		calls := 0
-		_, err := retryfsm.Do(context.Background(), policy.DefaultSettings(), func(context.Context) (int, error) {
+		_, err := retryfsm.Do(context.Background(), policy.DefaultPolicy(), func(context.Context) (int, error) {
 			calls++
 			return 0, fatal
 		})
@@ -36,21 +36,27 @@ func TestDoPlainErrors(t *testing.T) {
 			t.Errorf("Do = %v after %d calls, want the error itself after 1", err, calls)
 		}
 
-		bad := policy.DefaultSettings()
-		bad.MaxRetries = -1
 		calls = 0
-		if _, err := retryfsm.Do(context.Background(), bad, func(context.Context) (int, error) { calls++; return 1, nil }); err == nil || calls != 0 {
-			t.Errorf("invalid settings: %v after %d calls", err, calls)
+		if _, err := retryfsm.Do(context.Background(), nil, func(context.Context) (int, error) {
+			calls++
+			return 0, errors.New("529 overloaded_error")
+		}, retryfsm.WithConfig(func(c *policy.Config) { c.Rand = func() float64 { return 0 } })); err == nil || calls != policy.DefaultMaxRetries+1 {
+			t.Errorf("nil policy: %v after %d calls, want the default policy's %d calls", err, calls, policy.DefaultMaxRetries+1)
 		}
 
-		prof, err := policy.ProfileByName("openai-sdk")
+		pol, err := policy.ProfileByName("openai-sdk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof, err := pol.Policy()
+
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		calls = 0
 		var starts []float64
-		_, err = retryfsm.Do(context.Background(), prof.Settings, func(context.Context) (int, error) {
+		_, err = retryfsm.Do(context.Background(), prof, func(context.Context) (int, error) {
 			calls++
 			return 0, errors.New("503 Service Unavailable")
 		}, retryfsm.WithConfig(func(c *policy.Config) { c.Rand = func() float64 { return 0 } }),
@@ -83,7 +89,7 @@ func TestDoCancelBeforeRetry(t *testing.T) {
 		defer cancel()
 		calls := 0
 		start := time.Now()
-		_, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(context.Context) (int, error) {
+		_, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(context.Context) (int, error) {
 			calls++
 			return 0, errors.New("429 rate_limit_error")
 		})
@@ -110,7 +116,7 @@ func TestDoValueAfterCtxEnd(t *testing.T) {
 		defer cancel()
 		calls := 0
 		start := time.Now()
-		v, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(context.Context) (string, error) {
+		v, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(context.Context) (string, error) {
 			calls++
 			if calls == 1 {
 				return "", errors.New("529 overloaded_error: Overloaded")
@@ -144,7 +150,7 @@ func TestDoRetriedCallPanics(t *testing.T) {
 			calls := 0
 			got := func() (p any) {
 				defer func() { p = recover() }()
-				_, _ = retryfsm.Do(context.Background(), policy.DefaultSettings(), func(context.Context) (int, error) {
+				_, _ = retryfsm.Do(context.Background(), policy.DefaultPolicy(), func(context.Context) (int, error) {
 					calls++
 					if calls == panicAt {
 						panic(fmt.Sprintf("boom %d", calls))

@@ -31,7 +31,7 @@ func retriesInABubble(t *testing.T) {
 			return "hello", nil
 		}
 		start := time.Now()
-		got, err := retryfsm.Do(context.Background(), policy.DefaultSettings(), flaky)
+		got, err := retryfsm.Do(context.Background(), policy.DefaultPolicy(), flaky)
 		if err != nil || got != "hello" || calls != 3 {
 			t.Fatalf("Do = %q, %v after %d calls", got, err, calls)
 		}

@@ -19,8 +19,12 @@ import (
 func ExampleDo() {
 	settings := policy.DefaultSettings()
 	settings.BaseDelay = time.Millisecond
+	p, err := policy.Compile(settings) // checked once, reused by every Do
+	if err != nil {
+		panic(err)
+	}
 	calls := 0
-	text, err := retryfsm.Do(context.Background(), settings, func(ctx context.Context) (string, error) {
+	text, err := retryfsm.Do(context.Background(), p, func(ctx context.Context) (string, error) {
 		calls++
 		if calls < 3 {
 			return "", errors.New(`529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)

@@ -108,18 +108,19 @@ func (e *Error) Error() string {
 // Unwrap returns End and Last.
 func (e *Error) Unwrap() []error { return []error{e.End, e.Last} }
 
-// Do calls call, and calls it again as settings say while it fails with an
-// error the settings retry, waiting between calls on the Controller's clock.
+// Do calls call, and calls it again as the policy p says (nil:
+// policy.DefaultPolicy) while it fails with an error p retries, waiting between calls on the Controller's clock.
 // It returns
 //
 //   - the value of the first call that returned a nil error, and nil (even
 //     when ctx ended while that call ran);
 //   - the error of the first call when it was not retried (an error the
-//     settings do not retry, or retry switched off), as call returned it;
+//     policy does not retry, or retry switched off), as call returned it;
 //   - an *Error when calls were retried and the chain gave up (End an
 //     *policy.ExhaustedError) or was cancelled (End matching
-//     policy.ErrRetryCancelled, and ctx.Err() when ctx ended);
-//   - settings' validation error, without calling.
+//     policy.ErrRetryCancelled, and ctx.Err() when ctx ended).
+//
+// Build p once with policy.Compile (which checks the settings) and reuse it.
 //
 // Each call gets a ctx that ends with ctx, or sooner when the chain is
 // cancelled; Do returns after the last call it made has returned, so it
@@ -130,14 +131,11 @@ func (e *Error) Unwrap() []error { return []error{e.End, e.Last} }
 // retried call runs on the clock's timer goroutine, so Do recovers its
 // panic there, cancels the chain, and panics again once the chain has
 // ended (no call is made after it).
-func Do[T any](ctx context.Context, settings policy.Settings, call func(context.Context) (T, error), opts ...Option) (T, error) {
+func Do[T any](ctx context.Context, p *policy.Policy, call func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	o := options{reply: DefaultReply}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if err := settings.Validate(); err != nil {
-		return zero, err
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -146,7 +144,7 @@ func Do[T any](ctx context.Context, settings policy.Settings, call func(context.
 	for _, f := range o.cfg {
 		f(&cfg)
 	}
-	cfg.Agent, cfg.Settings = a, policy.NewSettingsStore(settings)
+	cfg.Agent, cfg.Settings = a, policy.NewSettingsStore(p)
 	ctl, err := policy.NewController(cfg)
 	if err != nil {
 		return zero, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -112,11 +113,11 @@ type Options struct {
 	// Profile names the profile whose settings the log is checked against
 	// (policy.ProfileByName; "" is policy.DefaultProfile).
 	Profile string
-	// Settings, when not nil, are the settings to check against instead of
-	// the profile's: for an agent run with settings of its own (typically
-	// the profile's with the agent's merged over them, Settings.Apply).
-	// They must pass Validate.
-	Settings *policy.Settings
+	// Policy, when not nil, is the policy to check against instead of the
+	// profile's: for an agent run with settings of its own (typically the
+	// profile's with the agent's merged over them, Settings.Apply, then
+	// policy.Compile).
+	Policy *policy.Policy
 	// ContextWindow is the model's context window in tokens, for the usage
 	// rule of the overflow check (input + cacheRead of the retried reply's
 	// message_end over it); 0 checks the error message's patterns only.
@@ -185,7 +186,7 @@ type Auditor struct {
 	profile    policy.Profile
 	set        policy.Settings
 	policy     string // "profile NAME", as the reasons name the policy
-	classifier *policy.Classifier
+	classifier *classify.Classifier
 
 	report func(Finding)
 	sum    Summary
@@ -194,8 +195,8 @@ type Auditor struct {
 	runs   *runLog // the RPC log's runs, for AuditLayers (nil: not kept)
 }
 
-// New returns an Auditor for opt; an unknown profile, invalid settings or a
-// negative context window is an error.
+// New returns an Auditor for opt; an unknown profile or a negative context
+// window is an error.
 func New(opt Options) (*Auditor, error) {
 	if opt.ContextWindow < 0 {
 		return nil, fmt.Errorf("audit: context window %d is negative (allowed: 0 for none, or a number of tokens)", opt.ContextWindow)
@@ -204,19 +205,14 @@ func New(opt Options) (*Auditor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	set, name := p.Settings, "profile "+p.Name
-	if opt.Settings != nil {
-		if err := opt.Settings.Validate(); err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
+	pol, name := opt.Policy, "the settings given over profile "+p.Name
+	if pol == nil {
+		if pol, err = p.Policy(); err != nil {
+			return nil, fmt.Errorf("audit: profile %s: %w", p.Name, err)
 		}
-		set, name = opt.Settings.Clone(), "the settings given over profile "+p.Name
+		name = "profile " + p.Name
 	}
-	set = set.Normalized()
-	c, err := set.Classifier()
-	if err != nil {
-		return nil, fmt.Errorf("audit: %s: %w", name, err)
-	}
-	return &Auditor{opt: opt, profile: p, set: set, policy: name, classifier: c}, nil
+	return &Auditor{opt: opt, profile: p, set: pol.Settings().Normalized(), policy: name, classifier: pol.Classifier()}, nil
 }
 
 // Settings returns the settings the Auditor checks against.
@@ -858,7 +854,7 @@ func (a *Auditor) onStart(e *startLine) {
 	}
 	now := time.UnixMilli(int64(errAt.ms))
 	o := a.classifier.Reply(msg, a.opt.ContextWindow, now)
-	if o.Class == policy.ClassOverflow {
+	if o.Class == classify.ClassOverflow {
 		by := "its message"
 		if !a.classifier.Reply(msg, 0, now).Overflow {
 			by = fmt.Sprintf("its usage: input %d + cacheRead %d > context window %d", msg.InputTokens, msg.CacheReadTokens, a.opt.ContextWindow)

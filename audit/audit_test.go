@@ -169,11 +169,12 @@ func TestStrayEnd(t *testing.T) {
 }
 
 func TestDelay(t *testing.T) {
-	custom := policy.DefaultSettings()
-	custom.BaseDelay = 100e6 // 100 ms
+	set := policy.DefaultSettings()
+	set.BaseDelay = 100e6 // 100 ms
+	custom := policy.MustCompile(set)
 	tests := []struct {
 		profile  string
-		settings *policy.Settings
+		settings *policy.Policy
 		attempt  int
 		delayMs  float64
 		ok       bool
@@ -186,8 +187,8 @@ func TestDelay(t *testing.T) {
 		{"", nil, 2, 2000, false},
 		{"", nil, 1, -1, false},
 		{"", nil, 1, 2000.0005, true}, // rounding
-		{"", &custom, 2, 200, true},
-		{"", &custom, 2, 4000, false},
+		{"", custom, 2, 200, true},
+		{"", custom, 2, 4000, false},
 		// omp-2026-06: min(500 * 2^(k-1), 8000) * (1 - 0.25u), raised by a
 		// hint (floor), at most 300000.
 		{"omp-2026-06", nil, 1, 375, true},
@@ -226,7 +227,7 @@ func TestDelay(t *testing.T) {
 			lines = append(lines,
 				fmt.Sprintf(`{"type":"auto_retry_start","attempt":%d,"maxAttempts":10,"delayMs":%v,"errorMessage":"529"}`, tt.attempt, tt.delayMs),
 				endSuccess(tt.attempt))
-			fs := checkFindings(t, logOf(lines...), audit.Options{Profile: tt.profile, Settings: tt.settings}, want...)
+			fs := checkFindings(t, logOf(lines...), audit.Options{Profile: tt.profile, Policy: tt.settings}, want...)
 			for _, f := range fs {
 				if !strings.Contains(f.Reason, "or 0") {
 					t.Errorf("reason %q does not say what the rule gives", f.Reason)
@@ -330,7 +331,7 @@ func TestHintWindow(t *testing.T) {
 		}
 		set := p.Settings
 		set.RetryAfter.MaxHint = 60 * time.Second
-		checkFindings(t, chain("t", 0, "429, retry-after: 120", 500, 500), audit.Options{Profile: "openai-sdk", Settings: &set})
+		checkFindings(t, chain("t", 0, "429, retry-after: 120", 500, 500), audit.Options{Profile: "openai-sdk", Policy: policy.MustCompile(set)})
 	})
 }
 
@@ -416,15 +417,12 @@ func TestReadError(t *testing.T) {
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
-	bad := policy.DefaultSettings()
-	bad.MaxRetries = -1
 	tests := []struct {
 		opt  audit.Options
 		want string
 	}{
 		{audit.Options{Profile: "nope"}, `"nope"`},
 		{audit.Options{ContextWindow: -1}, "context window -1"},
-		{audit.Options{Settings: &bad}, "maxRetries = -1"},
 	}
 	for _, tt := range tests {
 		_, err := audit.New(tt.opt)

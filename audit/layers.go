@@ -124,10 +124,11 @@ func (a *Auditor) AuditLayers(rpcLog, wireLog io.Reader, opt WireOptions, report
 	if err != nil {
 		return sum, err
 	}
-	c, err := newWireCheck(lp.Name, lp.Settings, slack, ratio, reportWire)
+	pol, err := lp.Policy()
 	if err != nil {
-		return sum, err
+		return sum, fmt.Errorf("audit: profile %s: %w", lp.Name, err)
 	}
+	c := newWireCheck(lp.Name, pol, slack, ratio, reportWire)
 
 	log := &runLog{}
 	a.runs = log

@@ -76,10 +76,9 @@ func wireOf(t *testing.T, profile string, wireLog []byte, opt audit.WireOptions)
 // realAgentRuns are the recorded runs and what the audit finds in each
 // under omp-18: in the RPC log (alone and with the wire log), in the wire
 // log with the RPC log, and in the wire log alone. Every finding is one
-// the log shows: 429-retry-after-90's agent waited a 90 s hint that
-// pi-ai-anthropic's maxHintMs (60 s) leaves unused; the run stopped during
-// a provider wait ended with no auto_retry_end (the harness closed the
-// agent's input), and its wire log alone ends with a retry due.
+// the log shows: the run stopped during a provider wait ended with no
+// auto_retry_end (the harness closed the agent's input), and its wire log
+// alone ends with a retry due.
 var realAgentRuns = []struct {
 	run             string
 	rpc, wireLayers string
@@ -88,7 +87,7 @@ var realAgentRuns = []struct {
 }{
 	{"529-529-ok", "", "", "", []int{3}},
 	{"429-retry-after-3", "", "", "", []int{2}},
-	{"429-retry-after-90", "", "wire-wait@2", "wire-wait@2", []int{2}},
+	{"429-retry-after-90", "", "", "", []int{2}},
 	{"529-forever", "", "", "", []int{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11}},
 	{"sse-error", "", "", "", []int{1, 1}},
 	{"stream-cut", "", "", "", []int{2}},

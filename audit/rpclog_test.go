@@ -26,8 +26,7 @@ const (
 // optionsFor audits a log of sc against what sc runs: its profile, with its
 // own settings merged over the profile's, and its context window.
 func optionsFor(sc *scenario.Scenario) audit.Options {
-	set := sc.Settings.Clone()
-	return audit.Options{Profile: sc.Profile, Settings: &set, ContextWindow: sc.ContextWindow}
+	return audit.Options{Profile: sc.Profile, Policy: policy.MustCompile(sc.Settings), ContextWindow: sc.ContextWindow}
 }
 
 func allScenarioFiles(t *testing.T) []string {

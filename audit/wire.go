@@ -17,6 +17,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -183,7 +184,7 @@ func fitBetter(a, b Fit) bool {
 type wireCheck struct {
 	name         string
 	set          policy.Settings
-	cls          *policy.Classifier
+	cls          *classify.Classifier
 	edge         clientEdge
 	slack, ratio float64
 	findings     int
@@ -202,14 +203,9 @@ type wireCheck struct {
 }
 
 // newWireCheck returns the check of profile p (its provider layer's, when
-// it has one: the wire shows that layer) with settings set.
-func newWireCheck(name string, set policy.Settings, slack, ratio float64, report func(Finding)) (*wireCheck, error) {
-	set = set.Normalized()
-	c, err := set.Classifier()
-	if err != nil {
-		return nil, fmt.Errorf("audit: profile %s: %w", name, err)
-	}
-	return &wireCheck{name: name, set: set, cls: c, edge: edgeOf(name), slack: slack, ratio: ratio, report: report}, nil
+// it has one: the wire shows that layer) with policy pol.
+func newWireCheck(name string, pol *policy.Policy, slack, ratio float64, report func(Finding)) *wireCheck {
+	return &wireCheck{name: name, set: pol.Settings().Normalized(), cls: pol.Classifier(), edge: edgeOf(name), slack: slack, ratio: ratio, report: report}
 }
 
 // fitChecks are the checks of every profile for the fits, their
@@ -221,10 +217,11 @@ var fitChecks = sync.OnceValues(func() ([]*wireCheck, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := newWireCheck(lp.Name, lp.Settings, 0, 0, nil)
+		pol, err := lp.Policy()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("audit: profile %s: %w", lp.Name, err)
 		}
+		c := newWireCheck(lp.Name, pol, 0, 0, nil)
 		c.name = p.Name
 		checks = append(checks, c)
 	}
@@ -304,7 +301,7 @@ type wireAnswer struct {
 	why        whyKind // why it is not retried, or the wait's rule
 	hint       float64 // the hint, ms (whyHintOverMax, whyFloor, whyReplace)
 	maxWait    float64 // maxWaitMs
-	class      policy.Class
+	class      classify.Class
 	capped     bool // the range was cut at maxWaitMs
 }
 
@@ -399,14 +396,13 @@ func (a *Auditor) AuditWire(r io.Reader, opt WireOptions, report func(Finding)) 
 	if err != nil {
 		return WireSummary{}, err
 	}
-	set := a.set
-	if a.opt.Settings == nil {
-		set = wp.Settings
+	pol := a.opt.Policy
+	if pol == nil {
+		if pol, err = wp.Policy(); err != nil {
+			return WireSummary{}, fmt.Errorf("audit: profile %s: %w", wp.Name, err)
+		}
 	}
-	main, err := newWireCheck(wp.Name, set, slack, ratio, report)
-	if err != nil {
-		return WireSummary{}, err
-	}
+	main := newWireCheck(wp.Name, pol, slack, ratio, report)
 	fits, err := fitChecks()
 	if err != nil {
 		return WireSummary{}, err
@@ -758,7 +754,7 @@ func (c *wireCheck) answer(w *wireAnswer, line int, rec *wireRequest, retries, r
 	case !s.Enabled:
 		w.why = whyDisabled
 		return
-	case o.Class != policy.ClassRetryable:
+	case o.Class != classify.ClassRetryable:
 		w.why = whyNotRetryable
 		return
 	case !s.Persistent && k > s.MaxRetries:
@@ -803,7 +799,7 @@ type replyKey struct {
 }
 
 type cachedReply struct {
-	o     policy.Outcome
+	o     classify.Outcome
 	fixed bool // the same an hour later: reusable
 }
 
@@ -816,7 +812,7 @@ const (
 
 // reply classifies m at now as the check's classifier does, reusing the
 // outcome of the same reply without headers seen before.
-func (c *wireCheck) reply(m policy.AssistantMessage, now time.Time) policy.Outcome {
+func (c *wireCheck) reply(m policy.AssistantMessage, now time.Time) classify.Outcome {
 	if len(m.Headers) != 0 || len(m.ErrorMessage) > maxCachedMessageLen {
 		return c.cls.Reply(m, 0, now)
 	}

@@ -96,6 +96,10 @@ func TestWireRules(t *testing.T) {
 		{"a dropped connection retried", "openai-sdk-go", []wreq{{0, 0, 0, nil, 1, []string{"drop"}}, {451, 1, 200, nil, 1, nil}}, ""},
 		{"no retry count: an error then a request is a retry", "anthropic-sdk-go", []wreq{{0, -1, 529, nil, 1, nil}, {100, -1, 200, nil, 1, nil}}, "wire-wait@2"},
 		{"pi's backoff", "pi", []wreq{{0, 0, 529, nil, 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-wait@2"},
+		// the real agent's provider layer: a 90 s hint waited (measured),
+		// one over its 300 s maxRetryDelayMs not
+		{"pi-ai: a 90 s hint waited", "pi-ai-anthropic", []wreq{{0, -1, 429, ra("retry-after", "90"), 1, nil}, {90001, -1, 200, nil, 1, nil}}, ""},
+		{"pi-ai: a 400 s hint not waited", "pi-ai-anthropic", []wreq{{0, 0, 429, ra("retry-after", "400"), 1, nil}, {451, 1, 200, nil, 1, nil}}, "wire-retried@2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,10 @@
 // Package deploy holds the container image (Dockerfile) and the Kubernetes
-// Jobs (fleet-shards.yaml, fleet-merge.yaml) that run a fleet sweep larger
-// than one machine; it has no Go code but its test, which plays the Jobs'
-// contract locally (SPEC.md §15.6).
+// objects (kustomization.yaml over fleet-shards.yaml and fleet-merge.yaml)
+// that run a fleet sweep larger than one machine, and the same sweep as a
+// Slurm job array (slurm/); it has no Go code but its tests, which check the
+// objects against the API's types and play the Jobs' contract locally
+// (SPEC.md §15.9), and run the Slurm scripts on a real one-node cluster
+// when asked to (§15.10).
 package deploy
 
 import (

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -105,7 +106,7 @@ var codeRole = [4]session.Role{session.RoleNone, session.RoleUser, session.RoleA
 
 // replyCode packs a stored reply: 0 for none or one that does not
 // overflow, else 1 + its index in the alphabet's outcomes.
-func replyCode(o *policy.Outcome, has bool) (uint64, bool) {
+func replyCode(o *classify.Outcome, has bool) (uint64, bool) {
 	if !has || !o.Overflow {
 		return 0, true
 	}
@@ -239,7 +240,7 @@ func (k *key) unpackHistory(h uint32) session.Context {
 	c.Assistant, c.HasAssistant = k.message(uint64(h >> 4 & 15))
 	if c.Last == session.RoleAssistant && h>>8&1 != 0 && !c.HasAssistant {
 		// An error that does not overflow: only its stop reason is read.
-		c.Assistant, c.HasAssistant = session.Message{Reply: policy.Outcome{StopReason: policy.StopReasonError}}, true
+		c.Assistant, c.HasAssistant = session.Message{Reply: classify.Outcome{StopReason: policy.StopReasonError}}, true
 	}
 	return c
 }

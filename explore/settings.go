@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -58,6 +59,8 @@ type config struct {
 	// set are the settings explored, normalised: Enabled true (the State
 	// keeps retry.enabled), MaxRetries the exploration's.
 	set policy.Settings
+	// pol is set compiled, with retry.enabled false ([0]) and true ([1]).
+	pol [2]*policy.Policy
 	// msgs are the replies of the reply inputs, alpha their classification.
 	msgs  [numInputs]replyInput
 	alpha *classifiedAlphabet
@@ -91,9 +94,15 @@ var defaultConfigs = func() [MaxMaxRetries + 1]*config {
 	var out [MaxMaxRetries + 1]*config
 	for mr := range out {
 		out[mr] = &config{set: policy.Settings{Enabled: true, MaxRetries: mr, BaseDelay: baseDelay}, msgs: replyOf, alpha: alphabet, off: hintInputs | 1<<ReplyRetryableShortDraw}
+		out[mr].compiled(policy.MustCompile(out[mr].set))
 	}
 	return out
 }()
+
+// compiled keeps p, set's policy, with retry on and off.
+func (c *config) compiled(p *policy.Policy) {
+	c.pol = [2]*policy.Policy{p.WithEnabled(false), p.WithEnabled(true)}
+}
 
 // defaultConfig is the configuration of the default settings with
 // maxRetries (which must be in 0..MaxMaxRetries).
@@ -129,7 +138,8 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 	}
 	s := set.Clone().Normalized()
 	s.MaxRetries, s.Enabled = maxRetries, true
-	if err := s.Validate(); err != nil {
+	p, err := policy.Compile(s)
+	if err != nil {
 		return nil, err
 	}
 	if isDefault(&s) {
@@ -139,10 +149,8 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		return nil, fmt.Errorf("variant %s takes only the default settings (maxRetries and baseDelayMs; its table has no rule for the opt-in settings)", v.Name)
 	}
 	c := &config{set: s, msgs: replyOf, off: hintInputs | 1<<ReplyRetryableShortDraw}
-	cls, err := s.Classifier()
-	if err != nil {
-		return nil, err
-	}
+	c.compiled(p)
+	cls := p.Classifier()
 	c.pickMessages(cls)
 	c.hints = s.RetryAfter.Use != policy.HintIgnore && c.off&(1<<ReplyRetryable) == 0
 	if c.hints {
@@ -155,7 +163,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 		}
 		for in, ms := range map[Input]float64{ReplyHintLong: long, ReplyHintShort: hintShortMs} {
 			c.msgs[in] = hintReply(c.msgs[ReplyRetryable].msg.ErrorMessage, ms)
-			if o := cls.Reply(c.msgs[in].msg, contextWindow, epoch); o.Class == policy.ClassRetryable && !o.UsageLimit && o.HasWaitHint {
+			if o := cls.Reply(c.msgs[in].msg, contextWindow, epoch); o.Class == classify.ClassRetryable && !o.UsageLimit && o.HasWaitHint {
 				c.off &^= 1 << in
 			} else {
 				c.msgs[in] = replyInput{}
@@ -190,7 +198,7 @@ func newConfig(v *session.Variant, set *policy.Settings, maxRetries int, anyVari
 			return nil, fmt.Errorf("the backoff of attempt %d (%v) exceeds the longest wait the explorer encodes (%d ms): lower maxRetries or set maxBackoffMs", k, w, maxRem)
 		}
 	}
-	c.alpha, err = classify(cls, &c.msgs, c.draw, c.shortDraw, s.Jittered(), alphabet)
+	c.alpha, err = classifyAlphabet(cls, &c.msgs, c.draw, c.shortDraw, s.Jittered(), alphabet)
 	if err != nil {
 		return nil, err
 	}
@@ -226,20 +234,20 @@ var candidates = [numInputs][]string{
 }
 
 // classWanted reports whether o has the class of the reply input in.
-func classWanted(in Input, o *policy.Outcome) bool {
+func classWanted(in Input, o *classify.Outcome) bool {
 	switch in {
 	case ReplyFatal:
-		return o.Class == policy.ClassFatal
+		return o.Class == classify.ClassFatal
 	case ReplyUsageLimitSwitch, ReplyUsageLimitStay:
-		return o.Class == policy.ClassRetryable && o.UsageLimit
+		return o.Class == classify.ClassRetryable && o.UsageLimit
 	}
-	return o.Class == policy.ClassRetryable && !o.UsageLimit && !o.HasWaitHint
+	return o.Class == classify.ClassRetryable && !o.UsageLimit && !o.HasWaitHint
 }
 
 // pickMessages gives each error reply of candidates the first message
 // that has its class under cls; a reply none gives it leaves the
 // alphabet (c.off).
-func (c *config) pickMessages(cls *policy.Classifier) {
+func (c *config) pickMessages(cls *classify.Classifier) {
 	for in := range candidates {
 		if len(candidates[in]) == 0 {
 			continue

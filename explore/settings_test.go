@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -93,11 +94,11 @@ func TestProfilesHold(t *testing.T) {
 // usage limits, gets other messages), and the hinted replies are in the
 // alphabet exactly when the profile reads hints, and carry them.
 func TestProfileAlphabetClasses(t *testing.T) {
-	want := map[Input]policy.Class{
-		ReplyRetryable: policy.ClassRetryable, ReplyOverflow: policy.ClassOverflow, ReplyFatal: policy.ClassFatal,
-		ReplyAborted: policy.ClassAborted, ReplyStop: policy.ClassSuccess, ReplyToolUse: policy.ClassSuccess,
-		ReplyUsageLimitSwitch: policy.ClassRetryable, ReplyUsageLimitStay: policy.ClassRetryable,
-		ReplyHintLong: policy.ClassRetryable, ReplyHintShort: policy.ClassRetryable,
+	want := map[Input]classify.Class{
+		ReplyRetryable: classify.ClassRetryable, ReplyOverflow: classify.ClassOverflow, ReplyFatal: classify.ClassFatal,
+		ReplyAborted: classify.ClassAborted, ReplyStop: classify.ClassSuccess, ReplyToolUse: classify.ClassSuccess,
+		ReplyUsageLimitSwitch: classify.ClassRetryable, ReplyUsageLimitStay: classify.ClassRetryable,
+		ReplyHintLong: classify.ClassRetryable, ReplyHintShort: classify.ClassRetryable,
 	}
 	for _, p := range policy.Profiles() {
 		c, err := newConfig(session.Sound, &p.Settings, p.Settings.MaxRetries, false)

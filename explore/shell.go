@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -108,7 +109,7 @@ func hasArg(c *session.Command, k session.ArgKind) bool {
 
 // commandEvent is the event of command input in (ok false: in is no
 // command); an abort ends a call in flight with reply aborted.
-func commandEvent(in Input, aborted policy.Outcome) (session.Event, bool) {
+func commandEvent(in Input, aborted classify.Outcome) (session.Event, bool) {
 	c := commandInputs[in]
 	cmd, ok := session.CommandOf(c.kind)
 	if !ok {
@@ -199,23 +200,23 @@ func (i Input) isHint() bool { return i == ReplyHintLong || i == ReplyHintShort 
 // epoch; the alphabet has no date hint), and the aborted reply of the
 // abort command.
 type classifiedAlphabet struct {
-	reply   [numInputs]policy.Outcome
-	aborted policy.Outcome
+	reply   [numInputs]classify.Outcome
+	aborted classify.Outcome
 	// outcomes lists the distinct outcomes, for the state key (of the
 	// default alphabet: see classify).
-	outcomes []policy.Outcome
+	outcomes []classify.Outcome
 }
 
 // alphabet is the default settings' alphabet.
 var alphabet = func() *classifiedAlphabet {
-	a, err := classify(nil, &replyOf, 0, 0, false, nil)
+	a, err := classifyAlphabet(nil, &replyOf, 0, 0, false, nil)
 	if err != nil {
 		panic(err)
 	}
 	return a
 }()
 
-// classify classifies the replies msgs with cls (nil: the original's
+// classifyAlphabet classifies the replies msgs with cls (nil: the original's
 // message classification); jittered gives each retryable reply the draw
 // (ReplyRetryableShortDraw shortDraw).
 // A message with no stop reason is not in the alphabet (config.off: a
@@ -225,9 +226,9 @@ var alphabet = func() *classifiedAlphabet {
 // default alphabet's outcomes (ref): an overflow reply that classifies
 // otherwise under cls (which no mode does: overflow comes first in each)
 // is an error.
-func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw, shortDraw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
+func classifyAlphabet(cls *classify.Classifier, msgs *[numInputs]replyInput, draw, shortDraw float64, jittered bool, ref *classifiedAlphabet) (*classifiedAlphabet, error) {
 	a := &classifiedAlphabet{}
-	add := func(o policy.Outcome) error {
+	add := func(o classify.Outcome) error {
 		for _, x := range a.outcomes {
 			if x == o {
 				return nil
@@ -242,7 +243,7 @@ func classify(cls *policy.Classifier, msgs *[numInputs]replyInput, draw, shortDr
 	for in := Input(0); in < numInputs; in++ {
 		if in.isReply() && msgs[in].msg.StopReason != "" {
 			o := cls.Reply(msgs[in].msg, contextWindow, epoch)
-			if jittered && o.Class == policy.ClassRetryable {
+			if jittered && o.Class == classify.ClassRetryable {
 				o.Draw = draw
 				if in == ReplyRetryableShortDraw {
 					o.Draw = shortDraw
@@ -317,13 +318,9 @@ type shell struct {
 	core session.Core
 	cfg  *config
 	set  policy.Settings // cfg.set; Enabled comes from the State
-	// stepSet is the settings of the step being applied (set with the
-	// State's Enabled): a field, not a local, since the core keeps a
-	// pointer to it in buf and a local would be allocated on every step.
-	stepSet policy.Settings
-	buf     session.Buffer
-	cur     *State // the state apply steps
-	ev      session.Event
+	buf  session.Buffer
+	cur  *State // the state apply steps
+	ev   session.Event
 	// raw: replay mode. The core is given real times (now) and every
 	// record type, and the records are kept; due times are tracked.
 	raw bool
@@ -429,7 +426,7 @@ func (sh *shell) step(s *State, in Input) {
 
 // reply is the classified reply of the step's input, nil when the input
 // is not a reply.
-func (sh *shell) reply() *policy.Outcome {
+func (sh *shell) reply() *classify.Outcome {
 	if !sh.in.isReply() {
 		return nil
 	}
@@ -441,11 +438,9 @@ func (sh *shell) apply(s *State) {
 	if sh.raw {
 		sh.ev.At = sh.now
 	}
-	sh.stepSet = sh.set
-	sh.stepSet.Enabled = s.Enabled
 	sh.buf.Effects = sh.buf.Effects[:0]
 	sh.cur = s
-	session.Perform(sh.core.Apply(&s.Session, &sh.stepSet, &sh.ev, &sh.buf), (*shellEffects)(sh))
+	session.Perform(sh.core.Apply(&s.Session, sh.cfg.pol[b2i(s.Enabled)], &sh.ev, &sh.buf), (*shellEffects)(sh))
 	sh.cur = nil
 }
 
@@ -463,7 +458,7 @@ func (e *shellEffects) Arm(t session.Timer) {
 }
 func (e *shellEffects) Cancel(t session.Timer)  { (*shell)(e).cancel(e.cur, t.ID) }
 func (e *shellEffects) SetEnabled(enabled bool) { e.cur.Enabled = enabled }
-func (e *shellEffects) SetSettings(*policy.Settings) {
+func (e *shellEffects) SetSettings(*policy.Policy) {
 	panic("explore: set_retry_settings is not an explored input")
 }
 func (e *shellEffects) SetCompaction(bool) {
@@ -550,7 +545,7 @@ const failFastEvent = "fail_fast"
 // waitWithinBound reports whether a retry's wait (delayMs) is within
 // maxBackoffMs*(1+ratio), or within a hint that o carries and the
 // settings use (floor or replace, not above maxHintMs).
-func (sh *shell) waitWithinBound(delayMs float64, o *policy.Outcome) bool {
+func (sh *shell) waitWithinBound(delayMs float64, o *classify.Outcome) bool {
 	bound := sh.cfg.waitBound
 	if bound == 0 {
 		return true
@@ -632,4 +627,12 @@ type post struct {
 	call  bool
 	id    uint64
 	delay time.Duration // a timer's
+}
+
+// b2i is 1 for true, 0 for false (an index into config.pol).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -24,9 +25,9 @@ func (r *runner) step(s *sess, layer uint8) {
 		if s.tracer != nil {
 			core = &l.traced
 		}
-		fx = core.Apply(&s.st, &l.set, &r.ev, &r.buf)
+		fx = core.Apply(&s.st, l.pol, &r.ev, &r.buf)
 	} else {
-		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], &r.sdk.set, &r.ev, &r.buf)
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
 	}
 	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
@@ -73,7 +74,7 @@ func (e *stepEffects) Cancel(t session.Timer) {
 	e.s.cancelled = append(e.s.cancelled, uint64(e.layer)<<63|t.ID)
 }
 func (e *stepEffects) SetEnabled(bool) { panic("fleet: a session got set_auto_retry") }
-func (e *stepEffects) SetSettings(*policy.Settings) {
+func (e *stepEffects) SetSettings(*policy.Policy) {
 	panic("fleet: a session got set_retry_settings")
 }
 func (e *stepEffects) SetCompaction(bool) { panic("fleet: a session got set_auto_compaction") }
@@ -202,7 +203,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
-	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.model)
 	}
 	s.sdkAnswer = a
@@ -214,7 +215,7 @@ func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev.Kind, r.ev.Call = session.Reply, call
 	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
-	if r.ev.Reply.Class == policy.ClassRetryable && l.jittered {
+	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = float01(&s.jitter)
 	}
 	s.lastOK = r.ev.Reply.IsSuccess()

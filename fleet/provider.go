@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/provider"
 	"github.com/ohmypi/retryfsm/session"
 )
@@ -255,24 +256,24 @@ func ceilSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / t
 // too, and the simulation looks it up instead of running the classifier's
 // regular expressions on every call.
 type catalog struct {
-	cls     []*policy.Classifier
+	cls     []*classify.Classifier
 	entries map[Answer]*catalogEntry
 	// plain holds the answers without a retry-after (by kind, and tool
 	// for a success), looked up without hashing; plainOut their outcomes
 	// once classified, at (2×kind+tool)×len(cls)+classifier.
 	plain    [2 * numKinds]*catalogEntry
-	plainOut []*policy.Outcome
+	plainOut []*classify.Outcome
 	epoch    time.Time
 }
 
 type catalogEntry struct {
 	msg  policy.AssistantMessage
-	out  []policy.Outcome
+	out  []classify.Outcome
 	done []bool
 }
 
-func newCatalog(cls []*policy.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), plainOut: make([]*policy.Outcome, 2*int(numKinds)*len(cls)),
+func newCatalog(cls []*classify.Classifier) *catalog {
+	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), plainOut: make([]*classify.Outcome, 2*int(numKinds)*len(cls)),
 		epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
 }
 
@@ -300,7 +301,7 @@ func (c *catalog) entry(a Answer) *catalogEntry {
 	}
 	e := c.entries[a]
 	if e == nil {
-		e = &catalogEntry{msg: a.Message(), out: make([]policy.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
+		e = &catalogEntry{msg: a.Message(), out: make([]classify.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
 		c.entries[a] = e
 	}
 	if slot != nil {
@@ -310,7 +311,7 @@ func (c *catalog) entry(a Answer) *catalogEntry {
 }
 
 // outcome is a classified by classifier i.
-func (c *catalog) outcome(a *Answer, i int) *policy.Outcome {
+func (c *catalog) outcome(a *Answer, i int) *classify.Outcome {
 	p := plainIndex(a)
 	if p >= 0 {
 		if o := c.plainOut[p*len(c.cls)+i]; o != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -95,7 +96,7 @@ var chainEnds = func() []bool {
 // classifier's index in the catalog.
 type layerRT struct {
 	name     string
-	set      policy.Settings
+	pol      *policy.Policy
 	core     session.Core // records: Transition (agent) or PromptResolved (SDK)
 	traced   session.Core // every record
 	cls      int
@@ -227,21 +228,21 @@ func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
 
 func newRunner(cfg Config, opt Options) (*runner, error) {
 	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
-	var cls []*policy.Classifier
+	var cls []*classify.Classifier
 	add := func(name string, records uint32) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
 		if err != nil {
 			return layerRT{}, err
 		}
-		c, err := p.Settings.Classifier()
+		pol, err := p.Policy()
 		if err != nil {
 			return layerRT{}, err
 		}
-		cls = append(cls, c)
+		cls = append(cls, pol.Classifier())
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
 			Provider: session.DefaultProvider, SessionID: session.DefaultSessionID, BaseURL: session.DefaultBaseURL,
 			Model: session.DefaultModel, Profile: p.Name}
-		l := layerRT{name: p.Name, set: p.Settings, cls: len(cls) - 1, jittered: p.Settings.Jittered(),
+		l := layerRT{name: p.Name, pol: pol, cls: len(cls) - 1, jittered: pol.Jittered(),
 			core:   session.Core{Variant: session.Sound, Config: conf, Records: records, Transitions: chainEnds},
 			traced: session.Core{Variant: session.Sound, Config: conf}}
 		return l, nil

@@ -2,15 +2,13 @@ package policy
 
 import "fmt"
 
-// applier performs a decision's effects: one method per kind of effect a
-// decision gives, so that an interpreter lacking one does not compile
-// (unexported: the type is a contract of Apply's argument, not a name
-// callers need).
+// Applier performs a decision's effects: one method per kind of effect a
+// decision gives, so that an interpreter lacking one does not compile.
 // Decision.Apply, the one loop over the effects, calls them in order. The
 // session core (session) and the Controller are the two appliers; a new
 // Step kind is a new method here and a case in Apply
 // (TestApplyHandlesEveryStep fails until it has one).
-type applier interface {
+type Applier interface {
 	// AskAuth: a usage limit; ask auth storage to switch credentials
 	// (d.RetryAfter is the hint to pass).
 	AskAuth(d *Decision, e *Effect)
@@ -41,7 +39,7 @@ type applier interface {
 // change the snapshot (StepIncAttempt, StepResetAttempt, StepOpen) are
 // never effects; an effect of a kind Apply does not know panics: a bug of
 // this file, found by its test.
-func (d *Decision) Apply(a applier) {
+func (d *Decision) Apply(a Applier) {
 	for i := range d.effects[:d.n] {
 		e := &d.effects[i]
 		switch e.Kind {

@@ -1,23 +1,18 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/ohmypi/retryfsm/policy/classify"
+)
 
 // The package's constants: texts, defaults, bounds and the names of the
 // settings' modes.
 const (
-	// The classification modes (Settings.Classify).
-
-	// ClassifyMessage is the original's rule: an error is retryable when
-	// its message matches the retryable regex (isRetryableErrorMessage).
-	// The zero string ("") means the same.
-	ClassifyMessage string = "message"
-	// ClassifyStatus decides by the HTTP status when the reply has one
-	// (isRetryableStatus), else as ClassifyMessage.
-	ClassifyStatus string = "status"
-	// ClassifyStrict is ClassifyStatus, except that a quota or billing
-	// message is never retryable and that, without a status, the numbers
-	// of the retryable regex match only as whole numbers.
-	ClassifyStrict string = "strict"
+	// The classification modes (Settings.Classify): see package classify.
+	ClassifyMessage = classify.ClassifyMessage // the original's (and "")
+	ClassifyStatus  = classify.ClassifyStatus  // by HTTP status when there is one
+	ClassifyStrict  = classify.ClassifyStrict  // status, quota messages never retried
 
 	// Fixed finalError texts.
 	RetryCancelled     = "Retry cancelled"

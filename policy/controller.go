@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -66,46 +65,50 @@ type AuthStorage interface {
 	MarkUsageLimitReached(provider, sessionID string, opts UsageLimitOptions) (switched bool)
 }
 
-// SettingsSource gives the retry settings of this moment. The Controller
+// SettingsSource gives the retry policy of this moment. The Controller
 // reads it at every decision, so changes take effect at the next attempt.
+// A nil policy keeps the last one the Controller decided with.
 type SettingsSource interface {
-	RetrySettings() Settings
+	RetryPolicy() *Policy
 	SetRetryEnabled(enabled bool)
 }
 
-// SettingsStore is a concurrency-safe SettingsSource holding one value.
+// SettingsStore is a concurrency-safe SettingsSource holding one Policy.
 type SettingsStore struct {
 	mu sync.Mutex
-	s  Settings
+	p  *Policy
 }
 
-// NewSettingsStore returns a store holding s.
-func NewSettingsStore(s Settings) *SettingsStore { return &SettingsStore{s: s} }
+// NewSettingsStore returns a store holding p (nil: DefaultPolicy).
+func NewSettingsStore(p *Policy) *SettingsStore {
+	if p == nil {
+		p = DefaultPolicy()
+	}
+	return &SettingsStore{p: p}
+}
 
-// RetrySettings implements SettingsSource.
-func (st *SettingsStore) RetrySettings() Settings {
+// RetryPolicy implements SettingsSource.
+func (st *SettingsStore) RetryPolicy() *Policy {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.s
+	return st.p
 }
 
 // SetRetryEnabled implements SettingsSource.
 func (st *SettingsStore) SetRetryEnabled(enabled bool) {
 	st.mu.Lock()
-	st.s.Enabled = enabled
+	st.p = st.p.WithEnabled(enabled)
 	st.mu.Unlock()
 }
 
-// Set replaces the whole settings group. An invalid value (see
-// Settings.Validate) is rejected with its error and changes nothing.
-func (st *SettingsStore) Set(s Settings) error {
-	if err := s.Validate(); err != nil {
-		return err
+// Set replaces the whole policy; nil changes nothing.
+func (st *SettingsStore) Set(p *Policy) {
+	if p == nil {
+		return
 	}
 	st.mu.Lock()
-	st.s = s
+	st.p = p
 	st.mu.Unlock()
-	return nil
 }
 
 // timers is all the Controller uses of its clock.Clock: the time of a
@@ -121,7 +124,7 @@ type Config struct {
 	Clock    clock.Clock    // default clock.New()
 	Agent    Agent          // required
 	Auth     AuthStorage    // optional: without it usage-limit errors never switch
-	Settings SettingsSource // default NewSettingsStore(DefaultSettings())
+	Settings SettingsSource // default NewSettingsStore(DefaultPolicy())
 	Variant  *Variant       // default Sound
 	// Provider, SessionID and BaseURL are passed to AuthStorage.
 	Provider, SessionID, BaseURL string
@@ -141,6 +144,10 @@ type Config struct {
 
 // errNoAgent is returned by NewController without an Agent.
 var errNoAgent = errors.New("policy: Config.Agent is required")
+
+// errNoPolicy is returned by NewController when the settings source has no
+// policy.
+var errNoPolicy = errors.New("policy: Config.Settings gives no policy (RetryPolicy returned nil)")
 
 // Controller is the retry engine a Go agent embeds. Feed it the agent's
 // events (OnMessageEnd, OnAgentEnd) and the user's commands (AbortRetry,
@@ -186,8 +193,8 @@ type Controller struct {
 	rel    []func()    // copied on write
 	ends   []endObs    // copied on write
 	nextID int
-	// lastValid are the last settings that passed Validate.
-	lastValid Settings
+	// lastPolicy is the last policy decided with (a source's nil keeps it).
+	lastPolicy *Policy
 
 	// wait is the open chain's waiters, made when the first one comes.
 	wait *chainWait
@@ -219,11 +226,6 @@ type Controller struct {
 	// decided counts decisions, so that a step that let go of the lock to
 	// ask auth storage sees whether another decision came in between.
 	decided uint64
-
-	// cls classifies replies for the settings it was built for.
-	clsMu  sync.Mutex
-	cls    *Classifier
-	clsSet Settings
 }
 
 // chainWait is what WaitForRetry callers blocked on one chain wait for.
@@ -252,46 +254,8 @@ type endObs struct {
 	f  func(AutoRetryEnd, error)
 }
 
-// itemKind is the kind of a queued delivery.
-type itemKind uint8
-
-const (
-	itemEdge     itemKind = iota // transition observers
-	itemAsk                      // AuthStorage.MarkUsageLimitReached
-	itemFallback                 // retry_fallback to subscribers; Agent.SetModel
-	itemStart                    // auto_retry_start to subscribers
-	itemDrop                     // Agent.DropLastAssistant
-	itemArm                      // start a backoff wait on the clock
-	itemEnd                      // auto_retry_end to subscribers
-	itemRelease                  // release a chain's waiters; OnRelease callbacks
-)
-
-// maxItems bounds the deliveries of one decision (edge, question, start,
-// drop, wait, end, release) for the buffer step keeps them in; a longer
-// decision would only spill to the heap.
-const maxItems = 8
-
-// item is one delivery, kept small: step builds up to maxItems of them on
-// its stack for every decision.
-type item struct {
-	kind itemKind
-	ask  bool  // itemStart, itemArm: a switch of credentials makes the delay 0
-	flag bool  // itemEnd: success; itemAsk: a retry-after hint was found
-	from uint8 // itemEdge: the index of the state left
-	// attempt is the event's attempt (itemStart, itemEnd); max its
-	// maxAttempts (itemStart).
-	attempt, max int
-	ms           float64       // itemStart: delayMs; itemAsk: the retry-after hint
-	delay        time.Duration // itemArm: the wait
-	id           uint64        // itemArm: the wait's id
-	text         string        // itemStart: errorMessage; itemEnd: finalError; itemFallback: the next model
-	from2        string        // itemFallback: the model left
-	rule         *Rule         // itemEdge: the rule fired; itemEnd: the rule ending the chain
-	wait         *chainWait    // itemRelease: the chain's waiters, or nil
-}
-
 // NewController returns a Controller in state idle. It fails without an
-// Agent and when the settings source's current settings are invalid.
+// Agent and when the settings source has no policy.
 func NewController(cfg Config) (*Controller, error) {
 	if cfg.Agent == nil {
 		return nil, errNoAgent
@@ -303,16 +267,16 @@ func NewController(cfg Config) (*Controller, error) {
 		cfg.Rand = rand.Float64
 	}
 	if cfg.Settings == nil {
-		cfg.Settings = NewSettingsStore(DefaultSettings())
+		cfg.Settings = NewSettingsStore(DefaultPolicy())
 	}
-	initial := cfg.Settings.RetrySettings()
-	if err := initial.Validate(); err != nil {
-		return nil, err
+	initial := cfg.Settings.RetryPolicy()
+	if initial == nil {
+		return nil, errNoPolicy
 	}
 	if cfg.Variant == nil {
 		cfg.Variant = Sound
 	}
-	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastValid: initial}, nil
+	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastPolicy: initial}, nil
 }
 
 // Reset returns the machine to idle with attempt 0 and no chain open, and
@@ -370,38 +334,19 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	if last == nil {
 		return c.step(InputNoMessage, nil, 0)
 	}
-	// The reply is classified once, here, in the settings' mode: the
+	// The reply is classified once, here, by the policy's classifier: the
 	// decision reads the flags. User code (the settings source) is called
 	// before locking.
-	set := c.cfg.Settings.RetrySettings()
-	o := c.classifier(&set).Reply(*last, c.cfg.ContextWindow, c.clk.Now())
-	in, ok := o.EndInput()
+	p := c.policy(c.cfg.Settings.RetryPolicy())
+	o := p.Reply(*last, c.cfg.ContextWindow, c.clk.Now())
+	in, ok := EndInput(&o)
 	if !ok {
 		return false
 	}
-	if in == InputRetryable && set.Jittered() {
+	if in == InputRetryable && p.set.Jittered() {
 		o.Draw = c.cfg.Rand()
 	}
-	return c.stepWith(in, &o, 0, &set, nil)
-}
-
-// classifier returns the Classifier of set's classification settings
-// (nil, the original's, for the default), built once per change.
-func (c *Controller) classifier(set *Settings) *Classifier {
-	if set.messageClassification() {
-		return nil
-	}
-	c.clsMu.Lock()
-	defer c.clsMu.Unlock()
-	if c.cls == nil || c.clsSet.Classify != set.Classify || !slices.Equal(c.clsSet.RetryablePatterns, set.RetryablePatterns) ||
-		!slices.Equal(c.clsSet.NonRetryablePatterns, set.NonRetryablePatterns) {
-		cls, err := NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
-		if err != nil {
-			return nil // invalid settings: the decision uses the last valid ones; classify as the original
-		}
-		c.cls, c.clsSet = cls, set.Clone()
-	}
-	return c.cls
+	return c.stepWith(in, &o, 0, p, nil)
 }
 
 // OnPrompt tells the machine a new prompt was accepted (a rest state
@@ -459,8 +404,7 @@ func (c *Controller) promptEnded(gen uint64, ctx context.Context) {
 	current := c.prompt == gen
 	c.mu.Unlock()
 	if current {
-		set := c.cfg.Settings.RetrySettings()
-		c.stepWith(InputAbort, nil, 0, &set, ctx.Err())
+		c.stepWith(InputAbort, nil, 0, c.cfg.Settings.RetryPolicy(), ctx.Err())
 	}
 }
 
@@ -480,27 +424,27 @@ func (c *Controller) SetAutoRetryEnabled(enabled bool) { c.cfg.Settings.SetRetry
 // Settings).
 func (c *Controller) AutoRetryEnabled() bool { return c.Settings().Enabled }
 
-// Settings returns the settings the Controller decides with at this moment:
-// the settings source's current value when it passes Validate, otherwise
-// the last valid settings it saw (never a rejected value).
-func (c *Controller) Settings() Settings {
-	set := c.cfg.Settings.RetrySettings()
+// Settings returns the settings the Controller decides with at this moment
+// (a copy): its policy's (see Policy).
+func (c *Controller) Settings() Settings { return c.Policy().Settings() }
+
+// Policy returns the policy the Controller decides with at this moment: the
+// settings source's, or the last one it saw when the source gives nil.
+func (c *Controller) Policy() *Policy {
+	p := c.cfg.Settings.RetryPolicy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.inUse(set)
+	return c.policy(p)
 }
 
-// inUse returns set when it is valid (and remembers it), otherwise the last
-// valid settings. c.mu is held.
-func (c *Controller) inUse(set Settings) Settings {
-	if set.Validate() != nil {
-		// A custom SettingsSource returned absurd settings: keep deciding
-		// with the last valid ones rather than with a negative maxRetries
-		// or delay.
-		return c.lastValid
+// policy returns p, remembered as the last policy, or the last one for a
+// nil p.
+func (c *Controller) policy(p *Policy) *Policy {
+	if p == nil {
+		return c.lastPolicy
 	}
-	c.lastValid = set
-	return set
+	c.lastPolicy = p
+	return p
 }
 
 // IsRetrying reports whether a chain is open.
@@ -707,348 +651,4 @@ func stopTimer(t *clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}
-}
-
-// step decides one input under the lock, delivers what the decision makes
-// happen (or queues it when a delivery is under way) and continues the
-// agent if the decision says so. o is the input's classified reply (nil
-// for none). timer, when not 0, is the backoff timer that fired: the step
-// happens only if it still runs. It reports whether a retry was scheduled.
-func (c *Controller) step(in Input, o *Outcome, timer uint64) (retried bool) {
-	// User code (the settings source) is called before locking.
-	set := c.cfg.Settings.RetrySettings()
-	return c.stepWith(in, o, timer, &set, nil)
-}
-
-// stepWith is step with the settings already read. cause, when not nil, is
-// why a cancelled chain was cancelled (the prompt's ctx.Err()), reported
-// by WaitForRetry with ErrRetryCancelled.
-func (c *Controller) stepWith(in Input, o *Outcome, timer uint64, setp *Settings, cause error) (retried bool) {
-	set := *setp
-	var buf [maxItems]item // the decision's deliveries, on the stack
-	its := buf[:0]
-	c.mu.Lock()
-	if timer != 0 {
-		if _, ok := c.dropLive(timer); !ok {
-			c.mu.Unlock()
-			return false
-		}
-	}
-	set = c.inUse(set)
-	if in == InputPrompt {
-		c.last = chainEnd{}
-	}
-	d := &c.dec
-	c.cfg.Variant.Decide(d, c.snap, in, o, &set)
-	asked := false
-	if d.AsksAuth() && d.TooLong {
-		// The answer decides the rule (a switch makes the wait 0, so not
-		// too long): auth storage is asked now, the decision taken again.
-		d, asked = c.askAuth(d, in, o, &set), true
-	}
-	c.decided++
-	if d.Fired() {
-		// The table compiled from the looplab declaration decides (a
-		// lookup by integer index, where a looplab Event costs about
-		// 0.75 µs and 5 allocations; TestControllerAgreesWithLooplab keeps
-		// the two in step).
-		its = append(its, item{kind: itemEdge, from: uint8(c.snap.State.Index()), rule: d.Rule})
-	}
-	retried = d.Retries()
-	c.snap = d.Next
-	// The effects, through the one loop over them (applier): the
-	// Controller's applier (under the lock) gathers the deliveries.
-	ap := &c.app
-	ap.c, ap.cause, ap.asked, ap.ask, ap.ended, ap.out = c, cause, asked, false, false, chainEnd{}
-	ap.cont, ap.later, ap.runCtx, ap.its = false, false, nil, append(ap.buf[:0], its...)
-	d.Apply(ap)
-	its = append(its[:0], ap.its...)
-	runCtx, cont, later, ended, out := ap.runCtx, ap.cont, ap.later, ap.ended, ap.out
-	ap.runCtx, ap.cause = nil, nil
-	var cancelRun context.CancelFunc
-	if ended { // an end without a release: the chain ended at once (maxRetries 0)
-		c.last = out
-	}
-	if in == InputAbort && c.runCancel != nil {
-		cancelRun = c.runCancel
-		c.runCtx, c.runCancel = nil, nil
-	}
-	switch {
-	case c.delivering:
-		// Another call delivers: it takes these after what it has queued.
-		c.queue = append(c.queue, its...)
-		c.mu.Unlock()
-	case len(its) > 0 || len(c.queue) > 0:
-		c.delivering = true
-		subs, obs, rel, ends := c.subs, c.obs, c.rel, c.ends
-		c.mu.Unlock()
-		c.deliver(its, subs, obs, rel, ends)
-	default:
-		c.mu.Unlock()
-	}
-	if cancelRun != nil {
-		cancelRun()
-	}
-	if later {
-		c.clk.AfterFunc(0, func() { c.continueAgent(runCtx) })
-	}
-	if cont {
-		c.continueAgent(runCtx)
-	}
-	return retried
-}
-
-// askAuth completes a decision whose rule depends on auth storage's answer
-// (a usage limit whose wait would be too long): the lock is let go while
-// auth storage answers, then the decision is taken again with the answer,
-// from the snapshot of that moment should another decision have come in
-// between (auth storage is asked once). Called and returns with the lock
-// held. (Other usage limits are asked in delivery order: the answer only
-// sets the wait.)
-func (c *Controller) askAuth(d *Decision, in Input, o *Outcome, set *Settings) *Decision {
-	switched := false
-	if c.cfg.Auth != nil {
-		// Another step may use c.dec while the lock is let go.
-		own := new(Decision)
-		*own = *d
-		d = own
-		before := c.decided
-		ms, has := d.RetryAfter()
-		c.mu.Unlock()
-		switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
-			UsageLimitOptions{RetryAfterMs: ms, HasRetryAfter: has, BaseURL: c.cfg.BaseURL})
-		c.mu.Lock()
-		if c.decided != before {
-			c.cfg.Variant.Decide(d, c.snap, in, o, set)
-		}
-	}
-	d.Resume(switched)
-	return d
-}
-
-// deliver makes the deliveries first (with the subscribers and observers
-// of the moment they were taken), then those queued meanwhile, batch by
-// batch, with the delivering token held (the caller took it) and the lock
-// not held; it gives the token back when the queue is empty.
-func (c *Controller) deliver(first []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
-	c.deliverBatch(first, subs, obs, rel, ends)
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 {
-			c.delivering = false
-			c.mu.Unlock()
-			return
-		}
-		batch := c.queue
-		c.queue, c.spare = c.spare, nil
-		subs, obs, rel, ends = c.subs, c.obs, c.rel, c.ends
-		c.mu.Unlock()
-		c.deliverBatch(batch, subs, obs, rel, ends)
-		clear(batch) // let the strings go
-		c.mu.Lock()
-		c.spare = batch[:0]
-		c.mu.Unlock()
-	}
-}
-
-// deliverBatch makes the deliveries its in order. Should a callback panic,
-// the deliveries after it go back to the front of the queue (the next
-// delivery makes them) and the token is given back.
-func (c *Controller) deliverBatch(its []item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
-	i := 0
-	defer func() {
-		if i < len(its) {
-			c.mu.Lock()
-			c.queue = append(append([]item(nil), its[i+1:]...), c.queue...)
-			c.delivering = false
-			c.mu.Unlock()
-		}
-	}()
-	for ; i < len(its); i++ {
-		c.deliverOne(&its[i], subs, obs, rel, ends)
-	}
-}
-
-// deliverOne makes one delivery (lock not held).
-func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func(), ends []endObs) {
-	switch it.kind {
-	case itemEdge:
-		for _, o := range obs {
-			o.f(fsm.Edge{From: string(allStates[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
-		}
-	case itemAsk:
-		c.switched = false
-		c.switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
-			UsageLimitOptions{RetryAfterMs: it.ms, HasRetryAfter: it.flag, BaseURL: c.cfg.BaseURL})
-	case itemStart:
-		// Auth storage's answer completes it (Effect.Answer: a switch makes
-		// the delay 0).
-		e := Effect{Kind: StepEmitStart, Pending: it.ask, Delay: it.delay}.Answer(c.switched)
-		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: durationMs(e.Delay), ErrorMessage: it.text}
-		for _, s := range subs {
-			s.f(ev)
-		}
-	case itemFallback:
-		if m, ok := c.cfg.Agent.(interface{ SetModel(modelID string) }); ok {
-			m.SetModel(it.text)
-		}
-		ev := RetryFallback{From: it.from2, To: it.text}
-		for _, s := range subs {
-			s.f(ev)
-		}
-	case itemDrop:
-		if d, ok := c.cfg.Agent.(interface{ DropLastAssistant() }); ok {
-			d.DropLastAssistant()
-		}
-	case itemArm:
-		c.arm(it)
-	case itemEnd:
-		for _, s := range subs {
-			s.f(AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text})
-		}
-		if len(ends) > 0 {
-			ev := AutoRetryEnd{Success: it.flag, Attempt: it.attempt, FinalError: it.text}
-			err := endOf(it.rule, ev).err()
-			for _, e := range ends {
-				e.f(ev, err)
-			}
-		}
-	case itemRelease:
-		if it.wait != nil {
-			close(it.wait.done)
-		}
-		for _, f := range rel {
-			f()
-		}
-	}
-}
-
-// arm starts the backoff wait it.id on the clock (lock not held), unless it
-// was cancelled before its turn came.
-func (c *Controller) arm(it *item) {
-	id := it.id
-	c.mu.Lock()
-	cancelled := c.liveIndex(id) < 0
-	c.mu.Unlock()
-	if cancelled {
-		return
-	}
-	delay := Effect{Kind: StepArmTimer, Pending: it.ask, Delay: it.delay}.Answer(c.switched).Delay
-	t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
-	c.mu.Lock()
-	i := c.liveIndex(id)
-	if i >= 0 {
-		c.live[i].t = t
-	}
-	c.mu.Unlock()
-	if i < 0 { // cancelled (or fired) while being armed
-		stopTimer(t)
-	}
-}
-
-// continueAgent resumes the agent; a continue that cannot start is an input
-// of its own.
-func (c *Controller) continueAgent(ctx context.Context) {
-	if err := c.cfg.Agent.Continue(ctx); err != nil {
-		c.step(InputContinueFailed, &Outcome{Message: err.Error()}, 0)
-	}
-}
-
-// ctlApplier is the Controller's applier of a decision: it gathers the
-// decision's deliveries (its) and what is done after them. It is the
-// Controller's (app), used under the lock: no allocation per decision.
-type ctlApplier struct {
-	c           *Controller
-	cause       error // why a cancelled chain was cancelled
-	asked       bool  // auth storage was asked already (askAuth)
-	ask         bool  // a switch of credentials may make the delays 0
-	ended       bool  // an auto_retry_end without its release yet
-	out         chainEnd
-	cont, later bool
-	runCtx      context.Context
-	its         []item
-	buf         [maxItems]item
-}
-
-// AskAuth asks auth storage, in delivery order (with a hint).
-func (a *ctlApplier) AskAuth(d *Decision, _ *Effect) {
-	if a.c.cfg.Auth != nil && !a.asked {
-		a.ask = true
-		ms, has := d.RetryAfter()
-		a.its = append(a.its, item{kind: itemAsk, ms: ms, flag: has})
-	}
-}
-
-// Fallback delivers retry_fallback.
-func (a *ctlApplier) Fallback(d *Decision, e *Effect) {
-	fb := d.Fallback(e, a.c.cfg.Model)
-	a.its = append(a.its, item{kind: itemFallback, from2: fb.From, text: fb.To})
-}
-
-// EmitStart delivers auto_retry_start.
-func (a *ctlApplier) EmitStart(d *Decision, e *Effect) {
-	st := d.Start(e)
-	a.its = append(a.its, item{kind: itemStart, ask: a.ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
-}
-
-// DropError asks the agent to drop its last assistant error.
-func (a *ctlApplier) DropError() { a.its = append(a.its, item{kind: itemDrop}) }
-
-// ArmTimer arms a backoff wait, the cancellable one.
-func (a *ctlApplier) ArmTimer(_ *Decision, e *Effect) {
-	c := a.c
-	c.gen++
-	c.live = append(c.live, liveTimer{id: c.gen})
-	c.ctl = c.gen
-	a.its = append(a.its, item{kind: itemArm, ask: a.ask && e.Pending, delay: e.Delay, id: c.gen})
-}
-
-// CancelTimer stops the cancellable wait, if any.
-func (a *ctlApplier) CancelTimer() {
-	c := a.c
-	if c.ctl != 0 {
-		t, _ := c.dropLive(c.ctl)
-		stopTimer(t)
-		c.ctl = 0
-	}
-}
-
-// Uncontrol: no wait is cancellable any more.
-func (a *ctlApplier) Uncontrol() { a.c.ctl = 0 }
-
-// EmitEnd delivers auto_retry_end and notes how the chain ended.
-func (a *ctlApplier) EmitEnd(d *Decision, e *Effect) {
-	end := d.End(e)
-	a.its = append(a.its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
-	a.ended, a.out = true, endOf(d.Rule, end)
-	if a.out.kind == outCancelled {
-		a.out.cause = a.cause
-	}
-}
-
-// Release closes the chain: its waiters get how it ended.
-func (a *ctlApplier) Release() {
-	c := a.c
-	if !a.ended {
-		a.out = chainEnd{kind: outCancelled, cause: a.cause} // the original's release without an end
-	}
-	a.ended = false
-	c.last = a.out
-	w := c.wait
-	c.wait = nil
-	if w != nil {
-		w.out = a.out
-	}
-	a.its = append(a.its, item{kind: itemRelease, wait: w})
-}
-
-// Continue continues the agent, now or from a 0 ms timer, in the run's
-// context.
-func (a *ctlApplier) Continue(later bool) {
-	c := a.c
-	a.cont, a.later = !later, later
-	if c.runCtx == nil {
-		c.runCtx, c.runCancel = context.WithCancel(context.Background())
-	}
-	a.runCtx = c.runCtx
 }

@@ -76,7 +76,7 @@ func newCtxAgent(t *testing.T, latency time.Duration) (*ctxAgent, func() []strin
 	a := &ctxAgent{latency: latency, start: time.Now()}
 	set := policy.DefaultSettings()
 	set.BaseDelay = 30 * time.Millisecond
-	ctl, err := policy.NewController(policy.Config{Agent: a, Settings: policy.NewSettingsStore(set)})
+	ctl, err := policy.NewController(policy.Config{Agent: a, Settings: policy.NewSettingsStore(policy.MustCompile(set))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestControllerJitterDraws(t *testing.T) {
 		t.Errorf("%d draws, want 1", draws)
 	}
 	h.ctl.AbortRetry()
-	h.set.Set(policy.DefaultSettings())
+	h.set.Set(policy.MustCompile(policy.DefaultSettings()))
 	h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
 	if draws != 1 {
 		t.Errorf("%d draws with jitter off, want still 1", draws)

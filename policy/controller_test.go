@@ -206,7 +206,7 @@ type ctlHarness struct {
 
 func newCtlHarness(t *testing.T, set policy.Settings, edit func(*policy.Config)) *ctlHarness {
 	t.Helper()
-	h := &ctlHarness{t: t, clk: newCtlClock(t), agent: newCtlAgent(), set: policy.NewSettingsStore(set),
+	h := &ctlHarness{t: t, clk: newCtlClock(t), agent: newCtlAgent(), set: policy.NewSettingsStore(policy.MustCompile(set)),
 		ends: make(chan policy.AutoRetryEnd, 64)}
 	cfg := policy.Config{Clock: h.clk, Agent: h.agent, Settings: h.set}
 	if edit != nil {
@@ -666,7 +666,7 @@ func TestControllerChainEnds(t *testing.T) {
 			checkOutcome(t, "WaitForRetry after OnPrompt", h.ctl.WaitForRetry(context.Background()), nil)
 			// A later retryable error starts a fresh chain at attempt 1.
 			if set.MaxRetries > 0 {
-				h.set.Set(set) // "disabled mid-chain" switched retry off
+				h.set.Set(policy.MustCompile(set)) // "disabled mid-chain" switched retry off
 				h.ctl.OnAgentEnd(ctlErrReply("overloaded"))
 				if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
 					t.Errorf("next chain starts at %+v", s)
@@ -816,9 +816,9 @@ func TestControllerUsageLimit(t *testing.T) {
 		auth := &ctlAuth{switched: []bool{true}}
 		h := newCtlHarness(t, policy.Settings{Enabled: true, MaxRetries: 0, BaseDelay: 2 * time.Second}, cfg(auth))
 		h.ctl.OnAgentEnd(ctlErrReply(usage))
-		h.set.Set(policy.Settings{Enabled: false, MaxRetries: 3, BaseDelay: 2 * time.Second})
+		h.set.Set(policy.MustCompile(policy.Settings{Enabled: false, MaxRetries: 3, BaseDelay: 2 * time.Second}))
 		h.ctl.OnAgentEnd(ctlErrReply(usage))
-		h.set.Set(policy.DefaultSettings())
+		h.set.Set(policy.MustCompile(policy.DefaultSettings()))
 		h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
 		if got := auth.Calls(); len(got) != 0 {
 			t.Errorf("auth asked %+v", got)

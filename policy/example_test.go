@@ -12,6 +12,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // agent is a toy agent: each model call takes the next scripted reply.
@@ -33,7 +34,7 @@ func (a *agent) callModel(context.Context) iter.Seq[policy.AssistantMessage] {
 // compactIfOverflow is where a real agent hands a context overflow to
 // compaction (when no retry was scheduled).
 func (a *agent) compactIfOverflow(last *policy.AssistantMessage) {
-	if last != nil && policy.ClassifyReply(*last, 200000, time.Now()).Overflow {
+	if last != nil && classify.ClassifyReply(*last, 200000, time.Now()).Overflow {
 		fmt.Println("compacting")
 	}
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // TestDecideTakesTheFirstRuleThatHolds: for every pair of both tables and
@@ -17,9 +19,9 @@ func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 			kinds[v.guard[k]]++
 		}
 	}
-	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *Outcome, set *Settings, switched bool) {
+	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool) {
 		var d Decision
-		v.Decide(&d, snap, in, o, set)
+		v.Decide(&d, snap, in, o, &Policy{set: *set})
 		d.Resume(switched)
 		want := -1
 		for _, k := range v.byPair[in][snap.State.Index()] {
@@ -47,13 +49,13 @@ func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 // retryable failure at idle is not.
 func TestIgnoresMeansNothingHappens(t *testing.T) {
 	skipped := 0
-	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *Outcome, set *Settings, switched bool) {
+	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool) {
 		if !v.Ignores(snap.State, in) {
 			return
 		}
 		skipped++
 		var d Decision
-		v.Decide(&d, snap, in, o, set)
+		v.Decide(&d, snap, in, o, &Policy{set: *set})
 		d.Resume(switched)
 		if d.Fired() || len(d.Effects()) != 0 || d.Next != snap || d.AsksAuth() || d.Retries() {
 			t.Fatalf("%s: %s in %+v: Ignores, but the decision fires %v, effects %v, next %+v", v.Name, in, snap, d.Fired(), d.Effects(), d.Next)
@@ -81,12 +83,12 @@ func TestIgnoresMeansNothingHappens(t *testing.T) {
 
 // decisionGrid calls f for both tables, every state and input, and a grid
 // of snapshots, replies, settings and auth answers.
-func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *Outcome, set *Settings, switched bool)) {
-	replies := []Outcome{
+func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool)) {
+	replies := []classify.Outcome{
 		{},
-		{StopReason: StopReasonError, Message: "529 overloaded_error", Class: ClassRetryable},
-		{StopReason: StopReasonError, Message: "usage limit", Class: ClassRetryable, UsageLimit: true},
-		{StopReason: StopReasonError, Message: "429", Class: ClassRetryable, HasWaitHint: true, WaitHintMs: 5000},
+		{StopReason: StopReasonError, Message: "529 overloaded_error", Class: classify.ClassRetryable},
+		{StopReason: StopReasonError, Message: "usage limit", Class: classify.ClassRetryable, UsageLimit: true},
+		{StopReason: StopReasonError, Message: "429", Class: classify.ClassRetryable, HasWaitHint: true, WaitHintMs: 5000},
 	}
 	var sets []Settings
 	for _, enabled := range []bool{false, true} {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
-	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // State is a state of the retry machine.
@@ -347,15 +347,41 @@ func (s State) Index() int {
 	return -1
 }
 
+// checkRule checks rule i of variant name on its own: a known input, a
+// guard with Holds, known states, a Reason exactly on a rule that gives up
+// its chain, at most maxEffects steps.
+func checkRule(name string, i int, r *Rule) error {
+	if r.Input < 0 || r.Input >= numInputs {
+		return fmt.Errorf("variant %s: rule %d: unknown input %d", name, i, int(r.Input))
+	}
+	if r.Guard.Holds == nil {
+		return fmt.Errorf("variant %s: rule %d (%s): a guard without Holds", name, i, r.Input)
+	}
+	for _, s := range r.From {
+		if s.Index() < 0 {
+			return fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
+		}
+	}
+	if r.givesUp() != (r.Reason != "") {
+		if r.Reason == "" {
+			return fmt.Errorf("variant %s: rule %d (%s from %v): gives up the chain without a Reason", name, i, r.Input, r.From)
+		}
+		return fmt.Errorf("variant %s: rule %d (%s from %v): Reason %q on a rule that does not give up a chain", name, i, r.Input, r.From, r.Reason)
+	}
+	if len(r.Steps) > maxEffects {
+		return fmt.Errorf("variant %s: rule %d (%s): %d steps, at most %d allowed", name, i, r.Input, len(r.Steps), maxEffects)
+	}
+	if !r.Ignored() && r.To.Index() < 0 {
+		return fmt.Errorf("variant %s: rule %d (%s): unknown target state %q", name, i, r.Input, r.To)
+	}
+	return nil
+}
+
 // NewVariant validates a table and builds its machine: every rule names
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
 	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules))}
-	known := map[State]bool{}
-	for _, s := range allStates {
-		known[s] = true
-	}
 	type tr struct {
 		event string
 		dst   State
@@ -364,34 +390,16 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 	var trs []*tr
 	dstOf := map[[2]string]State{}
 	for i, r := range rules {
-		if r.Input < 0 || r.Input >= numInputs {
-			return nil, fmt.Errorf("variant %s: rule %d: unknown input %d", name, i, int(r.Input))
-		}
-		if r.Guard.Holds == nil {
-			return nil, fmt.Errorf("variant %s: rule %d (%s): a guard without Holds", name, i, r.Input)
+		if err := checkRule(name, i, &r); err != nil {
+			return nil, err
 		}
 		v.guard[i] = kindOf(r.Guard)
 		for _, s := range r.From {
-			if !known[s] {
-				return nil, fmt.Errorf("variant %s: rule %d (%s): unknown state %q (allowed: %v)", name, i, r.Input, s, allStates)
-			}
 			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
 		}
-		if r.givesUp() != (r.Reason != "") {
-			if r.Reason == "" {
-				return nil, fmt.Errorf("variant %s: rule %d (%s from %v): gives up the chain without a Reason", name, i, r.Input, r.From)
-			}
-			return nil, fmt.Errorf("variant %s: rule %d (%s from %v): Reason %q on a rule that does not give up a chain", name, i, r.Input, r.From, r.Reason)
-		}
-		if len(r.Steps) > maxEffects {
-			return nil, fmt.Errorf("variant %s: rule %d (%s): %d steps, at most %d allowed", name, i, r.Input, len(r.Steps), maxEffects)
-		}
 		if r.Ignored() {
 			continue
-		}
-		if !known[r.To] {
-			return nil, fmt.Errorf("variant %s: rule %d (%s): unknown target state %q", name, i, r.Input, r.To)
 		}
 		var t *tr
 		for _, x := range trs {
@@ -472,187 +480,40 @@ func (v *Variant) RulesFor(s State, in Input) []int {
 	return slices.Clone(v.byPair[in][si])
 }
 
-// Effect is one effect a decision asks its shell to perform, in order.
-// The events' other fields are the decision's (Decision.Start, End,
-// Fallback).
-type Effect struct {
-	Kind Step
-	// Pending marks an effect that depends on auth storage's answer (an
-	// auto_retry_start or a wait after StepAskAuth): the decision is not
-	// final until Resume gives the answer.
-	Pending bool
-	// Attempt is the attempt of StepEmitStart's and StepEmitEnd's event.
-	Attempt int
-	// Delay is StepArmTimer's wait and StepEmitStart's delayMs.
-	Delay time.Duration
-	// Model is the model StepFallback moves to (an index of Snapshot.Model).
-	Model int
-}
-
-// Answer completes an effect that waits for auth storage's answer when
-// the answer changes no more than the wait (a credential switch makes it
-// 0; AsksAuth with TooLong false); other effects are returned as
-// they are.
-func (e Effect) Answer(switched bool) Effect {
-	if !e.Pending {
-		return e
-	}
-	e.Pending = false
-	if switched {
-		e.Delay = 0
-	}
-	return e
-}
-
-// Decision is the pure result of one input: the rule that applied (and
-// its index in the table), the next snapshot and the effects to perform in
-// order. A decision that asks auth storage (AsksAuth) is not final: Resume
-// takes it again with the answer, which may pick another rule (a switch
-// makes the wait 0, so a wait that was too long no longer is), before any
-// of its effects is performed.
-type Decision struct {
-	Rule      *Rule // nil only if the guards of a pair are not exhaustive
-	RuleIndex int
-	From      State
-	Next      Snapshot
-	// What the decision worked out about a retryable failure (zero for
-	// other inputs): Attempt, Allowed, Wait, Switched, TooLong,
-	// FallbackLeft.
-	cause
-	effects [maxEffects]Effect
-	n       int
-	asks    bool
-	arms    bool // an effect arms a backoff wait (Retries)
-	// What Resume needs to take the decision again, and what the events
-	// and the auth question carry.
-	v    *Variant
-	snap Snapshot
-	in   Input
-	out  *Outcome // the input's reply (noReply for none)
-	set  *Settings
-}
-
-// Start is the auto_retry_start of an StepEmitStart effect (maxAttempts 0
-// in persistent mode).
-func (d *Decision) Start(e *Effect) AutoRetryStart {
-	max := d.set.MaxRetries
-	if d.set.Persistent {
-		max = 0
-	}
-	return AutoRetryStart{Attempt: e.Attempt, MaxAttempts: max, DelayMs: durationMs(e.Delay), ErrorMessage: d.out.Message}
-}
-
-// End is the auto_retry_end of an StepEmitEnd effect.
-func (d *Decision) End(e *Effect) AutoRetryEnd {
-	end := AutoRetryEnd{Success: d.Rule.Success, Attempt: e.Attempt}
-	switch d.Rule.Final {
-	case FinalMessage:
-		end.FinalError = d.out.Message
-	case FinalMessageOrUnknown:
-		end.FinalError = d.out.Message
-		if end.FinalError == "" {
-			end.FinalError = UnknownError
-		}
-	case FinalCancelled:
-		end.FinalError = RetryCancelled
-	case FinalNoMessage:
-		end.FinalError = NoAssistantMessage
-	case FinalWaitTooLong:
-		end.FinalError = waitTooLongText(d.Wait, d.set.RetryAfter.MaxWait, d.out.Message)
-	}
-	return end
-}
-
-// waitTooLongText is the newer original's fail-fast finalError.
-func waitTooLongText(wait, max time.Duration, msg string) string {
-	b := make([]byte, 0, 96+len(msg))
-	b = append(b, "Provider requested "...)
-	b = jsonw.AppendNumber(b, durationMs(wait))
-	b = append(b, "ms wait, exceeds retry.maxDelayMs ("...)
-	b = jsonw.AppendNumber(b, durationMs(max))
-	b = append(b, "ms). Original error: "...)
-	b = append(b, msg...)
-	return string(b)
-}
-
-// Fallback is the retry_fallback of a StepFallback effect: from the model
-// in use to the next one. primary is the session's own model's name.
-func (d *Decision) Fallback(e *Effect, primary string) RetryFallback {
-	return RetryFallback{From: d.set.ModelName(primary, e.Model-1), To: d.set.ModelName(primary, e.Model)}
-}
-
-// RetryAfter is the hint StepAskAuth passes to auth storage (ok false:
-// none, null).
-func (d *Decision) RetryAfter() (ms float64, ok bool) { return d.out.RetryAfterMs, d.out.HasRetryAfter }
-
-// Effects returns the effects to perform, in order.
-func (d *Decision) Effects() []Effect { return d.effects[:d.n] }
-
-// Fired reports whether the decision fires a transition (its rule is not
-// an ignored pair).
-func (d *Decision) Fired() bool { return d.Rule != nil && !d.Rule.Ignored() }
-
-// Edge is the fsm edge the decision fires (Event "" when ignored).
-func (d *Decision) Edge() fsm.Edge {
-	if !d.Fired() {
-		return fsm.Edge{From: string(d.From), To: string(d.From)}
-	}
-	return fsm.Edge{From: string(d.From), Event: d.Rule.Event, To: string(d.Rule.To)}
-}
-
-// Retries reports whether the decision schedules a retry: its rule arms a
-// backoff wait (retry, or fallback).
-func (d *Decision) Retries() bool { return d.arms && d.Fired() }
-
-// AsksAuth reports whether the decision waits for auth storage's answer:
-// perform none of its effects before Resume.
-func (d *Decision) AsksAuth() bool { return d.asks }
-
-// Resume takes a decision that asked auth storage again, with its answer,
-// from the same snapshot, input, reply and settings (which must not have
-// changed since Decide): on a switch the retry waits 0 (SPEC §1, step 4).
-// It does nothing to a decision that did not ask.
-func (d *Decision) Resume(switched bool) {
-	if !d.asks {
-		return
-	}
-	d.v.decide(d, &d.snap, d.in, d.set, true, switched)
-}
-
 // Decide is the retry policy: a pure function of the snapshot, the input,
 // the input's classified reply o (nil for an input without one; for
 // InputContinueFailed, an Outcome whose Message is the continue's error)
-// and the settings of this moment. It writes the result into d (no
+// and the policy of this moment. It writes the result into d (no
 // allocation) and never fails: every (state, input) pair has a rule, and
 // the guards of a pair cover every case. Rules are found by integer index
 // in the table compiled from the declaration; no text is examined. For a
 // retryable failure it first works out its wait and ways out (SPEC §1's order of
-// operations), which the guards read. set must stay unchanged until the
-// decision is performed (Resume reads it), and so must *o (the decision
+// operations), which the guards read. A Policy is read-only, so Resume
+// reads p's settings as they were, and so must *o (the decision
 // reads it, not a copy: its events carry its text).
-func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *Outcome, set *Settings) {
-	v.DecideFrom(d, &s, in, o, set)
+func (v *Variant) Decide(d *Decision, s Snapshot, in Input, o *classify.Outcome, p *Policy) {
+	v.DecideFrom(d, &s, in, o, p)
 }
 
 // DecideFrom is Decide with the snapshot read through s, which it does not
 // keep (Next and Resume have their own copies): a shell that holds the
 // snapshot in place saves copying it in. s must not point into d.
-func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *Outcome, set *Settings) {
+func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *classify.Outcome, p *Policy) {
 	if o == nil {
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, s, in, set, false, false)
+	v.decide(d, s, in, &p.set, false, false)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the
 // zero Outcome, never written.
-var noReply Outcome
+var noReply classify.Outcome
 
 // of works out a retryable failure's cause, in place: SPEC §1 steps 1 to
 // 6 (the count, the backoff with its cap and jitter, the credential
 // switch, the hint, the ceiling).
-func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
+func (c *cause) of(s *Snapshot, o *classify.Outcome, set *Settings, switched bool) {
 	*c = cause{Attempt: s.Attempt + 1, Switched: switched, FallbackLeft: s.Model < len(set.Fallback)}
 	c.Allowed = s.Attempt < set.MaxRetries || (set.Persistent && !o.UsageLimit)
 	if !c.Allowed || switched {
@@ -669,6 +530,35 @@ func (c *cause) of(s *Snapshot, o *Outcome, set *Settings, switched bool) {
 	}
 	c.Wait = w
 	c.TooLong = set.RetryAfter.MaxWait > 0 && w > set.RetryAfter.MaxWait
+}
+
+// firstHolding is the first of the rules ks whose guard holds, or -1: the
+// sound guards evaluated in place (guardKind), the others by their Holds
+// (TestDecideTakesTheFirstRuleThatHolds).
+func (v *Variant) firstHolding(d *Decision, s *Snapshot, ks []int, set *Settings) int {
+	for _, k := range ks {
+		var holds bool
+		switch v.guard[k] {
+		case guardNone:
+			holds = true
+		case guardIsDisabled:
+			holds = disabled(set)
+		case guardIsRetry:
+			holds = retries(set, &d.cause)
+		case guardIsExhaust:
+			holds = exhausts(set, &d.cause)
+		case guardIsFallback:
+			holds = fallsBack(set, &d.cause)
+		case guardIsFailFast:
+			holds = failsFast(set, &d.cause)
+		default:
+			holds = v.rules[k].Guard.Holds(*s, set, d)
+		}
+		if holds {
+			return k
+		}
+	}
+	return -1
 }
 
 // decide is Decide and Resume: answered says whether auth storage has
@@ -688,29 +578,7 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 	j := -1
 	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
 		if j = v.first[in][si]; j < 0 {
-			for _, k := range v.byPair[in][si] {
-				var holds bool
-				switch v.guard[k] {
-				case guardNone:
-					holds = true
-				case guardIsDisabled:
-					holds = disabled(set)
-				case guardIsRetry:
-					holds = retries(set, &d.cause)
-				case guardIsExhaust:
-					holds = exhausts(set, &d.cause)
-				case guardIsFallback:
-					holds = fallsBack(set, &d.cause)
-				case guardIsFailFast:
-					holds = failsFast(set, &d.cause)
-				default:
-					holds = v.rules[k].Guard.Holds(*s, set, d)
-				}
-				if holds { // the guard's Holds (TestDecideTakesTheFirstRuleThatHolds)
-					j = k
-					break
-				}
-			}
+			j = v.firstHolding(d, s, v.byPair[in][si], set)
 		}
 	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // ovfSamples holds, for each of the 21 overflow patterns in order, an error
@@ -41,7 +42,8 @@ var ovfSamples = []string{
 // TestOverflowSamples checks the samples themselves: one per pattern, each
 // matching exactly its own pattern, each retryable by its text alone.
 func TestOverflowSamples(t *testing.T) {
-	pats := policy.OverflowPatternsForTest()
+	pats := classify.OverflowPatterns()
+	retryable := regexp.MustCompile("(?i)" + classify.RetryableSource)
 	if len(pats) != 21 || len(ovfSamples) != len(pats) {
 		t.Fatalf("%d patterns, %d samples; want 21 of each", len(pats), len(ovfSamples))
 	}
@@ -66,10 +68,10 @@ func TestOverflowSamples(t *testing.T) {
 		if !slices.Equal(matched, want) {
 			t.Errorf("sample %d %q matches patterns %v, want %v", i+1, msg, matched, want)
 		}
-		if !policy.IsRetryableErrorMessageForTest(msg) {
+		if !retryable.MatchString(msg) {
 			t.Errorf("sample %d %q does not match the retryable regex", i+1, msg)
 		}
-		if c := policy.ClassifyForTest(*ctlErrReply(msg), 0); c != policy.ClassOverflow {
+		if c := (*classify.Classifier)(nil).Classify(*ctlErrReply(msg), 0); c != classify.ClassOverflow {
 			t.Errorf("Classify(sample %d) = %v, want overflow", i+1, c)
 		}
 	}

@@ -24,6 +24,28 @@ type Profile struct {
 	// layer gives up (SPEC.md §14.11). The fleet runs it as its SDK layer;
 	// an audit of an RPC log alone cannot see it.
 	Layer string
+
+	pol *Policy // Settings compiled, for the profiles of the table
+}
+
+// Policy returns the profile's settings compiled (Compile). For a profile
+// of Profiles or ProfileByName it is the table's settings, compiled once
+// when the package starts: changing p.Settings does not change it (compile
+// changed settings with Compile).
+func (p Profile) Policy() (*Policy, error) {
+	if p.pol != nil {
+		return p.pol, nil
+	}
+	return Compile(p.Settings)
+}
+
+// compiledProfiles compiles each profile of the table once; a profile whose
+// settings do not compile is a bug of the table (TestProfiles).
+func compiledProfiles(ps []Profile) []Profile {
+	for i := range ps {
+		ps[i].pol = MustCompile(ps[i].Settings)
+	}
+	return ps
 }
 
 // The pattern lists of the profiles whose classifier is not the original's
@@ -111,7 +133,7 @@ var (
 
 // profiles lists every profile, the default first. SPEC.md §14 has one
 // table per profile with the origin of each value.
-var profiles = []Profile{
+var profiles = compiledProfiles([]Profile{
 	{Name: DefaultProfile, Summary: "oh-my-pi, February 2026 (the original; the default)", Source: "xtxk110/oh-my-pi@63ec7b6",
 		Settings: DefaultSettings()},
 	{Name: "omp-2026-06",
@@ -172,13 +194,13 @@ var profiles = []Profile{
 			RetryAfter: RetryAfter{Use: HintFloor, MaxWait: 300 * time.Second}},
 		Layer: "pi-ai-anthropic"},
 	{Name: "pi-ai-anthropic",
-		Summary: "pi-ai's Anthropic provider (oh-my-pi 18.3.4's provider layer): 10 retries from 500 ms, 8 s cap, 25 % downward jitter, hints up to 60 s as a floor",
-		Source:  "@oh-my-pi/pi-ai, as @oh-my-pi/pi-coding-agent@18.3.4 runs it (observed on the wire; issue 24)",
+		Summary: "pi-ai's Anthropic provider (oh-my-pi 18.3.4's provider layer): 10 retries from 500 ms, 8 s cap, 25 % downward jitter, hints as a floor; a wait over 300 s is not waited (the error goes to the session layer)",
+		Source:  "@oh-my-pi/pi-ai, as @oh-my-pi/pi-coding-agent@18.3.4 runs it (measured through retrysim proxy, audit/testdata/realagent; its maxRetryDelayMs is the agent's retry.maxDelayMs, 300 s)",
 		Settings: Settings{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond, MaxBackoff: 8 * time.Second,
 			Jitter:     Jitter{Mode: JitterDown, Ratio: 0.25},
-			RetryAfter: RetryAfter{Use: HintFloor, MaxHint: 60 * time.Second}, Classify: ClassifyStatus,
+			RetryAfter: RetryAfter{Use: HintFloor, MaxWait: 300 * time.Second}, Classify: ClassifyStatus,
 			RetryablePatterns: stainlessRetryable}},
-}
+})
 
 // Profiles returns every profile, the default first (copies).
 func Profiles() []Profile {
@@ -201,11 +223,41 @@ func ProfileByName(name string) (Profile, error) {
 			return p, nil
 		}
 	}
-	return Profile{}, fmt.Errorf("unknown profile %q (allowed: %s)", name, strings.Join(profileNames(), ", "))
+	return Profile{}, fmt.Errorf("unknown profile %q (allowed: %s)", name, strings.Join(ProfileNames(), ", "))
 }
 
-// profileNames lists the profiles' names, the default first.
-func profileNames() []string {
+// Resolve returns the variant called variant ("" is sound) and the profile
+// called profile ("" is DefaultProfile), and checks that they go together:
+// the original variant has no policy but the original's, so it takes only
+// DefaultProfile (a *PairError otherwise). An unknown name is
+// VariantByName's or ProfileByName's error. Every command, scenario file
+// and flag pairs the two through it.
+func Resolve(variant, profile string) (*Variant, Profile, error) {
+	v, err := VariantByName(variant)
+	if err != nil {
+		return nil, Profile{}, err
+	}
+	p, err := ProfileByName(profile)
+	if err != nil {
+		return nil, Profile{}, err
+	}
+	if v != Sound && p.Name != DefaultProfile {
+		return nil, Profile{}, &PairError{Variant: v.Name, Profile: p.Name}
+	}
+	return v, p, nil
+}
+
+// PairError says that a variant does not take a profile (Resolve).
+type PairError struct{ Variant, Profile string }
+
+// Error implements error.
+func (e *PairError) Error() string {
+	return fmt.Sprintf("variant %s allows only profile %s, not %s (the %s variant has no other policy; use variant sound)",
+		e.Variant, DefaultProfile, e.Profile, e.Variant)
+}
+
+// ProfileNames lists the profiles' names, the default first.
+func ProfileNames() []string {
 	names := make([]string, len(profiles))
 	for i, p := range profiles {
 		names[i] = p.Name

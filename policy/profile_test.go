@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +112,11 @@ func TestProfileParameters(t *testing.T) {
 			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyMessage, false, false, false, false},
 		// ... over pi-ai's Anthropic provider: up to 10 retries (11
 		// requests), 500*2^k ms capped at 8 s, downward jitter,
-		// max(hint, backoff) with hints up to 60 s; Anthropic's statuses.
+		// max(hint, backoff), a wait over the agent's retry.maxDelayMs
+		// (300 s) not waited (measured: a 90 s hint waited in full);
+		// Anthropic's statuses.
 		"pi-ai-anthropic": {10, 500 * time.Millisecond, 8 * time.Second, policy.Jitter{Mode: policy.JitterDown, Ratio: 0.25},
-			policy.RetryAfter{Use: policy.HintFloor, MaxHint: 60 * time.Second}, policy.ClassifyStatus, true, false, false, false},
+			policy.RetryAfter{Use: policy.HintFloor, MaxWait: 300 * time.Second}, policy.ClassifyStatus, true, false, false, false},
 	}
 	ps := policy.Profiles()
 	if len(ps) != len(want) {
@@ -138,5 +141,35 @@ func TestProfileParameters(t *testing.T) {
 		if !s.Enabled || s.BackoffFactor != 2 {
 			t.Errorf("profile %s: enabled %v, factor %v; want true, 2", p.Name, s.Enabled, s.BackoffFactor)
 		}
+	}
+}
+
+// TestResolve: the one pairing of variant and profile. "" is sound and the
+// default profile; the original takes the default profile only (a
+// *PairError naming both); an unknown name is the lookup's error.
+func TestResolve(t *testing.T) {
+	v, p, err := policy.Resolve("", "")
+	if err != nil || v != policy.Sound || p.Name != policy.DefaultProfile {
+		t.Errorf(`Resolve("", "") = %v, %q, %v`, v, p.Name, err)
+	}
+	if v, p, err := policy.Resolve("sound", "codex"); err != nil || v != policy.Sound || p.Name != "codex" {
+		t.Errorf(`Resolve("sound", "codex") = %v, %q, %v`, v, p.Name, err)
+	}
+	if v, _, err := policy.Resolve("original", policy.DefaultProfile); err != nil || v != policy.Original {
+		t.Errorf("original with the default profile: %v, %v", v, err)
+	}
+	var pair *policy.PairError
+	_, _, err = policy.Resolve("original", "codex")
+	if !errors.As(err, &pair) || pair.Variant != "original" || pair.Profile != "codex" ||
+		!strings.Contains(err.Error(), "variant original allows only profile "+policy.DefaultProfile+", not codex") {
+		t.Errorf(`Resolve("original", "codex") = %v, want a *PairError`, err)
+	}
+	for _, tt := range [][2]string{{"nope", ""}, {"", "nope"}} {
+		if _, _, err := policy.Resolve(tt[0], tt[1]); err == nil || errors.As(err, &pair) || !strings.Contains(err.Error(), `"nope"`) {
+			t.Errorf("Resolve(%q, %q) = %v, want the unknown name's error", tt[0], tt[1], err)
+		}
+	}
+	if names := policy.ProfileNames(); len(names) != len(policy.Profiles()) || names[0] != policy.DefaultProfile {
+		t.Errorf("ProfileNames() = %v", names)
 	}
 }

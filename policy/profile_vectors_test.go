@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // The upstream test files of the profiles' vectors (SPEC.md §14; the
@@ -73,7 +75,7 @@ func pvProfile(t *testing.T, name string, with func(*Settings)) Settings {
 func pvWait(s Settings, attempt int, u float64, m AssistantMessage, now time.Time) (ms float64, failFast bool) {
 	// The engine's own computation: what Decide works out for retry
 	// number attempt of reply m (classified now) with the draw u.
-	o := (*Classifier)(nil).Reply(m, 0, now)
+	o := (*classify.Classifier)(nil).Reply(m, 0, now)
 	o.Draw = u
 	s.MaxRetries = max(s.MaxRetries, attempt)
 	var c cause
@@ -334,7 +336,7 @@ func TestProfileHintVectors(t *testing.T) {
 		{"anthropic-sdk", "test_parse_retry_after_header 61", pvAnthropicPy, pvPython, 1, 0,
 			"", 429, hdr{"retry-after": "61"}, pvPythonNowMs, 61000, 500, false},
 		{"anthropic-sdk", "test_parse_retry_after_header 99999999999999999999999999999999999", pvAnthropicPy, pvPython, 1, 0,
-			"", 429, hdr{"retry-after": "99999999999999999999999999999999999"}, pvPythonNowMs, maxWaitHintMs, 500, false},
+			"", 429, hdr{"retry-after": "99999999999999999999999999999999999"}, pvPythonNowMs, classify.MaxWaitHintMs, 500, false},
 		{"anthropic-sdk", "test_parse_retry_after_header empty", pvAnthropicPy, pvPython, 1, 0,
 			"", 429, hdr{"retry-after": ""}, pvPythonNowMs, nan, 500, false},
 		{"anthropic-sdk", "test_parse_retry_after_header Fri, 29 Sep 2023 16:26:57 GMT", pvAnthropicPy, pvPython, 1, 0,
@@ -380,7 +382,8 @@ func TestProfileHintVectors(t *testing.T) {
 			if err := m.ValidateHTTP(); err != nil {
 				t.Fatal(err)
 			}
-			h, ok := waitHint(m, time.UnixMilli(now))
+			o := classify.ClassifyReply(m, 0, time.UnixMilli(now))
+			h, ok := o.WaitHintMs, o.HasWaitHint
 			switch {
 			case math.IsNaN(tc.hint) && ok && s.Normalized().RetryAfter.Use != HintIgnore:
 				t.Errorf("%s: hint %v, want none", tc.source, h)
@@ -391,7 +394,7 @@ func TestProfileHintVectors(t *testing.T) {
 			if wait != tc.wait || failFast != tc.failFast {
 				t.Errorf("%s: wait %v ms, fail-fast %v; want %v ms, %v", tc.source, wait, failFast, tc.wait, tc.failFast)
 			}
-			if c := pvClassifier(t, s).Classify(m, 200_000); c != ClassRetryable {
+			if c := pvClassifier(t, s).Classify(m, 200_000); c != classify.ClassRetryable {
 				t.Errorf("%s: the reply is %v under %s, want retryable", tc.source, c, tc.profile)
 			}
 		})
@@ -403,9 +406,9 @@ func TestProfileHintVectors(t *testing.T) {
 func pvPython(s *Settings) { s.MaxRetries = 3; s.RetryAfter.MaxHint = 60 * time.Second }
 
 // pvClassifier is s's Classifier.
-func pvClassifier(t *testing.T, s Settings) *Classifier {
+func pvClassifier(t *testing.T, s Settings) *classify.Classifier {
 	t.Helper()
-	c, err := NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
+	c, err := classify.NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,9 +432,9 @@ func pvWithout(drop []string, add ...string) func(*Settings) {
 func TestProfileClassifyVectors(t *testing.T) {
 	type hdr = map[string]string
 	const (
-		R = ClassRetryable
-		F = ClassFatal
-		O = ClassOverflow
+		R = classify.ClassRetryable
+		F = classify.ClassFatal
+		O = classify.ClassOverflow
 	)
 	cases := []struct {
 		profile, name, source string
@@ -439,7 +442,7 @@ func TestProfileClassifyVectors(t *testing.T) {
 		msg                   string
 		status                int
 		headers               hdr
-		want                  Class
+		want                  classify.Class
 	}{
 		{"omp-2026-06", "defaults 502 auto-retry to ten capped backoff attempts", pvOmpCap, nil, "502 Bad Gateway upstream_error", 0, nil, R},
 		{"omp-2026-06", "bails immediately when retry-after exceeds retry.maxDelayMs", pvOmpCap, nil, pvOmpRateLimit, 0, nil, R},

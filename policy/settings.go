@@ -13,6 +13,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/suggest"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // Settings is the "retry" settings group. The zero value is not the default:
@@ -181,14 +182,14 @@ func (s Settings) Validate() error {
 	if d := s.RetryAfter.MaxWait; d < 0 || d > MaxBaseDelay {
 		return &SettingsError{Field: "retryAfter.maxWaitMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
 	}
-	if _, err := parseClassifyMode(string(s.Classify)); err != nil {
+	if _, err := classify.ParseMode(s.Classify); err != nil {
 		return &SettingsError{Field: "classify", Value: strconv.Quote(string(s.Classify)), Allowed: "message, status or strict"}
 	}
 	for _, l := range []struct {
 		name string
 		ps   []string
 	}{{"retryablePatterns", s.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns}} {
-		if _, err := compilePatterns(l.ps); err != nil {
+		if _, err := classify.CompilePatterns(l.ps); err != nil {
 			return &SettingsError{Field: l.name, Value: err.Error(), Allowed: "Go regular expressions (RE2), not empty"}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // TestSettingsJSONKeysExact: keys are matched exactly (encoding/json's
@@ -163,7 +164,7 @@ func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
 	var d policy.Decision
 	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
-		&policy.Outcome{Message: "529 overloaded_error", Class: policy.ClassRetryable}, &set)
+		&classify.Outcome{Message: "529 overloaded_error", Class: classify.ClassRetryable}, policy.MustCompile(set))
 	var start policy.AutoRetryStart
 	fx := d.Effects()
 	for i := range fx {
@@ -180,8 +181,8 @@ func TestSaturatedDelayMs(t *testing.T) {
 }
 
 // TestControllerSettingsInUse: Settings and AutoRetryEnabled report the
-// settings the Controller decides with, never a value a custom source
-// returns that Validate rejects (Settings returned it as it was).
+// settings the Controller decides with: the last policy when a custom
+// source gives none.
 func TestControllerSettingsInUse(t *testing.T) {
 	src := &badLaterSource{}
 	c, err := policy.NewController(policy.Config{Clock: newCtlClock(t), Agent: newCtlAgent(), Settings: src})
@@ -189,24 +190,22 @@ func TestControllerSettingsInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := c.Settings(); !got.Equal(policy.DefaultSettings()) {
-		t.Errorf("Settings() = %+v while the source returns invalid settings; want the last valid ones %+v", got, policy.DefaultSettings())
+		t.Errorf("Settings() = %+v while the source gives no policy; want the last one's %+v", got, policy.DefaultSettings())
 	}
 	if !c.AutoRetryEnabled() {
-		t.Error("AutoRetryEnabled() = false, want the last valid settings' true")
+		t.Error("AutoRetryEnabled() = false, want the last policy's true")
 	}
 	if src.calls < 3 {
 		t.Fatalf("the source was read %d times: Settings did not read it fresh", src.calls)
 	}
 	// A valid value from the source is reported (and used) as it is.
-	st := policy.NewSettingsStore(policy.DefaultSettings())
+	st := policy.NewSettingsStore(policy.DefaultPolicy())
 	c2, err := policy.NewController(policy.Config{Clock: newCtlClock(t), Agent: newCtlAgent(), Settings: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := policy.Settings{Enabled: false, MaxRetries: 7, BaseDelay: 999 * time.Microsecond}
-	if err := st.Set(want); err != nil {
-		t.Fatal(err)
-	}
+	st.Set(policy.MustCompile(want))
 	if got := c2.Settings(); !got.Equal(want) {
 		t.Errorf("Settings() = %+v, want %+v", got, want)
 	}

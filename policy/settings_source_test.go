@@ -2,26 +2,25 @@ package policy_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
 
-// badLaterSource returns valid settings first, then absurd ones.
+// badLaterSource returns the default policy first, then nil.
 type badLaterSource struct{ calls int }
 
-func (b *badLaterSource) RetrySettings() policy.Settings {
+func (b *badLaterSource) RetryPolicy() *policy.Policy {
 	b.calls++
 	if b.calls == 1 {
-		return policy.DefaultSettings()
+		return policy.DefaultPolicy()
 	}
-	return policy.Settings{Enabled: true, MaxRetries: -5, BaseDelay: -time.Second}
+	return nil
 }
 func (b *badLaterSource) SetRetryEnabled(bool) {}
 
 // TestControllerIgnoresAbsurdLaterSettings: a custom settings source that
-// turns absurd later does not make the Controller decide with a negative
-// maxRetries or delay: it keeps the last valid settings.
+// gives no policy later does not leave the Controller without one: it
+// keeps the last policy it decided with.
 func TestControllerIgnoresAbsurdLaterSettings(t *testing.T) {
 	clk := newCtlClock(t)
 	var events []policy.Event

@@ -174,13 +174,16 @@ func TestSettingsJSON(t *testing.T) {
 }
 
 func TestSettingsStore(t *testing.T) {
-	st := policy.NewSettingsStore(policy.DefaultSettings())
+	st := policy.NewSettingsStore(policy.DefaultPolicy())
 	st.SetRetryEnabled(false)
-	if got := st.RetrySettings(); got.Enabled || got.MaxRetries != 3 {
+	if got := st.RetryPolicy().Settings(); got.Enabled || got.MaxRetries != 3 {
 		t.Errorf("after SetRetryEnabled(false): %+v", got)
 	}
-	st.Set(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second})
-	if got := st.RetrySettings(); !got.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
+	if !policy.DefaultPolicy().Enabled() {
+		t.Error("SetRetryEnabled changed the shared default policy")
+	}
+	st.Set(policy.MustCompile(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}))
+	if got := st.RetryPolicy().Settings(); !got.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
 		t.Errorf("after Set: %+v", got)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 var updateSpec = flag.Bool("update", false, "rewrite the generated blocks of ../SPEC.md")
@@ -14,7 +16,7 @@ var updateSpec = flag.Bool("update", false, "rewrite the generated blocks of ../
 // specBlocks are the parts of SPEC.md generated from the code.
 func specBlocks() map[string]string {
 	var pats strings.Builder
-	for i, p := range overflowPatterns() {
+	for i, p := range classify.OverflowPatterns() {
 		pats.WriteString(itoa(i+1) + ". `" + p + "`\n")
 	}
 	return map[string]string{

@@ -12,7 +12,7 @@ import (
 
 // TestPublicSurface keeps policy's public surface small: the top-level
 // entries "go doc -short ./policy" lists (constant and variable groups,
-// functions and types not grouped under a type) are at most 35.
+// functions and types not grouped under a type) are at most 37.
 func TestPublicSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
@@ -40,8 +40,8 @@ func TestPublicSurface(t *testing.T) {
 		names = append(names, ty.Name)
 	}
 	t.Logf("%d top-level entries", len(names))
-	if len(names) > 35 {
-		t.Errorf("policy has %d top-level public entries, at most 35 allowed: %v", len(names), names)
+	if len(names) > 37 {
+		t.Errorf("policy has %d top-level public entries, at most 37 allowed: %v", len(names), names)
 	}
 	if len(names) < 10 {
 		t.Errorf("only %d entries found: the parse missed the package? %v", len(names), names)

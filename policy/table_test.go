@@ -9,6 +9,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // tblNow is the wall clock Decide is given (only retry hints read it).
@@ -56,8 +57,8 @@ func (c tblCase) holds(g policy.Guard, in policy.Input) bool {
 
 // tblOutcome is msg as the error reply it is, classified as the
 // Controller classifies it.
-func tblOutcome(msg string) policy.Outcome {
-	return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
+func tblOutcome(msg string) classify.Outcome {
+	return classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
 }
 
 // tblExtras are the opt-in settings the enumeration adds to each base:
@@ -316,7 +317,7 @@ func tblView(d *policy.Decision) []tblEffect {
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
 	var d policy.Decision
 	o := tblOutcome(msg)
-	policy.Sound.Decide(&d, s, in, &o, &set)
+	policy.Sound.Decide(&d, s, in, &o, policy.MustCompile(set))
 	return d
 }
 

@@ -25,18 +25,29 @@ var clientRetryHeaders = []string{
 	"x-stainless-package-version", "x-stainless-runtime", "x-client-request-id", "user-agent",
 }
 
+// clientRetryKeys are clientRetryHeaders as http.Header holds them, so
+// that looking them up allocates nothing.
+var clientRetryKeys = func() []string {
+	keys := make([]string, len(clientRetryHeaders))
+	for i, k := range clientRetryHeaders {
+		keys[i] = http.CanonicalHeaderKey(k)
+	}
+	return keys
+}()
+
 func clientHeaders(h http.Header) map[string]string {
 	var m map[string]string
-	for _, k := range clientRetryHeaders {
-		if v := h.Get(k); v != "" {
+	for i, k := range clientRetryKeys {
+		if vs := h[k]; len(vs) > 0 && vs[0] != "" {
 			if m == nil {
 				m = map[string]string{}
 			}
-			m[k] = v
+			m[clientRetryHeaders[i]] = vs[0]
 		}
 	}
 	for k, vs := range h {
-		if lk := strings.ToLower(k); strings.Contains(lk, "idempotency") && len(vs) > 0 {
+		if containsFold(k, "idempotency") && len(vs) > 0 {
+			lk := strings.ToLower(k)
 			if m == nil {
 				m = map[string]string{}
 			}
@@ -44,6 +55,17 @@ func clientHeaders(h http.Header) map[string]string {
 		}
 	}
 	return m
+}
+
+// containsFold reports whether s contains the lower-case ASCII sub in
+// any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func epochMs(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }

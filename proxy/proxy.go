@@ -79,8 +79,9 @@ type Proxy struct {
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
-// with its own mark is a forwarding loop.
-const hopHeader = "x-retrysim-hop"
+// with its own mark is a forwarding loop. (Canonical, so that looking it
+// up allocates nothing.)
+const hopHeader = "X-Retrysim-Hop"
 
 // New returns a Proxy for opt. The script is checked (Script.Validate).
 func New(opt Options) (*Proxy, error) {
@@ -119,7 +120,7 @@ func New(opt Options) (*Proxy, error) {
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(u)
 				pr.Out.Host = u.Host
-				pr.Out.Header.Add(hopHeader, p.hop)
+				pr.Out.Header[hopHeader] = append(pr.Out.Header[hopHeader], p.hop)
 			},
 			FlushInterval: -1,
 			Transport:     opt.Transport,
@@ -250,7 +251,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{rec: rec, start: start}
 	st.api, st.known = apiOf(r.URL.Path)
 	rec.API = st.api
-	if p.hop != "" && slices.Contains(r.Header.Values(hopHeader), p.hop) {
+	if p.hop != "" && slices.Contains(r.Header[hopHeader], p.hop) {
 		rec.Error = "forwarding loop: the request came back from the upstream"
 		p.writeAnswer(w, r, st, errorAnswer(http.StatusLoopDetected, "retrysim proxy: the upstream is this proxy itself (a forwarding loop); give the upstream another address"),
 			provider.Request{API: st.api, Seq: seq})

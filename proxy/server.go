@@ -15,6 +15,9 @@ import (
 const (
 	// HeaderTimeout bounds reading a request's headers.
 	HeaderTimeout = 30 * time.Second
+	// MaxHeaderBytes bounds a request's line and headers (net/http
+	// answers a larger one 431 itself).
+	MaxHeaderBytes = 1 << 20
 	// DefaultBodyTimeout is how long a request body may send nothing
 	// before it is answered 408 (a body that never ends, or shorter than
 	// its Content-Length).
@@ -27,11 +30,11 @@ const (
 	DefaultMaxConns = 1024
 )
 
-// Server is an http.Server serving p with its limits: HeaderTimeout for
-// a request's headers, Options.IdleTimeout for an idle connection (the
+// Server is an http.Server serving p with its limits: HeaderTimeout and
+// MaxHeaderBytes for a request's headers, Options.IdleTimeout for an idle connection (the
 // body's is p's own, Options.BodyTimeout). Serve it on Limit's listener.
 func (p *Proxy) Server() *http.Server {
-	return &http.Server{Handler: p, ReadHeaderTimeout: HeaderTimeout, IdleTimeout: p.idle}
+	return &http.Server{Handler: p, ReadHeaderTimeout: HeaderTimeout, MaxHeaderBytes: MaxHeaderBytes, IdleTimeout: p.idle}
 }
 
 // Limit is ln accepting at most Options.MaxConns connections open at

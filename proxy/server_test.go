@@ -140,3 +140,21 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("third connection after one closed: %v %v", res, err)
 	}
 }
+
+// TestHeadersBounded: request headers over MaxHeaderBytes are refused
+// (431) before the handler.
+func TestHeadersBounded(t *testing.T) {
+	p, err := proxy.New(proxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rawConn(t, limitedServer(t, p))
+	big := strings.Repeat("a", proxy.MaxHeaderBytes+4096)
+	if _, err := io.WriteString(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Big: "+big+"\r\nContent-Length: 2\r\n\r\n{}"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || res.StatusCode != 431 || p.Requests() != 0 {
+		t.Errorf("%v %v, %d requests; want 431 and none handled", res, err, p.Requests())
+	}
+}

@@ -167,13 +167,16 @@ func clip(s string) string {
 // keeps: those the retry layers read a wait or a decision from (package
 // policy's hints: retry-after-ms, retry-after, x-ratelimit-reset-ms,
 // x-ratelimit-reset, x-should-retry).
-var upstreamHintHeaders = []string{"retry-after-ms", "retry-after", "x-ratelimit-reset-ms", "x-ratelimit-reset", "x-should-retry"}
+// Each is given canonical, as http.Header holds it, then as logged.
+var upstreamHintHeaders = [][2]string{{"Retry-After-Ms", "retry-after-ms"}, {"Retry-After", "retry-after"},
+	{"X-Ratelimit-Reset-Ms", "x-ratelimit-reset-ms"}, {"X-Ratelimit-Reset", "x-ratelimit-reset"}, {"X-Should-Retry", "x-should-retry"}}
 
 // hintHeaders are h's upstreamHintHeaders by lower-case name (nil: none).
 func hintHeaders(h http.Header) map[string]string {
 	var m map[string]string
-	for _, k := range upstreamHintHeaders {
-		if v := h.Get(k); v != "" {
+	for _, kk := range upstreamHintHeaders {
+		if vs := h[kk[0]]; len(vs) > 0 && vs[0] != "" {
+			k, v := kk[1], vs[0]
 			if m == nil {
 				m = map[string]string{}
 			}

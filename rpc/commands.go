@@ -462,17 +462,16 @@ func (s *server) checkArg(c *command, a session.Arg) string {
 }
 
 // checkSettings: an object of retry settings, merged over those in force
-// and validated.
+// and compiled into the policy the event carries.
 func (s *server) checkSettings(c *command, a session.Arg, raw json.RawMessage) string {
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		return fieldError(c.typ, a.Name, a.Kind.Want(), raw, true)
 	}
-	merged, err := s.sess.MergeSettings(raw)
+	p, err := s.sess.MergeSettings(raw)
 	if err != nil {
 		return c.typ + ": " + a.Name + ": " + err.Error()
 	}
-	s.settings = merged
-	s.event.Settings = &s.settings
+	s.event.Policy = p
 	return ""
 }
 

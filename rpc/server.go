@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/lines"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -101,11 +102,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	s := &server{out: bufio.NewWriterSize(out, 64<<10), virtual: opt.Virtual, log: opt.Log, endGrace: opt.EndGrace}
 	s.ev = newEventWriter(opt.Scenario, opt.Virtual)
 	if opt.Protocol == 2 {
-		cls, err := opt.Scenario.Settings.Classifier()
-		if err != nil {
-			return err
-		}
-		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}, classifier: cls}
+		// (its classifier is the session's policy's, set once the session is made)
+		s.ev.v2 = &protocol2{promptIDs: map[int]promptID{}}
 		// the newer protocol's first line: what the server speaks
 		// (the agent's newer RPC mode announces protocolVersion 1 and
 		// the versions it supports; a frame is a line here, never
@@ -119,6 +117,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		return err
 	}
 	s.sess, s.sched = sess, sess.Scheduler()
+	if s.ev.v2 != nil {
+		s.ev.v2.classifier = sess.Policy().Classifier()
+	}
 	if s.log == nil {
 		s.log = io.Discard
 	}
@@ -153,11 +154,8 @@ type server struct {
 	dec     *jsontext.Decoder
 	event   session.Event
 	message string
-	// settings are set_retry_settings' settings, merged and validated
-	// (event.Settings points at them).
-	settings policy.Settings
-	runCmd   func() // runCommand, bound once
-	scratch  []byte
+	runCmd  func() // runCommand, bound once
+	scratch []byte
 }
 
 // running is a command being run by the session.
@@ -408,7 +406,7 @@ type protocol2 struct {
 	lastModel string
 	// classifier says whether an error is retryable (prompt_result's
 	// error.retryable)
-	classifier *policy.Classifier
+	classifier *classify.Classifier
 }
 
 type promptID struct {
@@ -605,7 +603,7 @@ func (w *eventWriter) appendPromptResult(b []byte, r *trace.Record) []byte {
 		b = append(b, `,"model":`...)
 		b = jsonw.AppendString(b, v2.lastModel)
 		b = append(b, `,"retryable":`...)
-		b = strconv.AppendBool(b, v2.classifier.Classify(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: v2.lastError}, 0) == policy.ClassRetryable)
+		b = strconv.AppendBool(b, v2.classifier.Classify(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: v2.lastError}, 0) == classify.ClassRetryable)
 		b = append(b, "}}"...)
 	case policy.StopReasonAborted:
 		b = append(b, `"aborted","sessionSettled":true}`...)

@@ -194,7 +194,7 @@ func readProfile(p *parser, r *reading, v *yaml.Node, path string) {
 	name := p.Str(v, path)
 	var err error
 	if r.prof, err = policy.ProfileByName(name); err != nil || name == "" {
-		p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(profileNames(), ", "))
+		p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(policy.ProfileNames(), ", "))
 	}
 	r.sc.Profile = r.prof.Name
 	r.src.profile = p.at(v)

@@ -92,9 +92,8 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
 		sc.src = src
 	}
-	if sc.Variant == "original" && sc.Profile != policy.DefaultProfile {
-		p.failAt(src.profile, "profile", fmt.Sprintf("variant original allows only profile %s, not %s (the original has no other policy)",
-			policy.DefaultProfile, sc.Profile))
+	if _, _, err := policy.Resolve(sc.Variant, sc.Profile); err != nil {
+		p.failAt(src.profile, "profile", err.Error())
 	}
 	sc.Settings = prof.Settings
 	if settings != nil {
@@ -109,16 +108,6 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 		}
 	}
 	return sc
-}
-
-// profileNames lists the profiles' names, the default first.
-func profileNames() []string {
-	ps := policy.Profiles()
-	names := make([]string, len(ps))
-	for i, pr := range ps {
-		names[i] = pr.Name
-	}
-	return names
 }
 
 func (p *parser) turn(n *yaml.Node, path string) Turn {

@@ -40,13 +40,13 @@ type fileSource struct {
 // settings fail Validate (the error then names the field and, when the file
 // has it, its position).
 func (sc *Scenario) SetProfile(name string) error {
-	prof, err := policy.ProfileByName(name)
-	if err != nil {
+	_, prof, err := policy.Resolve(sc.Variant, name)
+	var pair *policy.PairError
+	switch {
+	case errors.As(err, &pair):
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.variant }), Field: "variant", Msg: err.Error(), Err: err}
+	case err != nil:
 		return &Error{Pos: Pos{File: sc.Path}, Field: "profile", Msg: err.Error(), Err: err} // the name is the caller's, not the file's
-	}
-	if sc.Variant == "original" && prof.Name != policy.DefaultProfile {
-		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.variant }), Field: "variant",
-			Msg: fmt.Sprintf("variant original allows only profile %s, not %s (use variant sound)", policy.DefaultProfile, prof.Name)}
 	}
 	set, serr := mergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
 	if serr != nil {
@@ -65,9 +65,8 @@ func (sc *Scenario) SetVariant(name string) error {
 		return &Error{Pos: Pos{File: sc.Path}, Field: "variant",
 			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", strictfile.Clip(name), strings.Join(variants, ", "))}
 	}
-	if name == "original" && sc.Profile != "" && sc.Profile != policy.DefaultProfile {
-		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.profile }), Field: "profile",
-			Msg: fmt.Sprintf("variant original allows only profile %s, not %s", policy.DefaultProfile, sc.Profile)}
+	if _, _, err := policy.Resolve(name, sc.Profile); err != nil {
+		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.profile }), Field: "profile", Msg: err.Error(), Err: err}
 	}
 	if name == "original" {
 		if err := originalSettings(sc); err != nil {

@@ -12,7 +12,7 @@ import (
 // (TestApplyNothingAllocatesNothing), Step its scratch.
 func BenchmarkStepNothing(b *testing.B) {
 	core := &session.Core{Variant: session.Sound}
-	set := policy.DefaultSettings()
+	set := policy.DefaultPolicy()
 	b.Run("Apply", func(b *testing.B) {
 		b.ReportAllocs()
 		s := session.Initial()
@@ -20,7 +20,7 @@ func BenchmarkStepNothing(b *testing.B) {
 		ev := session.Event{Kind: session.Settle}
 		for b.Loop() {
 			buf.Effects = buf.Effects[:0]
-			if fx := core.Apply(&s, &set, &ev, &buf); len(fx) != 0 {
+			if fx := core.Apply(&s, set, &ev, &buf); len(fx) != 0 {
 				b.Fatal(fx)
 			}
 		}
@@ -42,13 +42,13 @@ func BenchmarkStepNothing(b *testing.B) {
 // that emit nothing (a settle at rest, a stale reply), allocates nothing.
 func TestApplyNothingAllocatesNothing(t *testing.T) {
 	core := &session.Core{Variant: session.Sound}
-	set := policy.DefaultSettings()
+	set := policy.DefaultPolicy()
 	s := session.Initial()
 	var buf session.Buffer
 	for _, ev := range []session.Event{{Kind: session.Settle}, {Kind: session.Reply, Call: 7}} {
 		allocs := testing.AllocsPerRun(100, func() {
 			buf.Effects = buf.Effects[:0]
-			if fx := core.Apply(&s, &set, &ev, &buf); len(fx) != 0 {
+			if fx := core.Apply(&s, set, &ev, &buf); len(fx) != 0 {
 				t.Fatal(fx)
 			}
 		})

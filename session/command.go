@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // EventKind is what happened: a client command (one row of Commands) or
@@ -22,7 +23,7 @@ const (
 	Reply                                  // a model call's reply (Call, Reply, Switch)
 	TimerFired                             // a timer fired (Timer.Kind, Timer.ID); cancelled timers never do
 	Settle                                 // the end of a queue event: the sound variant resolves settled prompts
-	SetRetrySettings                       // set_retry_settings (Settings, or Error when the shell refused them)
+	SetRetrySettings                       // set_retry_settings (Policy, or Error when the shell refused them)
 	SetAutoCompaction                      // set_auto_compaction (Enabled)
 	numEventKinds                          // one past the last kind
 )
@@ -36,17 +37,17 @@ type Event struct {
 	Enabled bool   // an ArgBool argument: SetAutoRetry, SetAutoCompaction
 	// Reply is the classified reply (Reply), or the aborted reply a call
 	// in flight ends with (Abort).
-	Reply policy.Outcome
+	Reply classify.Outcome
 	// Switch is auth storage's answer, should the reply's usage limit be
 	// retried: credentials were switched (a 0 ms wait).
 	Switch bool
 	Call   uint64 // Reply: the call it answers
 	Timer  Timer  // TimerFired
-	// Settings are an ArgSettings argument (set_retry_settings), merged
-	// over those in force and validated by the shell; Error is why the
+	// Policy is an ArgSettings argument (set_retry_settings), merged over
+	// the settings in force and compiled by the shell; Error is why the
 	// shell refused them.
-	Settings *policy.Settings
-	Error    string
+	Policy *policy.Policy
+	Error  string
 }
 
 // Command is one client command, declared once: the RPC command of that
@@ -138,19 +139,17 @@ var commands = []Command{
 		st.decide(policy.InputAbortRetry, nil)
 	}},
 	{Name: "set_auto_retry", Kind: SetAutoRetry, Args: []Arg{{Name: "enabled", Kind: ArgBool}}, step: func(st *stepper, ev *Event) {
-		changed := *st.set // the rest of the step sees the new value
-		changed.Enabled = ev.Enabled
-		st.set = &changed
+		st.pol = st.pol.WithEnabled(ev.Enabled) // the rest of the step sees the new value
 		st.effect(SetEnabled).Enabled = ev.Enabled
 		st.respond(true, "", false)
 	}},
 	{Name: "set_retry_settings", Kind: SetRetrySettings, Args: []Arg{{Name: "settings", Kind: ArgSettings}}, step: func(st *stepper, ev *Event) {
-		if ev.Error != "" || ev.Settings == nil {
+		if ev.Error != "" || ev.Policy == nil {
 			st.respond(false, ev.Error, false)
 			return
 		}
-		st.set = ev.Settings // the rest of the step sees them
-		st.effect(SetSettings).Settings = ev.Settings
+		st.pol = ev.Policy // the rest of the step sees it
+		st.effect(SetSettings).Policy = ev.Policy
 		st.respond(true, "", false)
 	}},
 	{Name: "set_auto_compaction", Kind: SetAutoCompaction, Args: []Arg{{Name: "enabled", Kind: ArgBool}}, step: func(st *stepper, ev *Event) {

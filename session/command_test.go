@@ -69,7 +69,7 @@ func TestEveryCommandAnswersByItsName(t *testing.T) {
 		if c.Kind == session.SetRetrySettings {
 			ev.Error = "refused"
 		}
-		_, fx := core.Step(session.Initial(), policy.DefaultSettings(), &ev, nil)
+		_, fx := core.Step(session.Initial(), policy.DefaultPolicy(), &ev, nil)
 		var answers []trace.ResponseRecord
 		for _, e := range fx {
 			if e.Kind == session.Answer {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -13,7 +14,7 @@ import (
 type coreRun struct {
 	t    *testing.T
 	core *session.Core
-	set  policy.Settings
+	set  *policy.Policy
 	s    session.State
 	call uint64        // the model call in flight
 	comp session.Timer // the compaction continue armed last
@@ -23,7 +24,7 @@ type coreRun struct {
 }
 
 func newCoreRun(t *testing.T, v *session.Variant, compaction bool) *coreRun {
-	return &coreRun{t: t, set: policy.DefaultSettings(), s: session.Initial(), core: &session.Core{Variant: v, Config: session.Config{
+	return &coreRun{t: t, set: policy.DefaultPolicy(), s: session.Initial(), core: &session.Core{Variant: v, Config: session.Config{
 		CompactionEnabled: compaction, CompactionSucceeds: true, Provider: "anthropic", SessionID: "session-1", Model: "claude-sonnet-4-5",
 	}}}
 }
@@ -75,7 +76,7 @@ func (c *coreRun) state(ms int) trace.SessionState {
 }
 
 // overflow is a prompt-too-long error reply.
-var overflow = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
+var overflow = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
 	ErrorMessage: "prompt is too long: 213462 tokens > 200000 maximum"}, 200000, time.Unix(0, 0))
 
 func has(ts []trace.Type, want trace.Type) bool {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -15,7 +16,7 @@ import (
 // virtual time travels in each event.
 func Example() {
 	core := &session.Core{Variant: session.Sound, Config: session.Config{Model: "m1"}}
-	set := policy.DefaultSettings()
+	set := policy.DefaultPolicy()
 	s := session.Initial()
 	kinds := map[session.EffectKind]string{
 		session.Emit: "emit", session.Answer: "answer", session.Resolve: "resolve",
@@ -44,9 +45,9 @@ func Example() {
 			}
 		}
 	}
-	reply := func(stop policy.StopReason, msg string) policy.Outcome {
+	reply := func(stop policy.StopReason, msg string) classify.Outcome {
 		m := policy.AssistantMessage{StopReason: stop, ErrorMessage: msg}
-		return policy.ClassifyReply(m, 200000, time.Unix(0, 0))
+		return classify.ClassifyReply(m, 200000, time.Unix(0, 0))
 	}
 
 	step(session.Event{Kind: session.Prompt, Respond: true, ID: "p1"})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -13,13 +14,13 @@ import (
 // a successful reply and an aborted reply whose usage (1100 tokens)
 // exceeds a 1000-token window.
 var (
-	unavailable = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
+	unavailable = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError,
 		ErrorMessage: "503 service unavailable"}, 200000, time.Unix(0, 0))
-	stopOverWindow = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop,
+	stopOverWindow = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop,
 		InputTokens: 800, CacheReadTokens: 300}, 1000, time.Unix(0, 0))
-	abortedOverWindow = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonAborted,
+	abortedOverWindow = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonAborted,
 		ErrorMessage: session.AbortedMessage, InputTokens: 1200}, 1000, time.Unix(0, 0))
-	stop = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, 200000, time.Unix(0, 0))
+	stop = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, 200000, time.Unix(0, 0))
 )
 
 // fire fires the timer of kind k armed last.

@@ -20,9 +20,9 @@ type Shell interface {
 	Arm(t Timer)
 	Cancel(t Timer)
 	// SetEnabled, SetSettings and SetCompaction change the session's
-	// retry.enabled, retry settings and Config.CompactionEnabled.
+	// retry.enabled, retry policy and Config.CompactionEnabled.
 	SetEnabled(enabled bool)
-	SetSettings(s *policy.Settings)
+	SetSettings(p *policy.Policy)
 	SetCompaction(enabled bool)
 	// Call starts model call id; its reply comes back as a Reply event.
 	// It is a step's last effect.
@@ -44,7 +44,7 @@ func Perform(fx []Effect, sh Shell) {
 		case SetEnabled:
 			sh.SetEnabled(e.Enabled)
 		case SetSettings:
-			sh.SetSettings(e.Settings)
+			sh.SetSettings(e.Policy)
 		case SetCompaction:
 			sh.SetCompaction(e.Enabled)
 		case Call:

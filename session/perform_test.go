@@ -10,13 +10,13 @@ import (
 // countShell counts the Shell methods called.
 type countShell struct{ n int }
 
-func (c *countShell) Record(*trace.Record)         { c.n++ }
-func (c *countShell) Arm(Timer)                    { c.n++ }
-func (c *countShell) Cancel(Timer)                 { c.n++ }
-func (c *countShell) SetEnabled(bool)              { c.n++ }
-func (c *countShell) SetSettings(*policy.Settings) { c.n++ }
-func (c *countShell) SetCompaction(bool)           { c.n++ }
-func (c *countShell) Call(uint64)                  { c.n++ }
+func (c *countShell) Record(*trace.Record)       { c.n++ }
+func (c *countShell) Arm(Timer)                  { c.n++ }
+func (c *countShell) Cancel(Timer)               { c.n++ }
+func (c *countShell) SetEnabled(bool)            { c.n++ }
+func (c *countShell) SetSettings(*policy.Policy) { c.n++ }
+func (c *countShell) SetCompaction(bool)         { c.n++ }
+func (c *countShell) Call(uint64)                { c.n++ }
 
 // TestPerformHandlesEveryKind: every effect kind reaches exactly one Shell
 // method; a kind added without its case in Perform fails here (Perform

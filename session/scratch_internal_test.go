@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // TestStepLeavesNoScratch: Apply does not clear the stepper's per-step
@@ -14,10 +15,10 @@ import (
 // timers, aborts, commands, settles) on both variants check it after each
 // step.
 func TestStepLeavesNoScratch(t *testing.T) {
-	msg := func(sr policy.StopReason, text string) policy.Outcome {
-		return policy.ClassifyReply(policy.AssistantMessage{StopReason: sr, ErrorMessage: text}, 0, time.Unix(0, 0))
+	msg := func(sr policy.StopReason, text string) classify.Outcome {
+		return classify.ClassifyReply(policy.AssistantMessage{StopReason: sr, ErrorMessage: text}, 0, time.Unix(0, 0))
 	}
-	replies := []policy.Outcome{
+	replies := []classify.Outcome{
 		msg(policy.StopReasonStop, ""),
 		msg(policy.StopReasonToolUse, ""),
 		msg(policy.StopReasonError, "503 service unavailable"),
@@ -56,7 +57,7 @@ func TestStepLeavesNoScratch(t *testing.T) {
 					ev.Kind = Settle
 				}
 				b.Effects = b.Effects[:0]
-				for _, e := range c.Apply(&s, &set, &ev, &b) {
+				for _, e := range c.Apply(&s, policy.MustCompile(set), &ev, &b) {
 					switch e.Kind {
 					case Arm:
 						armed = append(armed, e.Timer)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -87,7 +88,7 @@ func (r Role) String() string {
 // Message is an assistant message of the runtime context: the classified
 // reply and when it arrived.
 type Message struct {
-	Reply policy.Outcome
+	Reply classify.Outcome
 	At    time.Duration
 }
 
@@ -116,7 +117,7 @@ func (c *Context) add(r Role, m Message) { c.push(r, &m.Reply, m.At) }
 
 // push is add with the message's reply and time apart, so that the
 // reply is copied once, into place (o is read for RoleAssistant only).
-func (c *Context) push(r Role, o *policy.Outcome, at time.Duration) {
+func (c *Context) push(r Role, o *classify.Outcome, at time.Duration) {
 	if r == RoleAssistant {
 		if c.HasAssistant || c.HasPrevious { // (else both are zero)
 			c.Previous = c.Assistant
@@ -280,7 +281,7 @@ const (
 	Arm                                  // arm Timer
 	Cancel                               // cancel Timer.ID: it must never fire
 	SetEnabled                           // retry.enabled becomes Enabled
-	SetSettings                          // the retry settings become *Settings
+	SetSettings                          // the retry policy becomes Policy
 	SetCompaction                        // Config.CompactionEnabled becomes Enabled
 	numEffectKinds                       // one past the last kind
 )
@@ -288,12 +289,12 @@ const (
 // Effect is one effect of a step. Call, when it occurs, is a step's last
 // effect, so a shell may deliver an instant reply at once.
 type Effect struct {
-	Kind     EffectKind
-	Record   trace.Record
-	Timer    Timer
-	Call     uint64
-	Enabled  bool             // SetEnabled, SetCompaction
-	Settings *policy.Settings // SetSettings: the event's
+	Kind    EffectKind
+	Record  trace.Record
+	Timer   Timer
+	Call    uint64
+	Enabled bool           // SetEnabled, SetCompaction
+	Policy  *policy.Policy // SetSettings: the event's
 }
 
 // AdmissionRule says when a prompt is rejected.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -33,12 +34,12 @@ func RecordMask(types ...trace.Type) uint32 {
 	return m
 }
 
-// Step applies ev to s under the settings set (of this moment; Enabled is
+// Step applies ev to s under the policy p (of this moment; its Enabled is
 // retry.enabled) and returns the next state and fx with the step's effects
 // appended, in order.
-func (c *Core) Step(s State, set policy.Settings, ev *Event, fx []Effect) (State, []Effect) {
+func (c *Core) Step(s State, p *policy.Policy, ev *Event, fx []Effect) (State, []Effect) {
 	b := Buffer{Effects: fx}
-	c.Apply(&s, &set, ev, &b)
+	c.Apply(&s, p, ev, &b)
 	return s, b.Effects
 }
 
@@ -53,8 +54,8 @@ type Buffer struct {
 }
 
 // Apply is Step in place: it updates *s and appends the effects to
-// b.Effects, which it also returns. It reads *set and never changes it.
-func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Effect {
+// b.Effects, which it also returns.
+func (c *Core) Apply(s *State, p *policy.Policy, ev *Event, b *Buffer) []Effect {
 	// The stepper lives in the buffer: as the applier of the
 	// decisions it is passed as an interface, and a local would escape.
 	st := &b.st
@@ -62,7 +63,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 	if mask == 0 {
 		mask = ^uint32(0)
 	}
-	st.c, st.r, st.set, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, set, s, b, ev, mask
+	st.c, st.r, st.pol, st.s, st.b, st.at, st.mask = c, &c.Variant.Rules, p, s, b, ev, mask
 	// The rest of the stepper (ending, aborting, afterEnd, deferred, fx)
 	// is zero: every step leaves it so (TestStepLeavesNoScratch).
 	switch ev.Kind {
@@ -88,7 +89,7 @@ func (c *Core) Apply(s *State, set *policy.Settings, ev *Event, b *Buffer) []Eff
 type stepper struct {
 	c   *Core
 	r   *Rules
-	set *policy.Settings
+	pol *policy.Policy
 	s   *State
 	b   *Buffer
 	at  *Event
@@ -183,7 +184,7 @@ func (st *stepper) sessionState() trace.SessionState {
 	s := st.s
 	return trace.SessionState{IsStreaming: s.IsStreaming(), MessageCount: s.Context.Count,
 		AutoCompactionEnabled: st.c.Config.CompactionEnabled, SessionID: st.c.Config.SessionID,
-		AutoRetryEnabled: st.set.Enabled, IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
+		AutoRetryEnabled: st.pol.Enabled(), IsRetrying: s.Retry.Open, RetryAttempt: s.Retry.Attempt, RetryState: s.Retry.State,
 		NextRetryAt: float64(s.RetryAt) / float64(time.Millisecond), HasNextRetryAt: s.HasRetryAt, Profile: st.c.Config.Profile,
 		Model: st.modelInfo(), ThinkingLevel: ThinkingLevel, IsCompacting: st.isCompacting(),
 		SteeringMode: QueueMode, FollowUpMode: QueueMode, InterruptMode: InterruptMode}
@@ -212,7 +213,7 @@ func (st *stepper) isCompacting() bool {
 }
 
 // model is the id of the model in use.
-func (st *stepper) model() string { return st.set.ModelName(st.c.Config.Model, st.s.Retry.Model) }
+func (st *stepper) model() string { return st.pol.ModelName(st.c.Config.Model, st.s.Retry.Model) }
 
 // prompt issues a prompt: numbered, then accepted (its run starts) or
 // rejected.
@@ -291,7 +292,7 @@ func (st *stepper) call() {
 
 // reply handles the reply of the run's call: message_end, then a tool use
 // calls again, anything else ends the run.
-func (st *stepper) reply(o *policy.Outcome, switched bool) {
+func (st *stepper) reply(o *classify.Outcome, switched bool) {
 	st.append(RoleAssistant, o, st.at.At)
 	if r := st.emit(trace.MessageEnd); r != nil {
 		r.Message = trace.Message{StopReason: o.StopReason, ErrorMessage: o.Message, Input: o.InputTokens, CacheRead: o.CacheReadTokens}
@@ -314,7 +315,7 @@ func (st *stepper) reply(o *policy.Outcome, switched bool) {
 // append adds a message of role r (an assistant message: reply o, received
 // at at) to the runtime context and, under
 // RebuildFromHistory, to the session history.
-func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
+func (st *stepper) append(r Role, o *classify.Outcome, at time.Duration) {
 	st.s.Context.push(r, o, at)
 	if st.r.CompactionContext == RebuildFromHistory {
 		st.s.History.push(r, o, at)
@@ -327,7 +328,7 @@ func (st *stepper) append(r Role, o *policy.Outcome, at time.Duration) {
 // the step's event's reply, which the step does not change. (A run always
 // ends on a reply here: the retry machine's no_message input is the
 // Controller's, for an agent_end without one.)
-func (st *stepper) endRun(o *policy.Outcome, switched bool) {
+func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	s := st.s
 	run := s.Run
 	s.Run = Run{}
@@ -337,7 +338,7 @@ func (st *stepper) endRun(o *policy.Outcome, switched bool) {
 		st.resolve(p)
 	}
 	retried := false
-	if in, ok := o.EndInput(); ok {
+	if in, ok := policy.EndInput(o); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
 	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
@@ -394,7 +395,7 @@ func (c *Core) Settles(s *State) bool {
 // overflows leaves the context and a continue follows. at is when the
 // message was received: a message older than the latest compaction is not
 // compacted again.
-func (st *stepper) compactionCheck(o *policy.Outcome, ok bool, at time.Duration, skipAborted bool) {
+func (st *stepper) compactionCheck(o *classify.Outcome, ok bool, at time.Duration, skipAborted bool) {
 	s := st.s
 	if !ok || !st.c.Config.CompactionEnabled || (skipAborted && o.StopReason == policy.StopReasonAborted) {
 		return
@@ -507,11 +508,11 @@ func (st *stepper) timer(t Timer) {
 // start is an input of its own.
 func (st *stepper) continueAgent() {
 	if err := st.continueRun(RetryRun); err != nil {
-		st.decide(policy.InputContinueFailed, &policy.Outcome{Message: err.Error()})
+		st.decide(policy.InputContinueFailed, &classify.Outcome{Message: err.Error()})
 	}
 }
 
-func (st *stepper) decide(in policy.Input, o *policy.Outcome) { st.decideAsked(in, o, false) }
+func (st *stepper) decide(in policy.Input, o *classify.Outcome) { st.decideAsked(in, o, false) }
 
 // decideCommon is decide for the inputs of every turn, the prompt and
 // a success, which a table often ignores (the prompt at idle; in the sound
@@ -528,10 +529,10 @@ func (st *stepper) decideCommon(in policy.Input) {
 // decideAsked takes the retry machine's decision on in and performs its
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
-func (st *stepper) decideAsked(in policy.Input, o *policy.Outcome, switched bool) bool {
+func (st *stepper) decideAsked(in policy.Input, o *classify.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.set)
+	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)
 	if d.AsksAuth() {
 		d.Resume(switched)
 	}

@@ -75,6 +75,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -602,7 +603,7 @@ func (v poViolation) String() string {
 type poReply struct {
 	T          time.Duration
 	Msg        string
-	Class      policy.Class
+	Class      classify.Class
 	UsageLimit bool
 	Turn       *poTurn // nil: an abort's reply, or a reply after the turns ran out
 	U          float64 // its jitter draw
@@ -666,7 +667,7 @@ func poBackoff(set *policy.Settings, k int, u float64) float64 {
 func poCheck(c *poCase, records []trace.Record) []poViolation {
 	k := &poChecker{c: c}
 	set := &c.Settings
-	cls, err := policy.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
+	cls, err := classify.NewClassifier(set.Classify, set.RetryablePatterns, set.NonRetryablePatterns)
 	if err != nil {
 		k.fail(0, "settings: %v", err)
 		return k.vs
@@ -705,9 +706,9 @@ func poCheck(c *poCase, records []trace.Record) []poViolation {
 			k.fail(5, "%s with no reply before it", what)
 		case last.Turn != nil && last.Turn.Overflow:
 			k.fail(5, "%s after an overflow reply %v", what, *last.Turn)
-		case last.Class == policy.ClassOverflow:
+		case last.Class == classify.ClassOverflow:
 			k.fail(5, "%s after a reply classified overflow (%q)", what, last.Msg)
-		case last.Class != policy.ClassRetryable:
+		case last.Class != classify.ClassRetryable:
 			k.fail(5, "%s after a reply the settings classify %v (%q)", what, last.Class, last.Msg)
 		case last.T != t:
 			k.fail(5, "%s at %v, its reply at %v", what, t, last.T)
@@ -730,16 +731,16 @@ func poCheck(c *poCase, records []trace.Record) []poViolation {
 				rep.Turn = &c.Turns[n]
 				o := cls.Reply(rep.Turn.Turn.Reply(), poWindow, time.UnixMilli(poEpochMs).Add(r.T))
 				rep.Class, rep.UsageLimit = o.Class, o.UsageLimit
-				if rep.Turn.Overflow && r.Message.StopReason == policy.StopReasonError && o.Class != policy.ClassOverflow {
+				if rep.Turn.Overflow && r.Message.StopReason == policy.StopReasonError && o.Class != classify.ClassOverflow {
 					k.fail(5, "reply %v, drawn as an overflow, is classified %v", *rep.Turn, o.Class)
 				}
-				if o.Class == policy.ClassRetryable && set.Jittered() {
+				if o.Class == classify.ClassRetryable && set.Jittered() {
 					rep.U = draw()
 				}
 			case r.Message.StopReason == policy.StopReasonAborted && r.Message.ErrorMessage == session.AbortedMessage:
-				rep.Class = policy.ClassAborted
+				rep.Class = classify.ClassAborted
 			case n >= len(c.Turns) && r.Message.StopReason == policy.StopReasonStop && r.Message.ErrorMessage == "":
-				rep.Class = policy.ClassSuccess
+				rep.Class = classify.ClassSuccess
 			default:
 				k.fail(0, "message_end #%d {%s %q} is neither turn %d nor an abort", n+1, r.Message.StopReason, r.Message.ErrorMessage, n)
 			}
@@ -917,7 +918,7 @@ func (k *poChecker) checkEndOutside(e *policy.AutoRetryEnd, t time.Duration, rep
 	case e.Success:
 		bad("a success")
 		return
-	case rep == nil || rep.T != t || rep.Class != policy.ClassRetryable || (rep.Turn != nil && rep.Turn.Overflow):
+	case rep == nil || rep.T != t || rep.Class != classify.ClassRetryable || (rep.Turn != nil && rep.Turn.Overflow):
 		bad("not at once after a retryable reply")
 		return
 	case !enabled:

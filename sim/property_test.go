@@ -71,6 +71,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -367,7 +368,7 @@ func pbApply(s *sim.Session, a pbAction, id string) {
 		en := a.Enabled
 		direct(func() { s.Do(scenario.Action{Do: "set_auto_retry", ID: id, Enabled: &en}) })
 	case pbSettings:
-		s.SetSettings(a.Settings)
+		s.SetPolicy(policy.MustCompile(a.Settings))
 	case pbGetState:
 		direct(func() { s.Do(scenario.Action{Do: "get_state", ID: id}) })
 	case pbAdvance:
@@ -718,20 +719,20 @@ func TestPropertiesSound(t *testing.T) {
 // believe (a sanity check of the test data against the classifier).
 func pbCheckTables(t *testing.T) {
 	now := time.UnixMilli(1771200000000)
-	out := func(msg string, u scenario.Usage) policy.Outcome {
-		return policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, InputTokens: u.Input, CacheReadTokens: u.CacheRead}, pbWindow, now)
+	out := func(msg string, u scenario.Usage) classify.Outcome {
+		return classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg, InputTokens: u.Input, CacheReadTokens: u.CacheRead}, pbWindow, now)
 	}
 	for _, m := range pbRetryableMsgs {
-		if o := out(m, scenario.Usage{}); o.Class != policy.ClassRetryable || o.UsageLimit {
+		if o := out(m, scenario.Usage{}); o.Class != classify.ClassRetryable || o.UsageLimit {
 			t.Errorf("%q: class %v, usage limit %v; want retryable, not a usage limit", m, o.Class, o.UsageLimit)
 		}
-		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
+		if o := out(m, pbOverUsage); o.Class != classify.ClassOverflow {
 			t.Errorf("%q over the window: class %v, want overflow", m, o.Class)
 		}
 	}
 	for _, u := range pbUsageMsgs {
 		o := out(u.msg, scenario.Usage{})
-		if o.Class != policy.ClassRetryable || !o.UsageLimit {
+		if o.Class != classify.ClassRetryable || !o.UsageLimit {
 			t.Errorf("%q: class %v, want a retryable usage limit", u.msg, o.Class)
 		}
 		if o.HasRetryAfter != u.has || (o.HasRetryAfter && o.RetryAfterMs != u.after) {
@@ -739,19 +740,19 @@ func pbCheckTables(t *testing.T) {
 		}
 	}
 	for _, m := range pbOverflowMsgs {
-		if o := out(m, scenario.Usage{}); o.Class != policy.ClassOverflow {
+		if o := out(m, scenario.Usage{}); o.Class != classify.ClassOverflow {
 			t.Errorf("%q: class %v, want overflow", m, o.Class)
 		}
 	}
 	for _, m := range pbFatalMsgs {
-		if o := out(m, scenario.Usage{}); o.Class != policy.ClassFatal {
+		if o := out(m, scenario.Usage{}); o.Class != classify.ClassFatal {
 			t.Errorf("%q: class %v, want fatal", m, o.Class)
 		}
-		if o := out(m, pbOverUsage); o.Class != policy.ClassOverflow {
+		if o := out(m, pbOverUsage); o.Class != classify.ClassOverflow {
 			t.Errorf("%q over the window: class %v, want overflow", m, o.Class)
 		}
 	}
-	over := policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: pbOverUsage.Input, CacheReadTokens: pbOverUsage.CacheRead}, pbWindow, now)
+	over := classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: pbOverUsage.Input, CacheReadTokens: pbOverUsage.CacheRead}, pbWindow, now)
 	if !over.Overflow {
 		t.Errorf("a stop reply over the window is not an overflow")
 	}

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -39,19 +39,18 @@ type Session struct {
 	core     session.Core
 	st       session.State
 	sched    *Scheduler
-	set      policy.Settings // the settings in force (set_auto_retry changes Enabled)
-	final    trace.Record    // the final line's record (kept to write it without allocating)
+	pol      *policy.Policy // the policy in force (set_auto_retry changes Enabled)
+	initial  *policy.Policy // the scenario's settings, compiled once
+	final    trace.Record   // the final line's record (kept to write it without allocating)
 	buf      session.Buffer
 	json     *trace.Writer // nil with Options.NoJSON
 	sink     trace.Sink
 	ev       session.Event
-	turn     int              // turns taken
-	replies  []policy.Outcome // each turn classified once (a usage limit again at its time)
-	stop     policy.Outcome   // the reply when the turns have run out
-	inFlight int              // the turn of the call in flight with a duration (-1: none)
-	// cls classifies replies in the settings' mode (nil: the original's);
-	// replies were classified with it when clsFresh is true.
-	cls      *policy.Classifier
+	turn     int                // turns taken
+	replies  []classify.Outcome // each turn classified once (a usage limit again at its time)
+	stop     classify.Outcome   // the reply when the turns have run out
+	inFlight int                // the turn of the call in flight with a duration (-1: none)
+	// clsFresh: replies were classified by pol's classifier.
 	clsFresh bool
 	// pcg and rng are the random source of jitter draws (the scenario's
 	// seed), reseeded by Reset; see draw.
@@ -96,7 +95,8 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.Settings.Validate(); err != nil {
+	pol, err := policy.Compile(sc.Settings)
+	if err != nil {
 		return nil, err
 	}
 	if err := v.Retry.CheckSettings(&sc.Settings); err != nil {
@@ -111,32 +111,26 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 		s.json = &trace.Writer{}
 		s.json.Grow(4096) // a chain's trace, without growing it line by line
 	}
-	s.set = sc.Settings
+	s.pol, s.initial = pol, pol
 	s.buf.Effects = make([]session.Effect, 0, 8) // a step makes a few effects
 	s.sched.AfterEach = s.settle
 	s.rng = rand.New(&s.pcg)
 	s.seed()
-	if s.cls, err = s.set.Classifier(); err != nil {
-		return nil, err
-	}
 	s.clsFresh = true
-	s.replies = make([]policy.Outcome, len(sc.Turns))
+	s.replies = make([]classify.Outcome, len(sc.Turns))
 	for i, t := range sc.Turns {
-		s.replies[i] = s.cls.Reply(t.Reply(), sc.ContextWindow, s.sched.Now())
+		s.replies[i] = s.pol.Reply(t.Reply(), sc.ContextWindow, s.sched.Now())
 	}
-	s.stop = policy.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, sc.ContextWindow, s.sched.Now())
+	s.stop = classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonStop}, sc.ContextWindow, s.sched.Now())
 	return s, nil
 }
 
-// setSettings puts set in force, with its classifier.
-func (s *Session) setSettings(set policy.Settings) {
-	old := s.set
-	s.set = set
-	if old.Classify != set.Classify || !slices.Equal(old.RetryablePatterns, set.RetryablePatterns) ||
-		!slices.Equal(old.NonRetryablePatterns, set.NonRetryablePatterns) {
-		s.cls, _ = s.set.Classifier() // valid: checked before
+// setPolicy puts p in force, with its classifier.
+func (s *Session) setPolicy(p *policy.Policy) {
+	if !p.SameClassification(s.pol) {
 		s.clsFresh = false
 	}
+	s.pol = p
 }
 
 // Reset returns the session to its state before Start, keeping its memory
@@ -144,9 +138,8 @@ func (s *Session) setSettings(set policy.Settings) {
 // settings and whether compaction is enabled go back to the scenario's.
 func (s *Session) Reset() {
 	s.sched.Reset(time.UnixMilli(s.sc.EpochMs).UTC())
-	s.set = s.sc.Settings
+	s.pol = s.initial
 	s.core.Config.CompactionEnabled = s.sc.Compaction.Enabled
-	s.cls, _ = s.set.Classifier()
 	s.clsFresh = true
 	s.seed()
 	if s.json != nil {
@@ -162,16 +155,16 @@ func (s *Session) Scheduler() *Scheduler { return s.sched }
 
 // Settings returns the settings in force: the scenario's, as set_auto_retry
 // and SetSettings changed them.
-func (s *Session) Settings() policy.Settings { return s.set }
+func (s *Session) Settings() policy.Settings { return s.pol.Settings() }
 
-// SetSettings replaces the settings in force from the next step on; invalid
-// settings (Settings.Validate) are refused and change nothing.
-func (s *Session) SetSettings(set policy.Settings) error {
-	if err := set.Validate(); err != nil {
-		return err
+// Policy returns the policy in force (see Settings).
+func (s *Session) Policy() *policy.Policy { return s.pol }
+
+// SetPolicy puts p in force from the next step on; nil changes nothing.
+func (s *Session) SetPolicy(p *policy.Policy) {
+	if p != nil {
+		s.setPolicy(p)
 	}
-	s.setSettings(set)
-	return nil
 }
 
 // Trace returns the JSON trace written so far (empty with NoJSON).
@@ -265,10 +258,10 @@ func (s *Session) Do(a scenario.Action) {
 		case session.ArgBool:
 			ev.Enabled = a.Enabled != nil && *a.Enabled
 		case session.ArgSettings:
-			if set, err := s.MergeSettings(a.Settings); err != nil {
+			if p, err := s.MergeSettings(a.Settings); err != nil {
 				ev.Error = cmd.Name + ": " + arg.Name + ": " + err.Error()
 			} else {
-				ev.Settings = &set
+				ev.Policy = p
 			}
 		}
 	}
@@ -276,19 +269,19 @@ func (s *Session) Do(a scenario.Action) {
 }
 
 // MergeSettings returns patch (a JSON object of retry settings) merged
-// key by key over the settings in force, validated: set_retry_settings'
-// settings.
-func (s *Session) MergeSettings(patch json.RawMessage) (policy.Settings, error) {
+// key by key over the settings in force and compiled (policy.Compile):
+// set_retry_settings' policy.
+func (s *Session) MergeSettings(patch json.RawMessage) (*policy.Policy, error) {
 	merged, err := s.Settings().Apply(patch)
-	if err == nil {
-		err = merged.Validate()
+	if err != nil {
+		return nil, err
 	}
-	return merged, err
+	return policy.Compile(merged)
 }
 
 // Step runs command event ev now (Prompt, Abort, AbortRetry, SetAutoRetry,
-// GetState, SetRetrySettings with its Settings merged over those in force
-// and validated by the caller, SetAutoCompaction): the session core steps
+// GetState, SetRetrySettings with its Policy merged over the settings in
+// force and compiled by the caller, SetAutoCompaction): the session core steps
 // and the session performs its effects. An Abort ends the call in flight,
 // if any, with an aborted reply.
 func (s *Session) Step(ev session.Event) {
@@ -354,7 +347,7 @@ func (s *Session) reply(id uint64, n int) {
 		if !s.clsFresh || s.ev.Reply.UsageLimit || s.ev.Reply.HasWaitHint {
 			s.ev.Reply = s.classify(t.Reply()) // in the settings' mode now; a date hint is relative to now
 		}
-		if s.ev.Reply.Class == policy.ClassRetryable && s.set.Jittered() {
+		if s.ev.Reply.Class == classify.ClassRetryable && s.pol.Jittered() {
 			s.ev.Reply.Draw = s.draw()
 		}
 	} else {
@@ -364,8 +357,8 @@ func (s *Session) reply(id uint64, n int) {
 }
 
 // classify classifies a reply now.
-func (s *Session) classify(m policy.AssistantMessage) policy.Outcome {
-	return s.cls.Reply(m, s.sc.ContextWindow, s.sched.Now())
+func (s *Session) classify(m policy.AssistantMessage) classify.Outcome {
+	return s.pol.Reply(m, s.sc.ContextWindow, s.sched.Now())
 }
 
 // step steps the core with s.ev at the current time and performs the
@@ -375,7 +368,7 @@ func (s *Session) step() {
 	s.ev.At = s.sched.now
 	s.buf.Effects = s.buf.Effects[:0]
 	s.pendingCall = 0
-	session.Perform(s.core.Apply(&s.st, &s.set, &s.ev, &s.buf), (*effects)(s))
+	session.Perform(s.core.Apply(&s.st, s.pol, &s.ev, &s.buf), (*effects)(s))
 	if call := s.pendingCall; call != 0 {
 		s.pendingCall = 0
 		s.call(call)
@@ -389,10 +382,10 @@ func (e *effects) Record(r *trace.Record) { (*Session)(e).write(r) }
 func (e *effects) Arm(t session.Timer) {
 	e.sched.PostIn(t.Delay, (*Session)(e), Posted{Kind: postTimer, ID: t.ID, N: int(t.Kind)})
 }
-func (e *effects) Cancel(t session.Timer)           { e.cancelled = append(e.cancelled, t.ID) }
-func (e *effects) SetEnabled(enabled bool)          { e.set.Enabled = enabled }
-func (e *effects) SetSettings(set *policy.Settings) { (*Session)(e).setSettings(*set) }
-func (e *effects) SetCompaction(enabled bool)       { e.core.Config.CompactionEnabled = enabled }
+func (e *effects) Cancel(t session.Timer)       { e.cancelled = append(e.cancelled, t.ID) }
+func (e *effects) SetEnabled(enabled bool)      { e.pol = e.pol.WithEnabled(enabled) }
+func (e *effects) SetSettings(p *policy.Policy) { (*Session)(e).setPolicy(p) }
+func (e *effects) SetCompaction(enabled bool)   { e.core.Config.CompactionEnabled = enabled }
 
 // Call is made once the effects are performed (s.call may step again: a
 // reply that takes no time is delivered at once).

@@ -68,7 +68,7 @@
 //
 // To retry one call, retryfsm.Do takes Message as its reply reader:
 //
-//	msg, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*anthropic.Message, error) {
+//	msg, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(ctx context.Context) (*anthropic.Message, error) {
 //		return client.Messages.New(ctx, params)
 //	}, retryfsm.WithReply(anthropicreply.Message))
 //

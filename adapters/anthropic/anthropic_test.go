@@ -16,6 +16,7 @@ import (
 	adapter "github.com/ohmypi/retryfsm/adapters/anthropic"
 	"github.com/ohmypi/retryfsm/adapters/internal/replytest"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // now is the reply time given to the classifier (no date hint is used).
@@ -63,8 +64,8 @@ var dropConnection = replytest.DropConnection
 // classes is a reply's classification in the three modes.
 type classes = replytest.Classes
 
-// classify classifies m through policy as the Controller does.
-func classify(t *testing.T, m policy.AssistantMessage) classes {
+// classes3 classifies m through policy as the Controller does.
+func classes3(t *testing.T, m policy.AssistantMessage) classes {
 	t.Helper()
 	return replytest.Classify(t, m, contextWindow, now)
 }
@@ -73,9 +74,9 @@ func classify(t *testing.T, m policy.AssistantMessage) classes {
 // the reply and its classification.
 func TestMessageErrorResponses(t *testing.T) {
 	const (
-		retryable = policy.ClassRetryable
-		fatal     = policy.ClassFatal
-		overflow  = policy.ClassOverflow
+		retryable = classify.ClassRetryable
+		fatal     = classify.ClassFatal
+		overflow  = classify.ClassOverflow
 	)
 	tests := []struct {
 		name    string
@@ -193,7 +194,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			}
 			got := adapter.Message(err)
 			assertReply(t, got, tt.want)
-			if c := classify(t, got); c != tt.classes {
+			if c := classes3(t, got); c != tt.classes {
 				t.Errorf("classes = %+v, want %+v", c, tt.classes)
 			}
 			// Reply of the same result is Message.
@@ -240,7 +241,7 @@ func TestMessageCancelled(t *testing.T) {
 	if m.StopReason != policy.StopReasonAborted || !strings.HasPrefix(m.ErrorMessage, "Request was aborted: ") {
 		t.Errorf("cancelled call: %+v (err %v)", m, err)
 	}
-	if c := classify(t, m).Message; c != policy.ClassAborted {
+	if c := classes3(t, m).Message; c != classify.ClassAborted {
 		t.Errorf("class = %v, want aborted", c)
 	}
 
@@ -277,7 +278,7 @@ func TestMessageTimeout(t *testing.T) {
 	if m.StopReason != policy.StopReasonError || m.ErrorMessage != "Connection error: request timed out (context deadline exceeded)" {
 		t.Errorf("timeout: %+v", m)
 	}
-	if c := classify(t, m); c.Message != policy.ClassRetryable {
+	if c := classes3(t, m); c.Message != classify.ClassRetryable {
 		t.Errorf("class = %v, want retryable", c.Message)
 	}
 }
@@ -321,51 +322,51 @@ func TestStreamMessage(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		want    policy.AssistantMessage
-		class   policy.Class
+		class   classify.Class
 	}{{
 		name:    "end_turn",
 		handler: streamOf(messageStart+textStart+fmt.Sprintf(messageEnd, "end_turn"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "tool_use",
 		handler: streamOf(messageStart+textStart+fmt.Sprintf(messageEnd, "tool_use"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonToolUse, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "max_tokens",
 		handler: streamOf(messageStart+textStart+fmt.Sprintf(messageEnd, "max_tokens"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonLength, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "refusal",
 		handler: streamOf(messageStart+textStart+fmt.Sprintf(messageEnd, "refusal"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "stop_reason refusal", InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassFatal,
+		class:   classify.ClassFatal,
 	}, {
 		// An error event: the stream's status is 200, so none is reported.
 		name:    "overloaded error event",
 		handler: streamOf(messageStart+textStart+overloadedEvent, false),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "overloaded_error: Overloaded",
 			InputTokens: 1200, CacheReadTokens: 300, Headers: map[string]string{"anthropic-ratelimit-requests-remaining": "49"}},
-		class: policy.ClassRetryable,
+		class: classify.ClassRetryable,
 	}, {
 		name:    "connection dropped mid-stream",
 		handler: streamOf(messageStart+textStart, true),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: unexpected EOF", InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassRetryable,
+		class:   classify.ClassRetryable,
 	}, {
 		name:    "closed before message_stop",
 		handler: streamOf(messageStart+textStart, false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: stream ended before message_stop", InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassRetryable,
+		class:   classify.ClassRetryable,
 	}, {
 		name: "529 before the stream",
 		handler: errorResponse(529, map[string]string{"X-Should-Retry": "true"},
 			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "529 overloaded_error: Overloaded",
 			Status: 529, Headers: map[string]string{"x-should-retry": "true"}},
-		class: policy.ClassRetryable,
+		class: classify.ClassRetryable,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -381,7 +382,7 @@ func TestStreamMessage(t *testing.T) {
 			}
 			got := adapter.StreamMessage(acc, stream.Err())
 			assertReply(t, got, tt.want)
-			if c := classify(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
+			if c := classes3(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
 				t.Errorf("classes = %+v, want %v in every mode", c, tt.class)
 			}
 		})
@@ -399,7 +400,7 @@ func TestReplySuccess(t *testing.T) {
 	assertReply(t, got, policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: 210000})
 	// A success over the window: a success for the retry machine, an
 	// overflow for the compaction hand-off.
-	if o := policy.ClassifyReply(got, contextWindow, now); o.Class != policy.ClassSuccess || !o.Overflow {
+	if o := classify.ClassifyReply(got, contextWindow, now); o.Class != classify.ClassSuccess || !o.Overflow {
 		t.Errorf("class %v overflow %v, want success and overflow", o.Class, o.Overflow)
 	}
 }
@@ -413,7 +414,7 @@ func TestMessageByHand(t *testing.T) {
 	}
 	other := adapter.Message(errors.New("error parsing response json: unexpected end of JSON input"))
 	assertReply(t, other, policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "error parsing response json: unexpected end of JSON input"})
-	if c := classify(t, other); c.Message != policy.ClassFatal {
+	if c := classes3(t, other); c.Message != classify.ClassFatal {
 		t.Errorf("class = %v, want fatal", c.Message)
 	}
 	empty := adapter.Reply(nil, nil)

@@ -72,7 +72,7 @@ func TestControllerReadsStatusAndHeaders(t *testing.T) {
 			set := policy.DefaultSettings()
 			tt.settings(&set)
 			a := &oneCallAgent{client: s.client()}
-			ctl, err := policy.NewController(policy.Config{Clock: clock.NewMock(), Agent: a, Settings: policy.NewSettingsStore(set)})
+			ctl, err := policy.NewController(policy.Config{Clock: clock.NewMock(), Agent: a, Settings: policy.NewSettingsStore(policy.MustCompile(set))})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/ohmypi/retryfsm"
 	anthropicreply "github.com/ohmypi/retryfsm/adapters/anthropic"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // ExampleStreamMessage streams a message through the real SDK from a local
@@ -51,7 +52,7 @@ func ExampleStreamMessage() {
 	_ = stream.Close()
 
 	fmt.Printf("%s %d %q %v\n", reply.StopReason, reply.Status, reply.ErrorMessage, reply.Headers)
-	fmt.Println(policy.ClassifyReply(reply, 200000, time.Now()).Class)
+	fmt.Println(classify.ClassifyReply(reply, 200000, time.Now()).Class)
 	// Output:
 	// error 529 "529 overloaded_error: Overloaded" map[x-should-retry:true]
 	// retryable
@@ -117,7 +118,7 @@ func Example_do() {
 	}
 	ctx := context.Background()
 
-	msg, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*anthropic.Message, error) {
+	msg, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(ctx context.Context) (*anthropic.Message, error) {
 		return client.Messages.New(ctx, params)
 	}, retryfsm.WithReply(anthropicreply.Message))
 

@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	openaireply "github.com/ohmypi/retryfsm/adapters/openai"
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // ExampleStreamMessage streams a chat completion through the real SDK from a
@@ -43,7 +43,7 @@ func ExampleStreamMessage() {
 
 	fmt.Println(reply.StopReason, reply.Status)
 	fmt.Println(reply.ErrorMessage)
-	o := policy.ClassifyReply(reply, 128000, time.Now())
+	o := classify.ClassifyReply(reply, 128000, time.Now())
 	fmt.Println(o.Class, o.Overflow)
 	// Output:
 	// error 400

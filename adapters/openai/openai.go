@@ -70,7 +70,7 @@
 //
 // To retry one call, retryfsm.Do takes Message as its reply reader:
 //
-//	c, err := retryfsm.Do(ctx, policy.DefaultSettings(), func(ctx context.Context) (*openai.ChatCompletion, error) {
+//	c, err := retryfsm.Do(ctx, policy.DefaultPolicy(), func(ctx context.Context) (*openai.ChatCompletion, error) {
 //		return client.Chat.Completions.New(ctx, params)
 //	}, retryfsm.WithReply(openaireply.Message))
 //

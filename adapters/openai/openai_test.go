@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/adapters/internal/replytest"
 	adapter "github.com/ohmypi/retryfsm/adapters/openai"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // now is the reply time given to the classifier (no date hint is used).
@@ -62,8 +63,8 @@ var dropConnection = replytest.DropConnection
 // classes is a reply's classification in the three modes.
 type classes = replytest.Classes
 
-// classify classifies m through policy as the Controller does.
-func classify(t *testing.T, m policy.AssistantMessage) classes {
+// classes3 classifies m through policy as the Controller does.
+func classes3(t *testing.T, m policy.AssistantMessage) classes {
 	t.Helper()
 	return replytest.Classify(t, m, contextWindow, now)
 }
@@ -86,9 +87,9 @@ func assertReply(t *testing.T, got, want policy.AssistantMessage) {
 // the reply and its classification.
 func TestMessageErrorResponses(t *testing.T) {
 	const (
-		retryable = policy.ClassRetryable
-		fatal     = policy.ClassFatal
-		overflow  = policy.ClassOverflow
+		retryable = classify.ClassRetryable
+		fatal     = classify.ClassFatal
+		overflow  = classify.ClassOverflow
 	)
 	rateLimitHeaders := map[string]string{
 		"Retry-After":                    "3",
@@ -210,7 +211,7 @@ func TestMessageErrorResponses(t *testing.T) {
 			}
 			got := adapter.Message(err)
 			assertReply(t, got, tt.want)
-			if cl := classify(t, got); cl != tt.classes {
+			if cl := classes3(t, got); cl != tt.classes {
 				t.Errorf("classes = %+v, want %+v", cl, tt.classes)
 			}
 			// Reply of the same result is Message, and Message does not
@@ -268,7 +269,7 @@ func TestMessageCancelled(t *testing.T) {
 	if m.StopReason != policy.StopReasonAborted || !strings.HasPrefix(m.ErrorMessage, "Request was aborted: ") {
 		t.Errorf("cancelled call: %+v (err %v)", m, err)
 	}
-	if c := classify(t, m).Message; c != policy.ClassAborted {
+	if c := classes3(t, m).Message; c != classify.ClassAborted {
 		t.Errorf("class = %v, want aborted", c)
 	}
 
@@ -303,7 +304,7 @@ func TestMessageTimeout(t *testing.T) {
 	if m.StopReason != policy.StopReasonError || m.ErrorMessage != "Connection error: request timed out (context deadline exceeded)" {
 		t.Errorf("timeout: %+v", m)
 	}
-	if c := classify(t, m); c.Message != policy.ClassRetryable {
+	if c := classes3(t, m); c.Message != classify.ClassRetryable {
 		t.Errorf("class = %v, want retryable", c.Message)
 	}
 }
@@ -338,27 +339,27 @@ func TestStreamMessage(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		want    policy.AssistantMessage
-		class   policy.Class
+		class   classify.Class
 	}{{
 		name:    "stop",
 		handler: streamOf(chunkStart+fmt.Sprintf(chunkEnd, "stop"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "tool_calls",
 		handler: streamOf(chunkStart+fmt.Sprintf(chunkEnd, "tool_calls"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonToolUse, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "length",
 		handler: streamOf(chunkStart+fmt.Sprintf(chunkEnd, "length"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonLength, InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassSuccess,
+		class:   classify.ClassSuccess,
 	}, {
 		name:    "content_filter",
 		handler: streamOf(chunkStart+fmt.Sprintf(chunkEnd, "content_filter"), false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "finish_reason content_filter", InputTokens: 1200, CacheReadTokens: 300},
-		class:   policy.ClassFatal,
+		class:   classify.ClassFatal,
 	}, {
 		// An error event: the stream's status is 200, so none is reported,
 		// and the text alone decides. The original's regex does not match
@@ -368,17 +369,17 @@ func TestStreamMessage(t *testing.T) {
 		handler: streamOf(chunkStart+errorEvent, false),
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "server_error: The server had an error while processing your request. Sorry about that!"},
-		class: policy.ClassFatal,
+		class: classify.ClassFatal,
 	}, {
 		name:    "connection dropped mid-stream",
 		handler: streamOf(chunkStart, true),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: unexpected EOF"},
-		class:   policy.ClassRetryable,
+		class:   classify.ClassRetryable,
 	}, {
 		name:    "closed before a finish_reason",
 		handler: streamOf(chunkStart, false),
 		want:    policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "Connection error: stream ended without a finish_reason"},
-		class:   policy.ClassRetryable,
+		class:   classify.ClassRetryable,
 	}, {
 		name: "500 before the stream",
 		handler: errorResponse(500, map[string]string{"X-Should-Retry": "true"},
@@ -386,7 +387,7 @@ func TestStreamMessage(t *testing.T) {
 		want: policy.AssistantMessage{StopReason: policy.StopReasonError,
 			ErrorMessage: "500 server_error: The server had an error while processing your request. Sorry about that!",
 			Status:       500, Headers: map[string]string{"x-should-retry": "true"}},
-		class: policy.ClassRetryable,
+		class: classify.ClassRetryable,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,7 +401,7 @@ func TestStreamMessage(t *testing.T) {
 			}
 			got := adapter.StreamMessage(acc.ChatCompletion, stream.Err())
 			assertReply(t, got, tt.want)
-			if c := classify(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
+			if c := classes3(t, got); c.Message != tt.class || c.Status != tt.class || c.Strict != tt.class {
 				t.Errorf("classes = %+v, want %v in every mode", c, tt.class)
 			}
 		})
@@ -418,7 +419,7 @@ func TestReplySuccess(t *testing.T) {
 	assertReply(t, got, policy.AssistantMessage{StopReason: policy.StopReasonStop, InputTokens: 129000, CacheReadTokens: 1000})
 	// A success over the window: a success for the retry machine, an
 	// overflow for the compaction hand-off.
-	if o := policy.ClassifyReply(got, contextWindow, now); o.Class != policy.ClassSuccess || !o.Overflow {
+	if o := classify.ClassifyReply(got, contextWindow, now); o.Class != classify.ClassSuccess || !o.Overflow {
 		t.Errorf("class %v overflow %v, want success and overflow", o.Class, o.Overflow)
 	}
 }
@@ -431,7 +432,7 @@ func TestMessageByHand(t *testing.T) {
 	}
 	other := adapter.Message(errors.New("error parsing response json: unexpected end of JSON input"))
 	assertReply(t, other, policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "error parsing response json: unexpected end of JSON input"})
-	if c := classify(t, other); c.Message != policy.ClassFatal {
+	if c := classes3(t, other); c.Message != classify.ClassFatal {
 		t.Errorf("class = %v, want fatal", c.Message)
 	}
 	empty := adapter.Reply(nil, nil)

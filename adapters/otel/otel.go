@@ -10,7 +10,7 @@
 //	stop := rec.Observe(ctx, ctl, retryotel.Labels{Provider: "anthropic", Model: "claude-sonnet-4-5", Profile: "default"})
 //	defer stop()
 //
-//	msg, err := retryfsm.Do(ctx, settings, call, rec.Option(labels))
+//	msg, err := retryfsm.Do(ctx, pol, call, rec.Option(labels))
 //
 // # Metrics
 //

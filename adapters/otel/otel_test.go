@@ -132,13 +132,13 @@ func TestRecorderDo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
 		ctx := context.Background()
-		v, err := retryfsm.Do(ctx, policy.DefaultSettings(), failing(2), s.rec.Option(labels))
+		v, err := retryfsm.Do(ctx, policy.DefaultPolicy(), failing(2), s.rec.Option(labels))
 		if err != nil || v != "ok" {
 			t.Fatalf("Do = %q, %v", v, err)
 		}
 		// During a backoff, the gauge says 1.
 		inBackoff := make(chan float64, 1)
-		_, err = retryfsm.Do(ctx, policy.DefaultSettings(), failing(10), s.rec.Option(labels),
+		_, err = retryfsm.Do(ctx, policy.DefaultPolicy(), failing(10), s.rec.Option(labels),
 			retryfsm.OnEvent(func(e policy.Event) {
 				if st, ok := e.(policy.AutoRetryStart); ok && st.Attempt == 1 {
 					go func() {
@@ -156,7 +156,7 @@ func TestRecorderDo(t *testing.T) {
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		if _, err := retryfsm.Do(cctx, policy.DefaultSettings(), failing(10), s.rec.Option(labels)); !errors.Is(err, policy.ErrRetryCancelled) {
+		if _, err := retryfsm.Do(cctx, policy.DefaultPolicy(), failing(10), s.rec.Option(labels)); !errors.Is(err, policy.ErrRetryCancelled) {
 			t.Fatalf("Do = %v, want cancelled", err)
 		}
 
@@ -227,7 +227,7 @@ func TestRecorderController(t *testing.T) {
 	s := newSDK(t)
 	set := policy.DefaultSettings()
 	set.MaxRetries = 0
-	ctl, err := policy.NewController(policy.Config{Agent: noAgent{}, Settings: policy.NewSettingsStore(set)})
+	ctl, err := policy.NewController(policy.Config{Agent: noAgent{}, Settings: policy.NewSettingsStore(policy.MustCompile(set))})
 	if err != nil {
 		t.Fatal(err)
 	}

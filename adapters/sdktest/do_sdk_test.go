@@ -88,7 +88,7 @@ var sdkCases = []sdkCase{
 				Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))},
 			}
 			// The five lines of the README.
-			msg, err := retryfsm.Do(ctx, policy.DefaultSettings(),
+			msg, err := retryfsm.Do(ctx, policy.DefaultPolicy(),
 				func(ctx context.Context) (*anthropic.Message, error) {
 					return client.Messages.New(ctx, params)
 				},
@@ -118,7 +118,7 @@ var sdkCases = []sdkCase{
 				Model:    "gpt-4o",
 				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello")},
 			}
-			c, err := retryfsm.Do(ctx, policy.DefaultSettings(),
+			c, err := retryfsm.Do(ctx, policy.DefaultPolicy(),
 				func(ctx context.Context) (*openai.ChatCompletion, error) {
 					return client.Chat.Completions.New(ctx, params)
 				},

@@ -93,7 +93,7 @@ var layerParams = anthropic.MessageNewParams{
 func (a *twoLayerAgent) run(ctx context.Context) {
 	a.line("type", "agent_start")
 	start := time.Now()
-	msg, err := retryfsm.Do(ctx, a.provider, func(ctx context.Context) (*anthropic.Message, error) {
+	msg, err := retryfsm.Do(ctx, policy.MustCompile(a.provider), func(ctx context.Context) (*anthropic.Message, error) {
 		return a.client.Messages.New(ctx, layerParams)
 	}, retryfsm.WithReply(anthropicreply.Message), retryfsm.WithConfig(func(c *policy.Config) {
 		c.Rand = func() float64 { return a.draw }
@@ -148,7 +148,7 @@ func runTwoLayers(t *testing.T, session string, provider policy.Settings, sc pro
 		s := proxytest.Serve(t, sc)
 		a := &twoLayerAgent{provider: provider, draw: 0,
 			client: anthropic.NewClient(aoption.WithBaseURL(s.URL), aoption.WithHTTPClient(s.Client), aoption.WithAPIKey("sk-test"), aoption.WithMaxRetries(0))}
-		a.ctl, err = policy.NewController(policy.Config{Agent: a, Settings: policy.NewSettingsStore(p.Settings),
+		a.ctl, err = policy.NewController(policy.Config{Agent: a, Settings: policy.NewSettingsStore(policy.MustCompile(p.Settings)),
 			Rand: func() float64 { return a.draw }})
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,7 @@
 #
 #   deploy/slurm/cluster.sh start DIR   # prints the SLURM_CONF to export
 #   export SLURM_CONF=DIR/slurm.conf    # sbatch, squeue, scontrol use it
-#   deploy/slurm/cluster.sh stop DIR    # stops all three; nothing is left running
+#   deploy/slurm/cluster.sh stop DIR    # cancels the jobs, stops all three: nothing is left running
 #
 # Needs root and Debian's slurm-wlm and munge (apt-get install -y slurm-wlm
 # munge). The ports are SLURMCTLD_PORT and SLURMD_PORT (default: 16817 and
@@ -90,6 +90,16 @@ CONF
 	exit 1
 	;;
 stop)
+	# Jobs still running first (their slurmstepd would outlive slurmd):
+	# cancelled, then waited for, 10 s at most.
+	if [ -s "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+		export SLURM_CONF=$dir/slurm.conf
+		scancel --quiet --full $(squeue -h -o %A 2>/dev/null | sort -u) 2>/dev/null || true
+		for _ in $(seq 100); do
+			[ -z "$(squeue -h -o %A 2>/dev/null)" ] && break
+			sleep 0.1
+		done
+	fi
 	stop_pid "$dir/slurmd.pid"
 	stop_pid "$dir/slurmctld.pid"
 	stop_pid "$dir/munge/munged.pid"

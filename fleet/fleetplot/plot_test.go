@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,8 +50,23 @@ func outageSweep(t *testing.T) *fleet.Result {
 	return res
 }
 
-// readyFleets is the sweep of the three fleets in fleets/, seed 1.
+// readyFleets is the sweep of the three fleets in fleets/, seed 1, run
+// once for the package's tests (which only read it).
 func readyFleets(t *testing.T) *fleet.Result {
+	t.Helper()
+	readyOnce.Do(func() { ready = sweepReadyFleets(t) })
+	if ready == nil {
+		t.Fatal("the ready fleets' sweep failed (see the first test that ran it)")
+	}
+	return ready
+}
+
+var (
+	readyOnce sync.Once
+	ready     *fleet.Result
+)
+
+func sweepReadyFleets(t *testing.T) *fleet.Result {
 	t.Helper()
 	paths, err := filepath.Glob("../../fleets/*.yaml")
 	if err != nil || len(paths) != 3 {

@@ -44,6 +44,7 @@ import (
 	anthropicreply "github.com/ohmypi/retryfsm/adapters/anthropic"
 	openaireply "github.com/ohmypi/retryfsm/adapters/openai"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 func main() {
@@ -94,10 +95,14 @@ func run(ctx context.Context, w io.Writer, provider string, clk clock.Clock) err
 
 	settings := policy.DefaultSettings()
 	settings.BaseDelay = baseDelay
+	pol, err := policy.Compile(settings)
+	if err != nil {
+		return err
+	}
 	ctl, err := policy.NewController(policy.Config{
 		Clock:         clk,
 		Agent:         a,
-		Settings:      policy.NewSettingsStore(settings),
+		Settings:      policy.NewSettingsStore(pol),
 		Provider:      provider,
 		ContextWindow: contextWindow,
 	})
@@ -163,7 +168,7 @@ func (a *agent) run(ctx context.Context) {
 // compactIfOverflow is where a real agent hands a context overflow to
 // compaction.
 func (a *agent) compactIfOverflow(last *policy.AssistantMessage) {
-	if policy.ClassifyReply(*last, contextWindow, time.Now()).Overflow {
+	if classify.ClassifyReply(*last, contextWindow, time.Now()).Overflow {
 		a.out.printf("  context overflow: compacting\n")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // ErrorResponse answers with status, the request id header (the provider's
@@ -43,7 +44,7 @@ func DropConnection(w http.ResponseWriter, r *http.Request) {
 // Classes is how a reply is classified in the three modes, whether it is
 // a context overflow, and its wait hint (-1: none).
 type Classes struct {
-	Message, Status, Strict policy.Class
+	Message, Status, Strict classify.Class
 	Overflow                bool
 	HintMs                  float64
 }
@@ -56,16 +57,16 @@ func Classify(t *testing.T, m policy.AssistantMessage, contextWindow int64, now 
 		t.Fatalf("ValidateHTTP: %v", err)
 	}
 	var c Classes
-	o := policy.ClassifyReply(m, contextWindow, now)
+	o := classify.ClassifyReply(m, contextWindow, now)
 	c.Message, c.Overflow, c.HintMs = o.Class, o.Overflow, -1
 	if o.HasWaitHint {
 		c.HintMs = o.WaitHintMs
 	}
 	for _, mode := range []struct {
 		name string
-		out  *policy.Class
+		out  *classify.Class
 	}{{policy.ClassifyStatus, &c.Status}, {policy.ClassifyStrict, &c.Strict}} {
-		cl, err := policy.NewClassifier(mode.name, nil, nil)
+		cl, err := classify.NewClassifier(mode.name, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func Classify(t *testing.T, m policy.AssistantMessage, contextWindow int64, now 
 
 // Want is the Classes a test expects: the class in each mode, whether it
 // is an overflow, and the wait hint in milliseconds (-1: none).
-func Want(message, status, strict policy.Class, overflow bool, hintMs float64) Classes {
+func Want(message, status, strict classify.Class, overflow bool, hintMs float64) Classes {
 	return Classes{Message: message, Status: status, Strict: strict, Overflow: overflow, HintMs: hintMs}
 }
 

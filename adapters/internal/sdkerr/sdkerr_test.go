@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
 // Every combination of the parts of an API error, and the status rules.
@@ -155,7 +156,7 @@ func TestCutStream(t *testing.T) {
 	if m.StopReason != policy.StopReasonError || m.ErrorMessage != "Connection error: stream ended before message_stop" {
 		t.Errorf("CutStream = %+v", m)
 	}
-	if c := policy.ClassifyReply(m, 0, testTime).Class; c != policy.ClassRetryable {
+	if c := classify.ClassifyReply(m, 0, testTime).Class; c != classify.ClassRetryable {
 		t.Errorf("class = %v, want retryable", c)
 	}
 }

@@ -130,13 +130,14 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 	}
 	if s := o.settings; s != "" {
 		set, err := prof.Settings.Apply([]byte(s))
+		var pol *policy.Policy
 		if err == nil {
-			err = set.Validate()
+			pol, err = policy.Compile(set)
 		}
 		if err != nil {
 			return usageError(c, stderr, "--settings: %v", err)
 		}
-		opt.Settings = &set
+		opt.Policy = pol
 	}
 	window := o.contextWindow
 	if window < 0 {
@@ -152,10 +153,10 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 		return usageError(c, stderr, "--slack %s: the slack is a wire log's (allowed with --wire or --wire=WIRELOG)", o.slack.text)
 	}
 	if o.wire.on {
-		return o.auditWire(a, prof.Name, opt.Settings != nil, args, stdin, stdout, stderr)
+		return o.auditWire(a, prof.Name, opt.Policy != nil, args, stdin, stdout, stderr)
 	}
 	if path := o.wire.path; path != "" {
-		return o.auditLayers(a, path, opt.Settings != nil, args, stdin, stdout, stderr)
+		return o.auditLayers(a, path, opt.Policy != nil, args, stdin, stdout, stderr)
 	}
 
 	out := bufio.NewWriter(stdout)
@@ -185,7 +186,7 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 	case asJSON:
 		_ = enc.Encode(auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: logs, Summary: total})
 	default:
-		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Settings != nil, logs, total))
+		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Policy != nil, logs, total))
 	}
 	return auditExit(out, stderr, readFailed, total.Findings)
 }

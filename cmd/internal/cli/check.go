@@ -87,12 +87,13 @@ func (o *checkOptions) runTo(args []string, stdout, stderr io.Writer) int {
 	var set *policy.Settings // nil: the default settings
 	profile := o.profile
 	if profile != "" {
-		prof, err := policy.ProfileByName(profile)
-		if err != nil {
+		_, prof, err := policy.Resolve(v.Name, profile)
+		var pair *policy.PairError
+		switch {
+		case errors.As(err, &pair):
+			return usageError(c, stderr, "--profile %s: %v", pair.Profile, err)
+		case err != nil:
 			return usageError(c, stderr, "--profile: %v", err)
-		}
-		if v != session.Sound && prof.Name != policy.DefaultProfile {
-			return usageError(c, stderr, "--profile %s: variant %s allows only profile %s", prof.Name, v.Name, policy.DefaultProfile)
 		}
 		profile, set = prof.Name, &prof.Settings
 	}

@@ -405,16 +405,7 @@ func variantFlag(fs *flag.FlagSet, v *string, what string) {
 // with the profile, e.g. "merge each scenario's settings over profile
 // `NAME`'s".
 func profileFlag(fs *flag.FlagSet, p *string, what string) {
-	fs.StringVar(p, "profile", "", what+" (one of: "+strings.Join(policyProfileNames(), ", ")+")")
-}
-
-// policyProfileNames are the names of policy.Profiles, in order.
-func policyProfileNames() []string {
-	names := make([]string, 0, 16)
-	for _, p := range policy.Profiles() {
-		names = append(names, p.Name)
-	}
-	return names
+	fs.StringVar(p, "profile", "", what+" (one of: "+strings.Join(policy.ProfileNames(), ", ")+")")
 }
 
 // overrides are a command's --variant and --profile ("" when not given):
@@ -435,13 +426,14 @@ func checkOverrides(c *command, o overrides, stderr io.Writer) (overrides, bool)
 	if name == "" {
 		return checked, true
 	}
-	prof, err := policy.ProfileByName(name)
-	if err != nil {
-		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, policyProfileNames(), ""))
+	_, prof, err := policy.Resolve(variant, name)
+	var pair *policy.PairError
+	switch {
+	case errors.As(err, &pair):
+		usageError(c, stderr, "--profile %s: %v", pair.Profile, err)
 		return overrides{}, false
-	}
-	if variant == "original" && prof.Name != policy.DefaultProfile {
-		usageError(c, stderr, "--profile %s: variant original allows only profile %s", prof.Name, policy.DefaultProfile)
+	case err != nil:
+		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, policy.ProfileNames(), ""))
 		return overrides{}, false
 	}
 	checked.profile = prof.Name

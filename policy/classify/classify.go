@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"fmt"
@@ -45,40 +45,9 @@ func (c Class) String() string {
 	return fmt.Sprintf("Class(%d)", int(c))
 }
 
-// Classify classifies an assistant reply the way the original's
-// #isRetryableError (§2.1) and isContextOverflow (§2.3) see it, with
-// contextWindow the current model's context window (0 when unknown, which
-// disables the usage rule).
-//
-// For stopReason "error" overflow is checked first, because the original
-// checks it before the retryable regex: a message such as "prompt is too
-// long … 500 …" or a 529 whose usage exceeds the window goes to compaction,
-// not to retry. An error with an empty errorMessage is never retryable (the
-// original's step 1 treats "" as missing), but the usage rule can still make
-// it overflow, so it is ClassOverflow or ClassFatal.
-//
-// An "aborted" reply is ClassAborted and anything else ClassSuccess,
-// regardless of usage: the usage rule matters for those only in the
-// compaction hand-off, where callers ask isContextOverflow directly.
-func classify(m AssistantMessage, contextWindow int64) Class {
-	switch m.StopReason {
-	case StopReasonError:
-		if isContextOverflow(m, contextWindow) {
-			return ClassOverflow
-		}
-		if m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage) {
-			return ClassRetryable
-		}
-		return ClassFatal
-	case StopReasonAborted:
-		return ClassAborted
-	default:
-		return ClassSuccess
-	}
-}
-
-// retryableSource is the original's retryable regex (§2.2), flag i.
-const retryableSource = `overloaded|rate.?limit|usage.?limit|too many requests|429|500|502|503|504|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
+// RetryableSource is the original's retryable regex (SPEC §2.2), as
+// JavaScript source, used with flag i.
+const RetryableSource = `overloaded|rate.?limit|usage.?limit|too many requests|429|500|502|503|504|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
 
 // usageLimitSource is the original's usage-limit regex (§2.4), flag i.
 const usageLimitSource = `usage.?limit|usage_limit_reached|limit_reached`
@@ -139,17 +108,17 @@ var overflowNeedles = [len(overflowSources)]string{
 }
 
 var (
-	retryableRe  = compileJS(retryableSource)
+	retryableRe  = compileJS(RetryableSource)
 	usageLimitRe = compileJS(usageLimitSource)
 	overflowRes  = compileAllJS(overflowSources[:])
 )
 
-// overflowPatterns returns the source text of the 21 overflow patterns in the
+// OverflowPatterns returns the source text of the 21 overflow patterns in the
 // original's order: the 20 message patterns, then the anchored "4xx (no
 // body)" pattern. The text is JavaScript regex source (RegExp.prototype.source,
 // without slashes); every pattern is used with flag i. The slice is a fresh
 // copy, so callers may keep or change it.
-func overflowPatterns() []string {
+func OverflowPatterns() []string {
 	out := make([]string, len(overflowSources))
 	copy(out, overflowSources[:])
 	return out

@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"math"
@@ -97,8 +97,8 @@ var waitHintCases = []struct {
 	{"Infinity is not a number", "", map[string]string{"retry-after-ms": "Infinity"}, 0, math.NaN()},
 	{"NaN is not a number", "", map[string]string{"retry-after-ms": "NaN"}, 0, math.NaN()},
 	{"hex is not a number", "", map[string]string{"retry-after-ms": "0x10"}, 0, math.NaN()},
-	{"huge is clamped", "", map[string]string{"retry-after-ms": "1e400"}, 0, maxWaitHintMs},
-	{"huge seconds clamped", "", map[string]string{"retry-after": "99999999999999999999999999999999999"}, 0, maxWaitHintMs},
+	{"huge is clamped", "", map[string]string{"retry-after-ms": "1e400"}, 0, MaxWaitHintMs},
+	{"huge seconds clamped", "", map[string]string{"retry-after": "99999999999999999999999999999999999"}, 0, MaxWaitHintMs},
 	{"negative seconds is 0", "", map[string]string{"retry-after": "-10"}, 0, 0},
 	{"negative zero is 0", "", map[string]string{"retry-after": "-0"}, 0, 0},
 	{"RFC 850 date", "", map[string]string{"retry-after": "Monday, 16-Feb-26 00:00:30 GMT"}, 0, 30000},
@@ -117,7 +117,7 @@ var waitHintCases = []struct {
 	{"original rule 2 before please retry", "retry-after: 2; Please retry in 5s", nil, 0, 2000},
 	{"original rule 4 before try again", "Try again in 5s. x-ratelimit-reset: 60", nil, 0, 60000},
 	{"original rule 2 falls through", "retry-after: soon, please retry in 2s", nil, 0, 2000},
-	{"original Infinity clamped", "retry-after: Infinity", nil, 0, maxWaitHintMs},
+	{"original Infinity clamped", "retry-after: Infinity", nil, 0, MaxWaitHintMs},
 	{"please retry before try again", "try again in 1s; Please retry in 5s", nil, 0, 5000},
 	{"try again before retryDelay", `"retryDelay": "9s", try again in 3s`, nil, 0, 3000},
 	{"please retry before retryDelay", `Please retry in 44.097740004s. {"retryDelay": "44s"}`, nil, 0, 44097.740004},
@@ -141,7 +141,7 @@ var waitHintCases = []struct {
 	{"try again tilde", "Try again in ~120 min.", nil, 0, math.NaN()},
 	{"try again no unit", "try again in 5", nil, 0, math.NaN()},
 	{"try again later", "Please try again later.", nil, 0, math.NaN()},
-	{"try again huge", "try again in " + strings.Repeat("9", 400) + " hours", nil, 0, maxWaitHintMs},
+	{"try again huge", "try again in " + strings.Repeat("9", 400) + " hours", nil, 0, MaxWaitHintMs},
 	{"retryDelay compact JSON", `{"retryDelay":"45s"}`, nil, 0, 45000},
 	{"retryDelay whitespace", "\"retryDelay\" \n:\t \"2.5s\"", nil, 0, 2500},
 	{"retryDelay case", `"RetryDelay": "5s"`, nil, 0, 5000},
@@ -192,7 +192,7 @@ func TestWaitHintKeepsOriginalParser(t *testing.T) {
 			continue
 		}
 		got, ok := waitHint(AssistantMessage{ErrorMessage: tc.msg}, time.UnixMilli(now))
-		if !ok || got != math.Min(want, maxWaitHintMs) {
+		if !ok || got != math.Min(want, MaxWaitHintMs) {
 			t.Errorf("%s: waitHint(%q) = %v, %v; parseRetryAfterMs gives %v", tc.name, tc.msg, got, ok, want)
 		}
 	}
@@ -211,12 +211,12 @@ func TestWaitHintStopReason(t *testing.T) {
 // TestMaxWaitHintMs: the clamp converts to a time.Duration without
 // overflow, and one more millisecond would not.
 func TestMaxWaitHintMs(t *testing.T) {
-	d := time.Duration(maxWaitHintMs) * time.Millisecond
-	if d <= 0 || d > math.MaxInt64 || d/time.Millisecond != time.Duration(maxWaitHintMs) {
-		t.Errorf("maxWaitHintMs = %v overflows a Duration (%v)", maxWaitHintMs, d)
+	d := time.Duration(MaxWaitHintMs) * time.Millisecond
+	if d <= 0 || d > math.MaxInt64 || d/time.Millisecond != time.Duration(MaxWaitHintMs) {
+		t.Errorf("MaxWaitHintMs = %v overflows a Duration (%v)", MaxWaitHintMs, d)
 	}
-	if float64(math.MaxInt64)/1e6-maxWaitHintMs >= 1 {
-		t.Errorf("maxWaitHintMs = %v is not the largest whole ms in a Duration", maxWaitHintMs)
+	if float64(math.MaxInt64)/1e6-MaxWaitHintMs >= 1 {
+		t.Errorf("MaxWaitHintMs = %v is not the largest whole ms in a Duration", MaxWaitHintMs)
 	}
 }
 
@@ -321,7 +321,7 @@ func TestValidateHTTP(t *testing.T) {
 }
 
 // FuzzWaitHint checks that waitHint and the header parsers never panic,
-// that a hint is never negative, NaN or above maxWaitHintMs, and that no
+// that a hint is never negative, NaN or above MaxWaitHintMs, and that no
 // hint means ms == 0.
 func FuzzWaitHint(f *testing.F) {
 	for _, tc := range waitHintCases {
@@ -345,7 +345,7 @@ func FuzzWaitHint(f *testing.F) {
 		}
 		now := time.UnixMilli(nowMs)
 		ms, ok := waitHint(AssistantMessage{ErrorMessage: msg, Headers: h}, now)
-		if ok && (math.IsNaN(ms) || ms < 0 || math.Signbit(ms) || ms > maxWaitHintMs) {
+		if ok && (math.IsNaN(ms) || ms < 0 || math.Signbit(ms) || ms > MaxWaitHintMs) {
 			t.Errorf("waitHint(%q, %v) = %v, true", msg, h, ms)
 		}
 		if !ok && ms != 0 {
@@ -363,7 +363,7 @@ func FuzzWaitHint(f *testing.F) {
 		// prefix: append the message to each.
 		for _, p := range []string{"please retry in ", "try again in ", `"retryDelay": "`} {
 			x, ok := waitHint(AssistantMessage{ErrorMessage: p + msg}, now)
-			if ok && (math.IsNaN(x) || x < 0 || x > maxWaitHintMs) {
+			if ok && (math.IsNaN(x) || x < 0 || x > MaxWaitHintMs) {
 				t.Errorf("waitHint(%q) = %v, true", p+msg, x)
 			}
 		}

@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"fmt"
@@ -6,13 +6,26 @@ import (
 	"strings"
 )
 
-// string selects how a Classifier decides whether an error reply is
-// retryable: ClassifyMessage, ClassifyStatus or ClassifyStrict.
+// The classification modes (a Classifier's Mode, the retry settings'
+// "classify").
+const (
+	// ClassifyMessage is the original's rule: an error is retryable when
+	// its message matches the retryable regex (isRetryableErrorMessage).
+	// The zero string ("") means the same.
+	ClassifyMessage string = "message"
+	// ClassifyStatus decides by the HTTP status when the reply has one
+	// (isRetryableStatus), else as ClassifyMessage.
+	ClassifyStatus string = "status"
+	// ClassifyStrict is ClassifyStatus, except that a quota or billing
+	// message is never retryable and that, without a status, the numbers
+	// of the retryable regex match only as whole numbers.
+	ClassifyStrict string = "strict"
+)
 
-// parseClassifyMode returns the mode named s: "message", "status" or
-// "strict", or ClassifyMessage for "" (the default). Anything else is an
-// error naming the allowed values.
-func parseClassifyMode(s string) (string, error) {
+// ParseMode returns the mode named s: "message", "status" or "strict", or
+// ClassifyMessage for "" (the default). Anything else is an error naming
+// the allowed values.
+func ParseMode(s string) (string, error) {
 	switch m := string(s); m {
 	case "":
 		return ClassifyMessage, nil
@@ -24,9 +37,10 @@ func parseClassifyMode(s string) (string, error) {
 
 // Classifier classifies assistant replies in one of the ClassifyModes, with
 // optional lists of regexps that override the mode. The zero value, and a
-// nil *Classifier, classify exactly as Classify does. A Mode other than the
+// nil *Classifier, classify as the original does (message mode, no
+// patterns: SPEC §2.1 and §2.3). A Mode other than the
 // three constants (and "") behaves as ClassifyMessage; NewClassifier and
-// parseClassifyMode reject it. A Classifier is not changed by Classify, so
+// ParseMode reject it. A Classifier is not changed by Classify, so
 // it may be shared between goroutines.
 type Classifier struct {
 	// Mode is the classification mode; "" means ClassifyMessage.
@@ -39,51 +53,34 @@ type Classifier struct {
 	NonRetryable []*regexp.Regexp
 }
 
-// Classifier returns the Classifier of s's classification settings
-// (classify and the pattern lists), or nil, the original's message
-// classification (ClassifyReply), when they are the default ones. The
-// error is NewClassifier's.
-func (s *Settings) Classifier() (*Classifier, error) {
-	if s.messageClassification() {
-		return nil, nil
-	}
-	return NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
-}
-
-// messageClassification reports whether s classifies as the original:
-// mode message, no patterns.
-func (s *Settings) messageClassification() bool {
-	return (s.Classify == "" || s.Classify == ClassifyMessage) && len(s.RetryablePatterns) == 0 && len(s.NonRetryablePatterns) == 0
-}
-
 // NewClassifier builds a Classifier from settings: mode as
-// parseClassifyMode reads it, and the two pattern lists as compilePatterns
+// ParseMode reads it, and the two pattern lists as CompilePatterns
 // compiles them. An error names the setting at fault ("classify",
 // "retryablePatterns[i]" or "nonRetryablePatterns[i]").
 func NewClassifier(mode string, retryable, nonRetryable []string) (*Classifier, error) {
-	m, err := parseClassifyMode(mode)
+	m, err := ParseMode(mode)
 	if err != nil {
 		return nil, err
 	}
-	r, err := compilePatterns(retryable)
+	r, err := CompilePatterns(retryable)
 	if err != nil {
 		return nil, fmt.Errorf("retryablePatterns%w", err)
 	}
-	n, err := compilePatterns(nonRetryable)
+	n, err := CompilePatterns(nonRetryable)
 	if err != nil {
 		return nil, fmt.Errorf("nonRetryablePatterns%w", err)
 	}
 	return &Classifier{Mode: m, Retryable: r, NonRetryable: n}, nil
 }
 
-// compilePatterns compiles each pattern as a Go (RE2) regular expression,
+// CompilePatterns compiles each pattern as a Go (RE2) regular expression,
 // case-insensitive (the pattern is prefixed with "(?i)"), unanchored: it
 // matches anywhere in a message. An empty pattern, which would match every
 // message, is an error, as is a pattern that does not compile; the error
 // starts with the index in brackets and quotes the pattern, for example
 // `[1] "(oops": error parsing regexp: missing closing ): ...`. A nil or empty
 // list gives nil.
-func compilePatterns(patterns []string) ([]*regexp.Regexp, error) {
+func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
@@ -107,8 +104,9 @@ func compilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 }
 
 // Classify classifies m with contextWindow the model's context window (0:
-// unknown). A reply whose stop reason is not "error" is ClassAborted or
-// ClassSuccess, as in Classify. For an error, the first rule that applies
+// unknown). A reply whose stop reason is "aborted" is ClassAborted, and
+// any other that is not "error" ClassSuccess, whatever its usage
+// ("toolUse" and "length" included). For an error, the first rule that applies
 // decides, in every mode:
 //
 //  1. A context overflow (isContextOverflow) is ClassOverflow.
@@ -132,9 +130,21 @@ func compilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 // ASCII digit: "65000" does not contain 500, "HTTP 500:" and "500ms" do).
 //
 // The patterns are matched against the message as is, even an empty one.
-// With no patterns, message mode gives exactly Classify's result, whatever
-// m's Status and Headers.
+// With no patterns, message mode is the original's rule: m's Status and
+// Headers are not read, and an empty message is never retryable (the
+// original's step 1 treats "" as missing) though the usage rule can still
+// make it overflow.
 func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
+	if m.StopReason != StopReasonError {
+		return c.class(m, false)
+	}
+	return c.class(m, isContextOverflow(m, contextWindow))
+}
+
+// class is the one classification rule (Classify's), with overflow,
+// isContextOverflow of m, worked out by the caller (Reply needs it for
+// every reply; it is not read for a reply that is not an error).
+func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
 	switch m.StopReason {
 	case StopReasonError:
 	case StopReasonAborted:
@@ -142,7 +152,7 @@ func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
 	default:
 		return ClassSuccess
 	}
-	if isContextOverflow(m, contextWindow) {
+	if overflow {
 		return ClassOverflow
 	}
 	msg := m.ErrorMessage

@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"math"
@@ -61,7 +61,7 @@ func FuzzClassify(f *testing.F) {
 			ErrorMessage: msg,
 			InputTokens:  input, CacheReadTokens: cacheRead,
 		}
-		c := classify(m, window)
+		c := (*Classifier)(nil).Classify(m, window)
 		overflow := isContextOverflow(m, window)
 		retryable := isRetryableErrorMessage(msg)
 		usageLimit := isUsageLimitErrorMessage(msg)

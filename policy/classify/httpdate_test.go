@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"net/http"

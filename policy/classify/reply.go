@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import "time"
 
@@ -14,7 +14,7 @@ type Outcome struct {
 	Message string
 	// InputTokens and CacheReadTokens are the reply's usage.
 	InputTokens, CacheReadTokens int64
-	// Class is Classify's result.
+	// Class is Classifier.Classify's result.
 	Class Class
 	// RetryAfterMs is the hint of a usage-limit message (parseRetryAfterMs
 	// at the reply's time); HasRetryAfter is false when there is none.
@@ -56,20 +56,7 @@ func ClassifyReply(m AssistantMessage, contextWindow int64, now time.Time) Outco
 func (c *Classifier) Reply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
 	o := Outcome{StopReason: m.StopReason, Message: m.ErrorMessage, InputTokens: m.InputTokens, CacheReadTokens: m.CacheReadTokens}
 	o.Overflow = isContextOverflow(m, contextWindow)
-	if c == nil { // the original's classification, the overflow check made once
-		switch {
-		case m.StopReason == StopReasonError && o.Overflow:
-			o.Class = ClassOverflow
-		case m.StopReason == StopReasonError && m.ErrorMessage != "" && isRetryableErrorMessage(m.ErrorMessage):
-			o.Class = ClassRetryable
-		case m.StopReason == StopReasonError:
-			o.Class = ClassFatal
-		case m.StopReason == StopReasonAborted:
-			o.Class = ClassAborted
-		}
-	} else {
-		o.Class = c.Classify(m, contextWindow)
-	}
+	o.Class = c.class(m, o.Overflow) // the overflow check made once
 	if m.ErrorMessage != "" && isUsageLimitErrorMessage(m.ErrorMessage) {
 		o.UsageLimit = true
 		o.RetryAfterMs, o.HasRetryAfter = parseRetryAfterMs(m.ErrorMessage, now)
@@ -83,22 +70,6 @@ func (c *Classifier) Reply(m AssistantMessage, contextWindow int64, now time.Tim
 // IsSuccess reports whether the reply counts as a success for the retry
 // machine (message_end feeds InputSuccess): neither an error nor aborted.
 func (o *Outcome) IsSuccess() bool { return o.Class == ClassSuccess }
-
-// EndInput is the retry machine's input at agent_end when o is the run's
-// last reply; ok is false for a success (nothing to decide).
-func (o *Outcome) EndInput() (in Input, ok bool) {
-	switch o.Class {
-	case ClassRetryable:
-		return InputRetryable, true
-	case ClassOverflow:
-		return InputOverflow, true
-	case ClassFatal:
-		return InputFatal, true
-	case ClassAborted:
-		return InputAborted, true
-	}
-	return 0, false
-}
 
 // Reply returns the assistant message o was classified from.
 func (o *Outcome) Reply() AssistantMessage {

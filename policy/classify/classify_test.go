@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"math"
@@ -171,9 +171,9 @@ var overflowCases = []struct {
 }
 
 func TestOverflowPatterns(t *testing.T) {
-	pats := overflowPatterns()
+	pats := OverflowPatterns()
 	if len(pats) != 21 {
-		t.Fatalf("overflowPatterns() has %d patterns, want 21", len(pats))
+		t.Fatalf("OverflowPatterns() has %d patterns, want 21", len(pats))
 	}
 	if len(overflowCases) != len(pats) {
 		t.Fatalf("test table has %d cases for %d patterns", len(overflowCases), len(pats))
@@ -182,7 +182,7 @@ func TestOverflowPatterns(t *testing.T) {
 		t.Errorf("unexpected first/last pattern: %q, %q", pats[0], pats[20])
 	}
 	pats[0] = "changed"
-	if overflowPatterns()[0] != "prompt is too long" {
+	if OverflowPatterns()[0] != "prompt is too long" {
 		t.Error("overflowPatterns returns shared storage")
 	}
 	for i, tc := range overflowCases {
@@ -302,8 +302,8 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := classify(tc.m, tc.window); got != tc.want {
-				t.Errorf("classify(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
+			if got := (*Classifier)(nil).Classify(tc.m, tc.window); got != tc.want {
+				t.Errorf("(*Classifier)(nil).Classify(%+v, %d) = %v, want %v", tc.m, tc.window, got, tc.want)
 			}
 		})
 	}
@@ -314,9 +314,9 @@ func TestClassify(t *testing.T) {
 	}
 	// A success over the window: the predicate says overflow, Classify success.
 	s := AssistantMessage{StopReason: StopReasonStop, InputTokens: 150_000, CacheReadTokens: 60_000}
-	if !isContextOverflow(s, 200_000) || classify(s, 200_000) != ClassSuccess {
+	if !isContextOverflow(s, 200_000) || (*Classifier)(nil).Classify(s, 200_000) != ClassSuccess {
 		t.Errorf("stop reply over window: isContextOverflow=%v Classify=%v, want true, success",
-			isContextOverflow(s, 200_000), classify(s, 200_000))
+			isContextOverflow(s, 200_000), (*Classifier)(nil).Classify(s, 200_000))
 	}
 }
 

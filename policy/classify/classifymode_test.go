@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"math/rand"
@@ -81,10 +81,10 @@ func TestClassifierMessageModeIsClassify(t *testing.T) {
 				for _, w := range []int64{0, 200_000} {
 					for _, v := range httpVariants {
 						m := AssistantMessage{StopReason: r, ErrorMessage: msg, InputTokens: u[0], CacheReadTokens: u[1], Status: v.status, Headers: v.headers}
-						want := classify(m, w)
+						want := (*Classifier)(nil).Classify(m, w)
 						for name, c := range classifiers {
 							if got := c.Classify(m, w); got != want {
-								t.Errorf("%s: classify(%+v, %d) = %v, want %v", name, m, w, got, want)
+								t.Errorf("%s: (*Classifier)(nil).Classify(%+v, %d) = %v, want %v", name, m, w, got, want)
 							}
 						}
 						n++
@@ -145,7 +145,7 @@ func TestClassifierStatusMode(t *testing.T) {
 		c := mustClassifier(t, mode, nil, nil)
 		for _, tc := range cases {
 			if got := c.Classify(tc.m, 200_000); got != tc.want {
-				t.Errorf("%s: %s: classify(%+v) = %v, want %v", mode, tc.name, tc.m, got, tc.want)
+				t.Errorf("%s: %s: (*Classifier)(nil).Classify(%+v) = %v, want %v", mode, tc.name, tc.m, got, tc.want)
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func TestClassifierStrictMode(t *testing.T) {
 			want Class
 		}{{"strict", strict, tc.strict}, {"status", status, tc.status}, {"message", nil, tc.messag}} {
 			if got := x.c.Classify(tc.m, 0); got != x.want {
-				t.Errorf("%s: %s mode: classify(%q, status %d) = %v, want %v", tc.name, x.name, tc.m.ErrorMessage, tc.m.Status, got, x.want)
+				t.Errorf("%s: %s mode: (*Classifier)(nil).Classify(%q, status %d) = %v, want %v", tc.name, x.name, tc.m.ErrorMessage, tc.m.Status, got, x.want)
 			}
 		}
 	}
@@ -245,36 +245,36 @@ func TestClassifierPatterns(t *testing.T) {
 	for _, tc := range cases {
 		c := mustClassifier(t, tc.mode, tc.retry, tc.no)
 		if got := c.Classify(tc.m, 200_000); got != tc.want {
-			t.Errorf("%s: classify(%q) = %v, want %v", tc.name, tc.m.ErrorMessage, got, tc.want)
+			t.Errorf("%s: (*Classifier)(nil).Classify(%q) = %v, want %v", tc.name, tc.m.ErrorMessage, got, tc.want)
 		}
 	}
 }
 
 func TestParseClassifyMode(t *testing.T) {
 	for in, want := range map[string]string{"": ClassifyMessage, "message": ClassifyMessage, "status": ClassifyStatus, "strict": ClassifyStrict} {
-		if got, err := parseClassifyMode(in); err != nil || got != want {
-			t.Errorf("parseClassifyMode(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"Message", "STRICT", "regex", " status"} {
-		_, err := parseClassifyMode(in)
+		_, err := ParseMode(in)
 		want := `classify "` + in + `": allowed values are "message" (the default), "status" and "strict"`
 		if err == nil || err.Error() != want {
-			t.Errorf("parseClassifyMode(%q) error = %v, want %q", in, err, want)
+			t.Errorf("ParseMode(%q) error = %v, want %q", in, err, want)
 		}
 	}
 }
 
 func TestCompilePatterns(t *testing.T) {
-	res, err := compilePatterns([]string{"rate.?limit", "Quota"})
+	res, err := CompilePatterns([]string{"rate.?limit", "Quota"})
 	if err != nil || len(res) != 2 {
-		t.Fatalf("compilePatterns = %v, %v", res, err)
+		t.Fatalf("CompilePatterns = %v, %v", res, err)
 	}
 	if !res[0].MatchString("RATE LIMIT") || !res[1].MatchString("quota!") || res[1].MatchString("quo ta") {
 		t.Errorf("patterns do not match case-insensitively: %v", res)
 	}
-	if res, err := compilePatterns(nil); res != nil || err != nil {
-		t.Errorf("compilePatterns(nil) = %v, %v", res, err)
+	if res, err := CompilePatterns(nil); res != nil || err != nil {
+		t.Errorf("CompilePatterns(nil) = %v, %v", res, err)
 	}
 	bad := []struct {
 		in   []string
@@ -288,12 +288,12 @@ func TestCompilePatterns(t *testing.T) {
 		{[]string{`\p{Greek`}, "[0] \"\\\\p{Greek\": error parsing regexp: invalid character class range: `\\p{Greek`"},
 	}
 	for _, tc := range bad {
-		_, err := compilePatterns(tc.in)
+		_, err := CompilePatterns(tc.in)
 		switch {
 		case tc.want == "" && err != nil:
-			t.Errorf("compilePatterns(%q) = %v, want no error", tc.in, err)
+			t.Errorf("CompilePatterns(%q) = %v, want no error", tc.in, err)
 		case tc.want != "" && (err == nil || err.Error() != tc.want):
-			t.Errorf("compilePatterns(%q) error = %v, want %s", tc.in, err, tc.want)
+			t.Errorf("CompilePatterns(%q) error = %v, want %s", tc.in, err, tc.want)
 		}
 	}
 	// NewClassifier names the setting.
@@ -311,7 +311,7 @@ func TestCompilePatterns(t *testing.T) {
 // TestRetryableSplit: the strict regex's two parts are the original
 // retryable regex's alternatives, words and numbers, nothing more or less.
 func TestRetryableSplit(t *testing.T) {
-	whole := strings.Split(retryableSource, "|")
+	whole := strings.Split(RetryableSource, "|")
 	parts := append(strings.Split(retryableWordsSource, "|"), "429", "500", "502", "503", "504")
 	slices.Sort(whole)
 	slices.Sort(parts)
@@ -372,7 +372,7 @@ func FuzzClassifierModes(f *testing.F) {
 		m := AssistantMessage{StopReason: reasons[int(reason)%len(reasons)], ErrorMessage: msg,
 			InputTokens: input, Status: status, Headers: map[string]string{"x-should-retry": shouldRetry}}
 		const window = 200_000
-		base := classify(m, window)
+		base := (*Classifier)(nil).Classify(m, window)
 		if got := (&Classifier{}).Classify(m, window); got != base {
 			t.Errorf("message mode %v, Classify %v", got, base)
 		}

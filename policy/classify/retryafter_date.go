@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import "math"
 
@@ -390,6 +390,46 @@ func readMillis(t dateToken) int {
 	return n
 }
 
+// legacyNumber takes the number n of a date in the legacy syntax as a
+// time field, a zone's minutes or a day field, by what follows it and what
+// is filled already; false when it fits none.
+func legacyNumber(z *dateTokenizer, n int, day *dayFields, tm *timeFields, tz *zoneFields) bool {
+	switch {
+	case z.skip(':'):
+		if z.skip(':') {
+			if !tm.empty() {
+				return false
+			}
+			tm.add(n)
+			tm.add(0)
+		} else {
+			if !tm.add(n) {
+				return false
+			}
+			z.skip('.')
+		}
+	case z.skip('.') && tm.expecting(n):
+		tm.add(n)
+		if z.peek().kind != tokNumber {
+			return false
+		}
+		tm.addFinal(readMillis(z.take())) // a fourth field is dropped
+	case tz.expecting(n):
+		tz.minute = n
+	case tm.expecting(n):
+		tm.addFinal(n)
+		if p := z.peek(); p.kind != tokEnd && p.kind != tokSpace && !p.isZ() && !p.isSign() {
+			return false
+		}
+	default:
+		if !day.add(n) {
+			return false
+		}
+		z.skip('-')
+	}
+	return true
+}
+
 // jsDateParse returns Date.parse(s) and true, or false where it is NaN.
 // See the notes above for the forms it accepts.
 func jsDateParse(s string) (float64, bool) {
@@ -406,39 +446,8 @@ func jsDateParse(s string) (float64, bool) {
 		switch {
 		case t.kind == tokNumber:
 			readNumber = true
-			n := t.num
-			switch {
-			case z.skip(':'):
-				if z.skip(':') {
-					if !tm.empty() {
-						return 0, false
-					}
-					tm.add(n)
-					tm.add(0)
-				} else {
-					if !tm.add(n) {
-						return 0, false
-					}
-					z.skip('.')
-				}
-			case z.skip('.') && tm.expecting(n):
-				tm.add(n)
-				if z.peek().kind != tokNumber {
-					return 0, false
-				}
-				tm.addFinal(readMillis(z.take())) // a fourth field is dropped
-			case tz.expecting(n):
-				tz.minute = n
-			case tm.expecting(n):
-				tm.addFinal(n)
-				if p := z.peek(); p.kind != tokEnd && p.kind != tokSpace && !p.isZ() && !p.isSign() {
-					return 0, false
-				}
-			default:
-				if !day.add(n) {
-					return 0, false
-				}
-				z.skip('-')
+			if !legacyNumber(z, t.num, &day, &tm, &tz) {
+				return 0, false
 			}
 		case t.kind == tokKeyword:
 			switch {
@@ -503,6 +512,42 @@ func jsDateParse(s string) (float64, bool) {
 		return 0, false
 	}
 	return t, true
+}
+
+// parseISOZone reads the zone of an ISO time, if it has one, into tz:
+// "Z", ±hhmm or ±hh:mm. It reports false for a malformed one.
+func parseISOZone(z *dateTokenizer, tz *zoneFields) bool {
+	switch p := z.peek(); {
+	case p.isZ():
+		z.take()
+		tz.set(0)
+	case p.isSign():
+		tz.sign = 1
+		if z.take().sym == '-' {
+			tz.sign = -1
+		}
+		if z.peek().isFixedNumber(4) {
+			hm := z.take().num
+			h, m := hm/100, hm%100
+			if !between(h, 0, 23) || !between(m, 0, 59) {
+				return false
+			}
+			tz.hour, tz.minute = h, m
+			return true
+		}
+		if p := z.peek(); !p.isFixedNumber(2) || !between(p.num, 0, 23) {
+			return false
+		}
+		tz.hour = z.take().num
+		if !z.skip(':') {
+			return false
+		}
+		if p := z.peek(); !p.isFixedNumber(2) || !between(p.num, 0, 59) {
+			return false
+		}
+		tz.minute = z.take().num
+	}
+	return true
 }
 
 // parseISODate reads the Date Time String Format (stage 1). It returns
@@ -572,37 +617,7 @@ func parseISODate(z *dateTokenizer, day *dayFields, tm *timeFields, tz *zoneFiel
 				tm.add(readMillis(z.take()))
 			}
 		}
-		switch p := z.peek(); {
-		case p.isZ():
-			z.take()
-			tz.set(0)
-		case p.isSign():
-			tz.sign = 1
-			if z.take().sym == '-' {
-				tz.sign = -1
-			}
-			if z.peek().isFixedNumber(4) {
-				hm := z.take().num
-				h, m := hm/100, hm%100
-				if !between(h, 0, 23) || !between(m, 0, 59) {
-					return invalid
-				}
-				tz.hour, tz.minute = h, m
-			} else {
-				if p := z.peek(); !p.isFixedNumber(2) || !between(p.num, 0, 23) {
-					return invalid
-				}
-				tz.hour = z.take().num
-				if !z.skip(':') {
-					return invalid
-				}
-				if p := z.peek(); !p.isFixedNumber(2) || !between(p.num, 0, 59) {
-					return invalid
-				}
-				tz.minute = z.take().num
-			}
-		}
-		if z.peek().kind != tokEnd {
+		if !parseISOZone(z, tz) || z.peek().kind != tokEnd {
 			return invalid
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// maxWaitHintMs is the largest hint waitHint returns: the largest whole
+// MaxWaitHintMs is the largest hint waitHint returns: the largest whole
 // number of milliseconds a time.Duration holds (about 292 years). Larger
 // hints, +Inf included, are clamped to it, so a hint always converts to a
 // time.Duration without overflow and still exceeds any sensible ceiling.
-const maxWaitHintMs = float64(math.MaxInt64 / int64(time.Millisecond))
+const MaxWaitHintMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
 // The headers waitHint reads, in the order it reads them.
 const (
@@ -75,9 +75,9 @@ var hintUnitMs = map[string]float64{
 // case-insensitively and only the first match of each pattern counts.
 // Arithmetic is float64 as in JavaScript (n times the unit's length).
 //
-// A hint is clamped to [0, maxWaitHintMs]: a negative value or a time in the
+// A hint is clamped to [0, MaxWaitHintMs]: a negative value or a time in the
 // past is 0, as in the original's parser, and a huge or infinite one is
-// maxWaitHintMs. So when ok is true, ms is neither negative nor NaN. waitHint
+// MaxWaitHintMs. So when ok is true, ms is neither negative nor NaN. waitHint
 // reads m.Headers and m.ErrorMessage whatever m's stop reason.
 func waitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
 	if ms, ok := headerWaitHint(m.Headers, now); ok {
@@ -92,13 +92,13 @@ func waitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
 	return 0, false
 }
 
-// clampHint clamps a hint to [0, maxWaitHintMs]. A NaN, which no rule
+// clampHint clamps a hint to [0, MaxWaitHintMs]. A NaN, which no rule
 // produces, would count as no hint.
 func clampHint(ms float64) (float64, bool) {
 	if math.IsNaN(ms) {
 		return 0, false
 	}
-	return math.Min(math.Max(0, ms), maxWaitHintMs), true
+	return math.Min(math.Max(0, ms), MaxWaitHintMs), true
 }
 
 // headerWaitHint applies waitHint's header rules 1 to 4, unclamped.

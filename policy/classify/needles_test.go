@@ -1,4 +1,4 @@
-package policy
+package classify
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 // TestOverflowNeedles: each prefilter needle is a literal part of its
 // pattern's source, so a message without it cannot match the pattern.
 func TestOverflowNeedles(t *testing.T) {
-	srcs := overflowPatterns()
+	srcs := OverflowPatterns()
 	if len(srcs) != len(overflowNeedles) {
 		t.Fatalf("%d patterns, %d needles", len(srcs), len(overflowNeedles))
 	}
