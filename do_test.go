@@ -169,3 +169,50 @@ func TestDoRetriedCallPanics(t *testing.T) {
 		}
 	})
 }
+
+// TestDoWithProfile: WithProfile picks a named profile's policy (openai-sdk:
+// 2 retries from 500 ms with its jitter, draw 0 the whole wait), the same
+// as passing that profile's policy; an unknown name, or a policy given as
+// well, is Do's error before any call.
+func TestDoWithProfile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fail := func(calls *int) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) {
+				*calls++
+				return 0, errors.New("503 Service Unavailable")
+			}
+		}
+		noJitter := retryfsm.WithConfig(func(c *policy.Config) { c.Rand = func() float64 { return 0 } })
+		calls := 0
+		start := time.Now()
+		_, err := retryfsm.Do(context.Background(), nil, fail(&calls), retryfsm.WithProfile("openai-sdk"), noJitter)
+		var ex *policy.ExhaustedError
+		if !errors.As(err, &ex) || calls != 3 {
+			t.Fatalf("WithProfile(openai-sdk): %v after %d calls, want exhausted after 3", err, calls)
+		}
+		byName := time.Since(start)
+		prof, err := policy.ProfileByName("openai-sdk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := prof.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, start = 0, time.Now()
+		_, _ = retryfsm.Do(context.Background(), pol, fail(&calls), noJitter)
+		if byPolicy := time.Since(start); calls != 3 || byPolicy != byName || byName >= 2*time.Second {
+			t.Errorf("by name %v, by policy %v (%d calls): want the same waits, the profile's (under the default's 2 s)", byName, byPolicy, calls)
+		}
+
+		calls = 0
+		_, err = retryfsm.Do(context.Background(), nil, fail(&calls), retryfsm.WithProfile("openai-skd"))
+		if err == nil || calls != 0 || !strings.Contains(err.Error(), `unknown profile "openai-skd"`) || !strings.Contains(err.Error(), "openai-sdk") {
+			t.Errorf("unknown profile: %v after %d calls", err, calls)
+		}
+		_, err = retryfsm.Do(context.Background(), pol, fail(&calls), retryfsm.WithProfile("openai-sdk"))
+		if err == nil || calls != 0 || !strings.Contains(err.Error(), "pass nil") {
+			t.Errorf("policy and profile both: %v after %d calls", err, calls)
+		}
+	})
+}

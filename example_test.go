@@ -34,3 +34,16 @@ func ExampleDo() {
 	fmt.Println(text, err, calls)
 	// Output: hello <nil> 3
 }
+
+// ExampleWithProfile: a named profile instead of a compiled policy (nil):
+// here anthropic-sdk, the Anthropic SDKs' own policy, which honours the
+// provider's retry-after; a 400 is not retried.
+func ExampleWithProfile() {
+	calls := 0
+	_, err := retryfsm.Do(context.Background(), nil, func(ctx context.Context) (string, error) {
+		calls++
+		return "", errors.New(`400 {"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`)
+	}, retryfsm.WithProfile("anthropic-sdk"))
+	fmt.Println(calls, err != nil)
+	// Output: 1 true
+}

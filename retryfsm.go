@@ -39,6 +39,19 @@ type options struct {
 	cfg   []func(*policy.Config)
 	ctl   []func(context.Context, *policy.Controller) func()
 	subs  []func(policy.Event)
+	// profile is WithProfile's name; hasProfile says it was given.
+	profile    string
+	hasProfile bool
+}
+
+// WithProfile runs Do on the named retry profile's policy: "default" (the
+// oh-my-pi agent's own policy), "anthropic-sdk", "openai-sdk",
+// "anthropic-sdk-go", "openai-sdk-go" and the others policy.Profiles lists
+// (retrysim profiles prints them, with their settings). Do's policy
+// argument must then be nil. An unknown name is Do's error, before any
+// call, naming the profiles there are.
+func WithProfile(name string) Option {
+	return func(o *options) { o.profile, o.hasProfile = name, true }
 }
 
 // WithReply reads the call's error as a reply, the way the retry policy
@@ -136,6 +149,18 @@ func Do[T any](ctx context.Context, p *policy.Policy, call func(context.Context)
 	o := options{reply: DefaultReply}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.hasProfile {
+		if p != nil {
+			return zero, fmt.Errorf("retryfsm: WithProfile(%q) and a policy both given: pass nil as the policy", o.profile)
+		}
+		prof, err := policy.ProfileByName(o.profile)
+		if err != nil {
+			return zero, fmt.Errorf("retryfsm: WithProfile: %w", err)
+		}
+		if p, err = prof.Policy(); err != nil {
+			return zero, err
+		}
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
