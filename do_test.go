@@ -143,9 +143,9 @@ func TestDoRetriedCallPanics(t *testing.T) {
 		for i, panicAt := range []int{1, 2, 3, 2} {
 			// The last case is the original variant, where a failed
 			// continue leaves the chain open: Do must still return.
-			variant := policy.Sound
+			variant := policy.Sound()
 			if i == 3 {
-				variant = policy.Original
+				variant = policy.Original()
 			}
 			calls := 0
 			got := func() (p any) {

@@ -290,7 +290,7 @@ func TestSettingsRefused(t *testing.T) {
 // brokenVariant is sound with its rules changed by edit: a planted bug.
 func brokenVariant(t *testing.T, name string, edit func(r *policy.Rule)) *session.Variant {
 	t.Helper()
-	rules := policy.Sound.Rules()
+	rules := policy.Sound().Rules()
 	for i := range rules {
 		edit(&rules[i])
 	}

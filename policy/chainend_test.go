@@ -95,7 +95,7 @@ func TestWaitForRetryAfterEndDelivered(t *testing.T) {
 // input closes it: abort releases it with ErrRetryCancelled (no
 // auto_retry_end), a last retryable error with max_retries.
 func TestWaitForRetryOriginal(t *testing.T) {
-	orig := func(c *policy.Config) { c.Variant = policy.Original }
+	orig := func(c *policy.Config) { c.Variant = policy.Original() }
 	t.Run("left open, then abort", func(t *testing.T) {
 		h := newCtlHarness(t, policy.DefaultSettings(), orig)
 		h.ctl.OnAgentEnd(ctlErrReply("529 overloaded_error"))
@@ -158,7 +158,7 @@ func originalContinued(t *testing.T, h *ctlHarness) {
 // not.
 func TestGiveUpRulesHaveReasons(t *testing.T) {
 	reasons := map[policy.Reason]bool{}
-	for _, v := range []*policy.Variant{policy.Sound, policy.Original} {
+	for _, v := range []*policy.Variant{policy.Sound(), policy.Original()} {
 		for _, r := range v.Rules() {
 			if r.Reason != "" {
 				reasons[r.Reason] = true
@@ -170,7 +170,7 @@ func TestGiveUpRulesHaveReasons(t *testing.T) {
 			t.Errorf("no rule gives up with %s", want)
 		}
 	}
-	rules := append([]policy.Rule{}, policy.Sound.Rules()...)
+	rules := append([]policy.Rule{}, policy.Sound().Rules()...)
 	for i := range rules {
 		if rules[i].Reason == policy.ReasonNoMessage {
 			rules[i].Reason = ""
@@ -179,7 +179,7 @@ func TestGiveUpRulesHaveReasons(t *testing.T) {
 	if _, err := policy.NewVariant("noreason", rules); err == nil || !strings.Contains(err.Error(), "without a Reason") {
 		t.Errorf("NewVariant without a Reason: %v", err)
 	}
-	rules = append([]policy.Rule{}, policy.Sound.Rules()...)
+	rules = append([]policy.Rule{}, policy.Sound().Rules()...)
 	for i := range rules {
 		if rules[i].Success {
 			rules[i].Reason = policy.ReasonMaxRetries

@@ -274,7 +274,7 @@ func NewController(cfg Config) (*Controller, error) {
 		return nil, errNoPolicy
 	}
 	if cfg.Variant == nil {
-		cfg.Variant = Sound
+		cfg.Variant = Sound()
 	}
 	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastPolicy: initial}, nil
 }

@@ -398,7 +398,7 @@ func TestNewControllerRequiresAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctl.Variant() != policy.Sound || !ctl.Settings().Equal(policy.DefaultSettings()) || ctl.State() != policy.StateIdle {
+	if ctl.Variant() != policy.Sound() || !ctl.Settings().Equal(policy.DefaultSettings()) || ctl.State() != policy.StateIdle {
 		t.Errorf("defaults: variant %v, settings %+v, state %s", ctl.Variant().Name, ctl.Settings(), ctl.State())
 	}
 	ctl.SetAutoRetryEnabled(false)

@@ -14,7 +14,7 @@ import (
 // Holds for the others).
 func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 	kinds := map[guardKind]int{}
-	for _, v := range []*Variant{Sound, Original} {
+	for _, v := range []*Variant{Sound(), Original()} {
 		for k := range v.rules {
 			kinds[v.guard[k]]++
 		}
@@ -64,13 +64,13 @@ func TestIgnoresMeansNothingHappens(t *testing.T) {
 	if skipped == 0 {
 		t.Fatal("no pair is ignored")
 	}
-	if !Sound.Ignores(StateIdle, InputSuccess) {
+	if !Sound().Ignores(StateIdle, InputSuccess) {
 		t.Error("sound: a success at idle is not ignored")
 	}
-	if Original.Ignores(StateIdle, InputSuccess) {
+	if Original().Ignores(StateIdle, InputSuccess) {
 		t.Error("original: a success at idle is ignored (its guards read the attempt)")
 	}
-	for _, v := range []*Variant{Sound, Original} {
+	for _, v := range []*Variant{Sound(), Original()} {
 		if !v.Ignores(StateIdle, InputPrompt) || v.Ignores(StateIdle, InputRetryable) {
 			t.Errorf("%s: Ignores(idle, prompt) %v, (idle, retryable) %v; want true, false", v.Name,
 				v.Ignores(StateIdle, InputPrompt), v.Ignores(StateIdle, InputRetryable))
@@ -105,7 +105,7 @@ func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcom
 			}
 		}
 	}
-	for _, v := range []*Variant{Sound, Original} {
+	for _, v := range []*Variant{Sound(), Original()} {
 		for _, st := range allStates {
 			for in := Input(0); in < numInputs; in++ {
 				for attempt := 0; attempt <= 3; attempt++ {

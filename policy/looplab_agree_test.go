@@ -6,7 +6,7 @@ import "testing"
 // variants, firing it on a live looplab instance gives the same target as
 // the compiled lookup the Controller uses.
 func TestControllerAgreesWithLooplab(t *testing.T) {
-	for _, v := range []*Variant{Sound, Original} {
+	for _, v := range []*Variant{Sound(), Original()} {
 		m := v.Machine()
 		edges := m.Edges()
 		if len(edges) == 0 {

@@ -241,7 +241,7 @@ func Resolve(variant, profile string) (*Variant, Profile, error) {
 	if err != nil {
 		return nil, Profile{}, err
 	}
-	if v != Sound && p.Name != DefaultProfile {
+	if v != Sound() && p.Name != DefaultProfile {
 		return nil, Profile{}, &PairError{Variant: v.Name, Profile: p.Name}
 	}
 	return v, p, nil

@@ -149,13 +149,13 @@ func TestProfileParameters(t *testing.T) {
 // *PairError naming both); an unknown name is the lookup's error.
 func TestResolve(t *testing.T) {
 	v, p, err := policy.Resolve("", "")
-	if err != nil || v != policy.Sound || p.Name != policy.DefaultProfile {
+	if err != nil || v != policy.Sound() || p.Name != policy.DefaultProfile {
 		t.Errorf(`Resolve("", "") = %v, %q, %v`, v, p.Name, err)
 	}
-	if v, p, err := policy.Resolve("sound", "codex"); err != nil || v != policy.Sound || p.Name != "codex" {
+	if v, p, err := policy.Resolve("sound", "codex"); err != nil || v != policy.Sound() || p.Name != "codex" {
 		t.Errorf(`Resolve("sound", "codex") = %v, %q, %v`, v, p.Name, err)
 	}
-	if v, _, err := policy.Resolve("original", policy.DefaultProfile); err != nil || v != policy.Original {
+	if v, _, err := policy.Resolve("original", policy.DefaultProfile); err != nil || v != policy.Original() {
 		t.Errorf("original with the default profile: %v, %v", v, err)
 	}
 	var pair *policy.PairError

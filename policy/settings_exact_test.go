@@ -163,7 +163,7 @@ func TestSubMillisecondDelayMs(t *testing.T) {
 func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
 	var d policy.Decision
-	policy.Sound.Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
+	policy.Sound().Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
 		&classify.Outcome{Message: "529 overloaded_error", Class: classify.ClassRetryable}, policy.MustCompile(set))
 	var start policy.AutoRetryStart
 	fx := d.Effects()

@@ -93,15 +93,24 @@ var soundRules = []Rule{
 		Steps: append([]Step{StepAskAuth, StepIncAttempt}, endChain...), Final: FinalWaitTooLong, Reason: ReasonMaxWait},
 }
 
-// The two variants (the session rules around them are package session's).
+// The two variants (the session rules around them are package session's),
+// built once; the functions below hand them out, so no importer can
+// replace them.
 var (
-	// Sound is the default variant: the documented policy made total.
-	// Every chain that starts ends with exactly one auto_retry_end and the
-	// attempt counter is 0 in every rest state.
-	Sound = mustVariant(NewVariant("sound", soundRules))
-	// Original reproduces the original implementation's observable
-	// behaviour, hazards included (SPEC.md §9).
-	Original = originalVariant()
+	sound    = mustVariant(NewVariant("sound", soundRules))
+	original = originalVariant()
+)
+
+// Sound is the default variant: the documented policy made total. Every
+// chain that starts ends with exactly one auto_retry_end and the attempt
+// counter is 0 in every rest state.
+func Sound() *Variant { return sound }
+
+// Original reproduces the original implementation's observable behaviour,
+// hazards included (SPEC.md §9).
+func Original() *Variant { return original }
+
+var (
 	// ErrRetryCancelled is what WaitForRetry reports for a chain that was
 	// cancelled: by AbortRetry, by Abort, by an aborted reply, or (wrapped)
 	// by Reset. Test for it with errors.Is.
@@ -120,10 +129,10 @@ func mustVariant(v *Variant, err error) *Variant {
 // rules, are session.Variants; the shells resolve names there.
 func VariantByName(name string) (*Variant, error) {
 	if name == "" {
-		return Sound, nil
+		return Sound(), nil
 	}
 	names := make([]string, 0, 2)
-	for _, v := range []*Variant{Sound, Original} {
+	for _, v := range []*Variant{Sound(), Original()} {
 		if v.Name == name {
 			return v, nil
 		}
@@ -136,7 +145,7 @@ func VariantByName(name string) (*Variant, error) {
 // original's has none for the opt-in settings (SPEC §1), so it takes only
 // enabled, maxRetries and baseDelayMs; the sound one takes any.
 func (v *Variant) CheckSettings(s *Settings) error {
-	if v != Original || s.Equal(Settings{Enabled: s.Enabled, MaxRetries: s.MaxRetries, BaseDelay: s.BaseDelay}) {
+	if v != Original() || s.Equal(Settings{Enabled: s.Enabled, MaxRetries: s.MaxRetries, BaseDelay: s.BaseDelay}) {
 		return nil
 	}
 	return errors.New("variant original takes only enabled, maxRetries and baseDelayMs (the original has no other retry setting; use variant sound)")

@@ -20,8 +20,8 @@ func specBlocks() map[string]string {
 		pats.WriteString(itoa(i+1) + ". `" + p + "`\n")
 	}
 	return map[string]string{
-		"sound-table":       Sound.TableMarkdown(),
-		"original-table":    Original.TableMarkdown(),
+		"sound-table":       Sound().TableMarkdown(),
+		"original-table":    Original().TableMarkdown(),
 		"overflow-patterns": pats.String(),
 		// The sound-mermaid diagram is retrysim graph's: cmd/retrysim's
 		// TestReadmeDiagramInSync keeps it.

@@ -267,8 +267,8 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 // tblFirstRule returns the index of the rule whose guard holds first for
 // (state, input), as the table's order defines it (-1: none).
 func tblFirstRule(c tblCase, in policy.Input) int {
-	rules := policy.Sound.Rules()
-	for _, i := range policy.Sound.RulesFor(c.snap.State, in) {
+	rules := policy.Sound().Rules()
+	for _, i := range policy.Sound().RulesFor(c.snap.State, in) {
 		if c.holds(rules[i].Guard, in) {
 			return i
 		}
@@ -317,7 +317,7 @@ func tblView(d *policy.Decision) []tblEffect {
 func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
 	var d policy.Decision
 	o := tblOutcome(msg)
-	policy.Sound.Decide(&d, s, in, &o, policy.MustCompile(set))
+	policy.Sound().Decide(&d, s, in, &o, policy.MustCompile(set))
 	return d
 }
 
@@ -352,11 +352,11 @@ func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 // change, open flag and effects (kinds and payloads) must be the oracle's.
 // A rule that no case reaches (shadowed by an earlier guard) fails.
 func TestSoundEveryRule(t *testing.T) {
-	if len(policy.Sound.Rules()) == 0 {
+	if len(policy.Sound().Rules()) == 0 {
 		t.Fatal("empty table")
 	}
-	for i := range policy.Sound.Rules() {
-		r := &policy.Sound.Rules()[i]
+	for i := range policy.Sound().Rules() {
+		r := &policy.Sound().Rules()[i]
 		for _, st := range r.From {
 			name := fmt.Sprintf("%02d/%s/%s/%s", i, st, r.Input, r.Guard.Name)
 			t.Run(name, func(t *testing.T) {
@@ -379,7 +379,7 @@ func TestSoundEveryRule(t *testing.T) {
 					if d.Next.State != r.To {
 						t.Errorf("next state %s, rule's To %s", d.Next.State, r.To)
 					}
-					if to, ok := policy.Sound.Machine().Lookup(string(st), r.Event); !ok || to != string(r.To) {
+					if to, ok := policy.Sound().Machine().Lookup(string(st), r.Event); !ok || to != string(r.To) {
 						t.Errorf("machine: Lookup(%s, %s) = %q, %v; want %s", st, r.Event, to, ok, r.To)
 					}
 					if d.Next.State.AtRest() && d.Next.Attempt != 0 {
@@ -436,7 +436,7 @@ func TestSoundTotal(t *testing.T) {
 	}
 	for _, st := range policy.States() {
 		for _, in := range policy.Inputs() {
-			rules := policy.Sound.RulesFor(st, in)
+			rules := policy.Sound().RulesFor(st, in)
 			if len(rules) == 0 {
 				t.Errorf("(%s, %s) has no rule", st, in)
 				continue
@@ -452,7 +452,7 @@ func TestSoundTotal(t *testing.T) {
 							}
 							holds := 0
 							for _, ri := range rules {
-								if c.holds(policy.Sound.Rules()[ri].Guard, in) {
+								if c.holds(policy.Sound().Rules()[ri].Guard, in) {
 									holds++
 								}
 							}
@@ -483,7 +483,7 @@ func TestSoundTotal(t *testing.T) {
 func TestSoundStatesAndDiagrams(t *testing.T) {
 	out := map[policy.State]int{}
 	in := map[policy.State]int{}
-	for _, r := range policy.Sound.Rules() {
+	for _, r := range policy.Sound().Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -497,7 +497,7 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 			t.Errorf("state %s: %d outgoing and %d incoming transitions, want both > 0", s, out[s], in[s])
 		}
 	}
-	m := policy.Sound.Machine()
+	m := policy.Sound().Machine()
 	want := []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
 	if got := m.States(); !slices.Equal(got, want) || m.Initial() != "idle" {
 		t.Errorf("machine states %v initial %q", got, m.Initial())
@@ -522,7 +522,7 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 	if !strings.Contains(mer, "[*] --> idle") || !strings.Contains(dot, `"idle" [style=bold]`) {
 		t.Error("diagrams do not mark idle initial")
 	}
-	for _, r := range policy.Sound.Rules() {
+	for _, r := range policy.Sound().Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -535,10 +535,10 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 			}
 		}
 	}
-	if md := policy.Sound.TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound.Rules())+2 {
-		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound.Rules()))
+	if md := policy.Sound().TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound().Rules())+2 {
+		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound().Rules()))
 	}
-	if v, err := policy.VariantByName(""); err != nil || v != policy.Sound {
+	if v, err := policy.VariantByName(""); err != nil || v != policy.Sound() {
 		t.Errorf(`VariantByName("") = %v, %v`, v, err)
 	}
 	if _, err := policy.VariantByName("nope"); err == nil || !strings.Contains(err.Error(), "sound") {
@@ -549,22 +549,22 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 // TestNewVariantRejectsPartialTables: a table missing a pair, naming an
 // unknown state, or sending one event to two states is refused.
 func TestNewVariantRejectsPartialTables(t *testing.T) {
-	partial := slices.Clone(policy.Sound.Rules())
+	partial := slices.Clone(policy.Sound().Rules())
 	partial = slices.DeleteFunc(partial, func(r policy.Rule) bool {
 		return r.Input == policy.InputPrompt && slices.Contains(r.From, policy.StateBackoff)
 	})
 	if _, err := policy.NewVariant("partial", partial); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
 		t.Errorf("missing pair: err = %v", err)
 	}
-	bad := append(slices.Clone(policy.Sound.Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: tblAlways})
+	bad := append(slices.Clone(policy.Sound().Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: tblAlways})
 	if _, err := policy.NewVariant("bad", bad); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Errorf("unknown state: err = %v", err)
 	}
-	twoDst := append(slices.Clone(policy.Sound.Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: tblAlways, Event: "retry", To: policy.StateIdle})
+	twoDst := append(slices.Clone(policy.Sound().Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: tblAlways, Event: "retry", To: policy.StateIdle})
 	if _, err := policy.NewVariant("two", twoDst); err == nil || !strings.Contains(err.Error(), `"retry"`) {
 		t.Errorf("nondeterministic event: err = %v", err)
 	}
-	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound.Rules())); err != nil || v.Machine().DOT() == "" {
+	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound().Rules())); err != nil || v.Machine().DOT() == "" {
 		t.Errorf("a copy of the sound table: %v", err)
 	}
 }

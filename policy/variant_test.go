@@ -18,9 +18,9 @@ func TestVariantCheckSettings(t *testing.T) {
 		s    policy.Settings
 		fail bool
 	}{
-		{policy.Original, plain, false},
-		{policy.Original, jittered, true},
-		{policy.Sound, jittered, false},
+		{policy.Original(), plain, false},
+		{policy.Original(), jittered, true},
+		{policy.Sound(), jittered, false},
 	} {
 		if err := c.v.CheckSettings(&c.s); (err != nil) != c.fail {
 			t.Errorf("%s %+v: %v", c.v.Name, c.s, err)

@@ -81,7 +81,7 @@ func (sc *Scenario) SetVariant(name string) error {
 // original does not have (any opt-in key of SPEC §1 set to other than its
 // default): its table has no rule for them.
 func originalSettings(sc *Scenario) *Error {
-	if err := policy.Original.CheckSettings(&sc.Settings); err != nil {
+	if err := policy.Original().CheckSettings(&sc.Settings); err != nil {
 		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.settings }), Field: "settings", Msg: err.Error()}
 	}
 	return nil

@@ -404,7 +404,7 @@ type Variant struct {
 // The two variants.
 var (
 	// Sound is the documented policy made total (the default).
-	Sound = &Variant{Name: "sound", Retry: policy.Sound, Rules: Rules{
+	Sound = &Variant{Name: "sound", Retry: policy.Sound(), Rules: Rules{
 		Admission:           RejectWhileChainOpen,
 		Resolution:          ResolveWhenSettled,
 		CompactionContinue:  ContinueCancelledByPromptOrAbort,
@@ -414,7 +414,7 @@ var (
 	}}
 	// Original is the original implementation's observable behaviour,
 	// hazards included.
-	Original = &Variant{Name: "original", Retry: policy.Original, Rules: Rules{
+	Original = &Variant{Name: "original", Retry: policy.Original(), Rules: Rules{
 		Admission:           RejectWhileBusy,
 		Resolution:          ResolveOnRetryPromise,
 		CompactionContinue:  ContinueUncancelled,
