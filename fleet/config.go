@@ -267,6 +267,12 @@ type Config struct {
 	// A field added from here on is tagged `json:",omitempty"`: a sweep's
 	// identity (Plan.ID) hashes its Configs' JSON, so that a fleet leaving
 	// the new field zero keeps its identity and its partial results.
+
+	// Settings, when set, are the retry settings every session's agent
+	// layer runs in place of its profile's (the profile names the rows and
+	// its SDK layer stays): a settings file (--settings, ReadSettings), or
+	// a candidate of retrysim tune.
+	Settings *policy.Settings `json:",omitempty"`
 }
 
 // DefaultRecovery is the "after" window of an outage when Recovery is 0.
@@ -370,6 +376,11 @@ func checkProb(field string, p float64) error {
 // and what is allowed.
 func (c Config) Validate() error {
 	c = c.normalized()
+	if c.Settings != nil {
+		if err := c.Settings.Validate(); err != nil {
+			return fieldErr("settings", "%v", err)
+		}
+	}
 	if c.Sessions < 1 || c.Sessions > MaxSessions {
 		return fieldErr("sessions", "%d is out of range (allowed: an integer from 1 to %d)", c.Sessions, MaxSessions)
 	}

@@ -181,6 +181,19 @@ var fileKeys = []fileKey{
 				_, err := policy.ProfileByName(v)
 				return err
 			})}},
+	{name: "settings", shape: "{maxRetries, baseDelayMs, ...}", read: readSettings,
+		value: "retry settings (§1's keys), read onto the default settings; they replace every profile's agent settings (the rows keep the profiles' names, an SDK layer stays)",
+		def:   "none (each profile's own)",
+		flags: []flagDef{flagOf("settings", "", "run every session's agent layer with the retry settings of `FILE` (JSON, as retrysim tune --out writes them) in place of its profile's (key settings)",
+			func(t *target, v string) error {
+				if v == "" {
+					t.c.Settings = nil
+					return nil
+				}
+				s, err := ReadSettings(v)
+				t.c.Settings = &s
+				return err
+			})}},
 	durationKey("horizon", "horizon", 0, "a duration (0: until every session is done)", "0", func(c *Config) *time.Duration { return &c.Horizon },
 		"stop the simulation at this virtual time; 0: when every session is done (key horizon)"),
 	durationKey("recovery", "recovery", DefaultRecovery, "a duration: the window after an outage of the after-peak (0: 60 s)", "60 s",

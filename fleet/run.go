@@ -229,12 +229,17 @@ func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
 func newRunner(cfg Config, opt Options) (*runner, error) {
 	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
 	var cls []*classify.Classifier
-	add := func(name string, records uint32) (layerRT, error) {
+	add := func(name string, records uint32, own *policy.Settings) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
 		if err != nil {
 			return layerRT{}, err
 		}
-		pol, err := p.Policy()
+		var pol *policy.Policy
+		if own != nil {
+			pol, err = policy.Compile(*own)
+		} else {
+			pol, err = p.Policy()
+		}
 		if err != nil {
 			return layerRT{}, err
 		}
@@ -248,14 +253,14 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		return l, nil
 	}
 	for _, sh := range cfg.Profiles {
-		l, err := add(sh.Profile, session.RecordMask(trace.Transition))
+		l, err := add(sh.Profile, session.RecordMask(trace.Transition), cfg.Settings)
 		if err != nil {
 			return nil, err
 		}
 		r.agents = append(r.agents, l)
 	}
 	if cfg.SDK != "" {
-		l, err := add(cfg.SDK, session.RecordMask(trace.PromptResolved))
+		l, err := add(cfg.SDK, session.RecordMask(trace.PromptResolved), nil)
 		if err != nil {
 			return nil, err
 		}

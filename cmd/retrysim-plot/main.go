@@ -9,6 +9,7 @@
 // Usage:
 //
 //	retrysim-plot [-o FILE.png|FILE.svg] PARTIAL...
+//	retrysim-plot -tune [-o FILE.png|FILE.svg] REPORT
 //
 // Each PARTIAL is a partial result written by 'retrysim fleet --json
 // --shard I/N' (a whole sweep is the one shard 0/1; merged shards are one
@@ -19,6 +20,12 @@
 //
 //	go run ./cmd/retrysim fleet --seeds 1-8 --json --shard 0/1 fleets/outage.yaml > sweep.json
 //	go run ./cmd/retrysim-plot -o sweep.png sweep.json
+//
+// With -tune, REPORT is a tune's report ('retrysim tune --json'; - reads
+// it from stdin), drawn by package tune/tuneplot: its confirmed
+// candidates, its front, its chosen point and the named profiles, a panel
+// per objective against the first; 'retrysim tune --plot FILE' pipes its
+// report to 'retrysim-plot -tune -o FILE -'.
 //
 // The charts are a command of their own so that retrysim, the first
 // command a user builds, links no chart library: gonum.org/v1/plot, its
@@ -69,6 +76,7 @@ func realMain(args []string, stdin io.Reader, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retrysim-plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "fleet.png", "draw to `FILE` (.png or .svg)")
+	tuned := fs.Bool("tune", false, "draw a tune's report ('retrysim tune --json') instead: its candidates, front and profiles")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: retrysim-plot [-o FILE.png|FILE.svg] PARTIAL...")
 		fmt.Fprintln(stderr, "draws the merged partial results ('retrysim fleet --json --shard I/N') of a fleet sweep; - reads one from stdin")
@@ -86,6 +94,9 @@ func realMain(args []string, stdin io.Reader, stderr io.Writer) int {
 		return exitUsage
 	}
 	paths := fs.Args()
+	if *tuned {
+		return drawTune(*out, format, paths, stdin, stderr)
+	}
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, "retrysim-plot: no partial results (give the files 'retrysim fleet --json --shard I/N' wrote; a whole sweep is --shard 0/1)")
 		return exitUsage

@@ -20,6 +20,8 @@ import (
 type plotTarget struct {
 	path, command string
 	created       bool
+	// args go before "-o FILE -" (retrysim tune's "-tune").
+	args []string
 }
 
 // preparePlot checks --plot before anything runs: the file's format, the
@@ -76,7 +78,7 @@ func (p *plotTarget) discard() {
 // draw pipes the partial result (JSON) to 'retrysim-plot -o FILE -'; its
 // messages go to stderr, and an error says the chart was not drawn.
 func (p *plotTarget) draw(partial []byte, stderr io.Writer) error {
-	cmd := exec.Command(p.command, "-o", p.path, "-")
+	cmd := exec.Command(p.command, append(append([]string{}, p.args...), "-o", p.path, "-")...)
 	cmd.Stdin = bytes.NewReader(partial)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/rpc"
 	"github.com/ohmypi/retryfsm/scenario"
 )
@@ -61,6 +63,7 @@ invalid flags or an invalid scenario file.`,
 			variantFlag(fs, &o.ov.variant, "run the policy variant `NAME` instead of the scenario's")
 			profileFlag(fs, &o.ov.profile, "start from the retry settings of profile `NAME`: the scenario's settings merged over them, or them alone without --scenario")
 			fs.StringVar(&o.scenario, "scenario", "", "script the provider with the turns and settings of scenario `FILE`")
+			fs.StringVar(&o.settings, "settings", "", "start the session with the retry settings of `FILE` (JSON, as 'retrysim tune --out' writes them), in place of the scenario's")
 			fs.BoolVar(&o.virtual, "virtual", false, "run on virtual time, moved by advance commands; events carry \"t\"")
 			fs.IntVar(&o.protocol, "protocol", 1, "speak protocol `VERSION`: 1, the original's, or 2, oh-my-pi 18.3.4's (a ready line, prompt_result and session_settled, errorId; SPEC.md §10.1)")
 			fs.StringVar(&o.mode, "mode", "rpc", "the original's launch flag: `MODE` must be rpc")
@@ -75,6 +78,7 @@ invalid flags or an invalid scenario file.`,
 type rpcOptions struct {
 	ov       overrides
 	scenario string
+	settings string
 	virtual  bool
 	protocol int
 	mode     string
@@ -142,9 +146,19 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 	if !ok {
 		return exitUsage
 	}
+	if o.settings != "" && ov.profile != "" {
+		return usageError(c, stderr, "--settings and --profile both give the session's settings: give one")
+	}
 	sc, code := rpcScenario(o.scenario, ov, stderr)
 	if sc == nil {
 		return code
+	}
+	if o.settings != "" {
+		s, err := fleet.ReadSettings(o.settings)
+		if err != nil {
+			return usageError(c, stderr, "--settings: %s", termsafe.Text(err.Error()))
+		}
+		sc.Settings = s
 	}
 	if o.provider.given {
 		sc.Provider = o.provider.v
