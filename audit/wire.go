@@ -220,7 +220,7 @@ type clientEdge struct {
 	cutJSON, cutStream, streamError bool
 }
 
-// clientEdges are the clients measured (SPEC.md §16.1, README's table of
+// clientEdges are the clients measured (SPEC.md §16.1, docs/proxy.md's table of
 // the SDKs; pi-ai-anthropic: the real agent's logs, audit/testdata/
 // realagent); any other profile has defaultEdge.
 var clientEdges = map[string]clientEdge{

@@ -59,11 +59,11 @@ func TestAgentLoopInSync(t *testing.T) {
 	if documented != example {
 		t.Errorf("the package doc's agent loop differs from ExampleController's:\n--- doc.go\n%s\n--- example_test.go\n%s", documented, example)
 	}
-	readme, err := os.ReadFile("../README.md")
+	embedding, err := os.ReadFile("../docs/embedding.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```go\n"+example+"\n```\n") {
-		t.Errorf("README.md lacks ExampleController's agent loop as a Go block:\n%s", example)
+	if !strings.Contains(string(embedding), "```go\n"+example+"\n```\n") {
+		t.Errorf("docs/embedding.md lacks ExampleController's agent loop as a Go block:\n%s", example)
 	}
 }

@@ -58,7 +58,7 @@ func ExampleStreamMessage() {
 	// retryable
 }
 
-// TestReadmeSnippet: README.md's "Provider SDKs" block is ExampleStreamMessage's
+// TestReadmeSnippet: docs/embedding.md's "Provider SDKs" block is ExampleStreamMessage's
 // code, line for line, but for the client's test-only options.
 func TestReadmeSnippet(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
@@ -70,7 +70,7 @@ func TestReadmeSnippet(t *testing.T) {
 	if !found {
 		t.Fatal("example_test.go has no SDK-SNIPPET markers")
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/embedding.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestReadmeSnippet(t *testing.T) {
 	_, block, _ := strings.Cut(section, "```go\n")
 	block, _, found = strings.Cut(block, "```\n")
 	if !found {
-		t.Fatal(`README.md's "Provider SDKs" section has no Go block`)
+		t.Fatal(`docs/embedding.md's "Provider SDKs" section has no Go block`)
 	}
 	var want []string
 	for _, line := range strings.Split(snippet, "\n") {
@@ -99,9 +99,9 @@ func TestReadmeSnippet(t *testing.T) {
 			got = append(got, line)
 		}
 	}
-	// The README's block may go on (feeding the Controller).
+	// The page's block may go on (feeding the Controller).
 	if len(got) < len(want) || strings.Join(got[:len(want)], "\n") != strings.Join(want, "\n") {
-		t.Errorf("README.md's Provider SDKs block starts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("docs/embedding.md's Provider SDKs block starts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

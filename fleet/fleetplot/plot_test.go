@@ -25,7 +25,7 @@ import (
 	"github.com/ohmypi/retryfsm/fleet"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/fleets.golden and the README's chart, docs/fleet-chart.png")
+var update = flag.Bool("update", false, "rewrite testdata/fleets.golden and docs/fleet.md's chart, docs/fleet-chart.png")
 
 // outageSweep is a small fleet of two profiles through a 529 outage, over
 // two seeds merged.
@@ -216,7 +216,7 @@ func svgStructure(svg string) string {
 // TestGoldenSVG: the chart of the three ready fleets, by its structure
 // (panels' titles and axes, tick labels in units, legend entries with the
 // failed shares, the peak's mark, line styles) against
-// testdata/fleets.golden; -update rewrites it and the README's chart.
+// testdata/fleets.golden; -update rewrites it and docs/fleet.md's chart.
 func TestGoldenSVG(t *testing.T) {
 	res := readyFleets(t)
 	var b bytes.Buffer
@@ -275,7 +275,7 @@ func TestGoldenSVG(t *testing.T) {
 	}
 }
 
-// readmeChart is the chart README shows: fleets/outage-529.yaml over
+// readmeChart is the chart docs/fleet.md shows: fleets/outage-529.yaml over
 // seeds 1-2, as a PNG.
 func readmeChart(t *testing.T) []byte {
 	t.Helper()
@@ -300,7 +300,7 @@ func readmeChart(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// writeReadmeChart writes docs/fleet-chart.png, the chart README shows.
+// writeReadmeChart writes docs/fleet-chart.png, the chart docs/fleet.md shows.
 func writeReadmeChart(t *testing.T) {
 	if err := os.WriteFile("../../docs/fleet-chart.png", readmeChart(t), 0o644); err != nil {
 		t.Fatal(err)
@@ -668,7 +668,7 @@ func TestSVGFontFallback(t *testing.T) {
 	}
 }
 
-// TestReadmeChart: README's chart, docs/fleet-chart.png, is what Write
+// TestReadmeChart: docs/fleet.md's chart, docs/fleet-chart.png, is what Write
 // draws today (go test -run TestGoldenSVG -update redraws it), and is a PNG.
 func TestReadmeChart(t *testing.T) {
 	got := readmeChart(t)

@@ -19,6 +19,10 @@ const JS = "RETRYSIM_JS"
 // real clock): CI's own step, not README's command.
 const Soak = "RETRYSIM_SOAK"
 
+// README is the variable that runs the test building a fresh module from
+// README.md's embedding section (go mod tidy, then go run: tens of seconds).
+const README = "RETRYSIM_README"
+
 // Need skips t unless the variable env is set to 1; what says what the
 // test needs.
 func Need(t testing.TB, env, what string) {

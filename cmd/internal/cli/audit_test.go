@@ -223,10 +223,10 @@ func TestAuditHelp(t *testing.T) {
 	}
 }
 
-// TestReadmeAuditExample: README's "Auditing a log" section runs the
+// TestReadmeAuditExample: docs/audit.md ("Auditing a log") runs the
 // session of commands10b and prints what the audit prints for its log.
 func TestReadmeAuditExample(t *testing.T) {
-	section := markdownSection(t, readDoc(t, readmePath), "## Auditing a log")
+	section := markdownSection(t, readDoc(t, auditDoc), "# Auditing a log")
 	blocks, _ := fences(t, section)
 	if len(blocks) != 2 {
 		t.Fatalf("the section has %d code blocks, want the commands and their output", len(blocks))
@@ -242,6 +242,6 @@ func TestReadmeAuditExample(t *testing.T) {
 	t.Chdir(dir)
 	code, out, _ := runMain(t, "audit", "original.jsonl")
 	if code != exitFail || out != blocks[1].body {
-		t.Errorf("exit %d, output:\n%s\nREADME shows:\n%s", code, out, blocks[1].body)
+		t.Errorf("exit %d, output:\n%s\ndocs/audit.md shows:\n%s", code, out, blocks[1].body)
 	}
 }

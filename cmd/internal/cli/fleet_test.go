@@ -601,7 +601,7 @@ func TestFleetShardFromSlurmArray(t *testing.T) {
 	}
 }
 
-// TestReadmeFleetTable: README.md's example of the fleet table is what
+// TestReadmeFleetTable: docs/fleet.md's example of the fleet table is what
 // "retrysim fleet fleets/outage-529.yaml --legend" prints (run `go test
 // ./cmd/retrysim -run TestReadmeFleetTable -update` to write it).
 func TestReadmeFleetTable(t *testing.T) {
@@ -610,19 +610,19 @@ func TestReadmeFleetTable(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 	want := "```\n$ retrysim fleet fleets/outage-529.yaml --legend\n" + out + "```\n"
-	doc := readDoc(t, readmePath)
+	doc := readDoc(t, fleetDoc)
 	m := generatedBlockRE("fleet-legend").FindStringSubmatch(doc)
 	if m == nil {
-		t.Fatalf("%s has no <!-- BEGIN fleet-legend --> ... <!-- END fleet-legend --> block", readmePath)
+		t.Fatalf("%s has no <!-- BEGIN fleet-legend --> ... <!-- END fleet-legend --> block", fleetDoc)
 	}
 	if m[2] == want {
 		return
 	}
 	if *updateReadme {
-		if err := os.WriteFile(readmePath, []byte(strings.Replace(doc, m[0], m[1]+want+m[3], 1)), 0o644); err != nil {
+		if err := os.WriteFile(fleetDoc, []byte(strings.Replace(doc, m[0], m[1]+want+m[3], 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("%s's fleet table is not what retrysim fleet prints; run go test ./cmd/internal/cli -run TestReadmeFleetTable -update\n--- fleet\n%s--- %s\n%s", readmePath, want, readmePath, m[2])
+	t.Errorf("%s's fleet table is not what retrysim fleet prints; run go test ./cmd/internal/cli -run TestReadmeFleetTable -update\n--- fleet\n%s--- %s\n%s", fleetDoc, want, fleetDoc, m[2])
 }
