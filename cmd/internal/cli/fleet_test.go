@@ -582,8 +582,8 @@ func TestFleetShardFromSlurmArray(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		id, count string // "": unset
-		flag, want    string
+		id, count  string // "": unset
+		flag, want string
 	}{
 		{"2", "2", "index", `--shard: "index" with $SLURM_ARRAY_TASK_ID="2", $SLURM_ARRAY_TASK_COUNT="2": "2/2": shard index 2 is out of range (allowed: 0 to 1`},
 		{"0", "", "index", `--shard: "index" with $SLURM_ARRAY_TASK_ID="0": $SLURM_ARRAY_TASK_COUNT is not set: give index/N`},
