@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -490,10 +491,20 @@ func Describe(n *yaml.Node) string {
 			}
 			return "timestamp " + Clip(n.Value)
 		default:
-			return fmt.Sprintf("a value tagged %s", Clip(tag))
+			return "a value tagged " + clipTag(tag)
 		}
 	}
 	return "nothing"
+}
+
+// clipTag is a YAML tag as a message quotes it: clipped, and quoted when
+// it holds a control character (a verbatim tag may hold a line break,
+// which would split the one-line message).
+func clipTag(tag string) string {
+	if strings.IndexFunc(tag, unicode.IsControl) >= 0 {
+		return strconv.Quote(Clip(tag))
+	}
+	return Clip(tag)
 }
 
 // Clip shortens long values quoted in messages.
