@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,26 +38,8 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 				if virtual {
 					args = append(args, "--virtual")
 				}
-				cmd := helperCommand(t, args...)
-				stdin, err := cmd.StdinPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
+				cmd, stdin, screen, stderr, at := rpcInBackoff(t, args...)
 				defer stdin.Close()
-				stdout, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				screen := screentest.Read(stdout)
-				if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
-					t.Fatal(err)
-				}
-				at := screen.WaitFor(t, 0, `"type":"auto_retry_start"`)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
@@ -189,25 +172,7 @@ func TestRPCSignalWinsOverEOFInTheProcess(t *testing.T) {
 		`{"t":0,"type":"prompt_resolved","prompt":1}`,
 	}, "\n")
 	for round := range 12 {
-		cmd := helperCommand(t, "rpc", "--scenario", path, "--virtual")
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		screen := screentest.Read(stdout)
-		if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		at := screen.WaitFor(t, 0, `"type":"auto_retry_start"`)
+		cmd, stdin, screen, stderr, at := rpcInBackoff(t, "rpc", "--scenario", path, "--virtual")
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
@@ -225,4 +190,30 @@ func TestRPCSignalWinsOverEOFInTheProcess(t *testing.T) {
 			t.Fatalf("round %d: after SIGTERM and the end of input:\n%s\nwant (the signal wins):\n%s", round, rest, want)
 		}
 	}
+}
+
+// rpcInBackoff starts "retrysim ARGS" (an rpc command on longBackoff),
+// sends a prompt and waits for its auto_retry_start: the chain is then in
+// its backoff. at is that line's offset in the screen.
+func rpcInBackoff(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, screen *screentest.Screen, stderr *strings.Builder, at int) {
+	t.Helper()
+	cmd = helperCommand(t, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	screen = screentest.Read(stdout)
+	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin, screen, stderr, screen.WaitFor(t, 0, `"type":"auto_retry_start"`)
 }
