@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -49,7 +50,8 @@ type succ struct {
 type invSet uint16
 
 // expander computes the transitions of states with its own shell and
-// tallies what is summed or united over all expanders at the end.
+// templates (memo.go) and tallies what is summed or united over all
+// expanders at the end.
 type expander struct {
 	// Each worker writes its expander and shell on every transition:
 	// padding keeps two workers' from sharing a cache line (false sharing
@@ -60,9 +62,10 @@ type expander struct {
 	reached     []bool // by rule*len(states)+Index(from)
 	pruned      int
 	transitions int
-	// s and t are expand's source and target: fields, not locals, since
-	// the shell keeps a pointer to the state it steps (shell.cur), which
-	// would move locals to the heap, two States per transition.
+	memo        memo
+	// s and t are a template's source and target: fields, not locals,
+	// since the shell keeps a pointer to the state it steps (shell.cur),
+	// which would move locals to the heap, two States per template.
 	s, t State
 	_    [128]byte
 }
@@ -72,9 +75,25 @@ func newExpander(v *session.Variant, opt Options, c *config) *expander {
 		reached: make([]bool, len(v.Retry.Rules())*len(states))}
 }
 
+// templatesFrom is the first state number expanded by templates: the
+// states before it are stepped through the shell one transition at a
+// time. A small exploration has nearly as many classes as states, and
+// making a template costs more than stepping the shell once (sound's
+// explorations have at most a few hundred states; the original's at
+// maxRetries 11 has 5.9 M in 13 k classes).
+const templatesFrom = chunkLen
+
 // expand appends to out the transitions, in input order, of state number
 // i, whose key is k; pruned ones are only counted.
 func (x *expander) expand(i int32, k key, out []succ) []succ {
+	if i < templatesFrom {
+		return x.expandByShell(i, k, out)
+	}
+	return x.expandByTemplates(i, k, out)
+}
+
+// expandByShell is expand stepping the shell for every transition.
+func (x *expander) expandByShell(i int32, k key, out []succ) []succ {
 	sh := x.sh
 	x.s = k.state()
 	s, t := &x.s, &x.t
@@ -94,8 +113,30 @@ func (x *expander) expand(i int32, k key, out []succ) []succ {
 			x.reached[u] = true
 		}
 		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)})
+		x := &out[len(out)-1]
+		x.self = x.key == k
+	}
+	return out
+}
+
+// expandByTemplates is expand applying the templates of k's class.
+func (x *expander) expandByTemplates(i int32, k key, out []succ) []succ {
+	c := x.class(&k)
+	enabled := c.enabled
+	if k.due() {
+		enabled &= 1 << FireTimer
+	}
+	for ; enabled != 0; enabled &= enabled - 1 {
+		in := Input(bits.TrailingZeros32(enabled))
+		tp := x.template(c, &k, in)
+		if tp.pruned {
+			x.pruned++
+			continue
+		}
+		x.transitions++
+		out = append(out, succ{key: x.memo.apply(tp, &k, in == FireTimer), from: i, in: in, step: tp.step, state: tp.state})
 		// About a fifth of all transitions lead back to their source: the
-		// merge need not look them up.
+		// merge need not look them up (nor in expandByShell).
 		x := &out[len(out)-1]
 		x.self = x.key == k
 	}
