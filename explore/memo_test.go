@@ -64,3 +64,31 @@ func TestTemplatesStepAsTheShell(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupe: dedupe marks known exactly the transitions whose target an
+// earlier one of the batch has (and leaves a transition to its source
+// known), gives the others their hash, and forgets earlier batches, also
+// when its generation counter wraps.
+func TestDedupe(t *testing.T) {
+	k := func(i uint64) key { return key{hdr: i, rem: [maxTimers]uint32{uint32(i)}} }
+	x := &expander{}
+	var big []succ
+	for i := range uint64(3000) {
+		big = append(big, succ{key: k(1000 + i)})
+	}
+	for _, gen := range []uint32{0, 0xffff} {
+		x.dedupe(big)
+		x.gen = gen
+		batch := []succ{{key: k(1)}, {key: k(2)}, {key: k(1)}, {key: k(3), known: true}, {key: k(2)}, {key: k(2)}, {key: k(1003)}}
+		x.dedupe(batch)
+		for i, want := range []bool{false, false, true, true, true, true, false} {
+			s := batch[i]
+			if s.known != want || !s.known && s.h != s.key.tag() {
+				t.Errorf("gen %#x: transition %d to %v: known %t (want %t), h %#x (tag %#x)", gen, i, s.key.hdr, s.known, want, s.h, s.key.tag())
+			}
+		}
+		if x.gen == 0 {
+			t.Errorf("generation 0 in use: empty slots would count as this batch's")
+		}
+	}
+}
