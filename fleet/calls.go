@@ -151,7 +151,7 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	if a.Kind != KindNone {
 		lat = &r.cfg.ErrorLatency
 	}
-	d := lat.duration(&s.model, minLatency)
+	d := lat.DrawDuration(&s.model, minLatency)
 	s.wire = a
 	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
 	s.wireSeq++
@@ -204,7 +204,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.model)
+		r.ev.Reply.Draw = Float01(&s.model)
 	}
 	s.sdkAnswer = a
 	r.step(s, layerSDK)
@@ -216,7 +216,7 @@ func (r *runner) deliver(s *sess, a Answer, call uint64) {
 	r.ev.Kind, r.ev.Call = session.Reply, call
 	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.jitter)
+		r.ev.Reply.Draw = Float01(&s.jitter)
 	}
 	s.lastOK = r.ev.Reply.IsSuccess()
 	r.step(s, layerAgent)

@@ -59,7 +59,7 @@ func (p *Plan) add(c Config, from, to int64) {
 	if to < from {
 		return
 	}
-	c = c.normalized()
+	c = c.Normalized()
 	if from == 0 && to == 0 {
 		from, to = 1, 1 // the seed 0 stands for 1
 	}
@@ -210,18 +210,6 @@ func (p *Plan) Sessions(sh Shard) int64 {
 		}
 	}
 	return n
-}
-
-// Validate checks every run of the spec as Config.Validate does, in the
-// order of Configs, without expanding them: the first invalid run's error.
-func (s *Spec) Validate() error {
-	p := PlanOfSpecs(s)
-	for i := range p.stretches {
-		if err := p.stretches[i].cfg.Validate(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SweepGroup names one of a sweep's groups (see Group).

@@ -462,7 +462,7 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 		return 0, false
 	}
 	if r.cfg.Rate > 0 {
-		return after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
+		return after(r.now, time.Duration(-math.Log(1-Float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
 	}
 	return r.now, true
 }
@@ -525,7 +525,7 @@ func (r *runner) prompt(s *sess) {
 	s.inPrompt = true
 	s.promptsLeft--
 	s.promptAt = r.now
-	s.prompt = Prompt{Remaining: r.cfg.Calls.count(&s.model)}
+	s.prompt = Prompt{Remaining: r.cfg.Calls.DrawCount(&s.model)}
 	s.afterError = false
 	r.stats[s.prof].Prompts++
 	r.ev.Kind = session.Prompt
@@ -564,7 +564,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.schedule(r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	r.release(s)

@@ -76,7 +76,7 @@ func TestDefaultFleet(t *testing.T) {
 func TestLiveSessionsBound(t *testing.T) {
 	c := Default(100) // each session lives about 15 s; 1000 arrive per second
 	c.Rate = 1000
-	r, err := newRunner(c.normalized(), Options{})
+	r, err := newRunner(c.Normalized(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLiveSessionsBound(t *testing.T) {
 	if !errors.As(r.err, &live) || live.Limit != 10 || len(r.sessions) != 10 {
 		t.Fatalf("err %v with %d sessions, want a LiveSessionsError at 10", r.err, len(r.sessions))
 	}
-	r, _ = newRunner(c.normalized(), Options{})
+	r, _ = newRunner(c.Normalized(), Options{})
 	r.maxLive = 100
 	if r.run(); r.err != nil {
 		t.Fatalf("within the bound: %v", r.err)
@@ -170,7 +170,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 			}
 			var out [2][]byte
 			for i, together := range []bool{false, true} {
-				r, err := newRunner(c.normalized(), Options{})
+				r, err := newRunner(c.Normalized(), Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,7 +199,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 	} {
 		c := Default(10)
 		edit(&c)
-		r, err := newRunner(c.normalized(), Options{})
+		r, err := newRunner(c.Normalized(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

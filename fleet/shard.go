@@ -90,7 +90,7 @@ type Partial struct {
 
 // groupKey is the key of the group cfg's run falls in.
 func groupKey(c *Config) string {
-	c2 := c.normalized()
+	c2 := c.Normalized()
 	return c2.Name + "\x00" + c2.Profiles.String() + "\x00" + c2.SDK
 }
 
