@@ -3,6 +3,7 @@ package fleet
 import (
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
@@ -14,11 +15,11 @@ import (
 // regular expressions on every call.
 type catalog struct {
 	cls     []*classify.Classifier
-	entries map[Answer]*catalogEntry
+	entries map[fleetspec.Answer]*catalogEntry
 	// plain holds the answers without a retry-after (by kind, and tool
 	// for a success), looked up without hashing; plainOut their outcomes
 	// once classified, at (2×kind+tool)×len(cls)+classifier.
-	plain    [2 * NumKinds]*catalogEntry
+	plain    [2 * fleetspec.NumKinds]*catalogEntry
 	plainOut []*classify.Outcome
 	epoch    time.Time
 }
@@ -30,13 +31,13 @@ type catalogEntry struct {
 }
 
 func newCatalog(cls []*classify.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), plainOut: make([]*classify.Outcome, 2*int(NumKinds)*len(cls)),
+	return &catalog{cls: cls, entries: make(map[fleetspec.Answer]*catalogEntry, 64), plainOut: make([]*classify.Outcome, 2*int(fleetspec.NumKinds)*len(cls)),
 		epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
 }
 
 // plainIndex is a's index in plain, or -1 for an answer with a
 // retry-after.
-func plainIndex(a *Answer) int {
+func plainIndex(a *fleetspec.Answer) int {
 	if a.RetryAfter != 0 || a.Hint != "" {
 		return -1
 	}
@@ -48,7 +49,7 @@ func plainIndex(a *Answer) int {
 }
 
 // entry is a's entry, made on first use.
-func (c *catalog) entry(a Answer) *catalogEntry {
+func (c *catalog) entry(a fleetspec.Answer) *catalogEntry {
 	var slot **catalogEntry
 	if i := plainIndex(&a); i >= 0 {
 		slot = &c.plain[i]
@@ -68,7 +69,7 @@ func (c *catalog) entry(a Answer) *catalogEntry {
 }
 
 // outcome is a classified by classifier i.
-func (c *catalog) outcome(a *Answer, i int) *classify.Outcome {
+func (c *catalog) outcome(a *fleetspec.Answer, i int) *classify.Outcome {
 	p := plainIndex(a)
 	if p >= 0 {
 		if o := c.plainOut[p*len(c.cls)+i]; o != nil {
