@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // AppendJSON appends r as one trace line, {"t":N,"type":"NAME",...},
@@ -22,7 +23,7 @@ func AppendJSON(b []byte, r *Record) []byte {
 // integer without a fraction, a fraction of a millisecond kept.
 func AppendMs(b []byte, d time.Duration) []byte {
 	if d%time.Millisecond == 0 {
-		return strconv.AppendInt(b, int64(d/time.Millisecond), 10)
+		return jsonw.AppendInt(b, int64(d/time.Millisecond))
 	}
 	return jsonw.AppendNumber(b, float64(d)/float64(time.Millisecond))
 }
@@ -38,9 +39,11 @@ func AppendFields(b []byte, r *Record) []byte {
 	case RetryFallback:
 		return r.Fallback.AppendJSONFields(b)
 	}
-	b = append(b, `"type":"`...)
-	b = append(b, r.Type.String()...)
-	b = append(b, '"')
+	if r.Type < numTypes {
+		b = append(b, typeMember[r.Type]...)
+	} else {
+		b = str(b, `"type":`, r.Type.String())
+	}
 	switch r.Type {
 	case AgentRun:
 		b = append(b, `,"kind":"`...)
@@ -50,7 +53,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case MessageEnd:
-		b = name(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
+		b = str(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
 		if r.Message.ErrorMessage != "" {
 			b = append(b, `,"errorMessage":`...)
 			b = jsonw.AppendString(b, r.Message.ErrorMessage)
@@ -60,11 +63,15 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case Transition:
-		b = name(b, `,"from":`, r.Edge.From)
+		b = str(b, `,"from":`, r.Edge.From)
 		b = str(b, `,"event":`, r.Edge.Event)
-		b = name(b, `,"to":`, r.Edge.To)
+		b = str(b, `,"to":`, r.Edge.To)
 		if r.Edge.Rule >= 0 {
-			b = name(b, `,"input":`, r.Edge.Input.String())
+			if in := r.Edge.Input; uint(in) < uint(len(inputMember)) {
+				b = append(b, inputMember[in]...)
+			} else {
+				b = str(b, `,"input":`, in.String())
+			}
 			b = num(b, `,"rule":`, r.Edge.Rule)
 		}
 	case AutoCompactionStart:
@@ -122,7 +129,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, int64(p), 10)
+			b = jsonw.AppendInt(b, int64(p))
 		}
 		b = append(b, ']')
 		b = num(b, `,"turnsConsumed":`, f.TurnsConsumed)
@@ -136,30 +143,26 @@ func str(b []byte, k, v string) []byte {
 	return jsonw.AppendString(append(b, k...), v)
 }
 
-// name appends a member whose value is one of the package's own names
-// (a state, an input), which need no escape; anything else is escaped.
-func name(b []byte, k, v string) []byte {
-	if !isName(v) {
-		return str(b, k, v)
-	}
-	b = append(b, k...)
-	b = append(b, '"')
-	b = append(b, v...)
-	return append(b, '"')
-}
-
-// isName reports whether s is made of lower-case letters, '_' and ':'.
-func isName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && c != '_' && c != ':' {
-			return false
+// typeMember[t] is the member `"type":"NAME"` of type t, and
+// inputMember[in] the member `,"input":"NAME"` of a transition's input,
+// each written as one piece (the names need no escape: TestMembersAreJSON).
+var (
+	typeMember = func() (m [numTypes]string) {
+		for _, t := range Types() {
+			m[t] = string(jsonw.AppendString([]byte(`"type":`), t.String()))
 		}
-	}
-	return true
-}
+		return m
+	}()
+	inputMember = func() (m []string) {
+		for _, in := range policy.Inputs() {
+			m = append(m, string(jsonw.AppendString([]byte(`,"input":`), in.String())))
+		}
+		return m
+	}()
+)
 
 func num(b []byte, k string, v int) []byte {
-	return strconv.AppendInt(append(b, k...), int64(v), 10)
+	return jsonw.AppendInt(append(b, k...), int64(v))
 }
 
 func boolean(b []byte, k string, v bool) []byte {
