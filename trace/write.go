@@ -13,10 +13,14 @@ import (
 // without the line break. Strings are escaped as JavaScript's
 // JSON.stringify does, numbers written as JavaScript writes them.
 func AppendJSON(b []byte, r *Record) []byte {
+	return AppendFields(appendStart(b, r.T), r)
+}
+
+// appendStart appends a line's start up to its "type": `{"t":N,`.
+func appendStart(b []byte, t time.Duration) []byte {
 	b = append(b, `{"t":`...)
-	b = AppendMs(b, r.T)
-	b = append(b, ',')
-	return AppendFields(b, r)
+	b = AppendMs(b, t)
+	return append(b, ',')
 }
 
 // AppendMs appends d in milliseconds as JavaScript writes the number: an
@@ -173,11 +177,27 @@ func boolean(b []byte, k string, v bool) []byte {
 type Writer struct {
 	buf   []byte
 	lines int
+	// start holds the start of the last line written, `{"t":N,`, in
+	// its first startLen bytes (0: none yet), and startT its time: most
+	// lines have the time of the line before, and take its start as it is.
+	start    [32]byte
+	startLen int
+	startT   time.Duration
 }
 
-// Record implements Sink: it appends r as one line.
+// Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
-	w.buf = AppendJSON(w.buf, r)
+	if w.startLen != 0 && r.T == w.startT {
+		w.buf = append(w.buf, w.start[:w.startLen]...)
+	} else {
+		n := len(w.buf)
+		w.buf = appendStart(w.buf, r.T)
+		w.startLen, w.startT = 0, r.T
+		if len(w.buf)-n <= len(w.start) {
+			w.startLen = copy(w.start[:], w.buf[n:])
+		}
+	}
+	w.buf = AppendFields(w.buf, r)
 	w.buf = append(w.buf, '\n')
 	w.lines++
 }

@@ -1,7 +1,10 @@
 package trace
 
 import (
+	"bytes"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
@@ -19,5 +22,23 @@ func TestMembersAreJSON(t *testing.T) {
 		if got, want := inputMember[in], `,"input":"`+in.String()+`"`; got != want {
 			t.Errorf("input %d: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestWriterLinesAreAppendJSON: the Writer, which takes a line's start
+// from the line before when their times are equal, writes AppendJSON's
+// bytes line for line, whatever the times (equal, fractions of a
+// millisecond, the longest number, back in time).
+func TestWriterLinesAreAppendJSON(t *testing.T) {
+	var w Writer
+	var want []byte
+	for _, at := range []time.Duration{0, 0, 1500 * time.Microsecond, 1500 * time.Microsecond, 2 * time.Second,
+		math.MaxInt64, math.MaxInt64, time.Nanosecond, 2 * time.Second, 2 * time.Second, 0} {
+		r := &Record{T: at, Type: PromptResolved, Prompt: 1}
+		w.Record(r)
+		want = append(AppendJSON(want, r), '\n')
+	}
+	if !bytes.Equal(w.Bytes(), want) {
+		t.Errorf("Writer wrote\n%s\nwant\n%s", w.Bytes(), want)
 	}
 }

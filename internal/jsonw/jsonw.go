@@ -132,12 +132,14 @@ const (
 )
 
 // plainPrefix is the length of s's longest prefix of plain bytes
-// (plainJSONByte), tested eight bytes at a time, the last eight of a
-// longer string at once too; from a word that may hold a byte to escape
-// on, and in a string shorter than eight, byte by byte.
+// (plainJSONByte), tested eight bytes at a time: a string of 8 bytes or
+// more word by word, its last eight at once, one of 4 to 7 bytes as its
+// first four and last four together; from a word that may hold a byte to
+// escape on, and in a string shorter than four, byte by byte.
 func plainPrefix(s string) int {
 	i := 0
-	if len(s) >= 8 {
+	switch {
+	case len(s) >= 8:
 		for ; i+8 <= len(s); i += 8 {
 			if special(word(s, i)) {
 				break
@@ -146,11 +148,21 @@ func plainPrefix(s string) int {
 		if i+8 > len(s) && !special(word(s, len(s)-8)) {
 			return len(s)
 		}
+	case len(s) >= 4:
+		if !special(uint64(half(s, 0)) | uint64(half(s, len(s)-4))<<32) {
+			return len(s)
+		}
 	}
 	for i < len(s) && plainJSONByte[s[i]] {
 		i++
 	}
 	return i
+}
+
+// half is the four bytes of s from i, the first lowest.
+func half(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // word is the eight bytes of s from i, the first lowest.
