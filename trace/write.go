@@ -57,7 +57,11 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case MessageEnd:
-		b = str(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
+		if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
+			b = append(b, messageStart[i]...)
+		} else {
+			b = str(b, messageKey, string(r.Message.StopReason))
+		}
 		if r.Message.ErrorMessage != "" {
 			b = append(b, `,"errorMessage":`...)
 			b = jsonw.AppendString(b, r.Message.ErrorMessage)
@@ -67,9 +71,9 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case Transition:
-		b = str(b, `,"from":`, r.Edge.From)
+		b = state(b, fromMember, `,"from":`, r.Edge.From)
 		b = str(b, `,"event":`, r.Edge.Event)
-		b = str(b, `,"to":`, r.Edge.To)
+		b = state(b, toMember, `,"to":`, r.Edge.To)
 		if r.Edge.Rule >= 0 {
 			if in := r.Edge.Input; uint(in) < uint(len(inputMember)) {
 				b = append(b, inputMember[in]...)
@@ -164,6 +168,53 @@ var (
 		return m
 	}()
 )
+
+// The retry machine's states as a transition's "from" and "to" members,
+// by policy.State.Index; the usual stop reasons (stopReasons) as a
+// message_end's start up to its stopReason: each written as one piece.
+var (
+	fromMember, toMember = stateMembers(`,"from":`), stateMembers(`,"to":`)
+	stopReasons          = [...]policy.StopReason{policy.StopReasonStop, policy.StopReasonError,
+		policy.StopReasonToolUse, policy.StopReasonAborted, policy.StopReasonLength}
+	messageStart = func() (m [len(stopReasons)]string) {
+		for i, sr := range stopReasons {
+			m[i] = string(jsonw.AppendString([]byte(messageKey), string(sr)))
+		}
+		return m
+	}()
+)
+
+// messageKey is a message_end's start up to its stopReason's value.
+const messageKey = `,"message":{"role":"assistant","stopReason":`
+
+// stateMembers is member k of each state, by its Index.
+func stateMembers(k string) []string {
+	states := policy.States()
+	m := make([]string, len(states))
+	for _, st := range states {
+		m[st.Index()] = string(jsonw.AppendString([]byte(k), string(st)))
+	}
+	return m
+}
+
+// state appends member k whose value v may be one of the retry machine's
+// states, whose members are in m.
+func state(b []byte, m []string, k, v string) []byte {
+	if i := policy.State(v).Index(); uint(i) < uint(len(m)) {
+		return append(b, m[i]...)
+	}
+	return str(b, k, v)
+}
+
+// stopReasonIndex is sr's index in stopReasons, or -1.
+func stopReasonIndex(sr policy.StopReason) int {
+	for i := range stopReasons {
+		if stopReasons[i] == sr {
+			return i
+		}
+	}
+	return -1
+}
 
 func num(b []byte, k string, v int) []byte {
 	return jsonw.AppendInt(append(b, k...), int64(v))

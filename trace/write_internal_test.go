@@ -10,12 +10,28 @@ import (
 )
 
 // TestMembersAreJSON: the members written as one piece are the ones the
-// writer wrote field by field (no name needs an escape), for every type
-// and every input.
+// writer wrote field by field (no name needs an escape), for every type,
+// state, stop reason and input.
 func TestMembersAreJSON(t *testing.T) {
 	for _, ty := range Types() {
 		if got, want := typeMember[ty], `"type":"`+ty.String()+`"`; got != want {
 			t.Errorf("type %d: %s, want %s", ty, got, want)
+		}
+	}
+	for _, st := range policy.States() {
+		if got, want := fromMember[st.Index()], `,"from":"`+string(st)+`"`; got != want {
+			t.Errorf("from %s: %s, want %s", st, got, want)
+		}
+		if got, want := toMember[st.Index()], `,"to":"`+string(st)+`"`; got != want {
+			t.Errorf("to %s: %s, want %s", st, got, want)
+		}
+	}
+	for i, sr := range stopReasons {
+		if got, want := messageStart[i], messageKey+`"`+string(sr)+`"`; got != want {
+			t.Errorf("stop reason %s: %s, want %s", sr, got, want)
+		}
+		if stopReasonIndex(sr) != i {
+			t.Errorf("stopReasonIndex(%s) = %d, want %d", sr, stopReasonIndex(sr), i)
 		}
 	}
 	for _, in := range policy.Inputs() {

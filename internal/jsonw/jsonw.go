@@ -191,6 +191,9 @@ func AppendInt(b []byte, v int64) []byte {
 	if uint64(v) < 10 {
 		return append(b, byte('0'+v))
 	}
+	if uint64(v) < 100 {
+		return append(b, digitPairs[v*2], digitPairs[v*2+1])
+	}
 	var buf [20]byte
 	i := len(buf)
 	u := uint64(v)
