@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -64,7 +65,7 @@ var ruleEnds = func() []chainEnd {
 	rules := session.Sound.Retry.Rules()
 	ends := make([]chainEnd, len(rules))
 	for i, r := range rules {
-		if !slices.Contains(r.Steps, policy.StepEmitEnd) {
+		if !slices.Contains(r.Steps, retry.StepEmitEnd) {
 			continue
 		}
 		switch {

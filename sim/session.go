@@ -8,6 +8,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -186,7 +187,7 @@ func (s *Session) Variant() *session.Variant { return s.variant }
 func (s *Session) State() session.State { return s.st }
 
 // Snapshot returns the retry machine's snapshot now.
-func (s *Session) Snapshot() policy.Snapshot { return s.st.Retry }
+func (s *Session) Snapshot() retry.Snapshot { return s.st.Retry }
 
 // Start schedules the initial prompt (when the scenario has one) and then
 // every action, in list order.

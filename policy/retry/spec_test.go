@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import (
 	"flag"
@@ -11,7 +11,7 @@ import (
 	"github.com/ohmypi/retryfsm/policy/classify"
 )
 
-var updateSpec = flag.Bool("update", false, "rewrite the generated blocks of ../SPEC.md")
+var updateSpec = flag.Bool("update", false, "rewrite the generated blocks of ../../SPEC.md")
 
 // specBlocks are the parts of SPEC.md generated from the code.
 func specBlocks() map[string]string {
@@ -31,10 +31,10 @@ func specBlocks() map[string]string {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestSpecInSync: the tables and pattern lists in SPEC.md are the ones the
-// code declares (run `go test ./policy -run TestSpecInSync -update` to
+// code declares (run `go test ./policy/retry -run TestSpecInSync -update` to
 // regenerate them).
 func TestSpecInSync(t *testing.T) {
-	b, err := os.ReadFile("../SPEC.md")
+	b, err := os.ReadFile("../../SPEC.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestSpecInSync(t *testing.T) {
 				spec = re.ReplaceAllLiteralString(spec, m[1]+want+m[3])
 				continue
 			}
-			t.Errorf("SPEC.md block %q is out of date; run go test ./policy -run TestSpecInSync -update\n--- want\n%s--- have\n%s", name, want, m[2])
+			t.Errorf("SPEC.md block %q is out of date; run go test ./policy/retry -run TestSpecInSync -update\n--- want\n%s--- have\n%s", name, want, m[2])
 		}
 	}
 	if *updateSpec {
-		if err := os.WriteFile("../SPEC.md", []byte(spec), 0o644); err != nil {
+		if err := os.WriteFile("../../SPEC.md", []byte(spec), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import (
 	"math"
@@ -72,7 +72,7 @@ func pvProfile(t *testing.T, name string, with func(*Settings)) Settings {
 // fail-fast): SPEC §1's order of operations, steps 2, 3, 5 and 6
 // (backoff, cap, jitter, hint, ceiling), as the engine computes them for
 // a decision (no vector here is a usage limit).
-func pvWait(s Settings, attempt int, u float64, m AssistantMessage, now time.Time) (ms float64, failFast bool) {
+func pvWait(s Settings, attempt int, u float64, m classify.AssistantMessage, now time.Time) (ms float64, failFast bool) {
 	// The engine's own computation: what Decide works out for retry
 	// number attempt of reply m (classified now) with the draw u.
 	o := (*classify.Classifier)(nil).Reply(m, 0, now)
@@ -378,7 +378,7 @@ func TestProfileHintVectors(t *testing.T) {
 			if now == 0 {
 				now = pvScenarioNowMs
 			}
-			m := AssistantMessage{StopReason: StopReasonError, ErrorMessage: tc.msg, Status: tc.status, Headers: tc.headers}
+			m := classify.AssistantMessage{StopReason: classify.StopReasonError, ErrorMessage: tc.msg, Status: tc.status, Headers: tc.headers}
 			if err := m.ValidateHTTP(); err != nil {
 				t.Fatal(err)
 			}
@@ -570,7 +570,7 @@ func TestProfileClassifyVectors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.profile+"/"+tc.name, func(t *testing.T) {
 			s := pvProfile(t, tc.profile, tc.with)
-			m := AssistantMessage{StopReason: StopReasonError, ErrorMessage: tc.msg, Status: tc.status, Headers: tc.headers}
+			m := classify.AssistantMessage{StopReason: classify.StopReasonError, ErrorMessage: tc.msg, Status: tc.status, Headers: tc.headers}
 			if got := pvClassifier(t, s).Classify(m, 200_000); got != tc.want {
 				t.Errorf("%s: %q (status %d) is %v under %s, want %v", tc.source, tc.msg, tc.status, got, tc.profile, tc.want)
 			}

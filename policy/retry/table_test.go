@@ -1,4 +1,4 @@
-package policy_test
+package retry_test
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // tblNow is the wall clock Decide is given (only retry hints read it).
@@ -22,17 +22,17 @@ const (
 
 // tblMessages are the messages an input is decided with. Cancelling inputs
 // get a message too, to show it is not used as finalError.
-func tblMessages(in policy.Input) []string {
+func tblMessages(in retry.Input) []string {
 	switch in {
-	case policy.InputRetryable:
+	case retry.InputRetryable:
 		return []string{tblRetryMsg, tblUsageMsg}
-	case policy.InputOverflow:
+	case retry.InputOverflow:
 		return []string{"prompt is too long: 213462 tokens > 200000 maximum"}
-	case policy.InputFatal:
+	case retry.InputFatal:
 		return []string{"401 invalid x-api-key"}
-	case policy.InputContinueFailed:
+	case retry.InputContinueFailed:
 		return []string{"cannot continue from an assistant message"}
-	case policy.InputAborted:
+	case retry.InputAborted:
 		return []string{"Request was aborted"}
 	}
 	return []string{""}
@@ -40,8 +40,8 @@ func tblMessages(in policy.Input) []string {
 
 // tblCase is one (snapshot, settings, message) a rule is decided with.
 type tblCase struct {
-	snap policy.Snapshot
-	set  policy.Settings
+	snap retry.Snapshot
+	set  retry.Settings
 	msg  string
 }
 
@@ -50,24 +50,24 @@ func (c tblCase) String() string {
 }
 
 // holds reports whether g holds for c (with the Cause Decide works out).
-func (c tblCase) holds(g policy.Guard, in policy.Input) bool {
+func (c tblCase) holds(g retry.Guard, in retry.Input) bool {
 	o := tblOutcome(c.msg)
-	return g.Holds(c.snap, &c.set, policy.DecisionForTest(c.snap, in, &o, &c.set))
+	return g.Holds(c.snap, &c.set, retry.DecisionForTest(c.snap, in, &o, &c.set))
 }
 
 // tblOutcome is msg as the error reply it is, classified as the
 // Controller classifies it.
 func tblOutcome(msg string) classify.Outcome {
-	return classify.ClassifyReply(policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: msg}, 0, tblNow)
+	return classify.ClassifyReply(classify.AssistantMessage{StopReason: classify.StopReasonError, ErrorMessage: msg}, 0, tblNow)
 }
 
 // tblExtras are the opt-in settings the enumeration adds to each base:
 // none, a fallback model, a 1 s ceiling on the wait, both.
-var tblExtras = []func(*policy.Settings){
-	func(*policy.Settings) {},
-	func(s *policy.Settings) { s.Fallback = []string{"model-b"} },
-	func(s *policy.Settings) { s.RetryAfter.MaxWait = time.Second },
-	func(s *policy.Settings) { s.Fallback = []string{"model-b"}; s.RetryAfter.MaxWait = time.Second },
+var tblExtras = []func(*retry.Settings){
+	func(*retry.Settings) {},
+	func(s *retry.Settings) { s.Fallback = []string{"model-b"} },
+	func(s *retry.Settings) { s.RetryAfter.MaxWait = time.Second },
+	func(s *retry.Settings) { s.Fallback = []string{"model-b"}; s.RetryAfter.MaxWait = time.Second },
 }
 
 // tblCases enumerates snapshots of state st (attempt 0 in the rest states,
@@ -75,7 +75,7 @@ var tblExtras = []func(*policy.Settings){
 // continuing; the session's model or the fallback model) and settings
 // (enabled or not, maxRetries 0..4, two base delays, each of tblExtras),
 // with every message of in.
-func tblCases(st policy.State, in policy.Input) []tblCase {
+func tblCases(st retry.State, in retry.Input) []tblCase {
 	attempts := []int{0}
 	if !st.AtRest() {
 		attempts = []int{1, 2, 3, 4, 5}
@@ -90,7 +90,7 @@ func tblCases(st policy.State, in policy.Input) []tblCase {
 							for _, msg := range tblMessages(in) {
 								c := tblCase{
 									snap: tblSnap(st, a, !st.AtRest()),
-									set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: base},
+									set:  retry.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: base},
 									msg:  msg,
 								}
 								c.snap.Model = model
@@ -108,9 +108,9 @@ func tblCases(st policy.State, in policy.Input) []tblCase {
 
 // tblSnap is a snapshot of state st as the sound variant has it: one
 // cancellable backoff wait running in backoff, none elsewhere.
-func tblSnap(st policy.State, attempt int, open bool) policy.Snapshot {
-	s := policy.Snapshot{State: st, Attempt: attempt, Open: open}
-	if st == policy.StateBackoff {
+func tblSnap(st retry.State, attempt int, open bool) retry.Snapshot {
+	s := retry.Snapshot{State: st, Attempt: attempt, Open: open}
+	if st == retry.StateBackoff {
 		s.Armed, s.Controlled = 1, true
 	}
 	return s
@@ -120,61 +120,61 @@ func tblSnap(st policy.State, attempt int, open bool) policy.Snapshot {
 // and the sound variant's contract, independently of the table.
 type tblWant struct {
 	event   string // "" when the pair is ignored
-	next    policy.Snapshot
+	next    retry.Snapshot
 	effects []tblEffect
 }
 
 // tblOracle is the sound policy written as code: the expected event, next
 // snapshot and exact effects for any snapshot (any attempt), input,
 // message and settings.
-func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) tblWant {
+func tblOracle(s retry.Snapshot, in retry.Input, msg string, set retry.Settings) tblWant {
 	k := s.Attempt
 	ignored := tblWant{next: s}
-	end := func(event string, to policy.State, success bool, attempt int, final string, release bool) tblWant {
+	end := func(event string, to retry.State, success bool, attempt int, final string, release bool) tblWant {
 		w := tblWant{event: event, next: s}
 		w.next.State, w.next.Attempt = to, 0
-		w.effects = append(w.effects, tblEffect{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Success: success, Attempt: attempt, FinalError: final}})
+		w.effects = append(w.effects, tblEffect{Kind: retry.StepEmitEnd, End: retry.AutoRetryEnd{Success: success, Attempt: attempt, FinalError: final}})
 		if release {
 			w.next.Open = false
-			w.effects = append(w.effects, tblEffect{Kind: policy.StepRelease})
+			w.effects = append(w.effects, tblEffect{Kind: retry.StepRelease})
 		}
 		return w
 	}
 	ask := msg == tblUsageMsg // the start and the wait wait for auth storage's answer
-	retry := func(attempt int) tblWant {
+	retryAt := func(attempt int) tblWant {
 		delay := set.BaseDelay << (attempt - 1)
-		w := tblWant{event: "retry", next: policy.Snapshot{State: policy.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model}}
+		w := tblWant{event: "retry", next: retry.Snapshot{State: retry.StateBackoff, Attempt: attempt, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model}}
 		if ask {
-			w.effects = append(w.effects, tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
+			w.effects = append(w.effects, tblEffect{Kind: retry.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
 		w.effects = append(w.effects,
-			tblEffect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}, Pending: ask},
-			tblEffect{Kind: policy.StepDropError},
-			tblEffect{Kind: policy.StepArmTimer, Delay: delay, Pending: ask},
+			tblEffect{Kind: retry.StepEmitStart, Start: retry.AutoRetryStart{Attempt: attempt, MaxAttempts: set.MaxRetries, DelayMs: float64(delay.Milliseconds()), ErrorMessage: msg}, Pending: ask},
+			tblEffect{Kind: retry.StepDropError},
+			tblEffect{Kind: retry.StepArmTimer, Delay: delay, Pending: ask},
 		)
 		return w
 	}
 	// The opt-in ways out: the next model (retry_fallback, then attempt 1
 	// with no wait), or the end at once when the wait is too long.
 	fallback := func(askFirst bool) tblWant {
-		w := tblWant{event: "fallback", next: policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model + 1}}
+		w := tblWant{event: "fallback", next: retry.Snapshot{State: retry.StateBackoff, Attempt: 1, Open: true, Armed: s.Armed + 1, Controlled: true, Model: s.Model + 1}}
 		pending := askFirst && ask
 		if pending {
-			w.effects = append(w.effects, tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
+			w.effects = append(w.effects, tblEffect{Kind: retry.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true})
 		}
 		w.effects = append(w.effects,
-			tblEffect{Kind: policy.StepFallback, Model: s.Model + 1},
-			tblEffect{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: set.MaxRetries, ErrorMessage: msg}, Pending: pending},
-			tblEffect{Kind: policy.StepDropError},
-			tblEffect{Kind: policy.StepArmTimer, Pending: pending},
+			tblEffect{Kind: retry.StepFallback, Model: s.Model + 1},
+			tblEffect{Kind: retry.StepEmitStart, Start: retry.AutoRetryStart{Attempt: 1, MaxAttempts: set.MaxRetries, ErrorMessage: msg}, Pending: pending},
+			tblEffect{Kind: retry.StepDropError},
+			tblEffect{Kind: retry.StepArmTimer, Pending: pending},
 		)
 		return w
 	}
 	failFast := func(wait time.Duration, release bool) tblWant {
 		text := fmt.Sprintf("Provider requested %dms wait, exceeds retry.maxDelayMs (%dms). Original error: %s", wait.Milliseconds(), set.RetryAfter.MaxWait.Milliseconds(), msg)
-		w := end("fail_fast", policy.StateExhausted, false, k+1, text, release)
+		w := end("fail_fast", retry.StateExhausted, false, k+1, text, release)
 		if ask {
-			w.effects = append([]tblEffect{{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}}, w.effects...)
+			w.effects = append([]tblEffect{{Kind: retry.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}}, w.effects...)
 		}
 		return w
 	}
@@ -198,9 +198,9 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 		return tblWant{}, false
 	}
 	switch s.State {
-	case policy.StateIdle, policy.StateExhausted, policy.StateCancelled:
+	case retry.StateIdle, retry.StateExhausted, retry.StateCancelled:
 		switch in {
-		case policy.InputRetryable:
+		case retry.InputRetryable:
 			if w, ok := optIn(false); ok {
 				return w
 			}
@@ -208,56 +208,56 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 			case !set.Enabled:
 				return ignored
 			case k >= set.MaxRetries: // maxRetries 0: ends at once, no start, chain never opened
-				return end("exhaust", policy.StateExhausted, false, k, msg, false)
+				return end("exhaust", retry.StateExhausted, false, k, msg, false)
 			default:
-				return retry(k + 1)
+				return retryAt(k + 1)
 			}
-		case policy.InputPrompt:
-			if s.State != policy.StateIdle {
+		case retry.InputPrompt:
+			if s.State != retry.StateIdle {
 				w := tblWant{event: "prompt", next: s}
-				w.next.State = policy.StateIdle
+				w.next.State = retry.StateIdle
 				return w
 			}
 		}
 		return ignored
-	case policy.StateBackoff:
+	case retry.StateBackoff:
 		switch in {
-		case policy.InputElapsed:
+		case retry.InputElapsed:
 			// The wait is over (none cancellable); the agent continues now.
-			w := tblWant{event: "elapse", next: s, effects: []tblEffect{{Kind: policy.StepWake}, {Kind: policy.StepContinue}}}
-			w.next.State, w.next.Armed, w.next.Controlled = policy.StateContinuing, s.Armed-1, false
+			w := tblWant{event: "elapse", next: s, effects: []tblEffect{{Kind: retry.StepWake}, {Kind: retry.StepContinue}}}
+			w.next.State, w.next.Armed, w.next.Controlled = retry.StateContinuing, s.Armed-1, false
 			return w
-		case policy.InputAbortRetry, policy.InputAbort:
-			w := end("cancel", policy.StateCancelled, false, k, policy.RetryCancelled, true)
+		case retry.InputAbortRetry, retry.InputAbort:
+			w := end("cancel", retry.StateCancelled, false, k, retry.RetryCancelled, true)
 			if s.Controlled { // the running wait is disarmed
 				w.next.Armed, w.next.Controlled = s.Armed-1, false
-				w.effects = append([]tblEffect{{Kind: policy.StepCancelTimer}}, w.effects...)
+				w.effects = append([]tblEffect{{Kind: retry.StepCancelTimer}}, w.effects...)
 			}
 			return w
 		}
 		return ignored
-	case policy.StateContinuing:
+	case retry.StateContinuing:
 		switch in {
-		case policy.InputSuccess:
-			return end("succeed", policy.StateIdle, true, k, "", true)
-		case policy.InputRetryable:
+		case retry.InputSuccess:
+			return end("succeed", retry.StateIdle, true, k, "", true)
+		case retry.InputRetryable:
 			if w, ok := optIn(true); ok {
 				return w
 			}
 			switch {
 			case !set.Enabled:
-				return end("fail", policy.StateExhausted, false, k, msg, true)
+				return end("fail", retry.StateExhausted, false, k, msg, true)
 			case k >= set.MaxRetries:
-				return end("exhaust", policy.StateExhausted, false, k, msg, true)
+				return end("exhaust", retry.StateExhausted, false, k, msg, true)
 			default:
-				return retry(k + 1)
+				return retryAt(k + 1)
 			}
-		case policy.InputFatal, policy.InputOverflow, policy.InputContinueFailed:
-			return end("fail", policy.StateExhausted, false, k, msg, true)
-		case policy.InputNoMessage:
-			return end("fail", policy.StateExhausted, false, k, "Agent run ended without an assistant message", true)
-		case policy.InputAborted, policy.InputAbortRetry, policy.InputAbort:
-			return end("cancel", policy.StateCancelled, false, k, "Retry cancelled", true)
+		case retry.InputFatal, retry.InputOverflow, retry.InputContinueFailed:
+			return end("fail", retry.StateExhausted, false, k, msg, true)
+		case retry.InputNoMessage:
+			return end("fail", retry.StateExhausted, false, k, "Agent run ended without an assistant message", true)
+		case retry.InputAborted, retry.InputAbortRetry, retry.InputAbort:
+			return end("cancel", retry.StateCancelled, false, k, "Retry cancelled", true)
 		}
 		return ignored
 	}
@@ -266,9 +266,9 @@ func tblOracle(s policy.Snapshot, in policy.Input, msg string, set policy.Settin
 
 // tblFirstRule returns the index of the rule whose guard holds first for
 // (state, input), as the table's order defines it (-1: none).
-func tblFirstRule(c tblCase, in policy.Input) int {
-	rules := policy.Sound().Rules()
-	for _, i := range policy.Sound().RulesFor(c.snap.State, in) {
+func tblFirstRule(c tblCase, in retry.Input) int {
+	rules := retry.Sound().Rules()
+	for _, i := range retry.Sound().RulesFor(c.snap.State, in) {
 		if c.holds(rules[i].Guard, in) {
 			return i
 		}
@@ -278,9 +278,9 @@ func tblFirstRule(c tblCase, in policy.Input) int {
 
 // tblEffect is an effect with the event it emits spelled out.
 type tblEffect struct {
-	Kind          policy.Step
-	Start         policy.AutoRetryStart
-	End           policy.AutoRetryEnd
+	Kind          retry.Step
+	Start         retry.AutoRetryStart
+	End           retry.AutoRetryEnd
 	Delay         time.Duration
 	RetryAfterMs  float64
 	HasRetryAfter bool
@@ -289,22 +289,22 @@ type tblEffect struct {
 }
 
 // tblView spells out d's effects.
-func tblView(d *policy.Decision) []tblEffect {
+func tblView(d *retry.Decision) []tblEffect {
 	var out []tblEffect
 	fx := d.Effects()
 	for i := range fx {
 		e := &fx[i]
 		v := tblEffect{Kind: e.Kind, Pending: e.Pending}
 		switch e.Kind {
-		case policy.StepAskAuth:
+		case retry.StepAskAuth:
 			v.RetryAfterMs, v.HasRetryAfter = d.RetryAfter()
-		case policy.StepEmitStart:
+		case retry.StepEmitStart:
 			v.Start = d.Start(e)
-		case policy.StepEmitEnd:
+		case retry.StepEmitEnd:
 			v.End = d.End(e)
-		case policy.StepArmTimer:
+		case retry.StepArmTimer:
 			v.Delay = e.Delay
-		case policy.StepFallback:
+		case retry.StepFallback:
 			v.Model = e.Model
 		}
 		out = append(out, v)
@@ -314,15 +314,15 @@ func tblView(d *policy.Decision) []tblEffect {
 
 // tblDecide decides msg as the error reply it is, classified as the
 // Controller classifies it.
-func tblDecide(s policy.Snapshot, in policy.Input, msg string, set policy.Settings) policy.Decision {
-	var d policy.Decision
+func tblDecide(s retry.Snapshot, in retry.Input, msg string, set retry.Settings) retry.Decision {
+	var d retry.Decision
 	o := tblOutcome(msg)
-	policy.Sound().Decide(&d, s, in, &o, policy.MustCompile(set))
+	retry.Sound().Decide(&d, s, in, &o, retry.MustCompile(set))
 	return d
 }
 
 // tblCheck decides c and compares the decision with the oracle.
-func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
+func tblCheck(t *testing.T, c tblCase, in retry.Input) retry.Decision {
 	t.Helper()
 	d := tblDecide(c.snap, in, c.msg, c.set)
 	w := tblOracle(c.snap, in, c.msg, c.set)
@@ -352,11 +352,11 @@ func tblCheck(t *testing.T, c tblCase, in policy.Input) policy.Decision {
 // change, open flag and effects (kinds and payloads) must be the oracle's.
 // A rule that no case reaches (shadowed by an earlier guard) fails.
 func TestSoundEveryRule(t *testing.T) {
-	if len(policy.Sound().Rules()) == 0 {
+	if len(retry.Sound().Rules()) == 0 {
 		t.Fatal("empty table")
 	}
-	for i := range policy.Sound().Rules() {
-		r := &policy.Sound().Rules()[i]
+	for i := range retry.Sound().Rules() {
+		r := &retry.Sound().Rules()[i]
 		for _, st := range r.From {
 			name := fmt.Sprintf("%02d/%s/%s/%s", i, st, r.Input, r.Guard.Name)
 			t.Run(name, func(t *testing.T) {
@@ -379,7 +379,7 @@ func TestSoundEveryRule(t *testing.T) {
 					if d.Next.State != r.To {
 						t.Errorf("next state %s, rule's To %s", d.Next.State, r.To)
 					}
-					if to, ok := policy.Sound().Machine().Lookup(string(st), r.Event); !ok || to != string(r.To) {
+					if to, ok := retry.Sound().Machine().Lookup(string(st), r.Event); !ok || to != string(r.To) {
 						t.Errorf("machine: Lookup(%s, %s) = %q, %v; want %s", st, r.Event, to, ok, r.To)
 					}
 					if d.Next.State.AtRest() && d.Next.Attempt != 0 {
@@ -397,31 +397,31 @@ func TestSoundEveryRule(t *testing.T) {
 // TestSoundKeyDecisions spells out a few key decisions literally, as a
 // readable complement to the enumeration.
 func TestSoundKeyDecisions(t *testing.T) {
-	def := policy.DefaultSettings()
-	idle := policy.Snapshot{State: policy.StateIdle}
-	d := tblDecide(idle, policy.InputRetryable, tblRetryMsg, def)
+	def := retry.DefaultSettings()
+	idle := retry.Snapshot{State: retry.StateIdle}
+	d := tblDecide(idle, retry.InputRetryable, tblRetryMsg, def)
 	want := []tblEffect{
-		{Kind: policy.StepEmitStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: tblRetryMsg}},
-		{Kind: policy.StepDropError},
-		{Kind: policy.StepArmTimer, Delay: 2 * time.Second},
+		{Kind: retry.StepEmitStart, Start: retry.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: tblRetryMsg}},
+		{Kind: retry.StepDropError},
+		{Kind: retry.StepArmTimer, Delay: 2 * time.Second},
 	}
-	if d.Edge().String() != "idle --retry--> backoff" || d.Next != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(tblView(&d), want) {
+	if d.Edge().String() != "idle --retry--> backoff" || d.Next != (retry.Snapshot{State: retry.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) || !slices.Equal(tblView(&d), want) {
 		t.Errorf("idle + retryable: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
-	d = tblDecide(idle, policy.InputRetryable, tblUsageMsg, def)
-	if e := tblView(&d); len(e) != 4 || e[0] != (tblEffect{Kind: policy.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
+	d = tblDecide(idle, retry.InputRetryable, tblUsageMsg, def)
+	if e := tblView(&d); len(e) != 4 || e[0] != (tblEffect{Kind: retry.StepAskAuth, RetryAfterMs: 1500, HasRetryAfter: true}) {
 		t.Errorf("usage limit: effects %+v", e)
 	}
-	cont := policy.Snapshot{State: policy.StateContinuing, Attempt: 3, Open: true}
-	d = tblDecide(cont, policy.InputRetryable, "500", def)
-	if d.Edge().String() != "continuing --exhaust--> exhausted" || d.Next != (policy.Snapshot{State: policy.StateExhausted}) ||
-		!slices.Equal(tblView(&d), []tblEffect{{Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: policy.StepRelease}}) {
+	cont := retry.Snapshot{State: retry.StateContinuing, Attempt: 3, Open: true}
+	d = tblDecide(cont, retry.InputRetryable, "500", def)
+	if d.Edge().String() != "continuing --exhaust--> exhausted" || d.Next != (retry.Snapshot{State: retry.StateExhausted}) ||
+		!slices.Equal(tblView(&d), []tblEffect{{Kind: retry.StepEmitEnd, End: retry.AutoRetryEnd{Attempt: 3, FinalError: "500"}}, {Kind: retry.StepRelease}}) {
 		t.Errorf("continuing(3) + retryable: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
-	back := policy.Snapshot{State: policy.StateBackoff, Attempt: 2, Open: true, Armed: 1, Controlled: true}
-	d = tblDecide(back, policy.InputAbortRetry, "", def)
-	if d.Edge().String() != "backoff --cancel--> cancelled" || d.Next != (policy.Snapshot{State: policy.StateCancelled}) ||
-		!slices.Equal(tblView(&d), []tblEffect{{Kind: policy.StepCancelTimer}, {Kind: policy.StepEmitEnd, End: policy.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: policy.StepRelease}}) {
+	back := retry.Snapshot{State: retry.StateBackoff, Attempt: 2, Open: true, Armed: 1, Controlled: true}
+	d = tblDecide(back, retry.InputAbortRetry, "", def)
+	if d.Edge().String() != "backoff --cancel--> cancelled" || d.Next != (retry.Snapshot{State: retry.StateCancelled}) ||
+		!slices.Equal(tblView(&d), []tblEffect{{Kind: retry.StepCancelTimer}, {Kind: retry.StepEmitEnd, End: retry.AutoRetryEnd{Attempt: 2, FinalError: "Retry cancelled"}}, {Kind: retry.StepRelease}}) {
 		t.Errorf("backoff(2) + abort_retry: %v %+v %+v", d.Edge(), d.Next, tblView(&d))
 	}
 }
@@ -431,12 +431,12 @@ func TestSoundKeyDecisions(t *testing.T) {
 // some rule's guard holds; Decide then agrees with the oracle (which also
 // covers attempts the sound variant never reaches).
 func TestSoundTotal(t *testing.T) {
-	if len(policy.States()) != 5 {
-		t.Fatalf("States = %v, want 5 states", policy.States())
+	if len(retry.States()) != 5 {
+		t.Fatalf("States = %v, want 5 states", retry.States())
 	}
-	for _, st := range policy.States() {
-		for _, in := range policy.Inputs() {
-			rules := policy.Sound().RulesFor(st, in)
+	for _, st := range retry.States() {
+		for _, in := range retry.Inputs() {
+			rules := retry.Sound().RulesFor(st, in)
 			if len(rules) == 0 {
 				t.Errorf("(%s, %s) has no rule", st, in)
 				continue
@@ -447,12 +447,12 @@ func TestSoundTotal(t *testing.T) {
 						for _, open := range []bool{false, true} {
 							c := tblCase{
 								snap: tblSnap(st, attempt, open),
-								set:  policy.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: 2 * time.Second},
+								set:  retry.Settings{Enabled: enabled, MaxRetries: maxRetries, BaseDelay: 2 * time.Second},
 								msg:  tblMessages(in)[0],
 							}
 							holds := 0
 							for _, ri := range rules {
-								if c.holds(policy.Sound().Rules()[ri].Guard, in) {
+								if c.holds(retry.Sound().Rules()[ri].Guard, in) {
 									holds++
 								}
 							}
@@ -467,10 +467,10 @@ func TestSoundTotal(t *testing.T) {
 			}
 		}
 	}
-	if n := len(policy.Inputs()); n != 11 {
+	if n := len(retry.Inputs()); n != 11 {
 		t.Errorf("Inputs() has %d inputs, want 11", n)
 	}
-	for i, in := range policy.Inputs() {
+	for i, in := range retry.Inputs() {
 		if int(in) != i || strings.HasPrefix(in.String(), "Input(") {
 			t.Errorf("Inputs()[%d] = %v", i, in)
 		}
@@ -481,9 +481,9 @@ func TestSoundTotal(t *testing.T) {
 // an incoming transition in the table, the derived machine declares them in
 // order with idle initial, and DOT and Mermaid name every state and edge.
 func TestSoundStatesAndDiagrams(t *testing.T) {
-	out := map[policy.State]int{}
-	in := map[policy.State]int{}
-	for _, r := range policy.Sound().Rules() {
+	out := map[retry.State]int{}
+	in := map[retry.State]int{}
+	for _, r := range retry.Sound().Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -492,12 +492,12 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 		}
 		in[r.To]++
 	}
-	for _, s := range policy.States() {
+	for _, s := range retry.States() {
 		if out[s] == 0 || in[s] == 0 {
 			t.Errorf("state %s: %d outgoing and %d incoming transitions, want both > 0", s, out[s], in[s])
 		}
 	}
-	m := policy.Sound().Machine()
+	m := retry.Sound().Machine()
 	want := []string{"idle", "backoff", "continuing", "exhausted", "cancelled"}
 	if got := m.States(); !slices.Equal(got, want) || m.Initial() != "idle" {
 		t.Errorf("machine states %v initial %q", got, m.Initial())
@@ -522,7 +522,7 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 	if !strings.Contains(mer, "[*] --> idle") || !strings.Contains(dot, `"idle" [style=bold]`) {
 		t.Error("diagrams do not mark idle initial")
 	}
-	for _, r := range policy.Sound().Rules() {
+	for _, r := range retry.Sound().Rules() {
 		if r.Ignored() {
 			continue
 		}
@@ -535,13 +535,13 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 			}
 		}
 	}
-	if md := policy.Sound().TableMarkdown(); strings.Count(md, "\n") != len(policy.Sound().Rules())+2 {
-		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(policy.Sound().Rules()))
+	if md := retry.Sound().TableMarkdown(); strings.Count(md, "\n") != len(retry.Sound().Rules())+2 {
+		t.Errorf("TableMarkdown has %d lines for %d rules", strings.Count(md, "\n"), len(retry.Sound().Rules()))
 	}
-	if v, err := policy.VariantByName(""); err != nil || v != policy.Sound() {
+	if v, err := retry.VariantByName(""); err != nil || v != retry.Sound() {
 		t.Errorf(`VariantByName("") = %v, %v`, v, err)
 	}
-	if _, err := policy.VariantByName("nope"); err == nil || !strings.Contains(err.Error(), "sound") {
+	if _, err := retry.VariantByName("nope"); err == nil || !strings.Contains(err.Error(), "sound") {
 		t.Errorf(`VariantByName("nope") error %v should list the allowed names`, err)
 	}
 }
@@ -549,25 +549,25 @@ func TestSoundStatesAndDiagrams(t *testing.T) {
 // TestNewVariantRejectsPartialTables: a table missing a pair, naming an
 // unknown state, or sending one event to two states is refused.
 func TestNewVariantRejectsPartialTables(t *testing.T) {
-	partial := slices.Clone(policy.Sound().Rules())
-	partial = slices.DeleteFunc(partial, func(r policy.Rule) bool {
-		return r.Input == policy.InputPrompt && slices.Contains(r.From, policy.StateBackoff)
+	partial := slices.Clone(retry.Sound().Rules())
+	partial = slices.DeleteFunc(partial, func(r retry.Rule) bool {
+		return r.Input == retry.InputPrompt && slices.Contains(r.From, retry.StateBackoff)
 	})
-	if _, err := policy.NewVariant("partial", partial); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
+	if _, err := retry.NewVariant("partial", partial); err == nil || !strings.Contains(err.Error(), "(backoff, prompt) has no rule") {
 		t.Errorf("missing pair: err = %v", err)
 	}
-	bad := append(slices.Clone(policy.Sound().Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{"nowhere"}, Guard: tblAlways})
-	if _, err := policy.NewVariant("bad", bad); err == nil || !strings.Contains(err.Error(), "nowhere") {
+	bad := append(slices.Clone(retry.Sound().Rules()), retry.Rule{Input: retry.InputAbort, From: []retry.State{"nowhere"}, Guard: tblAlways})
+	if _, err := retry.NewVariant("bad", bad); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Errorf("unknown state: err = %v", err)
 	}
-	twoDst := append(slices.Clone(policy.Sound().Rules()), policy.Rule{Input: policy.InputAbort, From: []policy.State{policy.StateIdle}, Guard: tblAlways, Event: "retry", To: policy.StateIdle})
-	if _, err := policy.NewVariant("two", twoDst); err == nil || !strings.Contains(err.Error(), `"retry"`) {
+	twoDst := append(slices.Clone(retry.Sound().Rules()), retry.Rule{Input: retry.InputAbort, From: []retry.State{retry.StateIdle}, Guard: tblAlways, Event: "retry", To: retry.StateIdle})
+	if _, err := retry.NewVariant("two", twoDst); err == nil || !strings.Contains(err.Error(), `"retry"`) {
 		t.Errorf("nondeterministic event: err = %v", err)
 	}
-	if v, err := policy.NewVariant("copy", slices.Clone(policy.Sound().Rules())); err != nil || v.Machine().DOT() == "" {
+	if v, err := retry.NewVariant("copy", slices.Clone(retry.Sound().Rules())); err != nil || v.Machine().DOT() == "" {
 		t.Errorf("a copy of the sound table: %v", err)
 	}
 }
 
 // tblAlways is a guard that always holds (the package's own are unexported).
-var tblAlways = policy.Guard{Holds: func(policy.Snapshot, *policy.Settings, *policy.Decision) bool { return true }}
+var tblAlways = retry.Guard{Holds: func(retry.Snapshot, *retry.Settings, *retry.Decision) bool { return true }}

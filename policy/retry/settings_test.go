@@ -1,4 +1,4 @@
-package policy_test
+package retry_test
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 func TestSettingsDefaults(t *testing.T) {
-	d := policy.DefaultSettings()
-	if !d.Equal(policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second}) {
+	d := retry.DefaultSettings()
+	if !d.Equal(retry.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 2 * time.Second}) {
 		t.Errorf("DefaultSettings() = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -24,20 +24,20 @@ func TestSettingsDefaults(t *testing.T) {
 // TestSettingsValidate: each out-of-range field is reported by its JSON
 // name, with a *SettingsError; the bounds themselves are valid.
 func TestSettingsValidate(t *testing.T) {
-	base := policy.DefaultSettings()
-	with := func(f func(*policy.Settings)) policy.Settings { s := base; f(&s); return s }
+	base := retry.DefaultSettings()
+	with := func(f func(*retry.Settings)) retry.Settings { s := base; f(&s); return s }
 	bad := []struct {
 		name  string
-		s     policy.Settings
+		s     retry.Settings
 		field string
 		value string
 	}{
-		{"negative maxRetries", with(func(s *policy.Settings) { s.MaxRetries = -1 }), "maxRetries", "-1"},
-		{"maxRetries above the limit", with(func(s *policy.Settings) { s.MaxRetries = policy.MaxRetriesLimit + 1 }), "maxRetries", "1001"},
-		{"huge maxRetries", with(func(s *policy.Settings) { s.MaxRetries = math.MaxInt }), "maxRetries", ""},
-		{"negative delay", with(func(s *policy.Settings) { s.BaseDelay = -time.Millisecond }), "baseDelayMs", "-1"},
-		{"delay above the limit", with(func(s *policy.Settings) { s.BaseDelay = policy.MaxBaseDelay + time.Millisecond }), "baseDelayMs", "86400001"},
-		{"both: maxRetries first", policy.Settings{MaxRetries: -5, BaseDelay: -time.Second}, "maxRetries", "-5"},
+		{"negative maxRetries", with(func(s *retry.Settings) { s.MaxRetries = -1 }), "maxRetries", "-1"},
+		{"maxRetries above the limit", with(func(s *retry.Settings) { s.MaxRetries = retry.MaxRetriesLimit + 1 }), "maxRetries", "1001"},
+		{"huge maxRetries", with(func(s *retry.Settings) { s.MaxRetries = math.MaxInt }), "maxRetries", ""},
+		{"negative delay", with(func(s *retry.Settings) { s.BaseDelay = -time.Millisecond }), "baseDelayMs", "-1"},
+		{"delay above the limit", with(func(s *retry.Settings) { s.BaseDelay = retry.MaxBaseDelay + time.Millisecond }), "baseDelayMs", "86400001"},
+		{"both: maxRetries first", retry.Settings{MaxRetries: -5, BaseDelay: -time.Second}, "maxRetries", "-5"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,15 +51,15 @@ func TestSettingsValidate(t *testing.T) {
 			if !strings.Contains(err.Error(), "allowed") {
 				t.Errorf("error %q does not say what is allowed", err)
 			}
-			var se *policy.SettingsError
+			var se *retry.SettingsError
 			if !errors.As(err, &se) || se.Field != tc.field {
 				t.Errorf("error %#v is not a *SettingsError for %s", err, tc.field)
 			}
 		})
 	}
-	good := []policy.Settings{
+	good := []retry.Settings{
 		{MaxRetries: 0, BaseDelay: 0},
-		{Enabled: true, MaxRetries: policy.MaxRetriesLimit, BaseDelay: policy.MaxBaseDelay},
+		{Enabled: true, MaxRetries: retry.MaxRetriesLimit, BaseDelay: retry.MaxBaseDelay},
 		{Enabled: false, MaxRetries: 3, BaseDelay: time.Millisecond},
 	}
 	for _, s := range good {
@@ -73,7 +73,7 @@ func TestSettingsValidate(t *testing.T) {
 // the first retry, and saturates at the largest Duration instead of
 // wrapping negative.
 func TestSettingsDelay(t *testing.T) {
-	d := policy.DefaultSettings()
+	d := retry.DefaultSettings()
 	cases := []struct {
 		attempt int
 		want    time.Duration
@@ -86,8 +86,8 @@ func TestSettingsDelay(t *testing.T) {
 			t.Errorf("Delay(%d) = %v, want %v", tc.attempt, got, tc.want)
 		}
 	}
-	for _, base := range []time.Duration{1, time.Millisecond, 2 * time.Second, policy.MaxBaseDelay, math.MaxInt64} {
-		s := policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: base}
+	for _, base := range []time.Duration{1, time.Millisecond, 2 * time.Second, retry.MaxBaseDelay, math.MaxInt64} {
+		s := retry.Settings{Enabled: true, MaxRetries: 3, BaseDelay: base}
 		prev := time.Duration(0)
 		for k := 1; k <= 200; k++ {
 			got := s.Delay(k)
@@ -100,10 +100,10 @@ func TestSettingsDelay(t *testing.T) {
 			prev = got
 		}
 	}
-	if got := (policy.Settings{BaseDelay: 0}).Delay(5); got != 0 {
+	if got := (retry.Settings{BaseDelay: 0}).Delay(5); got != 0 {
 		t.Errorf("zero base: Delay(5) = %v", got)
 	}
-	if got := (policy.Settings{BaseDelay: -time.Second}).Delay(1); got != 0 {
+	if got := (retry.Settings{BaseDelay: -time.Second}).Delay(1); got != 0 {
 		t.Errorf("negative base: Delay(1) = %v, want 0", got)
 	}
 }
@@ -111,79 +111,64 @@ func TestSettingsDelay(t *testing.T) {
 // TestSettingsJSON: keys enabled/maxRetries/baseDelayMs, a round trip, and
 // defaults for missing keys.
 func TestSettingsJSON(t *testing.T) {
-	b, err := json.Marshal(policy.DefaultSettings())
+	b, err := json.Marshal(retry.DefaultSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(b) != `{"enabled":true,"maxRetries":3,"baseDelayMs":2000}` {
 		t.Errorf("json.Marshal(defaults) = %s", b)
 	}
-	for _, s := range []policy.Settings{
-		policy.DefaultSettings(),
+	for _, s := range []retry.Settings{
+		retry.DefaultSettings(),
 		{Enabled: false, MaxRetries: 0, BaseDelay: 0},
 		{Enabled: true, MaxRetries: 7, BaseDelay: 1500 * time.Millisecond},
-		{Enabled: false, MaxRetries: policy.MaxRetriesLimit, BaseDelay: policy.MaxBaseDelay},
+		{Enabled: false, MaxRetries: retry.MaxRetriesLimit, BaseDelay: retry.MaxBaseDelay},
 	} {
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got policy.Settings
+		var got retry.Settings
 		if err := json.Unmarshal(b, &got); err != nil || !got.Equal(s) {
 			t.Errorf("round trip of %+v via %s = %+v, %v", s, b, got, err)
 		}
 	}
 	missing := []struct {
 		in   string
-		want policy.Settings
+		want retry.Settings
 	}{
-		{`{}`, policy.DefaultSettings()},
-		{`{"enabled":false}`, policy.Settings{Enabled: false, MaxRetries: 3, BaseDelay: 2 * time.Second}},
-		{`{"maxRetries":0}`, policy.Settings{Enabled: true, MaxRetries: 0, BaseDelay: 2 * time.Second}},
-		{`{"baseDelayMs":500}`, policy.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 500 * time.Millisecond}},
-		{`{"enabled":true,"maxRetries":5,"baseDelayMs":100}`, policy.Settings{Enabled: true, MaxRetries: 5, BaseDelay: 100 * time.Millisecond}},
-		{`{"maxRetries":null}`, policy.DefaultSettings()},
+		{`{}`, retry.DefaultSettings()},
+		{`{"enabled":false}`, retry.Settings{Enabled: false, MaxRetries: 3, BaseDelay: 2 * time.Second}},
+		{`{"maxRetries":0}`, retry.Settings{Enabled: true, MaxRetries: 0, BaseDelay: 2 * time.Second}},
+		{`{"baseDelayMs":500}`, retry.Settings{Enabled: true, MaxRetries: 3, BaseDelay: 500 * time.Millisecond}},
+		{`{"enabled":true,"maxRetries":5,"baseDelayMs":100}`, retry.Settings{Enabled: true, MaxRetries: 5, BaseDelay: 100 * time.Millisecond}},
+		{`{"maxRetries":null}`, retry.DefaultSettings()},
 	}
 	for _, tc := range missing {
-		var got policy.Settings
+		var got retry.Settings
 		if err := json.Unmarshal([]byte(tc.in), &got); err != nil || !got.Equal(tc.want) {
 			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 	// Inside a settings file: the retry group is a nested object.
 	var file struct {
-		Retry policy.Settings `json:"retry"`
+		Retry retry.Settings `json:"retry"`
 	}
-	if err := json.Unmarshal([]byte(`{"retry":{"maxRetries":1}}`), &file); err != nil || !file.Retry.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}) {
+	if err := json.Unmarshal([]byte(`{"retry":{"maxRetries":1}}`), &file); err != nil || !file.Retry.Equal(retry.Settings{Enabled: true, MaxRetries: 1, BaseDelay: 2 * time.Second}) {
 		t.Errorf("nested: %+v, %v", file.Retry, err)
 	}
 	for _, in := range []string{`{"maxRetries":"3"}`, `{"enabled":1}`, `{"baseDelayMs":"1.5"}`, `{"unknown":1}`, `[`} {
-		var got policy.Settings
+		var got retry.Settings
 		if err := json.Unmarshal([]byte(in), &got); err == nil {
 			t.Errorf("Unmarshal(%s) = %+v, want an error", in, got)
 		}
 	}
 	// Out-of-range values decode, and Validate names them.
-	var neg policy.Settings
+	var neg retry.Settings
 	if err := json.Unmarshal([]byte(`{"maxRetries":-1,"baseDelayMs":2000}`), &neg); err != nil {
 		t.Fatal(err)
 	}
 	if err := neg.Validate(); err == nil || !strings.Contains(err.Error(), "maxRetries") {
 		t.Errorf("Validate of decoded maxRetries -1 = %v", err)
-	}
-}
-
-func TestSettingsStore(t *testing.T) {
-	st := policy.NewSettingsStore(policy.DefaultPolicy())
-	st.SetRetryEnabled(false)
-	if got := st.RetryPolicy().Settings(); got.Enabled || got.MaxRetries != 3 {
-		t.Errorf("after SetRetryEnabled(false): %+v", got)
-	}
-	if !policy.DefaultPolicy().Enabled() {
-		t.Error("SetRetryEnabled changed the shared default policy")
-	}
-	st.Set(policy.MustCompile(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}))
-	if got := st.RetryPolicy().Settings(); !got.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
-		t.Errorf("after Set: %+v", got)
 	}
 }

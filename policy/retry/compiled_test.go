@@ -1,12 +1,12 @@
-package policy_test
+package retry_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // TestCompile: Compile checks the settings once (Validate's error for
@@ -15,15 +15,15 @@ import (
 // or patterns; changing the settings given, or the copy Settings returns,
 // changes nothing in the Policy.
 func TestCompile(t *testing.T) {
-	var se *policy.SettingsError
-	if _, err := policy.Compile(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second, RetryablePatterns: []string{"(oops"}}); !errors.As(err, &se) || se.Field != "retryablePatterns" {
+	var se *retry.SettingsError
+	if _, err := retry.Compile(retry.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second, RetryablePatterns: []string{"(oops"}}); !errors.As(err, &se) || se.Field != "retryablePatterns" {
 		t.Errorf("an invalid pattern: %v, want a *SettingsError on retryablePatterns", err)
 	}
-	if policy.DefaultPolicy().Classifier() != nil {
+	if retry.DefaultPolicy().Classifier() != nil {
 		t.Error("the default policy has a classifier; want nil (the original's)")
 	}
-	set := policy.Settings{Enabled: true, MaxRetries: 2, BaseDelay: time.Second, Classify: policy.ClassifyStatus, RetryablePatterns: []string{"busy"}}
-	p, err := policy.Compile(set)
+	set := retry.Settings{Enabled: true, MaxRetries: 2, BaseDelay: time.Second, Classify: retry.ClassifyStatus, RetryablePatterns: []string{"busy"}}
+	p, err := retry.Compile(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ func TestCompile(t *testing.T) {
 		t.Errorf("the policy's settings changed with the caller's: %v", got.RetryablePatterns)
 	}
 	got.RetryablePatterns[0] = "again"
-	if c := p.Classifier(); c == nil || c.Mode != policy.ClassifyStatus || len(c.Retryable) != 1 || p.Settings().RetryablePatterns[0] != "busy" {
+	if c := p.Classifier(); c == nil || c.Mode != retry.ClassifyStatus || len(c.Retryable) != 1 || p.Settings().RetryablePatterns[0] != "busy" {
 		t.Errorf("classifier %+v, settings %v", c, p.Settings().RetryablePatterns)
 	}
-	m := policy.AssistantMessage{StopReason: policy.StopReasonError, ErrorMessage: "server busy"}
+	m := classify.AssistantMessage{StopReason: classify.StopReasonError, ErrorMessage: "server busy"}
 	if o := p.Reply(m, 0, time.Unix(0, 0)); o.Class != classify.ClassRetryable {
 		t.Errorf("Reply(%q) = %v, want retryable by the pattern", m.ErrorMessage, o.Class)
 	}
-	if o := policy.DefaultPolicy().Reply(m, 0, time.Unix(0, 0)); o.Class != classify.ClassFatal {
+	if o := retry.DefaultPolicy().Reply(m, 0, time.Unix(0, 0)); o.Class != classify.ClassFatal {
 		t.Errorf("the default policy: Reply(%q) = %v, want fatal", m.ErrorMessage, o.Class)
 	}
 }
@@ -50,7 +50,7 @@ func TestCompile(t *testing.T) {
 // itself when nothing changes; a policy compiled apart has a classifier of
 // its own.
 func TestPolicyWithEnabled(t *testing.T) {
-	p := policy.MustCompile(policy.Settings{Enabled: true, MaxRetries: 2, BaseDelay: time.Second, Classify: policy.ClassifyStrict})
+	p := retry.MustCompile(retry.Settings{Enabled: true, MaxRetries: 2, BaseDelay: time.Second, Classify: retry.ClassifyStrict})
 	off := p.WithEnabled(false)
 	if off.Enabled() || !p.Enabled() || off.Settings().MaxRetries != 2 {
 		t.Errorf("WithEnabled(false): %v, the original %v", off.Settings(), p.Settings())
@@ -61,11 +61,11 @@ func TestPolicyWithEnabled(t *testing.T) {
 	if p.WithEnabled(true) != p {
 		t.Error("WithEnabled(true) on an enabled policy made a copy")
 	}
-	q := policy.MustCompile(p.Settings())
+	q := retry.MustCompile(p.Settings())
 	if q.SameClassification(p) {
 		t.Error("two compilations share a classifier")
 	}
-	if !policy.DefaultPolicy().SameClassification(policy.MustCompile(policy.DefaultSettings())) {
+	if !retry.DefaultPolicy().SameClassification(retry.MustCompile(retry.DefaultSettings())) {
 		t.Error("two policies of the original's classification (nil) differ")
 	}
 }
@@ -73,18 +73,18 @@ func TestPolicyWithEnabled(t *testing.T) {
 // TestProfilePolicyCompiledOnce: a profile of the table is compiled once:
 // every copy gives the same Policy, with the table's settings.
 func TestProfilePolicyCompiledOnce(t *testing.T) {
-	for _, prof := range policy.Profiles() {
+	for _, prof := range retry.Profiles() {
 		p1, err := prof.Policy()
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := policy.ProfileByName(prof.Name)
+		again, _ := retry.ProfileByName(prof.Name)
 		p2, _ := again.Policy()
 		if p1 != p2 || !p1.Settings().Equal(prof.Settings) {
 			t.Errorf("%s: Policy() compiled twice (%p, %p) or holds other settings", prof.Name, p1, p2)
 		}
 	}
-	custom := policy.Profile{Name: "mine", Settings: policy.Settings{MaxRetries: -1}}
+	custom := retry.Profile{Name: "mine", Settings: retry.Settings{MaxRetries: -1}}
 	if _, err := custom.Policy(); err == nil {
 		t.Error("a profile outside the table with invalid settings compiled")
 	}

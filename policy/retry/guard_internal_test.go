@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import (
 	"testing"
@@ -86,9 +86,9 @@ func TestIgnoresMeansNothingHappens(t *testing.T) {
 func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool)) {
 	replies := []classify.Outcome{
 		{},
-		{StopReason: StopReasonError, Message: "529 overloaded_error", Class: classify.ClassRetryable},
-		{StopReason: StopReasonError, Message: "usage limit", Class: classify.ClassRetryable, UsageLimit: true},
-		{StopReason: StopReasonError, Message: "429", Class: classify.ClassRetryable, HasWaitHint: true, WaitHintMs: 5000},
+		{StopReason: classify.StopReasonError, Message: "529 overloaded_error", Class: classify.ClassRetryable},
+		{StopReason: classify.StopReasonError, Message: "usage limit", Class: classify.ClassRetryable, UsageLimit: true},
+		{StopReason: classify.StopReasonError, Message: "429", Class: classify.ClassRetryable, HasWaitHint: true, WaitHintMs: 5000},
 	}
 	var sets []Settings
 	for _, enabled := range []bool{false, true} {

@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import "github.com/ohmypi/retryfsm/policy/classify"
 

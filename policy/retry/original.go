@@ -1,4 +1,4 @@
-package policy
+package retry
 
 // Guards of the original's table.
 var (

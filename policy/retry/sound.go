@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import (
 	"errors"
@@ -109,13 +109,6 @@ func Sound() *Variant { return sound }
 // Original reproduces the original implementation's observable behaviour,
 // hazards included (SPEC.md §9).
 func Original() *Variant { return original }
-
-var (
-	// ErrRetryCancelled is what WaitForRetry reports for a chain that was
-	// cancelled: by AbortRetry, by Abort, by an aborted reply, or (wrapped)
-	// by Reset. Test for it with errors.Is.
-	ErrRetryCancelled = errors.New("policy: retry cancelled")
-)
 
 func mustVariant(v *Variant, err error) *Variant {
 	if err != nil {

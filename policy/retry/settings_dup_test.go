@@ -1,11 +1,11 @@
-package policy_test
+package retry_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // TestSettingsJSONDuplicateKeys: a key given twice, at any depth, is an
@@ -20,16 +20,16 @@ func TestSettingsJSONDuplicateKeys(t *testing.T) {
 		{`{"retryAfter":{"use":"floor","maxWaitMs":1,"maxWaitMs":2}}`, `key "retryAfter.maxWaitMs" given twice`},
 		{`{"baseDelayMs":1,"base\u0044elayMs":2}`, `key "baseDelayMs" given twice`},
 	} {
-		var s policy.Settings
+		var s retry.Settings
 		err := json.Unmarshal([]byte(c.in), &s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Unmarshal(%s): %v, want %q", c.in, err, c.want)
 		}
-		if _, err := policy.DefaultSettings().Apply([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := retry.DefaultSettings().Apply([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Apply(%s): %v, want %q", c.in, err, c.want)
 		}
 	}
-	var s policy.Settings
+	var s retry.Settings
 	if err := json.Unmarshal([]byte(`{"baseDelayMs":1,"jitter":{"mode":"full","ratio":0.5},"retryAfter":{"use":"floor","maxWaitMs":5}}`), &s); err != nil {
 		t.Fatalf("no duplicate: %v", err)
 	}

@@ -1,26 +1,12 @@
-package policy_test
+package retry_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
-
-// eventsJSON marshals each event with json.Marshal, as an RPC client would.
-func eventsJSON(t testing.TB, events []policy.Event) []string {
-	t.Helper()
-	out := make([]string, len(events))
-	for i, e := range events {
-		b, err := json.Marshal(e)
-		if err != nil {
-			t.Fatalf("json.Marshal(%#v): %v", e, err)
-		}
-		out[i] = string(b)
-	}
-	return out
-}
 
 // TestEventJSON pins the exact JSON of both events: key order, finalError
 // absent on success (and present, even empty, on failure), and strings
@@ -28,19 +14,19 @@ func eventsJSON(t testing.TB, events []policy.Event) []string {
 func TestEventJSON(t *testing.T) {
 	cases := []struct {
 		name string
-		e    policy.Event
+		e    retry.Event
 		typ  string
 		want string
 	}{
-		{"start", policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded_error"}, "auto_retry_start",
+		{"start", retry.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded_error"}, "auto_retry_start",
 			`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`},
-		{"cancelled", policy.AutoRetryEnd{Success: false, Attempt: 1, FinalError: policy.RetryCancelled}, "auto_retry_end",
+		{"cancelled", retry.AutoRetryEnd{Success: false, Attempt: 1, FinalError: retry.RetryCancelled}, "auto_retry_end",
 			`{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`},
-		{"success omits finalError", policy.AutoRetryEnd{Success: true, Attempt: 2, FinalError: "ignored"}, "auto_retry_end",
+		{"success omits finalError", retry.AutoRetryEnd{Success: true, Attempt: 2, FinalError: "ignored"}, "auto_retry_end",
 			`{"type":"auto_retry_end","success":true,"attempt":2}`},
-		{"failure keeps an empty finalError", policy.AutoRetryEnd{Attempt: 0}, "auto_retry_end",
+		{"failure keeps an empty finalError", retry.AutoRetryEnd{Attempt: 0}, "auto_retry_end",
 			`{"type":"auto_retry_end","success":false,"attempt":0,"finalError":""}`},
-		{"escapes", policy.AutoRetryStart{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "a\"b\\c\n\t\x01é"}, "auto_retry_start",
+		{"escapes", retry.AutoRetryStart{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "a\"b\\c\n\t\x01é"}, "auto_retry_start",
 			`{"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":4000,"errorMessage":"a\"b\\c\n\t\u0001é"}`},
 	}
 	for _, tc := range cases {
@@ -70,7 +56,7 @@ func TestEventJSON(t *testing.T) {
 // and '&' as they are (JSON.stringify does), which json.Marshal would turn
 // into \u003c...; an encoder with SetEscapeHTML(false) keeps them.
 func TestEventJSONNoHTMLEscaping(t *testing.T) {
-	e := policy.AutoRetryEnd{Attempt: 1, FinalError: "502 <html>Bad Gateway & co</html>"}
+	e := retry.AutoRetryEnd{Attempt: 1, FinalError: "502 <html>Bad Gateway & co</html>"}
 	want := `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"502 <html>Bad Gateway & co</html>"}`
 	b, _ := e.MarshalJSON()
 	if string(b) != want {
@@ -87,15 +73,15 @@ func TestEventJSONNoHTMLEscaping(t *testing.T) {
 	}
 }
 
-// TestEventJSONMarshal: json.Marshal(e) on a policy.Event value (no type
+// TestEventJSONMarshal: json.Marshal(e) on a retry.Event value (no type
 // assertion) writes the event's own JSON: the original's bytes, except
 // that json.Marshal HTML-escapes <, > and & (the same JSON value).
 func TestEventJSONMarshal(t *testing.T) {
-	events := []policy.Event{
-		policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded_error: Overloaded"},
-		policy.AutoRetryEnd{Attempt: 3, FinalError: "529 overloaded_error: Overloaded"},
-		policy.AutoRetryEnd{Success: true, Attempt: 1},
-		policy.RetryFallback{From: "claude-sonnet-4-5", To: "claude-haiku-4-5"},
+	events := []retry.Event{
+		retry.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded_error: Overloaded"},
+		retry.AutoRetryEnd{Attempt: 3, FinalError: "529 overloaded_error: Overloaded"},
+		retry.AutoRetryEnd{Success: true, Attempt: 1},
+		retry.RetryFallback{From: "claude-sonnet-4-5", To: "claude-haiku-4-5"},
 	}
 	for _, e := range events {
 		got, err := json.Marshal(e)
@@ -105,7 +91,7 @@ func TestEventJSONMarshal(t *testing.T) {
 		}
 	}
 	// HTML characters: escaped by json.Marshal, the same value once decoded.
-	e := policy.Event(policy.AutoRetryEnd{Attempt: 1, FinalError: "502 <html>Bad Gateway & co</html>"})
+	e := retry.Event(retry.AutoRetryEnd{Attempt: 1, FinalError: "502 <html>Bad Gateway & co</html>"})
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)

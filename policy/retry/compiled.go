@@ -1,4 +1,4 @@
-package policy
+package retry
 
 import (
 	"time"
@@ -74,7 +74,7 @@ func (p *Policy) Classifier() *classify.Classifier { return p.cls }
 
 // Reply classifies the assistant reply m as the policy's classifier does
 // (Classifier.Reply).
-func (p *Policy) Reply(m AssistantMessage, contextWindow int64, now time.Time) classify.Outcome {
+func (p *Policy) Reply(m classify.AssistantMessage, contextWindow int64, now time.Time) classify.Outcome {
 	return p.cls.Reply(m, contextWindow, now)
 }
 
