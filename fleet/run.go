@@ -145,11 +145,6 @@ var freshSess = sess{st: session.Initial(), active: true}
 type bins struct {
 	cur, n        int64
 	during, after int64
-	// series is the bin of the profile's WireSeries the last call went
-	// to: [lo, hi), index i. Calls come in time order, so most fall in
-	// the same bin as the one before and are counted without a division.
-	lo, hi time.Duration
-	i      int
 }
 
 type runner struct {
