@@ -280,7 +280,7 @@ func (s *success) body() []byte {
 // that order, TestAnthropicBodyIsMarshal), without reflection. The ids
 // are ASCII letters and digits, which JSON writes as they are.
 func (s *success) anthropicBody() []byte {
-	b := make([]byte, 0, 200+len(s.text)+len(s.model)+len(s.tool))
+	b := make([]byte, 0, 256+len(s.text)+len(s.model)+len(s.tool)) // the fixed bytes are under 256
 	if s.kind == "toolUse" {
 		b = append(b, `{"content":[{"id":"toolu_`...)
 		b = append(b, s.id...)

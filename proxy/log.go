@@ -57,10 +57,12 @@ func clientHeaders(h http.Header) map[string]string {
 }
 
 // containsFold reports whether s contains the lower-case ASCII sub in
-// any case.
+// any case. Only an ASCII letter folds to an ASCII letter other than k
+// and s, so a match starts where the byte is sub's first in either case:
+// EqualFold is tried only there.
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
 	}

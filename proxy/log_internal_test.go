@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
+	"net/http"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestWireLogLineBytes: each line the log writes is json.Marshal's bytes
@@ -46,5 +50,33 @@ func TestWireLogLineAllocs(t *testing.T) {
 		Model: "claude-sonnet-4-5", Client: map[string]string{"user-agent": "Go-http-client/1.1"}, Status: 200, HeadersMs: 0.0123, AnswerMs: 0.0234, BytesIn: 90}
 	if n := testing.AllocsPerRun(100, func() { l.write(r) }); n != 0 {
 		t.Errorf("%v allocations a line", n)
+	}
+}
+
+// TestContainsFold: containsFold is strings.EqualFold tried at every
+// offset, for any header name (arbitrary bytes, the Kelvin sign and the
+// long s, which fold to ASCII k and s).
+func TestContainsFold(t *testing.T) {
+	every := func(s, sub string) bool {
+		for i := 0; i+len(sub) <= len(s); i++ {
+			if strings.EqualFold(s[i:i+len(sub)], sub) {
+				return true
+			}
+		}
+		return false
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOf(rapid.SampledFrom([]string{"Idem", "IDEMPOTENCY", "idempotency", "potency", "-", "x", "\u212a", "\u017f", "\xff", "İ"})).Draw(t, "parts")
+		s := strings.Join(parts, "")
+		for _, sub := range []string{"idempotency", "key", "s"} {
+			if got, want := containsFold(s, sub), every(s, sub); got != want {
+				t.Fatalf("containsFold(%q, %q) = %v, want %v", s, sub, got, want)
+			}
+		}
+	})
+	h := http.Header{"X-Idempotency-Key": {"a"}, "Idempotency-Key": {"b"}, "x-my-IDEMPOTENCY": {"c"}, "User-Agent": {"u"}, "Accept": {"*/*"}}
+	want := map[string]string{"x-idempotency-key": "a", "idempotency-key": "b", "x-my-idempotency": "c", "user-agent": "u"}
+	if got := clientHeaders(h); !maps.Equal(got, want) {
+		t.Errorf("clientHeaders = %v, want %v", got, want)
 	}
 }
