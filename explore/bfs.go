@@ -48,7 +48,7 @@ type succ struct {
 	// transition of the same batch, so the merge need not look it up: it
 	// is not new. About a fifth of all transitions lead back to their
 	// source, and a third of the others to a target of their batch
-	// (dedupe).
+	// (dedupe, which drops those that violate nothing).
 	known bool
 	step  invSet // invariants the step violates (the shell's checks while it steps: sh.fails)
 	state invSet // invariants the target violates if it is new (checkState)
@@ -165,35 +165,41 @@ const (
 // indices fit in 16 bits.
 var _ [dedupeSlots/2 - batchStates*int(numInputs)]struct{}
 
-// dedupe sets the hash of each transition of out, a batch's, whose
-// target is not its source, and marks known each whose target an earlier
-// one of out has. The merge would find those in the visited set anyway,
-// where a lookup is a cache miss or two in hundreds of MB; here it is a
-// probe in a few KiB.
-func (x *expander) dedupe(out []succ) {
+// dedupe prepares out, a batch's transitions, for the merge: it marks
+// known each whose target an earlier one of out has, drops the known ones
+// that violate no invariant (the merge would do nothing with them), and
+// sets the hash of the others. The merge would find those targets in the
+// visited set, where a lookup is a cache miss or two in hundreds of MB;
+// here it is a probe in 64 KiB. Half of all transitions are dropped.
+func (x *expander) dedupe(out []succ) []succ {
 	x.gen = (x.gen + 1) & 0xffff
 	if x.gen == 0 { // a wrap: the slots of the generation again in use go
 		x.seen = [dedupeSlots]uint32{}
 		x.gen = 1
 	}
+	w := 0 // out[:w] are kept
 	for i := range out {
-		s := &out[i]
-		if s.known {
-			continue
+		s := out[i]
+		if !s.known {
+			s.h = s.key.tag()
+			for p := s.h >> (32 - dedupeBits); ; p = (p + 1) & (dedupeSlots - 1) {
+				v := x.seen[p]
+				if v>>16 != x.gen {
+					x.seen[p] = x.gen<<16 | uint32(w)
+					break
+				}
+				if out[v&0xffff].key == s.key {
+					s.known = true
+					break
+				}
+			}
 		}
-		s.h = s.key.tag()
-		for p := s.h >> (32 - dedupeBits); ; p = (p + 1) & (dedupeSlots - 1) {
-			v := x.seen[p]
-			if v>>16 != x.gen {
-				x.seen[p] = x.gen<<16 | uint32(i)
-				break
-			}
-			if out[v&0xffff].key == s.key {
-				s.known = true
-				break
-			}
+		if !s.known || s.step != 0 {
+			out[w] = s
+			w++
 		}
 	}
+	return out[:w]
 }
 
 // batch is the expansion of consecutive states of one chunk.
@@ -222,7 +228,7 @@ func (x *expander) expandBatch(bt *batch) {
 	for j := range bt.nodes {
 		bt.out = x.expand(bt.lo+int32(j), bt.nodes[j].key(), bt.out)
 	}
-	x.dedupe(bt.out)
+	bt.out = x.dedupe(bt.out)
 }
 
 // bfs is one exploration in progress.
@@ -264,8 +270,7 @@ func (b *bfs) run() {
 				for ; next < hi; next++ {
 					buf = local.expand(next, b.set.at(next).key(), buf)
 				}
-				local.dedupe(buf)
-				b.merge(buf)
+				b.merge(local.dedupe(buf))
 				continue
 			}
 			if b.jobs == nil {

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/ohmypi/retryfsm/session"
 )
@@ -78,8 +79,15 @@ type timerOp struct {
 	late bool
 }
 
+// hash mixes all of ck (as key.hash does).
+func (ck *classKey) hash() uint64 {
+	hi, lo := bits.Mul64(ck.hdr^0xa0761d6478bd642f, uint64(ck.hist)|uint64(ck.kinds)<<32^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
 // memoClass is one class: its enabled inputs and its templates.
 type memoClass struct {
+	key classKey
 	// enabled are the inputs enabled in the class's states that have no
 	// timer due (bit 1<<Input), the alphabet's left-out inputs removed.
 	enabled uint32
@@ -88,7 +96,11 @@ type memoClass struct {
 
 // memo is one expander's classes and templates.
 type memo struct {
-	index     map[classKey]int32 // index in classes
+	// index finds a class: open addressing (linear probing, at most half
+	// full) of 1 + its index in classes, 0 for an empty slot. It is
+	// looked up once for every state expanded, where Go's map cost twice
+	// as much (generic hashing of the 16-byte key).
+	index     []int32
 	classes   []memoClass
 	templates []template
 	ops       []timerOp
@@ -97,13 +109,18 @@ type memo struct {
 // class returns the class of k, which is made from k if it is new.
 func (x *expander) class(k *key) *memoClass {
 	ck := k.class()
-	if i, ok := x.memo.index[ck]; ok {
-		return &x.memo.classes[i]
+	m := &x.memo
+	if len(m.index) == 0 {
+		m.index = make([]int32, 64)
 	}
-	if x.memo.index == nil {
-		x.memo.index = map[classKey]int32{}
+	mask := uint64(len(m.index) - 1)
+	p := ck.hash() & mask
+	for ; m.index[p] != 0; p = (p + 1) & mask {
+		if c := &m.classes[m.index[p]-1]; c.key == ck {
+			return c
+		}
 	}
-	c := memoClass{}
+	c := memoClass{key: ck}
 	s := k.state()
 	if s.NT > 0 {
 		s.T[0].Rem = 1 // not due: what the class enables otherwise
@@ -113,9 +130,25 @@ func (x *expander) class(k *key) *memoClass {
 			c.enabled |= 1 << in
 		}
 	}
-	x.memo.index[ck] = int32(len(x.memo.classes))
-	x.memo.classes = append(x.memo.classes, c)
-	return &x.memo.classes[len(x.memo.classes)-1]
+	m.classes = append(m.classes, c)
+	m.index[p] = int32(len(m.classes))
+	if 2*len(m.classes) > len(m.index) {
+		m.grow()
+	}
+	return &m.classes[len(m.classes)-1]
+}
+
+// grow doubles the index.
+func (m *memo) grow() {
+	m.index = make([]int32, 2*len(m.index))
+	mask := uint64(len(m.index) - 1)
+	for i := range m.classes {
+		p := m.classes[i].key.hash() & mask
+		for m.index[p] != 0 {
+			p = (p + 1) & mask
+		}
+		m.index[p] = int32(i + 1)
+	}
 }
 
 // template returns the template of input in for the class of k, which is

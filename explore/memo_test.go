@@ -13,7 +13,7 @@ import (
 // sound's, and sound's under every settings axis (maxRetries 0..2), the
 // templates give every enabled input the target, invariants and pruning
 // that stepping the shell gives, and cover the same units (whatever state
-// number expand starts using templates at).
+// number expand starts using templates at); each class is made once.
 func TestTemplatesStepAsTheShell(t *testing.T) {
 	type exploration struct {
 		name    string
@@ -44,8 +44,10 @@ func TestTemplatesStepAsTheShell(t *testing.T) {
 		x, y := newExpander(ex.v, opt, ex.c), newExpander(ex.v, opt, ex.c)
 		var got, want []succ
 		bad := 0
+		classes := map[classKey]bool{}
 		for i := 0; i < r.States && bad < 3; i++ {
 			k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key()
+			classes[k.class()] = true
 			got = x.expandByTemplates(int32(i), k, got[:0])
 			want = y.expandByShell(int32(i), k, want[:0])
 			if !slices.Equal(got, want) {
@@ -59,16 +61,17 @@ func TestTemplatesStepAsTheShell(t *testing.T) {
 		if !slices.Equal(x.reached, y.reached) {
 			t.Errorf("%s: the templates reach other units than the shell", name)
 		}
-		if len(x.memo.classes) == 0 || len(x.memo.classes) > r.States {
-			t.Errorf("%s: %d classes for %d states", name, len(x.memo.classes), r.States)
+		if len(x.memo.classes) != len(classes) {
+			t.Errorf("%s: %d classes made for the %d of %d states", name, len(x.memo.classes), len(classes), r.States)
 		}
 	}
 }
 
 // TestDedupe: dedupe marks known exactly the transitions whose target an
 // earlier one of the batch has (and leaves a transition to its source
-// known), gives the others their hash, and forgets earlier batches, also
-// when its generation counter wraps.
+// known), gives the others their hash, keeps in order the transitions
+// that are not known or violate an invariant, and forgets earlier
+// batches, also when its generation counter wraps.
 func TestDedupe(t *testing.T) {
 	k := func(i uint64) key { return key{hdr: i, rem: [maxTimers]uint32{uint32(i)}} }
 	x := &expander{}
@@ -77,14 +80,23 @@ func TestDedupe(t *testing.T) {
 		big = append(big, succ{key: k(1000 + i)})
 	}
 	for _, gen := range []uint32{0, 0xffff} {
-		x.dedupe(big)
+		if got := x.dedupe(slices.Clone(big)); !slices.EqualFunc(got, big, func(a, b succ) bool { return a.key == b.key && !a.known }) {
+			t.Fatalf("gen %#x: distinct targets not all kept", gen)
+		}
 		x.gen = gen
-		batch := []succ{{key: k(1)}, {key: k(2)}, {key: k(1)}, {key: k(3), known: true}, {key: k(2)}, {key: k(2)}, {key: k(1003)}}
-		x.dedupe(batch)
-		for i, want := range []bool{false, false, true, true, true, true, false} {
-			s := batch[i]
-			if s.known != want || !s.known && s.h != s.key.tag() {
-				t.Errorf("gen %#x: transition %d to %v: known %t (want %t), h %#x (tag %#x)", gen, i, s.key.hdr, s.known, want, s.h, s.key.tag())
+		batch := []succ{{key: k(1)}, {key: k(2)}, {key: k(1)}, {key: k(3), known: true}, {key: k(2), step: 1}, {key: k(3), known: true, step: 2}, {key: k(2)}, {key: k(1003)}, {key: k(4)}, {key: k(5)}, {key: k(6)}, {key: k(1003)}}
+		got := x.dedupe(batch)
+		want := []struct {
+			key   uint64
+			known bool
+		}{{1, false}, {2, false}, {2, true}, {3, true}, {1003, false}, {4, false}, {5, false}, {6, false}}
+		if len(got) != len(want) {
+			t.Fatalf("gen %#x: kept %v, want %v", gen, got, want)
+		}
+		for i, w := range want {
+			s := got[i]
+			if s.key.hdr != w.key || s.known != w.known || !s.known && s.h != s.key.tag() {
+				t.Errorf("gen %#x: kept %d: to %d known %t h %#x, want to %d known %t (tag %#x)", gen, i, s.key.hdr, s.known, s.h, w.key, w.known, s.key.tag())
 			}
 		}
 		if x.gen == 0 {
