@@ -48,7 +48,7 @@ type succ struct {
 	// transition of the same batch, so the merge need not look it up: it
 	// is not new. About a fifth of all transitions lead back to their
 	// source, and a third of the others to a target of their batch
-	// (dedupe, which drops those that violate nothing).
+	// (keep, which drops those that violate nothing).
 	known bool
 	step  invSet // invariants the step violates (the shell's checks while it steps: sh.fails)
 	state invSet // invariants the target violates if it is new (checkState)
@@ -71,7 +71,7 @@ type expander struct {
 	pruned      int
 	transitions int
 	memo        memo
-	// seen is dedupe's table: a batch's targets by hash, gen<<16 | the
+	// seen is keep's table: a batch's targets by hash, gen<<16 | the
 	// index of the first transition to each; other generations' slots
 	// are empty.
 	seen [dedupeSlots]uint32
@@ -96,8 +96,9 @@ func newExpander(v *session.Variant, opt Options, c *config) *expander {
 // maxRetries 11 has 5.9 M in 13 k classes).
 const templatesFrom = 4096
 
-// expand appends to out the transitions, in input order, of state number
-// i, whose key is k; pruned ones are only counted.
+// expand appends to out, the transitions of the batch so far, those of
+// state number i, whose key is k, in input order, that keep keeps; pruned
+// ones are only counted.
 func (x *expander) expand(i int32, k key, out []succ) []succ {
 	if i < templatesFrom {
 		return x.expandByShell(i, k, out)
@@ -125,9 +126,7 @@ func (x *expander) expandByShell(i int32, k key, out []succ) []succ {
 		for _, u := range sh.units {
 			x.reached[u] = true
 		}
-		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)})
-		x := &out[len(out)-1]
-		x.known = x.key == k
+		out = x.keep(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)}, &k)
 	}
 	return out
 }
@@ -147,15 +146,13 @@ func (x *expander) expandByTemplates(i int32, k key, out []succ) []succ {
 			continue
 		}
 		x.transitions++
-		out = append(out, succ{key: x.memo.apply(tp, &k, in == FireTimer), from: i, in: in, step: tp.step, state: tp.state})
-		x := &out[len(out)-1]
-		x.known = x.key == k
+		out = x.keep(out, succ{key: x.memo.apply(tp, &k, in == FireTimer), from: i, in: in, step: tp.step, state: tp.state}, &k)
 	}
 	return out
 }
 
 const (
-	// dedupeBits sizes dedupe's table: 64 KiB, which stay in the core's
+	// dedupeBits sizes keep's table: 64 KiB, which stay in the core's
 	// cache, for at most 4,352 transitions a batch.
 	dedupeBits  = 14
 	dedupeSlots = 1 << dedupeBits
@@ -165,41 +162,43 @@ const (
 // indices fit in 16 bits.
 var _ [dedupeSlots/2 - batchStates*int(numInputs)]struct{}
 
-// dedupe prepares out, a batch's transitions, for the merge: it marks
-// known each whose target an earlier one of out has, drops the known ones
-// that violate no invariant (the merge would do nothing with them), and
-// sets the hash of the others. The merge would find those targets in the
-// visited set, where a lookup is a cache miss or two in hundreds of MB;
-// here it is a probe in 64 KiB. Half of all transitions are dropped.
-func (x *expander) dedupe(out []succ) []succ {
+// newBatch starts a batch: keep forgets the targets of the batches
+// before.
+func (x *expander) newBatch() {
 	x.gen = (x.gen + 1) & 0xffff
 	if x.gen == 0 { // a wrap: the slots of the generation again in use go
 		x.seen = [dedupeSlots]uint32{}
 		x.gen = 1
 	}
-	w := 0 // out[:w] are kept
-	for i := range out {
-		s := out[i]
-		if !s.known {
-			s.h = s.key.tag()
-			for p := s.h >> (32 - dedupeBits); ; p = (p + 1) & (dedupeSlots - 1) {
-				v := x.seen[p]
-				if v>>16 != x.gen {
-					x.seen[p] = x.gen<<16 | uint32(w)
-					break
-				}
-				if out[v&0xffff].key == s.key {
-					s.known = true
-					break
-				}
+}
+
+// keep appends to out, the batch's transitions so far, the transition s
+// from the state whose key is src, unless the merge would do nothing with
+// it: it is known (its target is src, or the target of a transition of
+// out) and violates no invariant. Otherwise it sets s.known, and s.h
+// unless s is known. The merge would find a known target in the visited
+// set, where a lookup is a cache miss or two in hundreds of MB; here it
+// is a probe in 64 KiB. Half of all transitions are dropped.
+func (x *expander) keep(out []succ, s succ, src *key) []succ {
+	s.known = s.key == *src
+	if !s.known {
+		s.h = s.key.tag()
+		for p := s.h >> (32 - dedupeBits); ; p = (p + 1) & (dedupeSlots - 1) {
+			v := x.seen[p]
+			if v>>16 != x.gen {
+				x.seen[p] = x.gen<<16 | uint32(len(out))
+				break
+			}
+			if out[v&0xffff].key == s.key {
+				s.known = true
+				break
 			}
 		}
-		if !s.known || s.step != 0 {
-			out[w] = s
-			w++
-		}
 	}
-	return out[:w]
+	if s.known && s.step == 0 {
+		return out
+	}
+	return append(out, s)
 }
 
 // batch is the expansion of consecutive states of one chunk.
@@ -225,10 +224,10 @@ func (x *expander) expandBatch(bt *batch) {
 		bt.done <- struct{}{}
 	}()
 	bt.out = bt.out[:0]
+	x.newBatch()
 	for j := range bt.nodes {
 		bt.out = x.expand(bt.lo+int32(j), bt.nodes[j].key(), bt.out)
 	}
-	bt.out = x.dedupe(bt.out)
 }
 
 // bfs is one exploration in progress.
@@ -267,10 +266,11 @@ func (b *bfs) run() {
 			if maxWorkers < 2 || b.set.n-next < parallelFrontier {
 				hi := b.set.batchEnd(next)
 				buf = buf[:0]
+				local.newBatch()
 				for ; next < hi; next++ {
 					buf = local.expand(next, b.set.at(next).key(), buf)
 				}
-				b.merge(local.dedupe(buf))
+				b.merge(buf)
 				continue
 			}
 			if b.jobs == nil {

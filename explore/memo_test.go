@@ -12,8 +12,9 @@ import (
 // original's explorations (maxRetries 0..4, and 2 with the old alphabet),
 // sound's, and sound's under every settings axis (maxRetries 0..2), the
 // templates give every enabled input the target, invariants and pruning
-// that stepping the shell gives, and cover the same units (whatever state
-// number expand starts using templates at); each class is made once.
+// that stepping the shell gives (the transitions keep keeps, each state a
+// batch of its own), and cover the same units (whatever state number
+// expand starts using templates at); each class is made once.
 func TestTemplatesStepAsTheShell(t *testing.T) {
 	type exploration struct {
 		name    string
@@ -48,6 +49,8 @@ func TestTemplatesStepAsTheShell(t *testing.T) {
 		for i := 0; i < r.States && bad < 3; i++ {
 			k := r.nodes[i>>chunkBits][i&(chunkLen-1)].key()
 			classes[k.class()] = true
+			x.newBatch()
+			y.newBatch()
 			got = x.expandByTemplates(int32(i), k, got[:0])
 			want = y.expandByShell(int32(i), k, want[:0])
 			if !slices.Equal(got, want) {
@@ -67,34 +70,47 @@ func TestTemplatesStepAsTheShell(t *testing.T) {
 	}
 }
 
-// TestDedupe: dedupe marks known exactly the transitions whose target an
-// earlier one of the batch has (and leaves a transition to its source
-// known), gives the others their hash, keeps in order the transitions
-// that are not known or violate an invariant, and forgets earlier
-// batches, also when its generation counter wraps.
-func TestDedupe(t *testing.T) {
+// TestKeep: keep drops exactly the transitions to a known target (the
+// source, or the target of a transition of the batch) that violate no
+// invariant, marks known the others to a known target, gives the rest
+// their hash, and forgets earlier batches, also when its generation
+// counter wraps.
+func TestKeep(t *testing.T) {
 	k := func(i uint64) key { return key{hdr: i, rem: [maxTimers]uint32{uint32(i)}} }
+	src, none := k(3), k(0)
 	x := &expander{}
-	var big []succ
+	var big []succ // the targets of the batch below, and more
 	for i := range uint64(3000) {
-		big = append(big, succ{key: k(1000 + i)})
+		big = append(big, succ{key: k(1 + i)})
 	}
-	for _, gen := range []uint32{0, 0xffff} {
-		if got := x.dedupe(slices.Clone(big)); !slices.EqualFunc(got, big, func(a, b succ) bool { return a.key == b.key && !a.known }) {
-			t.Fatalf("gen %#x: distinct targets not all kept", gen)
+	for _, wrap := range []bool{true, false} {
+		x.newBatch()
+		var out []succ
+		for _, s := range big {
+			out = x.keep(out, s, &none)
 		}
-		x.gen = gen
-		batch := []succ{{key: k(1)}, {key: k(2)}, {key: k(1)}, {key: k(3), known: true}, {key: k(2), step: 1}, {key: k(3), known: true, step: 2}, {key: k(2)}, {key: k(1003)}, {key: k(4)}, {key: k(5)}, {key: k(6)}, {key: k(1003)}}
-		got := x.dedupe(batch)
+		if len(out) != len(big) {
+			t.Fatalf("%d of %d distinct targets kept", len(out), len(big))
+		}
+		gen := x.gen
+		if wrap { // to 0, which is no generation: to 1, that of the batch above
+			x.gen = 0xffff
+		}
+		x.newBatch()
+		out = out[:0]
+		for _, s := range []succ{{key: k(1)}, {key: k(2)}, {key: k(1)}, {key: k(3)}, {key: k(2), step: 1}, {key: k(3), step: 2},
+			{key: k(2)}, {key: k(1003)}, {key: k(4)}, {key: k(5)}, {key: k(6)}, {key: k(1003)}} {
+			out = x.keep(out, s, &src)
+		}
 		want := []struct {
 			key   uint64
 			known bool
 		}{{1, false}, {2, false}, {2, true}, {3, true}, {1003, false}, {4, false}, {5, false}, {6, false}}
-		if len(got) != len(want) {
-			t.Fatalf("gen %#x: kept %v, want %v", gen, got, want)
+		if len(out) != len(want) {
+			t.Fatalf("gen %#x: kept %v, want %v", gen, out, want)
 		}
 		for i, w := range want {
-			s := got[i]
+			s := out[i]
 			if s.key.hdr != w.key || s.known != w.known || !s.known && s.h != s.key.tag() {
 				t.Errorf("gen %#x: kept %d: to %d known %t h %#x, want to %d known %t (tag %#x)", gen, i, s.key.hdr, s.known, s.h, w.key, w.known, s.key.tag())
 			}
