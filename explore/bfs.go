@@ -3,6 +3,7 @@ package explore
 import (
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -146,6 +147,9 @@ func (x *expander) expandByTemplates(i int32, k key, out []succ) []succ {
 			continue
 		}
 		x.transitions++
+		if tp.self && tp.step == 0 {
+			continue // keep would drop it
+		}
 		out = x.keep(out, succ{key: x.memo.apply(tp, &k, in == FireTimer), from: i, in: in, step: tp.step, state: tp.state}, &k)
 	}
 	return out
@@ -312,6 +316,7 @@ func (b *bfs) run() {
 		}
 	}
 	sortViolations(r.Violations)
+	b.set.trim()
 	r.nodes = b.set.chunks
 	r.States = int(b.set.n)
 }
@@ -495,6 +500,16 @@ func (ss *stateSet) push(nd node) {
 	}
 	ss.chunks[c] = append(ss.chunks[c], nd)
 	ss.n++
+}
+
+// trim copies the last chunk of a big exploration into an array of its
+// length: the result keeps the nodes, and a check of several maxRetries
+// keeps every result, which would otherwise hold up to 16 MiB of unused
+// chunk each.
+func (ss *stateSet) trim() {
+	if c := len(ss.chunks) - 1; c > 0 {
+		ss.chunks[c] = slices.Clone(ss.chunks[c])
+	}
 }
 
 // prefetch touches the slots of the keys of buf that add will look up,
