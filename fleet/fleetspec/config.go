@@ -378,12 +378,32 @@ func checkProb(field string, p float64) error {
 // Validate checks c; the error is a *FieldError naming the key at fault
 // and what is allowed.
 func (c Config) Validate() error {
+	_, err := c.Compile()
+	return err
+}
+
+// Compile checks c as Validate does and returns its Settings compiled
+// (policy.Compile, their one check): the policy every session's agent
+// layer runs, nil when c has none (each profile runs its own). A run
+// takes that policy and checks nothing again.
+func (c Config) Compile() (*policy.Policy, error) {
 	c = c.Normalized()
+	var pol *policy.Policy
 	if c.Settings != nil {
-		if err := c.Settings.Validate(); err != nil {
-			return fieldErr("settings", "%v", err)
+		p, err := policy.Compile(*c.Settings)
+		if err != nil {
+			return nil, fieldErr("settings", "%v", err)
 		}
+		pol = p
 	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// validate checks c, normalized, but for its settings (Compile).
+func (c *Config) validate() error {
 	if c.Sessions < 1 || c.Sessions > MaxSessions {
 		return fieldErr("sessions", "%d is out of range (allowed: an integer from 1 to %d)", c.Sessions, MaxSessions)
 	}
