@@ -12,6 +12,7 @@ import (
 	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -66,7 +67,7 @@ var ruleEnds = func() []chainEnd {
 	rules := session.Sound.Retry.Rules()
 	ends := make([]chainEnd, len(rules))
 	for i, r := range rules {
-		if !slices.Contains(r.Steps, policy.StepEmitEnd) {
+		if !slices.Contains(r.Steps, retry.StepEmitEnd) {
 			continue
 		}
 		switch {
@@ -145,11 +146,6 @@ var freshSess = sess{st: session.Initial(), active: true}
 type bins struct {
 	cur, n        int64
 	during, after int64
-	// series is the bin of the profile's WireSeries the last call went
-	// to: [lo, hi), index i. Calls come in time order, so most fall in
-	// the same bin as the one before and are counted without a division.
-	lo, hi time.Duration
-	i      int
 }
 
 type runner struct {

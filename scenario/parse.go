@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -92,7 +93,7 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
 		sc.src = src
 	}
-	if _, _, err := policy.Resolve(sc.Variant, sc.Profile); err != nil {
+	if _, _, err := retry.Resolve(sc.Variant, sc.Profile); err != nil {
 		p.failAt(src.profile, "profile", err.Error())
 	}
 	sc.Settings = prof.Settings

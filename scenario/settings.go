@@ -20,6 +20,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // fileSource records where a scenario's profile, variant and settings are
@@ -41,8 +42,8 @@ type fileSource struct {
 // settings fail Validate (the error then names the field and, when the file
 // has it, its position).
 func (sc *Scenario) SetProfile(name string) error {
-	_, prof, err := policy.Resolve(sc.Variant, name)
-	var pair *policy.PairError
+	_, prof, err := retry.Resolve(sc.Variant, name)
+	var pair *retry.PairError
 	switch {
 	case errors.As(err, &pair):
 		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.variant }), Field: "variant", Msg: err.Error(), Err: err}
@@ -66,7 +67,7 @@ func (sc *Scenario) SetVariant(name string) error {
 		return &Error{Pos: Pos{File: sc.Path}, Field: "variant",
 			Msg: fmt.Sprintf("unknown value %q (allowed: %s)", strictfile.Clip(name), strings.Join(variants, ", "))}
 	}
-	if _, _, err := policy.Resolve(name, sc.Profile); err != nil {
+	if _, _, err := retry.Resolve(name, sc.Profile); err != nil {
 		return &Error{Pos: sc.srcPos(func(s *fileSource) Pos { return s.profile }), Field: "profile", Msg: err.Error(), Err: err}
 	}
 	if name == "original" {

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ohmypi/retryfsm/internal/suggest"
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 )
@@ -429,7 +429,7 @@ func variantFlag(fs *flag.FlagSet, v *string, what string) {
 // with the profile, e.g. "merge each scenario's settings over profile
 // `NAME`'s".
 func profileFlag(fs *flag.FlagSet, p *string, what string) {
-	fs.StringVar(p, "profile", "", what+" (one of: "+strings.Join(policy.ProfileNames(), ", ")+")")
+	fs.StringVar(p, "profile", "", what+" (one of: "+strings.Join(retry.ProfileNames(), ", ")+")")
 }
 
 // overrides are a command's --variant and --profile ("" when not given):
@@ -450,14 +450,14 @@ func checkOverrides(c *command, o overrides, stderr io.Writer) (overrides, bool)
 	if name == "" {
 		return checked, true
 	}
-	_, prof, err := policy.Resolve(variant, name)
-	var pair *policy.PairError
+	_, prof, err := retry.Resolve(variant, name)
+	var pair *retry.PairError
 	switch {
 	case errors.As(err, &pair):
 		usageError(c, stderr, "--profile %s: %v", pair.Profile, err)
 		return overrides{}, false
 	case err != nil:
-		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, policy.ProfileNames(), ""))
+		usageError(c, stderr, "--profile: %v%s", err, suggest.DidYouMean(name, retry.ProfileNames(), ""))
 		return overrides{}, false
 	}
 	checked.profile = prof.Name
