@@ -318,6 +318,11 @@ func TestSettingsCompiledOncePerPlan(t *testing.T) {
 	if _, err := Run(context.Background(), p, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	// settings compiled where they were read: the plan takes that policy
+	kept := policy.MustCompile(set)
+	if q := PlanOf(fleetspec.Default(5).WithPolicy(kept)); q.stretches[0].pol != kept {
+		t.Errorf("plan of a config WithPolicy: policy %p, want the one given %p", q.stretches[0].pol, kept)
+	}
 	set.MaxRetries = -1
 	var se *SweepError
 	if _, err := Run(context.Background(), PlanOf(c), Options{}); !errors.As(err, &se) || !strings.Contains(err.Error(), "settings: ") {

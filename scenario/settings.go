@@ -151,6 +151,12 @@ func checkSettings(file string, prof policy.Profile, set policy.Settings, src *f
 		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
 }
 
+// SetPolicy makes pol's settings the scenario's (Settings, a copy of
+// them), already checked: Policy gives pol itself (a settings file read
+// by fleetspec.ReadPolicy, for retrysim rpc --settings). SettingsPatch
+// and Profile stay.
+func (sc *Scenario) SetPolicy(pol *policy.Policy) { sc.Settings, sc.pol = pol.Settings(), pol }
+
 // Policy is the scenario's Settings compiled (policy.Compile): the one
 // the loader made when it checked them (Parse, Load and SetProfile check
 // the settings by compiling them, and keep the result), so that running
