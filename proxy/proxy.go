@@ -252,11 +252,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}}
+	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path}}
 	rec, st := &h.rec, &h.st
 	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
+		rec.Client = clientHeaders(r.Header) // only the log reads them: after the answer
 		p.log.write(rec)
 	}()
 	st.api, st.known = apiOf(r.URL.Path)
