@@ -61,7 +61,7 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s.bad = false
 	var first toolName // tools[0], when tools has one
 	var tools bool
-	if s.dec.PeekKind() != '{' || !s.open() {
+	if !s.open() {
 		return raw, false
 	}
 	for {
