@@ -76,6 +76,7 @@ type Proxy struct {
 	stopOnce          sync.Once
 	inflight          sync.WaitGroup // the requests being answered, until logged
 	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
+	bodies            provider.BodyCache
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -404,7 +405,7 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl p
 // body, a cut, an error event.
 func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a provider.Answer, req provider.Request) {
 	rec := st.rec
-	res := a.HTTP(req)
+	res := p.bodies.HTTP(&a, req)
 	h := w.Header()
 	vals := make([]string, len(res.Header)) // one allocation for every value, not one a header
 	for i, kv := range res.Header {
