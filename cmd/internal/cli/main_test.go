@@ -10,9 +10,15 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ohmypi/retryfsm/cmd/internal/plotcmd"
 )
 
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == plotCommand {
+		// this test binary linked as retrysim-plot (companionOnPath)
+		os.Exit(plotcmd.Main(os.Args[1:], os.Stdin, os.Stderr))
+	}
 	goleak.VerifyTestMain(cleanupM{m})
 }
 
