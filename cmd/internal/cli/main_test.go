@@ -15,9 +15,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == plotCommand {
-		// this test binary linked as retrysim-plot (companionOnPath)
+	switch filepath.Base(os.Args[0]) {
+	case plotCommand: // this test binary linked as retrysim-plot (companionOnPath)
 		os.Exit(plotcmd.Main(os.Args[1:], os.Stdin, os.Stderr))
+	case "go": // and as the go command of TestCompanionFromSource
+		os.Exit(fakeGo(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(cleanupM{m})
 }
