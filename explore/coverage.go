@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -17,7 +18,7 @@ import (
 type CoverageUnit struct {
 	Rule  int // index in the variant's table (session.Variant.Retry.Rules)
 	From  policy.State
-	Input policy.Input
+	Input retry.Input
 	Guard string
 	Event string // "" for an ignored rule
 	To    policy.State

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/sim"
@@ -289,26 +290,26 @@ func TestCoverageScenarios(t *testing.T) {
 // lines around it).
 func TestCoverageUsesTheRuleField(t *testing.T) {
 	v := session.Sound
-	prompt, retry := -1, -1
+	prompt, retried := -1, -1
 	for i, r := range v.Retry.Rules() {
 		switch {
-		case r.Input == policy.InputPrompt && r.Event == "prompt":
+		case r.Input == retry.InputPrompt && r.Event == "prompt":
 			prompt = i
-		case r.Input == policy.InputRetryable && r.Event == "retry" && retry < 0:
-			retry = i
+		case r.Input == retry.InputRetryable && r.Event == "retry" && retried < 0:
+			retried = i
 		}
 	}
-	edge := func(rule int, in policy.Input, from, event, to policy.State) trace.Record {
+	edge := func(rule int, in retry.Input, from, event, to policy.State) trace.Record {
 		return trace.Record{Type: trace.Transition, Edge: trace.Edge{From: string(from), Event: string(event), To: string(to), Input: in, Rule: rule}}
 	}
-	ok := edge(prompt, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle)
+	ok := edge(prompt, retry.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle)
 	accepted := trace.Record{Type: trace.Response, Response: trace.ResponseRecord{Command: "prompt", Success: true}}
 	rep, err := Coverage(v, [][]trace.Record{{
 		ok,
-		accepted, edge(-1, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no rule field
-		accepted, edge(retry, policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // another rule's index
-		edge(len(v.Retry.Rules()), policy.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
-		edge(prompt, policy.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),                 // not from backoff
+		accepted, edge(-1, retry.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no rule field
+		accepted, edge(retried, retry.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // another rule's index
+		edge(len(v.Retry.Rules()), retry.InputPrompt, policy.StateExhausted, "prompt", policy.StateIdle), // no such rule
+		edge(prompt, retry.InputPrompt, policy.StateBackoff, "prompt", policy.StateIdle),                 // not from backoff
 	}})
 	if err != nil {
 		t.Fatal(err)

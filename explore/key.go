@@ -6,6 +6,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -253,7 +254,7 @@ func (k *key) state() State {
 	w := k.hdr
 	var s State
 	ss := &s.Session
-	ss.Retry = policy.Snapshot{
+	ss.Retry = retry.Snapshot{
 		State:      states[w&7],
 		Attempt:    int(w >> 3 & 0xff),
 		Open:       w>>11&1 != 0,

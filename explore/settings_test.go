@@ -13,6 +13,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -288,13 +289,13 @@ func TestSettingsRefused(t *testing.T) {
 }
 
 // brokenVariant is sound with its rules changed by edit: a planted bug.
-func brokenVariant(t *testing.T, name string, edit func(r *policy.Rule)) *session.Variant {
+func brokenVariant(t *testing.T, name string, edit func(r *retry.Rule)) *session.Variant {
 	t.Helper()
 	rules := policy.Sound().Rules()
 	for i := range rules {
 		edit(&rules[i])
 	}
-	pv, err := policy.NewVariant(name, rules)
+	pv, err := retry.NewVariant(name, rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,15 +308,15 @@ func brokenVariant(t *testing.T, name string, edit func(r *policy.Rule)) *sessio
 // and waits beyond a bound lowered below the cap.
 func TestPlantedViolations(t *testing.T) {
 	failFast := settingsOf(t, `{"maxBackoffMs":8000,"retryAfter":{"use":"floor","maxWaitMs":10000}}`)
-	noReset := brokenVariant(t, "no-reset", func(r *policy.Rule) {
+	noReset := brokenVariant(t, "no-reset", func(r *retry.Rule) {
 		if r.Event == failFastEvent {
-			r.Steps = slices.DeleteFunc(slices.Clone(r.Steps), func(s policy.Step) bool { return s == policy.StepResetAttempt })
+			r.Steps = slices.DeleteFunc(slices.Clone(r.Steps), func(s retry.Step) bool { return s == retry.StepResetAttempt })
 		}
 	})
 	fallback := settingsOf(t, `{"fallback":["m1"]}`)
-	noCount := brokenVariant(t, "no-count", func(r *policy.Rule) {
+	noCount := brokenVariant(t, "no-count", func(r *retry.Rule) {
 		if r.Event == "fallback" {
-			r.Steps = slices.DeleteFunc(slices.Clone(r.Steps), func(s policy.Step) bool { return s == policy.StepIncAttempt })
+			r.Steps = slices.DeleteFunc(slices.Clone(r.Steps), func(s retry.Step) bool { return s == retry.StepIncAttempt })
 		}
 	})
 	for _, tc := range []struct {

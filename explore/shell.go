@@ -9,6 +9,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
@@ -336,13 +337,13 @@ type shell struct {
 	posts   []post
 
 	// Per step.
-	in     Input        // the step's input
-	firing bool         // the step fires a timer: the timers it arms are not Late
-	pruned bool         // the step needed more than the timer bounds
-	fails  invSet       // invariants the step violates
-	lastIn policy.Input // the input of the step's last transition record
-	lastEv string       // the event of the step's last transition record
-	endAt  bool         // the step's last retry record is auto_retry_end
+	in     Input       // the step's input
+	firing bool        // the step fires a timer: the timers it arms are not Late
+	pruned bool        // the step needed more than the timer bounds
+	fails  invSet      // invariants the step violates
+	lastIn retry.Input // the input of the step's last transition record
+	lastEv string      // the event of the step's last transition record
+	endAt  bool        // the step's last retry record is auto_retry_end
 	// compacted: the step compacted an overflow and a continue will follow
 	// (auto_compaction_end with willRetry).
 	compacted bool
@@ -488,7 +489,7 @@ func (sh *shell) record(s *State, r *trace.Record) {
 		}
 	case trace.AutoRetryStart:
 		a := r.Start.Attempt
-		if sh.lastIn == policy.InputOverflow {
+		if sh.lastIn == retry.InputOverflow {
 			sh.fails |= 1 << InvOverflowNotRetried
 		}
 		want := 1

@@ -1,34 +1,16 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
-// Reason says why a chain gave up (ExhaustedError.Reason). It is declared
-// on the give-up rows of a variant's table (Rule.Reason). More reasons may be
-// added (the fail-fast reasons of error profiles, for example): compare with
-// the constants, and treat an unknown value as a give-up of another kind.
-type Reason string
-
-// Reasons for giving up a chain.
-const (
-	// ReasonMaxRetries: a retryable error after the last allowed retry
-	// (attempt >= maxRetries, maxRetries 0 included).
-	ReasonMaxRetries Reason = "max_retries"
-	// ReasonNonRetryable: the retried run ended with an error that is not
-	// retried: a fatal error or a context overflow.
-	ReasonNonRetryable Reason = "non_retryable"
-	// ReasonDisabled: a retryable error while retry was switched off during
-	// the chain.
-	ReasonDisabled Reason = "disabled"
-	// ReasonNoMessage: the retried run ended without an assistant message.
-	ReasonNoMessage Reason = "no_message"
-	// ReasonContinueFailed: Agent.Continue could not start the retried run.
-	ReasonContinueFailed Reason = "continue_failed"
-	// ReasonMaxWait: the wait a retry needed exceeded
-	// RetryAfter.MaxWait and no fallback model was left (fail-fast).
-	ReasonMaxWait Reason = "max_wait"
-)
+// ErrRetryCancelled is what WaitForRetry reports for a chain that was
+// cancelled: by AbortRetry, by Abort, by an aborted reply, or (wrapped) by
+// Reset. Test for it with errors.Is.
+var ErrRetryCancelled = errors.New("policy: retry cancelled")
 
 // errReset is reported for a chain that Reset dropped.
 var errReset = fmt.Errorf("%w: the Controller was reset", ErrRetryCancelled)
@@ -91,11 +73,11 @@ func (o chainEnd) err() error {
 }
 
 // endOf is the chainEnd of a chain that rule r ends with auto_retry_end e.
-func endOf(r *Rule, e AutoRetryEnd) chainEnd {
+func endOf(r *retry.Rule, e AutoRetryEnd) chainEnd {
 	switch {
 	case r.Success:
 		return chainEnd{kind: outSuccess}
-	case r.Final == FinalCancelled:
+	case r.Final == retry.FinalCancelled:
 		return chainEnd{kind: outCancelled}
 	}
 	return chainEnd{kind: outExhausted, attempt: e.Attempt, final: e.FinalError, reason: r.Reason}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // TestWaitForRetryLastChain: with no chain open, WaitForRetry reports the
@@ -170,22 +171,22 @@ func TestGiveUpRulesHaveReasons(t *testing.T) {
 			t.Errorf("no rule gives up with %s", want)
 		}
 	}
-	rules := append([]policy.Rule{}, policy.Sound().Rules()...)
+	rules := append([]retry.Rule{}, policy.Sound().Rules()...)
 	for i := range rules {
 		if rules[i].Reason == policy.ReasonNoMessage {
 			rules[i].Reason = ""
 		}
 	}
-	if _, err := policy.NewVariant("noreason", rules); err == nil || !strings.Contains(err.Error(), "without a Reason") {
+	if _, err := retry.NewVariant("noreason", rules); err == nil || !strings.Contains(err.Error(), "without a Reason") {
 		t.Errorf("NewVariant without a Reason: %v", err)
 	}
-	rules = append([]policy.Rule{}, policy.Sound().Rules()...)
+	rules = append([]retry.Rule{}, policy.Sound().Rules()...)
 	for i := range rules {
 		if rules[i].Success {
 			rules[i].Reason = policy.ReasonMaxRetries
 		}
 	}
-	if _, err := policy.NewVariant("badreason", rules); err == nil || !strings.Contains(err.Error(), "does not give up") {
+	if _, err := retry.NewVariant("badreason", rules); err == nil || !strings.Contains(err.Error(), "does not give up") {
 		t.Errorf("NewVariant with a Reason on a success: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/ohmypi/retryfsm/fsm"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // Agent is the part of an agent the Controller drives. The Controller never
@@ -183,15 +184,15 @@ type Controller struct {
 	mu     sync.Mutex
 	cfg    Config
 	clk    timers
-	snap   Snapshot
-	dec    Decision    // the decision being made (under the lock)
-	gen    uint64      // last backoff timer id
-	live   []liveTimer // running backoff waits; a timer not in it is inert
-	ctl    uint64      // the cancellable wait (the original's abort controller), 0 if none
-	subs   []sub       // copied on write: a delivery iterates the slice it read
-	obs    []transObs  // copied on write
-	rel    []func()    // copied on write
-	ends   []endObs    // copied on write
+	snap   retry.Snapshot
+	dec    retry.Decision // the decision being made (under the lock)
+	gen    uint64         // last backoff timer id
+	live   []liveTimer    // running backoff waits; a timer not in it is inert
+	ctl    uint64         // the cancellable wait (the original's abort controller), 0 if none
+	subs   []sub          // copied on write: a delivery iterates the slice it read
+	obs    []transObs     // copied on write
+	rel    []func()       // copied on write
+	ends   []endObs       // copied on write
 	nextID int
 	// lastPolicy is the last policy decided with (a source's nil keeps it).
 	lastPolicy *Policy
@@ -276,7 +277,7 @@ func NewController(cfg Config) (*Controller, error) {
 	if cfg.Variant == nil {
 		cfg.Variant = Sound()
 	}
-	return &Controller{cfg: cfg, clk: cfg.Clock, snap: Snapshot{State: StateIdle}, lastPolicy: initial}, nil
+	return &Controller{cfg: cfg, clk: cfg.Clock, snap: retry.Snapshot{State: StateIdle}, lastPolicy: initial}, nil
 }
 
 // Reset returns the machine to idle with attempt 0 and no chain open, and
@@ -292,7 +293,7 @@ func (c *Controller) Reset() {
 	c.prompt++
 	stopWatch := c.promptStop
 	c.promptCtx, c.promptStop = nil, nil
-	c.snap = Snapshot{State: StateIdle}
+	c.snap = retry.Snapshot{State: StateIdle}
 	for _, l := range c.live {
 		stopTimer(l.t)
 	}
@@ -323,7 +324,7 @@ func (c *Controller) Variant() *Variant { return c.cfg.Variant }
 // waiting for its retried run.
 func (c *Controller) OnMessageEnd(m AssistantMessage) {
 	if m.IsSuccess() {
-		c.step(InputSuccess, nil, 0)
+		c.step(retry.InputSuccess, nil, 0)
 	}
 }
 
@@ -332,7 +333,7 @@ func (c *Controller) OnMessageEnd(m AssistantMessage) {
 // was not, the caller goes on to its compaction check.
 func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	if last == nil {
-		return c.step(InputNoMessage, nil, 0)
+		return c.step(retry.InputNoMessage, nil, 0)
 	}
 	// The reply is classified once, here, by the policy's classifier: the
 	// decision reads the flags. User code (the settings source) is called
@@ -342,11 +343,11 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 	p = c.policy(p) // lastPolicy is the lock's
 	c.mu.Unlock()
 	o := p.Reply(*last, c.cfg.ContextWindow, c.clk.Now())
-	in, ok := EndInput(&o)
+	in, ok := retry.EndInput(&o)
 	if !ok {
 		return false
 	}
-	if in == InputRetryable && p.set.Jittered() {
+	if in == retry.InputRetryable && p.Jittered() {
 		o.Draw = c.cfg.Rand()
 	}
 	return c.stepWith(in, &o, 0, p, nil)
@@ -368,7 +369,7 @@ func (c *Controller) OnAgentEnd(last *AssistantMessage) (retryScheduled bool) {
 // context.Background() for a chain that only AbortRetry, Abort or Reset
 // end (the behaviour of OnPrompt before it took a ctx).
 func (c *Controller) OnPrompt(ctx context.Context) {
-	c.step(InputPrompt, nil, 0)
+	c.step(retry.InputPrompt, nil, 0)
 	c.mu.Lock()
 	if c.snap.Open {
 		// A prompt during a chain is ignored (the session rejects it):
@@ -407,18 +408,18 @@ func (c *Controller) promptEnded(gen uint64, ctx context.Context) {
 	current := c.prompt == gen
 	c.mu.Unlock()
 	if current {
-		c.stepWith(InputAbort, nil, 0, c.cfg.Settings.RetryPolicy(), ctx.Err())
+		c.stepWith(retry.InputAbort, nil, 0, c.cfg.Settings.RetryPolicy(), ctx.Err())
 	}
 }
 
 // AbortRetry cancels the open chain (the abort_retry command). At rest it
 // does nothing. A retried run in flight goes on (its ctx is not cancelled).
-func (c *Controller) AbortRetry() { c.step(InputAbortRetry, nil, 0) }
+func (c *Controller) AbortRetry() { c.step(retry.InputAbortRetry, nil, 0) }
 
 // Abort is the retry side of a general abort: it cancels the open chain
 // and the ctx of the latest Agent.Continue, so a retried run in flight
 // stops. Aborting a run the caller started itself is the caller's job.
-func (c *Controller) Abort() { c.step(InputAbort, nil, 0) }
+func (c *Controller) Abort() { c.step(retry.InputAbort, nil, 0) }
 
 // SetAutoRetryEnabled writes retry.enabled to the settings source.
 func (c *Controller) SetAutoRetryEnabled(enabled bool) { c.cfg.Settings.SetRetryEnabled(enabled) }
@@ -472,7 +473,7 @@ func (c *Controller) State() State {
 }
 
 // Snapshot returns state, attempt and whether a chain is open, read together.
-func (c *Controller) Snapshot() Snapshot {
+func (c *Controller) Snapshot() retry.Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.snap
@@ -622,7 +623,7 @@ func (c *Controller) OnRelease(f func()) {
 
 // elapsed is a backoff timer's callback; a timer that is no longer running
 // (cancelled) is inert.
-func (c *Controller) elapsed(id uint64) { c.step(InputElapsed, nil, id) }
+func (c *Controller) elapsed(id uint64) { c.step(retry.InputElapsed, nil, id) }
 
 // liveIndex returns the index of the running wait id in c.live, or -1.
 func (c *Controller) liveIndex(id uint64) int {

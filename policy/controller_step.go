@@ -6,6 +6,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // The Controller's runtime: a step decides one input under the lock, then
@@ -26,6 +27,9 @@ const (
 	itemRelease                  // release a chain's waiters; OnRelease callbacks
 )
 
+// stateAt is the states by index (State.Index), for itemEdge's from.
+var stateAt = retry.States()
+
 // maxItems bounds the deliveries of one decision (edge, question, start,
 // drop, wait, end, release) for the buffer step keeps them in; a longer
 // decision would only spill to the heap.
@@ -41,12 +45,12 @@ type item struct {
 	// attempt is the event's attempt (itemStart, itemEnd); max its
 	// maxAttempts (itemStart).
 	attempt, max int
-	ms           float64       // itemStart: delayMs; itemAsk: the retry-after hint
-	delay        time.Duration // itemArm: the wait
+	ms           float64       // itemStart: delayMs (before auth storage's answer); itemAsk: the retry-after hint
+	delay        time.Duration // itemArm: the wait (before auth storage's answer)
 	id           uint64        // itemArm: the wait's id
 	text         string        // itemStart: errorMessage; itemEnd: finalError; itemFallback: the next model
 	from2        string        // itemFallback: the model left
-	rule         *Rule         // itemEdge: the rule fired; itemEnd: the rule ending the chain
+	rule         *retry.Rule   // itemEdge: the rule fired; itemEnd: the rule ending the chain
 	wait         *chainWait    // itemRelease: the chain's waiters, or nil
 }
 
@@ -55,7 +59,7 @@ type item struct {
 // agent if the decision says so. o is the input's classified reply (nil
 // for none). timer, when not 0, is the backoff timer that fired: the step
 // happens only if it still runs. It reports whether a retry was scheduled.
-func (c *Controller) step(in Input, o *classify.Outcome, timer uint64) (retried bool) {
+func (c *Controller) step(in retry.Input, o *classify.Outcome, timer uint64) (retried bool) {
 	// User code (the settings source) is called before locking.
 	return c.stepWith(in, o, timer, c.cfg.Settings.RetryPolicy(), nil)
 }
@@ -63,7 +67,7 @@ func (c *Controller) step(in Input, o *classify.Outcome, timer uint64) (retried 
 // stepWith is step with the policy already read (nil: the last one). cause, when not nil, is
 // why a cancelled chain was cancelled (the prompt's ctx.Err()), reported
 // by WaitForRetry with ErrRetryCancelled.
-func (c *Controller) stepWith(in Input, o *classify.Outcome, timer uint64, p *Policy, cause error) (retried bool) {
+func (c *Controller) stepWith(in retry.Input, o *classify.Outcome, timer uint64, p *Policy, cause error) (retried bool) {
 	var buf [maxItems]item // the decision's deliveries, on the stack
 	its := buf[:0]
 	c.mu.Lock()
@@ -74,7 +78,7 @@ func (c *Controller) stepWith(in Input, o *classify.Outcome, timer uint64, p *Po
 		}
 	}
 	p = c.policy(p)
-	if in == InputPrompt {
+	if in == retry.InputPrompt {
 		c.last = chainEnd{}
 	}
 	d := &c.dec
@@ -108,7 +112,7 @@ func (c *Controller) stepWith(in Input, o *classify.Outcome, timer uint64, p *Po
 	if ended { // an end without a release: the chain ended at once (maxRetries 0)
 		c.last = out
 	}
-	if in == InputAbort && c.runCancel != nil {
+	if in == retry.InputAbort && c.runCancel != nil {
 		cancelRun = c.runCancel
 		c.runCtx, c.runCancel = nil, nil
 	}
@@ -144,11 +148,11 @@ func (c *Controller) stepWith(in Input, o *classify.Outcome, timer uint64, p *Po
 // between (auth storage is asked once). Called and returns with the lock
 // held. (Other usage limits are asked in delivery order: the answer only
 // sets the wait.)
-func (c *Controller) askAuth(d *Decision, in Input, o *classify.Outcome, p *Policy) *Decision {
+func (c *Controller) askAuth(d *retry.Decision, in retry.Input, o *classify.Outcome, p *Policy) *retry.Decision {
 	switched := false
 	if c.cfg.Auth != nil {
 		// Another step may use c.dec while the lock is let go.
-		own := new(Decision)
+		own := new(retry.Decision)
 		*own = *d
 		d = own
 		before := c.decided
@@ -213,17 +217,17 @@ func (c *Controller) deliverOne(it *item, subs []sub, obs []transObs, rel []func
 	switch it.kind {
 	case itemEdge:
 		for _, o := range obs {
-			o.f(fsm.Edge{From: string(allStates[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
+			o.f(fsm.Edge{From: string(stateAt[it.from]), Event: it.rule.Event, To: string(it.rule.To)})
 		}
 	case itemAsk:
 		c.switched = false
 		c.switched = c.cfg.Auth.MarkUsageLimitReached(c.cfg.Provider, c.cfg.SessionID,
 			UsageLimitOptions{RetryAfterMs: it.ms, HasRetryAfter: it.flag, BaseURL: c.cfg.BaseURL})
 	case itemStart:
-		// Auth storage's answer completes it (Effect.Answer: a switch makes
-		// the delay 0).
-		e := Effect{Kind: StepEmitStart, Pending: it.ask, Delay: it.delay}.Answer(c.switched)
-		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: durationMs(e.Delay), ErrorMessage: it.text}
+		ev := AutoRetryStart{Attempt: it.attempt, MaxAttempts: it.max, DelayMs: it.ms, ErrorMessage: it.text}
+		if it.ask && c.switched { // auth storage's answer completes it (Effect.Answer): a switch makes the delay 0
+			ev.DelayMs = 0
+		}
 		for _, s := range subs {
 			s.f(ev)
 		}
@@ -272,7 +276,7 @@ func (c *Controller) arm(it *item) {
 	if cancelled {
 		return
 	}
-	delay := Effect{Kind: StepArmTimer, Pending: it.ask, Delay: it.delay}.Answer(c.switched).Delay
+	delay := retry.Effect{Kind: retry.StepArmTimer, Pending: it.ask, Delay: it.delay}.Answer(c.switched).Delay
 	t := c.clk.AfterFunc(delay, func() { c.elapsed(id) })
 	c.mu.Lock()
 	i := c.liveIndex(id)
@@ -289,7 +293,7 @@ func (c *Controller) arm(it *item) {
 // of its own.
 func (c *Controller) continueAgent(ctx context.Context) {
 	if err := c.cfg.Agent.Continue(ctx); err != nil {
-		c.step(InputContinueFailed, &classify.Outcome{Message: err.Error()}, 0)
+		c.step(retry.InputContinueFailed, &classify.Outcome{Message: err.Error()}, 0)
 	}
 }
 
@@ -310,7 +314,7 @@ type ctlApplier struct {
 }
 
 // AskAuth asks auth storage, in delivery order (with a hint).
-func (a *ctlApplier) AskAuth(d *Decision, _ *Effect) {
+func (a *ctlApplier) AskAuth(d *retry.Decision, _ *retry.Effect) {
 	if a.c.cfg.Auth != nil && !a.asked {
 		a.ask = true
 		ms, has := d.RetryAfter()
@@ -319,22 +323,22 @@ func (a *ctlApplier) AskAuth(d *Decision, _ *Effect) {
 }
 
 // Fallback delivers retry_fallback.
-func (a *ctlApplier) Fallback(d *Decision, e *Effect) {
+func (a *ctlApplier) Fallback(d *retry.Decision, e *retry.Effect) {
 	fb := d.Fallback(e, a.c.cfg.Model)
 	a.its = append(a.its, item{kind: itemFallback, from2: fb.From, text: fb.To})
 }
 
 // EmitStart delivers auto_retry_start.
-func (a *ctlApplier) EmitStart(d *Decision, e *Effect) {
+func (a *ctlApplier) EmitStart(d *retry.Decision, e *retry.Effect) {
 	st := d.Start(e)
-	a.its = append(a.its, item{kind: itemStart, ask: a.ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, delay: e.Delay, text: st.ErrorMessage})
+	a.its = append(a.its, item{kind: itemStart, ask: a.ask && e.Pending, attempt: st.Attempt, max: st.MaxAttempts, ms: st.DelayMs, text: st.ErrorMessage})
 }
 
 // DropError asks the agent to drop its last assistant error.
 func (a *ctlApplier) DropError() { a.its = append(a.its, item{kind: itemDrop}) }
 
 // ArmTimer arms a backoff wait, the cancellable one.
-func (a *ctlApplier) ArmTimer(_ *Decision, e *Effect) {
+func (a *ctlApplier) ArmTimer(_ *retry.Decision, e *retry.Effect) {
 	c := a.c
 	c.gen++
 	c.live = append(c.live, liveTimer{id: c.gen})
@@ -356,7 +360,7 @@ func (a *ctlApplier) CancelTimer() {
 func (a *ctlApplier) Uncontrol() { a.c.ctl = 0 }
 
 // EmitEnd delivers auto_retry_end and notes how the chain ended.
-func (a *ctlApplier) EmitEnd(d *Decision, e *Effect) {
+func (a *ctlApplier) EmitEnd(d *retry.Decision, e *retry.Effect) {
 	end := d.End(e)
 	a.its = append(a.its, item{kind: itemEnd, flag: end.Success, attempt: end.Attempt, text: end.FinalError, rule: d.Rule})
 	a.ended, a.out = true, endOf(d.Rule, end)

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/fsm"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // ctlTimeout bounds every wait for another goroutine. It is only a failure
@@ -420,7 +422,7 @@ func TestControllerDefaultBackoff(t *testing.T) {
 		if !h.ctl.OnAgentEnd(ctlErrReply(msgs[i])) {
 			t.Fatalf("retry %d: OnAgentEnd = false, want true", i+1)
 		}
-		if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: i + 1, Open: true, Armed: 1, Controlled: true}) {
+		if s := h.ctl.Snapshot(); s != (retry.Snapshot{State: policy.StateBackoff, Attempt: i + 1, Open: true, Armed: 1, Controlled: true}) {
 			t.Fatalf("retry %d: snapshot %+v", i+1, s)
 		}
 		if got := h.agent.drops.Load(); got != int64(i+1) {
@@ -440,7 +442,7 @@ func TestControllerDefaultBackoff(t *testing.T) {
 		if got := h.clk.Now().Sub(start); got != elapsed {
 			t.Fatalf("retry %d: continued at +%v, want +%v", i+1, got, elapsed)
 		}
-		if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateContinuing, Attempt: i + 1, Open: true}) {
+		if s := h.ctl.Snapshot(); s != (retry.Snapshot{State: policy.StateContinuing, Attempt: i + 1, Open: true}) {
 			t.Fatalf("retry %d: snapshot after the backoff %+v", i+1, s)
 		}
 	}
@@ -668,7 +670,7 @@ func TestControllerChainEnds(t *testing.T) {
 			if set.MaxRetries > 0 {
 				h.set.Set(policy.MustCompile(set)) // "disabled mid-chain" switched retry off
 				h.ctl.OnAgentEnd(ctlErrReply("overloaded"))
-				if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
+				if s := h.ctl.Snapshot(); s != (retry.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
 					t.Errorf("next chain starts at %+v", s)
 				}
 				h.ctl.AbortRetry()
@@ -884,7 +886,7 @@ func TestControllerCancelledWaitIsInert(t *testing.T) {
 			if n := h.agent.continues.Load(); n != 0 {
 				t.Fatalf("the cancelled chain's timer continued the new chain (%d Continue calls)", n)
 			}
-			if s := h.ctl.Snapshot(); s != (policy.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
+			if s := h.ctl.Snapshot(); s != (retry.Snapshot{State: policy.StateBackoff, Attempt: 1, Open: true, Armed: 1, Controlled: true}) {
 				t.Fatalf("snapshot after the stale timer: %+v", s)
 			}
 			h.clk.Add(time.Second - time.Millisecond)
@@ -907,4 +909,18 @@ func TestControllerCancelledWaitIsInert(t *testing.T) {
 			h.assertAtRest(policy.StateIdle)
 		})
 	}
+}
+
+// eventsJSON marshals each event with json.Marshal, as an RPC client would.
+func eventsJSON(t testing.TB, events []policy.Event) []string {
+	t.Helper()
+	out := make([]string, len(events))
+	for i, e := range events {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatalf("json.Marshal(%#v): %v", e, err)
+		}
+		out[i] = string(b)
+	}
+	return out
 }

@@ -1,8 +1,12 @@
 // Package policy is the auto-retry policy of an LLM agent as an explicit
-// state machine: the retry settings, the classification of replies (the
-// original agent's exact regexes and retry-after parser), the retry machine
-// as a declarative transition table with a pure Decide, and Controller, the
-// engine a Go agent embeds.
+// state machine, as a Go agent embeds it: Controller, the engine that
+// decides and performs the retries, with the retry settings compiled once
+// into a Policy, the named profiles, and the events and outcomes a caller
+// sees. The pure core beneath it (the settings' rules, the transition
+// tables and their pure Decide) is package policy/retry, whose embedder's
+// names this package gives as aliases; the classification of replies (the
+// original agent's exact regexes and retry-after parser) is package
+// policy/classify.
 //
 // # The agent loop
 //

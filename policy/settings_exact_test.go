@@ -9,6 +9,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // TestSettingsJSONKeysExact: keys are matched exactly (encoding/json's
@@ -162,13 +163,13 @@ func TestSubMillisecondDelayMs(t *testing.T) {
 // reported with its fraction, as the Duration it is.
 func TestSaturatedDelayMs(t *testing.T) {
 	set := policy.Settings{Enabled: true, MaxRetries: 1000, BaseDelay: policy.MaxBaseDelay}
-	var d policy.Decision
-	policy.Sound().Decide(&d, policy.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, policy.InputRetryable,
+	var d retry.Decision
+	policy.Sound().Decide(&d, retry.Snapshot{State: policy.StateContinuing, Attempt: 100, Open: true}, retry.InputRetryable,
 		&classify.Outcome{Message: "529 overloaded_error", Class: classify.ClassRetryable}, policy.MustCompile(set))
 	var start policy.AutoRetryStart
 	fx := d.Effects()
 	for i := range fx {
-		if fx[i].Kind == policy.StepEmitStart {
+		if fx[i].Kind == retry.StepEmitStart {
 			start = d.Start(&fx[i])
 		}
 	}

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
@@ -38,4 +39,19 @@ func TestControllerIgnoresAbsurdLaterSettings(t *testing.T) {
 		t.Fatalf("got %#v, want a start with the last valid settings (3 retries, 2000 ms)", events[0])
 	}
 	c.AbortRetry()
+}
+
+func TestSettingsStore(t *testing.T) {
+	st := policy.NewSettingsStore(policy.DefaultPolicy())
+	st.SetRetryEnabled(false)
+	if got := st.RetryPolicy().Settings(); got.Enabled || got.MaxRetries != 3 {
+		t.Errorf("after SetRetryEnabled(false): %+v", got)
+	}
+	if !policy.DefaultPolicy().Enabled() {
+		t.Error("SetRetryEnabled changed the shared default policy")
+	}
+	st.Set(policy.MustCompile(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}))
+	if got := st.RetryPolicy().Settings(); !got.Equal(policy.Settings{Enabled: true, MaxRetries: 1, BaseDelay: time.Second}) {
+		t.Errorf("after Set: %+v", got)
+	}
 }

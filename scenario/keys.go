@@ -14,6 +14,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -194,7 +195,7 @@ func readProfile(p *parser, r *reading, v *yaml.Node, path string) {
 	name := p.Str(v, path)
 	var err error
 	if r.prof, err = policy.ProfileByName(name); err != nil || name == "" {
-		p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(policy.ProfileNames(), ", "))
+		p.Fail(v, path, "unknown profile %q (allowed: %s)", strictfile.Clip(name), strings.Join(retry.ProfileNames(), ", "))
 	}
 	r.sc.Profile = r.prof.Name
 	r.src.profile = p.at(v)

@@ -16,6 +16,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -92,16 +93,18 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	if src.profile != (Pos{}) || src.variant != (Pos{}) || src.settings != (Pos{}) {
 		sc.src = src
 	}
-	if _, _, err := policy.Resolve(sc.Variant, sc.Profile); err != nil {
+	if _, _, err := retry.Resolve(sc.Variant, sc.Profile); err != nil {
 		p.failAt(src.profile, "profile", err.Error())
 	}
 	sc.Settings = prof.Settings
 	if settings != nil {
 		sc.SettingsPatch, sc.Settings = p.settingsPatch(settings, "settings", src, prof.Settings)
 	}
-	if err := checkSettings(p.File, prof, sc.Settings, sc.src); err != nil {
+	pol, err := checkSettings(p.File, prof, sc.Settings, sc.src)
+	if err != nil {
 		p.FailErr(strictfile.Pos(err.Pos), err.Field, err.Msg, err.Err)
 	}
+	sc.pol = pol
 	if sc.Variant == "original" {
 		if err := originalSettings(sc); err != nil {
 			p.FailErr(strictfile.Pos(err.Pos), err.Field, err.Msg, err.Err)

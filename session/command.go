@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // EventKind is what happened: a client command (one row of Commands) or
@@ -136,7 +137,7 @@ var commands = []Command{
 		// The response comes before the auto_retry_end it causes, as in
 		// the original.
 		st.respond(true, "", false)
-		st.decide(policy.InputAbortRetry, nil)
+		st.decide(retry.InputAbortRetry, nil)
 	}},
 	{Name: "set_auto_retry", Kind: SetAutoRetry, Args: []Arg{{Name: "enabled", Kind: ArgBool}}, step: func(st *stepper, ev *Event) {
 		// The rest of the step sees the new value.

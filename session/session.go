@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -207,7 +208,7 @@ type Timer struct {
 // State is the session: a value, compared and copied freely. Nothing in it
 // grows with the number of prompts or messages.
 type State struct {
-	Retry policy.Snapshot
+	Retry retry.Snapshot
 	// Ctl is the cancellable backoff wait's timer (0: none).
 	Ctl uint64
 	// LastID is the last timer or call id issued.
@@ -241,7 +242,7 @@ type State struct {
 }
 
 // Initial is a session before anything happened: idle, nothing pending.
-func Initial() State { return State{Retry: policy.Snapshot{State: policy.StateIdle}} }
+func Initial() State { return State{Retry: retry.Snapshot{State: policy.StateIdle}} }
 
 // Busy reports whether a prompt would be rejected now.
 func (s *State) Busy(r *Rules) bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -19,7 +20,7 @@ type Core struct {
 	// changes. Zero writes every record.
 	Records uint32
 	// Transitions, when not nil, is the set of the retry table's rule
-	// indexes (policy.Decision.RuleIndex) whose transition records the core
+	// indexes (retry.Decision.RuleIndex) whose transition records the core
 	// writes; a rule outside it (or past its end) writes none. Nil writes
 	// every rule's. Like Records it only leaves records out.
 	Transitions []bool
@@ -49,7 +50,7 @@ func (c *Core) Step(s State, p *policy.Policy, ev *Event, fx []Effect) (State, [
 // their type's payload are unspecified (see trace.Record.Clean).
 type Buffer struct {
 	Effects []Effect
-	d       policy.Decision
+	d       retry.Decision
 	st      stepper
 	// pol is set_auto_retry's new policy, which the rest of its step
 	// reads: here, not on the heap, where every such step would put it
@@ -246,7 +247,7 @@ func (st *stepper) prompt(respond bool) {
 		m := s.Context.Assistant
 		st.compactionCheck(&m.Reply, true, m.At, false)
 	}
-	st.decideCommon(policy.InputPrompt)
+	st.decideCommon(retry.InputPrompt)
 	st.append(RoleUser, nil, 0)
 	st.startRun(PromptRun, n)
 }
@@ -255,7 +256,7 @@ func (st *stepper) prompt(respond bool) {
 // agent going idle before it answers.
 func (st *stepper) abortCommand(ev *Event) {
 	st.aborting = true
-	st.decide(policy.InputAbort, nil)
+	st.decide(retry.InputAbort, nil)
 	st.cancelCompactionContinue()
 	if st.s.Run.Kind != NoRun && st.s.Run.Call != 0 {
 		st.s.Run.Call = 0
@@ -305,7 +306,7 @@ func (st *stepper) reply(o *classify.Outcome, switched bool) {
 	toolUse := o.StopReason == policy.StopReasonToolUse
 	if o.IsSuccess() {
 		st.ending = !toolUse
-		st.decideCommon(policy.InputSuccess)
+		st.decideCommon(retry.InputSuccess)
 		st.ending = false
 	}
 	if toolUse {
@@ -342,7 +343,7 @@ func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 		st.resolve(p)
 	}
 	retried := false
-	if in, ok := policy.EndInput(o); ok {
+	if in, ok := retry.EndInput(o); ok {
 		retried = st.decideAsked(in, o, switched)
 	}
 	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
@@ -494,7 +495,7 @@ func (st *stepper) continueRun(kind RunKind) error {
 func (st *stepper) timer(t Timer) {
 	switch t.Kind {
 	case BackoffTimer:
-		st.decide(policy.InputElapsed, nil)
+		st.decide(retry.InputElapsed, nil)
 	case ContinueTimer:
 		st.continueAgent()
 	case CompactionTimer:
@@ -512,17 +513,17 @@ func (st *stepper) timer(t Timer) {
 // start is an input of its own.
 func (st *stepper) continueAgent() {
 	if err := st.continueRun(RetryRun); err != nil {
-		st.decide(policy.InputContinueFailed, &classify.Outcome{Message: err.Error()})
+		st.decide(retry.InputContinueFailed, &classify.Outcome{Message: err.Error()})
 	}
 }
 
-func (st *stepper) decide(in policy.Input, o *classify.Outcome) { st.decideAsked(in, o, false) }
+func (st *stepper) decide(in retry.Input, o *classify.Outcome) { st.decideAsked(in, o, false) }
 
 // decideCommon is decide for the inputs of every turn, the prompt and
 // a success, which a table often ignores (the prompt at idle; in the sound
 // table a success at rest): a decision policy.Variant.Ignores is not
 // taken, as it would change nothing and have no effect.
-func (st *stepper) decideCommon(in policy.Input) {
+func (st *stepper) decideCommon(in retry.Input) {
 	if st.c.Variant.Retry.Ignores(st.s.Retry.State, in) {
 		st.settled()
 		return
@@ -533,7 +534,7 @@ func (st *stepper) decideCommon(in policy.Input) {
 // decideAsked takes the retry machine's decision on in and performs its
 // effects; switched is auth storage's answer should the decision ask it.
 // It reports whether a retry was scheduled.
-func (st *stepper) decideAsked(in policy.Input, o *classify.Outcome, switched bool) bool {
+func (st *stepper) decideAsked(in retry.Input, o *classify.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
 	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)
@@ -548,7 +549,7 @@ func (st *stepper) decideAsked(in policy.Input, o *classify.Outcome, switched bo
 	}
 	s.Retry = d.Next
 	retried := d.Retries()
-	// The effects, through the one loop over them (policy.Decision.Apply): a
+	// The effects, through the one loop over them (retry.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.
 	saved := st.fx
 	st.fx = 0
@@ -605,10 +606,10 @@ const (
 	fxLater                           // continue the agent from a 0 ms timer
 )
 
-// The stepper is the applier of the retry machine's decisions (policy.Decision.Apply).
+// The stepper is the applier of the retry machine's decisions (retry.Decision.Apply).
 
 // AskAuth writes mark_usage_limit_reached with auth storage's answer.
-func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
+func (st *stepper) AskAuth(d *retry.Decision, _ *retry.Effect) {
 	if r := st.emit(trace.MarkUsageLimitReached); r != nil {
 		cfg := &st.c.Config
 		ms, has := d.RetryAfter()
@@ -618,14 +619,14 @@ func (st *stepper) AskAuth(d *policy.Decision, _ *policy.Effect) {
 }
 
 // EmitStart writes auto_retry_start.
-func (st *stepper) EmitStart(d *policy.Decision, e *policy.Effect) {
+func (st *stepper) EmitStart(d *retry.Decision, e *retry.Effect) {
 	if r := st.emit(trace.AutoRetryStart); r != nil {
 		r.Start = d.Start(e)
 	}
 }
 
 // Fallback writes retry_fallback.
-func (st *stepper) Fallback(d *policy.Decision, e *policy.Effect) {
+func (st *stepper) Fallback(d *retry.Decision, e *retry.Effect) {
 	if r := st.emit(trace.RetryFallback); r != nil {
 		r.Fallback = d.Fallback(e, st.c.Config.Model)
 	}
@@ -635,7 +636,7 @@ func (st *stepper) Fallback(d *policy.Decision, e *policy.Effect) {
 func (st *stepper) DropError() { st.s.Context.dropLastAssistant() }
 
 // ArmTimer arms the backoff timer, the cancellable one.
-func (st *stepper) ArmTimer(_ *policy.Decision, e *policy.Effect) {
+func (st *stepper) ArmTimer(_ *retry.Decision, e *retry.Effect) {
 	s := st.s
 	s.Ctl = st.arm(BackoffTimer, e.Delay)
 	s.RetryAt, s.HasRetryAt = st.at.At+e.Delay, true
@@ -653,7 +654,7 @@ func (st *stepper) CancelTimer() {
 func (st *stepper) Uncontrol() { st.s.Ctl = 0 }
 
 // EmitEnd writes auto_retry_end.
-func (st *stepper) EmitEnd(d *policy.Decision, e *policy.Effect) {
+func (st *stepper) EmitEnd(d *retry.Decision, e *retry.Effect) {
 	if r := st.emit(trace.AutoRetryEnd); r != nil {
 		r.End = d.End(e)
 	}

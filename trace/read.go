@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // MaxLineSize bounds one trace line the Scanner reads.
@@ -127,7 +128,7 @@ func Decode(line []byte) (Record, error) {
 		if w.Rule != nil {
 			r.Edge.Rule = *w.Rule
 		}
-		for _, in := range policy.Inputs() {
+		for _, in := range retry.Inputs() {
 			if in.String() == w.Input {
 				r.Edge.Input = in
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // Type is a trace line's "type".
@@ -109,7 +110,7 @@ type Message struct {
 // negative Rule means both are unknown: the line has neither.
 type Edge struct {
 	From, Event, To string
-	Input           policy.Input
+	Input           retry.Input
 	Rule            int
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/trace"
 )
 
@@ -28,7 +29,7 @@ func samples() []trace.Record {
 		{T: 5 * ms, Type: trace.MessageEnd, Message: trace.Message{StopReason: policy.StopReasonStop}},
 		{T: 5 * ms, Type: trace.MessageEnd, Message: trace.Message{StopReason: policy.StopReasonError, ErrorMessage: "529 \"overloaded\" <é>\n"}, Model: "m-1"},
 		{T: 5 * ms, Type: trace.AgentRunEnd},
-		{T: 5 * ms, Type: trace.Transition, Edge: trace.Edge{From: "idle", Event: "retry", To: "backoff", Input: policy.InputRetryable, Rule: 2}},
+		{T: 5 * ms, Type: trace.Transition, Edge: trace.Edge{From: "idle", Event: "retry", To: "backoff", Input: retry.InputRetryable, Rule: 2}},
 		{T: 5 * ms, Type: trace.Transition, Edge: trace.Edge{From: "idle", Event: "retry", To: "backoff", Rule: -1}},
 		{T: 999 * time.Microsecond, Type: trace.AutoRetryStart, Start: policy.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 0.999, ErrorMessage: "x"}},
 		{T: 7 * ms, Type: trace.AutoRetryEnd, End: policy.AutoRetryEnd{Success: true, Attempt: 2}},
@@ -251,7 +252,7 @@ func TestTypeNamesOnlyHere(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-			strings.HasPrefix(rel, "trace"+string(filepath.Separator)) || rel == filepath.Join("policy", "events.go") {
+			strings.HasPrefix(rel, "trace"+string(filepath.Separator)) || rel == filepath.Join("policy", "retry", "events.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)

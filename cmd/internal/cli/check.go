@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/explore"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -87,8 +88,8 @@ func (o *checkOptions) runTo(args []string, stdout, stderr io.Writer) int {
 	var set *policy.Settings // nil: the default settings
 	profile := o.profile
 	if profile != "" {
-		_, prof, err := policy.Resolve(v.Name, profile)
-		var pair *policy.PairError
+		_, prof, err := retry.Resolve(v.Name, profile)
+		var pair *retry.PairError
 		switch {
 		case errors.As(err, &pair):
 			return usageError(c, stderr, "--profile %s: %v", pair.Profile, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 func init() {
@@ -75,7 +76,7 @@ type graphEdge struct {
 
 // ruleLabel is how a rule labels its arrow: "input [guard] / event", or
 // "input / event" when the rule has no guard.
-func ruleLabel(r *policy.Rule) string {
+func ruleLabel(r *retry.Rule) string {
 	s := r.Input.String()
 	if r.Guard.Name != "" {
 		s += " [" + r.Guard.Name + "]"
