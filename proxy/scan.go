@@ -51,11 +51,7 @@ var (
 // two equal.
 func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s := scanners.Get().(*scanner)
-	defer func() {
-		s.buf = bytes.Buffer{}
-		s.dec.Reset(&s.buf) // the pool holds no body
-		scanners.Put(s)
-	}()
+	defer s.release()
 	s.buf = *bytes.NewBuffer(body)
 	s.dec.Reset(&s.buf, allowDuplicates)
 	s.bad = false
@@ -90,6 +86,21 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 		raw.Tools = []toolName{first}
 	}
 	return raw, true
+}
+
+// maxPooledName is the largest unescaped-name buffer a pooled scanner
+// keeps: a body with a huge escaped name is not held on to.
+const maxPooledName = 1 << 10
+
+// release gives s back to the pool holding no body, nor a large name
+// buffer.
+func (s *scanner) release() {
+	s.buf = bytes.Buffer{}
+	s.dec.Reset(&s.buf)
+	if cap(s.name) > maxPooledName {
+		s.name = nil
+	}
+	scanners.Put(s)
 }
 
 // atEnd reports whether nothing but whitespace follows the object, to
