@@ -61,7 +61,7 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s.bad = false
 	var first toolName // tools[0], when tools has one
 	var tools bool
-	if s.dec.PeekKind() != '{' || !s.open() {
+	if !s.open() {
 		return raw, false
 	}
 	for {
@@ -83,16 +83,30 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 			return raw, false
 		}
 	}
-	if !s.close() {
+	if !s.close() || !s.atEnd(len(body)) {
 		return raw, false
-	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
-		return raw, false // something after the object
 	}
 	if tools {
 		raw.Tools = []toolName{first}
 	}
 	return raw, true
+}
+
+// atEnd reports whether nothing but whitespace follows the object, to
+// the body's n bytes: a further ReadToken's io.EOF, read from the unread
+// buffer (which holds the rest of the body) without its cost.
+func (s *scanner) atEnd(n int) bool {
+	rest := s.dec.UnreadBuffer()
+	if s.dec.InputOffset()+int64(len(rest)) != int64(n) {
+		_, err := s.dec.ReadToken()
+		return err == io.EOF
+	}
+	for _, c := range rest {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // tools reads the tools array (or null: none) over *first, its first

@@ -248,18 +248,18 @@ type Writer struct {
 
 // Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
+	b := w.buf
 	if w.startLen != 0 && r.T == w.startT {
-		w.buf = append(w.buf, w.start[:w.startLen]...)
+		b = append(b, w.start[:w.startLen]...)
 	} else {
-		n := len(w.buf)
-		w.buf = appendStart(w.buf, r.T)
+		n := len(b)
+		b = appendStart(b, r.T)
 		w.startLen, w.startT = 0, r.T
-		if len(w.buf)-n <= len(w.start) {
-			w.startLen = copy(w.start[:], w.buf[n:])
+		if len(b)-n <= len(w.start) {
+			w.startLen = copy(w.start[:], b[n:])
 		}
 	}
-	w.buf = AppendFields(w.buf, r)
-	w.buf = append(w.buf, '\n')
+	w.buf = append(AppendFields(b, r), '\n')
 	w.lines++
 }
 
