@@ -9,9 +9,8 @@ import (
 
 // TestCandidateRunsItsPolicy: a candidate's settings are checked once,
 // when the tune makes it (compiled), and every run of it (the short run,
-// each seed) takes that policy, checking nothing again; a candidate read
-// back from a report (no policy kept) has its settings compiled by the
-// run's plan.
+// each seed) takes that policy, checking nothing again; a Candidate built
+// in Go (no policy kept) has its settings compiled by the run's plan.
 func TestCandidateRunsItsPolicy(t *testing.T) {
 	tn := &Tuner{base: policy.DefaultSettings(), seen: map[string]bool{}}
 	c := tn.candidate(nil)
@@ -23,9 +22,9 @@ func TestCandidateRunsItsPolicy(t *testing.T) {
 			t.Errorf("a run's settings: %p, %v; want the candidate's %p", p, err, c.pol)
 		}
 	}
-	read := &Candidate{Settings: c.Settings}
-	if p, err := read.run(fleetspec.Default(3)).Compile(); err != nil || p == nil || p == c.pol || !p.Settings().Equal(c.Settings) {
-		t.Errorf("a candidate read back: %v, %v; want its settings compiled by the run", p, err)
+	built := &Candidate{Settings: c.Settings}
+	if p, err := built.run(fleetspec.Default(3)).Compile(); err != nil || p == nil || p == c.pol || !p.Settings().Equal(c.Settings) {
+		t.Errorf("a Candidate built in Go: %v, %v; want its settings compiled by the run", p, err)
 	}
 	bad := policy.DefaultSettings()
 	bad.MaxBackoff = bad.BaseDelay / 2 // a cap below the base: invalid together

@@ -227,8 +227,8 @@ func (t *Tuner) candidate(vals []string) *Candidate {
 	return &Candidate{Values: vals, Settings: s, pol: pol}
 }
 
-// run is cfg running c's settings: compiled once, when c was made, or
-// (a candidate read back from a report) by the run's plan.
+// run is cfg running c's settings: compiled once, when c was made or
+// read from a report, or (a Candidate built in Go) by the run's plan.
 func (c *Candidate) run(cfg fleetspec.Config) fleetspec.Config {
 	if c.pol != nil {
 		return cfg.WithPolicy(c.pol)
