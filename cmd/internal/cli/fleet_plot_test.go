@@ -14,19 +14,21 @@ import (
 	"github.com/ohmypi/retryfsm/internal/exetest"
 )
 
-// companionBuilds are the companion commands, linked once and kept by
-// the go command's build cache (internal/exetest), each linked into one
-// directory per test binary (companionOnPath); TestMain removes it.
+// companionBuilds are the companion commands, linked into one directory
+// per test binary (companionOnPath); TestMain removes it.
 var companionBuilds struct {
 	mu    sync.Mutex
 	dir   string
 	built map[string]error
 }
 
-// companionOnPath links cmd/NAME (retrysim-plot, retrysim-proxy), as the
-// go command keeps it in its build cache, into a temporary directory (the
-// first call makes both) and puts that directory first on $PATH for the
-// test.
+// companionOnPath puts cmd/NAME (retrysim-plot, retrysim-proxy) into a
+// temporary directory (the first call puts both) and that directory first
+// on $PATH for the test. retrysim-plot is this test binary, which TestMain
+// runs as retrysim-plot under that name (package plotcmd is the command),
+// so that the charts' libraries are compiled once for every test that
+// needs them; another companion is the go command's build of it, kept in
+// its build cache (internal/exetest).
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -52,7 +54,13 @@ func companionOnPath(t *testing.T, name string) string {
 		var wg sync.WaitGroup
 		for i, n := range names {
 			wg.Go(func() {
-				path, err := exetest.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
+				var path string
+				var err error
+				if n == plotCommand {
+					path, err = os.Executable()
+				} else {
+					path, err = exetest.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
+				}
 				if err == nil {
 					err = os.Symlink(path, filepath.Join(b.dir, n))
 				}

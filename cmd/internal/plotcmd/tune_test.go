@@ -1,4 +1,4 @@
-package main
+package plotcmd
 
 import (
 	"bytes"
@@ -48,7 +48,7 @@ func TestTuneChart(t *testing.T) {
 	whole := tuneReport(t, dir, "whole.json", fleet.Shard{}, nil)
 	out := filepath.Join(dir, "t.png")
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-tune", "-o", out, whole}, nil, &stderr); code != exitOK {
+	if code := Main([]string{"-tune", "-o", out, whole}, nil, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, &stderr)
 	}
 	f, err := os.Open(out)
@@ -62,7 +62,7 @@ func TestTuneChart(t *testing.T) {
 	}
 	data, _ := os.ReadFile(whole)
 	svg := filepath.Join(dir, "t.svg")
-	if code := realMain([]string{"-tune", "-o", svg, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
+	if code := Main([]string{"-tune", "-o", svg, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
 		t.Fatalf("stdin: exit %d: %s", code, &stderr)
 	}
 	if b, _ := os.ReadFile(svg); !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("omp-2026-06")) {
@@ -80,7 +80,7 @@ func TestTuneChart(t *testing.T) {
 		{[]string{"-tune", "-o", out, one}, exitFail, "two objectives or more"},
 	} {
 		stderr.Reset()
-		if code := realMain(c.args, nil, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
+		if code := Main(c.args, nil, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, %s; want %d, %q", c.args, code, &stderr, c.code, c.want)
 		}
 	}
