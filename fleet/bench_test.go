@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
@@ -30,7 +31,7 @@ func reportRates(b *testing.B, sessions int, cpu0 time.Duration) {
 // simulation on one goroutine; sessions/s is the figure README reports.
 func BenchmarkFleetDefault(b *testing.B) {
 	b.ReportAllocs()
-	cfg := fleet.Default(benchSessions)
+	cfg := fleetspec.Default(benchSessions)
 	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := runConfig(cfg, fleet.Options{})
@@ -51,8 +52,8 @@ func BenchmarkFleetDefault(b *testing.B) {
 // apart"): what a fleet whose sessions meet costs.
 func BenchmarkFleetDefaultShared(b *testing.B) {
 	b.ReportAllocs()
-	cfg := fleet.Default(benchSessions)
-	cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+	cfg := fleetspec.Default(benchSessions)
+	cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := runConfig(cfg, fleet.Options{})
@@ -71,9 +72,9 @@ func BenchmarkFleetDefaultShared(b *testing.B) {
 // scaling).
 func BenchmarkFleetSweep(b *testing.B) {
 	b.ReportAllocs()
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 4; seed++ {
-		c := fleet.Default(benchSessions / 4)
+		c := fleetspec.Default(benchSessions / 4)
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
@@ -100,7 +101,7 @@ func BenchmarkSimDefaultSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	for range 3 {
-		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: fleet.Message529, Status: 529,
+		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: fleetspec.Message529, Status: 529,
 			Duration: 100 * time.Millisecond})
 	}
 	sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonStop, Duration: time.Second})
@@ -119,12 +120,12 @@ func BenchmarkSimDefaultSession(b *testing.B) {
 }
 
 // runConfig runs the one fleet cfg (Run of PlanOf(cfg)): its result.
-func runConfig(cfg fleet.Config, opt fleet.Options) (*fleet.Result, error) {
-	return sweepConfigs([]fleet.Config{cfg}, opt)
+func runConfig(cfg fleetspec.Config, opt fleet.Options) (*fleet.Result, error) {
+	return sweepConfigs([]fleetspec.Config{cfg}, opt)
 }
 
 // sweepConfigs runs the sweep cfgs (Run of PlanOf(cfgs...)): its result.
-func sweepConfigs(cfgs []fleet.Config, opt fleet.Options) (*fleet.Result, error) {
+func sweepConfigs(cfgs []fleetspec.Config, opt fleet.Options) (*fleet.Result, error) {
 	p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), opt)
 	if err != nil {
 		return nil, err
@@ -143,9 +144,9 @@ func sweepConfigs(cfgs []fleet.Config, opt fleet.Options) (*fleet.Result, error)
 func TestSessionsAllocateNothing(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		allocs := func(n int) float64 {
-			cfg := fleet.Default(n)
+			cfg := fleetspec.Default(n)
 			if shared {
-				cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+				cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 			}
 			return testing.AllocsPerRun(3, func() {
 				if _, err := runConfig(cfg, fleet.Options{}); err != nil {

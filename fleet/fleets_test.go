@@ -3,6 +3,8 @@ package fleet
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // readyFleet runs the ready fleet file name (fleets/) as retrysim fleet
@@ -10,7 +12,7 @@ import (
 // and returns its profiles' stats by name and the capacity per 100 ms.
 func readyFleet(t *testing.T, name string, seed int64) (map[string]Stats, float64) {
 	t.Helper()
-	spec, err := Load(filepath.Join("..", "fleets", name))
+	spec, err := fleetspec.Load(filepath.Join("..", "fleets", name))
 	if err != nil {
 		t.Fatal(err)
 	}

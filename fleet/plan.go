@@ -8,21 +8,26 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
 // stretch is runs of one configuration over the seeds from to to, in order.
 type stretch struct {
-	cfg      Config // normalized; Seed is from
+	cfg      fleetspec.Config // normalized; Seed is from
 	from, to int64
 	run      int    // the sweep's index of its first run
 	key      string // its group's key
+	// pol is cfg's settings compiled (cfg.Compile: its one check, which
+	// every run of the stretch shares), err the check's error.
+	pol *policy.Policy
+	err error
 }
 
 func (s *stretch) len() int { return int(s.to - s.from + 1) }
 
 // config is the stretch's run of seed seed.
-func (s *stretch) config(seed int64) Config {
+func (s *stretch) config(seed int64) fleetspec.Config {
 	c := s.cfg
 	c.Seed = seed
 	return c
@@ -34,8 +39,10 @@ func (s *stretch) config(seed int64) Config {
 // they continue each other, so that a sweep has one plan however it is
 // given, and a shard, the sweep's identity and its groups are found in
 // time and memory proportional to the stretches, not to the runs. Build
-// one with PlanOf or PlanOfSpecs; a Plan is read-only once built, and may
-// be run any number of times, at once too.
+// one with PlanOf or PlanOfSpecs, which check each configuration once and
+// keep its settings compiled (Config.Compile) for its runs; a Plan is
+// read-only once built (its configurations' Settings too), and may be run
+// any number of times, at once too.
 type Plan struct {
 	stretches []stretch
 	runs      int
@@ -43,7 +50,7 @@ type Plan struct {
 
 // sameBut reports whether a and b are the same configuration but for the
 // seed (as the sweep's identity sees them: their JSON).
-func sameBut(a, b *Config) bool {
+func sameBut(a, b *fleetspec.Config) bool {
 	x, y := *a, *b
 	x.Seed, y.Seed = 0, 0
 	if reflect.DeepEqual(x, y) {
@@ -55,30 +62,31 @@ func sameBut(a, b *Config) bool {
 }
 
 // add appends the runs of c over the seeds from to to.
-func (p *Plan) add(c Config, from, to int64) {
+func (p *Plan) add(c fleetspec.Config, from, to int64) {
 	if to < from {
 		return
 	}
-	c = c.normalized()
+	c = c.Normalized()
 	if from == 0 && to == 0 {
 		from, to = 1, 1 // the seed 0 stands for 1
 	}
 	if n := len(p.stretches); n > 0 {
 		last := &p.stretches[n-1]
-		if last.to < MaxSeed && last.to+1 == from && sameBut(&last.cfg, &c) {
+		if last.to < fleetspec.MaxSeed && last.to+1 == from && sameBut(&last.cfg, &c) {
 			last.to = to
 			p.runs += int(to - from + 1)
 			return
 		}
 	}
 	c.Seed = from
-	p.stretches = append(p.stretches, stretch{cfg: c, from: from, to: to, run: p.runs, key: groupKey(&c)})
+	pol, err := c.Compile()
+	p.stretches = append(p.stretches, stretch{cfg: c, from: from, to: to, run: p.runs, key: groupKey(&c), pol: pol, err: err})
 	p.runs += int(to - from + 1)
 }
 
 // PlanOf is the plan of the runs cfgs, in order: each configuration once,
 // with its seed (0 stands for 1).
-func PlanOf(cfgs ...Config) *Plan {
+func PlanOf(cfgs ...fleetspec.Config) *Plan {
 	p := &Plan{}
 	for _, c := range cfgs {
 		p.add(c, c.Seed, c.Seed)
@@ -88,7 +96,7 @@ func PlanOf(cfgs ...Config) *Plan {
 
 // PlanOfSpecs is the plan of every spec's runs in order: each spec's
 // mixes, each over its seeds, as Spec.Configs lists them.
-func PlanOfSpecs(specs ...*Spec) *Plan {
+func PlanOfSpecs(specs ...*fleetspec.Spec) *Plan {
 	p := &Plan{}
 	for _, s := range specs {
 		for _, m := range s.Mixes {
@@ -102,13 +110,13 @@ func PlanOfSpecs(specs ...*Spec) *Plan {
 	return p
 }
 
-// validate checks every run as Config.Validate does: a stretch's runs
-// differ in their seed only, valid from the first one on.
+// validate reports the first invalid run (Config.Validate, checked when
+// the plan was built): a stretch's runs differ in their seed only, valid
+// from the first one on.
 func (p *Plan) validate() error {
 	for i := range p.stretches {
-		s := &p.stretches[i]
-		if err := s.cfg.Validate(); err != nil {
-			return &SweepError{Index: s.run, Name: s.cfg.Name, Err: err}
+		if s := &p.stretches[i]; s.err != nil {
+			return &SweepError{Index: s.run, Name: s.cfg.Name, Err: s.err}
 		}
 	}
 	return nil
@@ -125,7 +133,7 @@ func (p *Plan) Runs() int { return p.runs }
 // differ in any run, in their order, or in a profile's settings do not.
 func (p *Plan) ID() (string, error) {
 	type stretchID struct {
-		Config           Config
+		Config           fleetspec.Config
 		SeedFrom, SeedTo int64
 	}
 	id := struct {
@@ -181,17 +189,18 @@ func (sh Shard) firstHeld(run int) int {
 	return run + ((sh.Index-run)%sh.Count+sh.Count)%sh.Count
 }
 
-// shard lists the runs shard sh holds, in order, and the sweep's index of
-// each.
-func (p *Plan) shard(sh Shard) (mine []Config, at []int) {
+// shard lists the runs shard sh holds, in order, with each one's
+// compiled settings (its stretch's) and the sweep's index of each.
+func (p *Plan) shard(sh Shard) (mine []fleetspec.Config, pols []*policy.Policy, at []int) {
 	for i := range p.stretches {
 		s := &p.stretches[i]
 		for k := sh.firstHeld(s.run); k < s.run+s.len(); k += sh.Count {
 			mine = append(mine, s.config(s.from+int64(k-s.run)))
+			pols = append(pols, s.pol)
 			at = append(at, k)
 		}
 	}
-	return mine, at
+	return mine, pols, at
 }
 
 // Sessions is the number of sessions of the runs shard sh holds (the zero
@@ -210,18 +219,6 @@ func (p *Plan) Sessions(sh Shard) int64 {
 		}
 	}
 	return n
-}
-
-// Validate checks every run of the spec as Config.Validate does, in the
-// order of Configs, without expanding them: the first invalid run's error.
-func (s *Spec) Validate() error {
-	p := PlanOfSpecs(s)
-	for i := range p.stretches {
-		if err := p.stretches[i].cfg.Validate(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SweepGroup names one of a sweep's groups (see Group).

@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // Histogram buckets: values in whole milliseconds; 0 to 63 ms have a bucket
@@ -285,7 +287,7 @@ type Group struct {
 	// rps/10, else maxInFlight over the mean call latency.
 	CapacityPer100ms float64
 	// Outages are the fleet's outage windows (for plots).
-	Outages []Outage
+	Outages []fleetspec.Outage
 	// Profiles are the mix's profiles in order, then, for a mix of more
 	// than one, AllProfiles.
 	Profiles []Stats

@@ -2,12 +2,14 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/policy/retry"
@@ -121,17 +123,17 @@ type sess struct {
 	wireAdmitted  bool
 	wireLayer     uint8
 	promptsLeft   int
-	prompt        Prompt // the provider's count of the prompt's calls
+	prompt        fleetspec.Prompt // the provider's count of the prompt's calls
 	arrival       time.Duration
 	promptAt      time.Duration
-	window        time.Duration // the end of the provider's retry-after window
-	wire          Answer        // the answer of the wire call in flight
+	window        time.Duration    // the end of the provider's retry-after window
+	wire          fleetspec.Answer // the answer of the wire call in flight
 	wireCall      uint64
-	wireSeq       uint32        // the number of the last wire call (or cut)
-	sentAt        time.Duration // when the wire call in flight was sent
-	agentCall     uint64        // the agent's call the SDK layer is making
-	sdkAnswer     Answer        // the SDK layer's last answer
-	cancelled     []uint64      // cancelled timers (layer in the top bit)
+	wireSeq       uint32           // the number of the last wire call (or cut)
+	sentAt        time.Duration    // when the wire call in flight was sent
+	agentCall     uint64           // the agent's call the SDK layer is making
+	sdkAnswer     fleetspec.Answer // the SDK layer's last answer
+	cancelled     []uint64         // cancelled timers (layer in the top bit)
 	tracer        Tracer
 }
 
@@ -147,7 +149,7 @@ type bins struct {
 }
 
 type runner struct {
-	cfg      Config
+	cfg      fleetspec.Config
 	opt      Options
 	q        queue
 	now      time.Duration
@@ -169,7 +171,7 @@ type runner struct {
 	stats []Stats     // per profile, then all
 	bins  []bins      // per profile, then all
 	peaks bool        // the fleet has outages: bins track their peaks
-	prov  *Provider
+	prov  *fleetspec.Provider
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
@@ -207,10 +209,11 @@ func (e *LiveSessionsError) Error() string {
 	return fmt.Sprintf("more than %d sessions alive at once at t=%v (about 2.5 KB each): lower rate or sessions, or shorten what a session does", e.Limit, e.At)
 }
 
-// runOne simulates the fleet cfg (valid, normalized) and returns its
-// result: one group, cfg's, with seed cfg.Seed.
-func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
-	r, err := newRunner(cfg, opt)
+// runOne simulates the fleet cfg (valid, normalized; pol its settings
+// compiled, Config.Compile) and returns its result: one group, cfg's,
+// with seed cfg.Seed.
+func runOne(ctx context.Context, cfg fleetspec.Config, pol *policy.Policy, opt Options) (*Result, error) {
+	r, err := newRunner(cfg, pol, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -222,22 +225,25 @@ func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
 	return r.result(), nil
 }
 
-func newRunner(cfg Config, opt Options) (*runner, error) {
-	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
+// newRunner is the run of cfg (valid, normalized); settings is
+// cfg.Settings compiled (Config.Compile), nil when cfg has none: the
+// settings were checked once, when the plan was built.
+func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*runner, error) {
+	if (settings != nil) != (cfg.Settings != nil) {
+		return nil, errors.New("fleet: a run's compiled settings do not match its configuration's (Config.Compile gives them)")
+	}
+	r := &runner{cfg: cfg, opt: opt, maxLive: fleetspec.MaxLiveSessions}
 	var cls []*classify.Classifier
-	add := func(name string, records uint32, own *policy.Settings) (layerRT, error) {
+	add := func(name string, records uint32, own *policy.Policy) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
 		if err != nil {
 			return layerRT{}, err
 		}
-		var pol *policy.Policy
-		if own != nil {
-			pol, err = policy.Compile(*own)
-		} else {
-			pol, err = p.Policy()
-		}
-		if err != nil {
-			return layerRT{}, err
+		pol := own
+		if pol == nil {
+			if pol, err = p.Policy(); err != nil {
+				return layerRT{}, err
+			}
 		}
 		cls = append(cls, pol.Classifier())
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
@@ -249,7 +255,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 		return l, nil
 	}
 	for _, sh := range cfg.Profiles {
-		l, err := add(sh.Profile, session.RecordMask(trace.Transition), cfg.Settings)
+		l, err := add(sh.Profile, session.RecordMask(trace.Transition), settings)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +285,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 	}
 	r.peaks = len(cfg.Outages) > 0
 	r.credit = make([]float64, len(r.agents))
-	r.prov = NewProvider(&r.cfg)
+	r.prov = fleetspec.NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
 	r.fx.r = r
@@ -458,7 +464,7 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 		return 0, false
 	}
 	if r.cfg.Rate > 0 {
-		return after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
+		return after(r.now, time.Duration(-math.Log(1-fleetspec.Float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
 	}
 	return r.now, true
 }
@@ -521,7 +527,7 @@ func (r *runner) prompt(s *sess) {
 	s.inPrompt = true
 	s.promptsLeft--
 	s.promptAt = r.now
-	s.prompt = Prompt{Remaining: r.cfg.Calls.count(&s.model)}
+	s.prompt = fleetspec.Prompt{Remaining: r.cfg.Calls.DrawCount(&s.model)}
 	s.afterError = false
 	r.stats[s.prof].Prompts++
 	r.ev.Kind = session.Prompt
@@ -560,7 +566,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.schedule(r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	r.release(s)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/wire"
 )
@@ -42,20 +44,68 @@ type Response struct {
 // header and the answer's headers; a success the provider's message or,
 // for a streaming request, its events. A dropped answer (Dropped) has no
 // HTTP rendering: the zero Response.
-func (a *Answer) HTTP(req Request) Response {
+func (a *Answer) HTTP(req Request) Response { return a.render(req, nil) }
+
+// HTTP is a.HTTP(req), byte for byte; a Messages JSON success's body is
+// c's copy of the last one it rendered for the same model, tool, text,
+// stop and usage, with req's id.
+func (c *BodyCache) HTTP(a *Answer, req Request) Response { return a.render(req, c) }
+
+// BodyCache keeps the last Messages JSON success body rendered (the
+// proxy's answers are mostly one such body, request after request, but
+// for their ids): the next one like it is a copy, its id spliced in, not
+// a rendering. The zero value is empty; safe for concurrent use.
+type BodyCache struct {
+	last atomic.Pointer[bodyTemplate]
+}
+
+// bodyTemplate is a success body rendered with an empty id, the offsets
+// where the id goes, and what it was rendered from.
+type bodyTemplate struct {
+	model, text, tool, kind string
+	input, output           int
+	body                    []byte
+	at                      []int
+}
+
+// body is s's Messages JSON body (s.anthropicBody's bytes) from c.
+func (c *BodyCache) body(s *success) []byte {
+	t := c.last.Load()
+	if t == nil || t.model != s.model || t.text != s.text || t.tool != s.tool || t.kind != s.kind || t.input != s.input || t.output != s.output {
+		t = &bodyTemplate{model: s.model, text: s.text, tool: s.tool, kind: s.kind, input: s.input, output: s.output}
+		e := *s
+		e.id = ""
+		t.body = e.anthropicBody(&t.at)
+		c.last.Store(t)
+	}
+	b := make([]byte, 0, len(t.body)+len(t.at)*len(s.id))
+	prev := 0
+	for _, at := range t.at {
+		b = append(b, t.body[prev:at]...)
+		b = append(b, s.id...)
+		prev = at
+	}
+	return append(b, t.body[prev:]...)
+}
+
+// render is HTTP, a Messages JSON success's body from c when c is not
+// nil.
+func (a *Answer) render(req Request, c *BodyCache) Response {
 	if a.Dropped() {
 		return Response{}
 	}
-	id := requestID(req.Seq)
+	var ib [32]byte
+	rid := string(appendRequestID(append(ib[:0], "req_"...), req.Seq)) // "req_" and the id, one string
+	id := rid[len("req_"):]
 	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
 	}
-	res.Header = append(res.Header, [2]string{requestIDHeader(req.API), "req_" + id})
+	res.Header = append(res.Header, [2]string{requestIDHeader(req.API), rid})
 	if a.Stop == policy.StopReasonError {
 		res.Status = a.Status
 		res.ErrorType = errorType(req.API, a.Status)
-		res.Body = errorBody(req.API, res.ErrorType, a.BodyMessage(), "req_"+id)
+		res.Body = errorBody(req.API, res.ErrorType, a.BodyMessage(), rid)
 	} else {
 		res.Status = 200
 		s := &success{api: req.API, id: id, model: req.Model, kind: string(a.Stop), text: req.Text, tool: req.Tool, input: 12, output: 8, now: req.Now}
@@ -69,7 +119,11 @@ func (a *Answer) HTTP(req Request) Response {
 			}
 			return res
 		}
-		res.Body = s.body()
+		if c != nil && req.API == wire.Anthropic {
+			res.Body = c.body(s)
+		} else {
+			res.Body = s.body()
+		}
 	}
 	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
 	return res
@@ -78,16 +132,25 @@ func (a *Answer) HTTP(req Request) Response {
 // requestID is "retrysim" and seq in at least six digits, zero-padded
 // (fmt's "retrysim%06d", without its reflection).
 func requestID(seq int) string {
-	if seq < 0 {
-		return fmt.Sprintf("retrysim%06d", seq)
-	}
-	var db, bb [32]byte
+	var b [32]byte
+	return string(appendRequestID(b[:0], seq))
+}
+
+// appendRequestID appends requestID(seq) to b.
+func appendRequestID(b []byte, seq int) []byte {
+	var db [24]byte
 	d := strconv.AppendInt(db[:0], int64(seq), 10)
-	b := append(bb[:0], "retrysim"...)
+	b = append(b, "retrysim"...)
+	if seq < 0 { // the sign, then the zeros: %06d's width counts the sign
+		b = append(b, '-')
+	}
 	for i := len(d); i < 6; i++ {
 		b = append(b, '0')
 	}
-	return string(append(b, d...))
+	if seq < 0 {
+		d = d[1:]
+	}
+	return append(b, d...)
 }
 
 // ErrorEvent is the error event api's stream sends mid-stream after seq
@@ -242,7 +305,7 @@ func mustJSON(v any) string {
 func (s *success) body() []byte {
 	switch s.api {
 	case wire.Anthropic:
-		return s.anthropicBody()
+		return s.anthropicBody(nil)
 	case wire.OpenAIChat:
 		msg := map[string]any{"role": "assistant", "content": s.text, "refusal": nil}
 		finish := "stop"
@@ -262,48 +325,44 @@ func (s *success) body() []byte {
 	return []byte(mustJSON(s.response("completed")))
 }
 
-// anthropicJSON is the complete Messages API message as a struct whose
-// fields are in the order json.Marshal sorts a map's keys: the bytes of
-// the map it replaced (TestSuccessBodyBytes) without building and sorting
-// maps for every answer.
-type anthropicJSON struct {
-	Content      [1]anthropicContent `json:"content"`
-	ID           string              `json:"id"`
-	Model        string              `json:"model"`
-	Role         string              `json:"role"`
-	StopReason   string              `json:"stop_reason"`
-	StopSequence *string             `json:"stop_sequence"`
-	Type         string              `json:"type"`
-	Usage        struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-// anthropicContent is a text block ({text, type}) or a tool call ({id,
-// input, name, type}), keys sorted as anthropicBlock's.
-type anthropicContent struct {
-	ID    string    `json:"id,omitempty"`
-	Input *struct{} `json:"input,omitempty"`
-	Name  string    `json:"name,omitempty"`
-	Text  *string   `json:"text,omitempty"`
-	Type  string    `json:"type"`
-}
-
-// anthropicBody is the complete Messages API message as JSON.
-func (s *success) anthropicBody() []byte {
-	m := anthropicJSON{ID: "msg_" + s.id, Model: s.model, Role: "assistant", StopReason: s.anthropicStop(), Type: "message"}
-	m.Usage.InputTokens, m.Usage.OutputTokens = s.input, s.output
+// anthropicBody is the complete Messages API message as JSON, appended
+// field by field in the order json.Marshal sorts a map's keys (the bytes
+// of the map it replaced, TestSuccessBodyBytes; those of a struct in
+// that order, TestAnthropicBodyIsMarshal), without reflection. The ids
+// are ASCII letters, digits and a sign, which JSON writes as they are.
+//
+// at, when not nil, gets the offsets in the body where the id was
+// written (BodyCache splices another there).
+func (s *success) anthropicBody(at *[]int) []byte {
+	mark := func(b []byte) {
+		if at != nil {
+			*at = append(*at, len(b))
+		}
+	}
+	b := make([]byte, 0, 256+len(s.text)+len(s.model)+len(s.tool)) // the fixed bytes are under 256
 	if s.kind == "toolUse" {
-		m.Content[0] = anthropicContent{ID: "toolu_" + s.id, Input: &struct{}{}, Name: s.toolName(), Type: "tool_use"}
+		b = append(b, `{"content":[{"id":"toolu_`...)
+		mark(b)
+		b = append(b, s.id...)
+		b = append(b, `","input":{},"name":`...)
+		b = jsonw.AppendStdString(b, s.toolName())
+		b = append(b, `,"type":"tool_use"}],"id":"msg_`...)
 	} else {
-		m.Content[0] = anthropicContent{Text: &s.text, Type: "text"}
+		b = append(b, `{"content":[{"text":`...)
+		b = jsonw.AppendStdString(b, s.text)
+		b = append(b, `,"type":"text"}],"id":"msg_`...)
 	}
-	b, err := json.Marshal(&m)
-	if err != nil {
-		panic(err) // only the proxy's own values are marshalled
-	}
-	return b
+	mark(b)
+	b = append(b, s.id...)
+	b = append(b, `","model":`...)
+	b = jsonw.AppendStdString(b, s.model)
+	b = append(b, `,"role":"assistant","stop_reason":"`...)
+	b = append(b, s.anthropicStop()...)
+	b = append(b, `","stop_sequence":null,"type":"message","usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.input), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.output), 10)
+	return append(b, "}}"...)
 }
 
 // anthropicStart is the Messages API's message object as message_start

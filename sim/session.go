@@ -100,7 +100,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.Compile(sc.Settings)
+	pol, err := sc.Policy() // the loader's, compiled once
 	if err != nil {
 		return nil, err
 	}

@@ -74,17 +74,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"errorMessage":`, e.ErrorMessage)
 		}
 	case MarkUsageLimitReached:
-		u := &r.UsageLimit
-		b = str(b, `,"provider":`, u.Provider)
-		b = str(b, `,"sessionId":`, u.SessionID)
-		b = append(b, `,"retryAfterMs":`...)
-		if u.HasRetryAfter {
-			b = jsonw.AppendNumber(b, u.RetryAfterMs)
-		} else {
-			b = append(b, "null"...)
-		}
-		b = str(b, `,"baseUrl":`, u.BaseURL)
-		b = boolean(b, `,"returns":`, u.Returns)
+		b = appendUsageLimit(b, &r.UsageLimit)
 	case PromptResolved:
 		b = num(b, `,"prompt":`, r.Prompt)
 	case PromptRejected:
@@ -107,19 +97,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"error":`, p.Error)
 		}
 	case Final:
-		f := &r.Final
-		b = str(b, `,"state":`, string(f.State))
-		b = num(b, `,"attempt":`, f.Attempt)
-		b = boolean(b, `,"isRetrying":`, f.IsRetrying)
-		b = append(b, `,"unresolvedPrompts":[`...)
-		for i, p := range f.UnresolvedPrompts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.AppendInt(b, int64(p))
-		}
-		b = append(b, ']')
-		b = num(b, `,"turnsConsumed":`, f.TurnsConsumed)
+		b = appendFinal(b, &r.Final)
 	}
 	return append(b, '}')
 }
@@ -156,6 +134,37 @@ func appendEdge(b []byte, e *Edge) []byte {
 		b = num(b, `,"rule":`, e.Rule)
 	}
 	return b
+}
+
+// appendUsageLimit appends a mark_usage_limit_reached line's members
+// (AppendFields; a rare line, kept out of the common cases' function).
+func appendUsageLimit(b []byte, u *UsageLimit) []byte {
+	b = str(b, `,"provider":`, u.Provider)
+	b = str(b, `,"sessionId":`, u.SessionID)
+	b = append(b, `,"retryAfterMs":`...)
+	if u.HasRetryAfter {
+		b = jsonw.AppendNumber(b, u.RetryAfterMs)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = str(b, `,"baseUrl":`, u.BaseURL)
+	return boolean(b, `,"returns":`, u.Returns)
+}
+
+// appendFinal appends a final line's members (AppendFields: once a run).
+func appendFinal(b []byte, f *FinalRecord) []byte {
+	b = str(b, `,"state":`, string(f.State))
+	b = num(b, `,"attempt":`, f.Attempt)
+	b = boolean(b, `,"isRetrying":`, f.IsRetrying)
+	b = append(b, `,"unresolvedPrompts":[`...)
+	for i, p := range f.UnresolvedPrompts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.AppendInt(b, int64(p))
+	}
+	b = append(b, ']')
+	return num(b, `,"turnsConsumed":`, f.TurnsConsumed)
 }
 
 // str, num and boolean append a member; k is its key with the comma

@@ -100,6 +100,8 @@ type Candidate struct {
 	// DominatedBy are the profiles whose worst case dominates its own
 	// (front points only).
 	DominatedBy []string `json:"dominatedBy"`
+
+	pol *policy.Policy // Settings compiled when the tune made it (run); nil when read from a report
 }
 
 // Placement is a named profile against the front.

@@ -23,6 +23,11 @@ const Soak = "RETRYSIM_SOAK"
 // README.md's embedding section (go mod tidy, then go run: tens of seconds).
 const README = "RETRYSIM_README"
 
+// Build is the variable that runs the tests building a program from
+// source with the go command as a user's clone does (a link of its own
+// each: seconds), where README's command takes it from the build cache.
+const Build = "RETRYSIM_BUILD"
+
 // Need skips t unless the variable env is set to 1; what says what the
 // test needs.
 func Need(t testing.TB, env, what string) {

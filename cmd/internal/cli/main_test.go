@@ -10,9 +10,17 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ohmypi/retryfsm/cmd/internal/plotcmd"
 )
 
 func TestMain(m *testing.M) {
+	switch filepath.Base(os.Args[0]) {
+	case plotCommand: // this test binary linked as retrysim-plot (companionOnPath)
+		os.Exit(plotcmd.Main(os.Args[1:], os.Stdin, os.Stderr))
+	case "go": // and as the go command of TestCompanionFromSource
+		os.Exit(fakeGo(os.Args[1:]))
+	}
 	goleak.VerifyTestMain(cleanupM{m})
 }
 

@@ -3,11 +3,17 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/internal/optin"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -81,11 +87,67 @@ func TestProxyCompanionMissing(t *testing.T) {
 	}
 }
 
+// TestMainWithProxy: the proxy's server is a value given to Main
+// (WithProxy), not a package variable: with it the command serves in this
+// program (its run checked and handed over, no companion looked for);
+// without it, in the same process, the command is the companion's.
+func TestMainWithProxy(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no retrysim-proxy to run, nor go to build one
+	var got *ProxyRun
+	served := func(ctx context.Context, run *ProxyRun) int {
+		got = run
+		return 3
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"proxy", "--listen", "127.0.0.1:9", "--max-body", "7", "s.yaml"}, &out, &errOut, WithProxy(served))
+	if code != 3 || got == nil || got.Script != "s.yaml" || got.Listen != "127.0.0.1:9" || got.MaxBody != 7 || got.Log != &out {
+		t.Errorf("with WithProxy: exit %d, run %+v, stderr %q; want 3 from the server given, its run from the flags", code, got, errOut.String())
+	}
+	got, errOut = nil, bytes.Buffer{}
+	code = Main([]string{"proxy", "--listen", "127.0.0.1:9", "s.yaml"}, &out, &errOut)
+	if code != exitUsage || got != nil || !strings.Contains(errOut.String(), "go install ./cmd/retrysim-proxy") {
+		t.Errorf("without: exit %d, served %v, stderr %q; want 2 asking for retrysim-proxy", code, got != nil, errOut.String())
+	}
+}
+
 // TestCompanionFromSource: in a clone, with the companion neither beside
 // retrysim nor on $PATH, "retrysim proxy" builds retrysim-proxy from the
 // clone's source and runs it (README's 'go run ./cmd/retrysim proxy'
-// works as written); it used to exit 2 asking to install it.
+// works as written); it used to exit 2 asking to install it. The go
+// command on $PATH is this test binary (TestMain, as fakeGo), which checks
+// the build it is asked for and gives retrysim-proxy as the go command's
+// build cache holds it (companionOnPath); TestCompanionFromSourceBuilds
+// runs the real go build.
 func TestCompanionFromSource(t *testing.T) {
+	real := filepath.Join(companionOnPath(t, proxyCommand), proxyCommand)
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, filepath.Join(bin, "go")); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // the companion goes to a new cache
+	t.Setenv("PATH", bin)             // go, and no companion
+	t.Setenv(fakeGoProgram, real)
+	t.Setenv(fakeGoRoot, root)
+	wantProxysOwnError(t)
+	if _, err := os.Lstat(filepath.Join(cache, "retrysim", "companions", proxyCommand)); err != nil {
+		t.Errorf("the companion is not in the user's cache: %v", err)
+	}
+}
+
+// TestCompanionFromSourceBuilds is TestCompanionFromSource with the real go
+// command, which builds retrysim-proxy into a new cache (opt-in: a link of
+// its own, seconds; .ci/run runs it).
+func TestCompanionFromSourceBuilds(t *testing.T) {
+	optin.Need(t, optin.Build, "a build of retrysim-proxy from source")
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not installed:", err)
@@ -97,8 +159,43 @@ func TestCompanionFromSource(t *testing.T) {
 	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache))) // the build cache stays warm
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())                 // the companion goes to a new cache
 	t.Setenv("PATH", filepath.Dir(goCmd))                   // go, and no companion
+	wantProxysOwnError(t)
+}
+
+// wantProxysOwnError runs "retrysim proxy --max-body 0": the usage error
+// must be retrysim-proxy's own, not retrysim's asking to install it.
+func wantProxysOwnError(t *testing.T) {
+	t.Helper()
 	code, _, errOut := runMain(t, "proxy", "--max-body", "0")
 	if code != exitUsage || !strings.Contains(errOut, `--max-body: "0" is not a positive number of bytes`) || strings.Contains(errOut, "install it") {
 		t.Fatalf("exit %d, stderr %q; want retrysim-proxy's own usage error (exit 2) about --max-body", code, errOut)
 	}
+}
+
+// The variables of fakeGo: the program it gives for the build, and the
+// module root the build must run in.
+const (
+	fakeGoProgram = "RETRYSIM_TEST_FAKE_GO_PROGRAM"
+	fakeGoRoot    = "RETRYSIM_TEST_FAKE_GO_ROOT"
+)
+
+// fakeGo is the go command of TestCompanionFromSource (this test binary
+// under the name go): "go build -o OUT ./cmd/retrysim-proxy" in the module
+// root links $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command
+// line, or another folder, exits 1 saying so.
+func fakeGo(args []string) int {
+	wd, err := os.Getwd()
+	want := []string{"build", "-o", "OUT", "./cmd/" + proxyCommand}
+	if len(args) == len(want) {
+		want[2] = args[2]
+	}
+	if err != nil || wd != os.Getenv(fakeGoRoot) || !slices.Equal(args, want) {
+		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), os.Getenv(fakeGoRoot))
+		return 1
+	}
+	if err := os.Symlink(os.Getenv(fakeGoProgram), args[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "fake go:", err)
+		return 1
+	}
+	return 0
 }

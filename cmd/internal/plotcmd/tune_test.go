@@ -1,4 +1,4 @@
-package main
+package plotcmd
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/tune"
 )
 
@@ -18,10 +19,10 @@ import (
 // dir/name.
 func tuneReport(t *testing.T, dir, name string, sh fleet.Shard, objectives []string) string {
 	t.Helper()
-	c := fleet.Default(40)
-	c.PromptErrors = fleet.PromptErrors{}
-	c.Capacity = fleet.Capacity{RPS: 10, Burst: 10}
-	c.Outages = []fleet.Outage{{Start: time.Second, Duration: 4 * time.Second, Kind: fleet.Kind529}}
+	c := fleetspec.Default(40)
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Capacity = fleetspec.Capacity{RPS: 10, Burst: 10}
+	c.Outages = []fleetspec.Outage{{Start: time.Second, Duration: 4 * time.Second, Kind: fleetspec.Kind529}}
 	tu, err := tune.New(c, tune.Options{Axes: []tune.Axis{{Name: "maxRetries", Values: []string{"1", "4"}}, {Name: "jitter", Values: []string{"none", "full"}}},
 		Objectives: objectives, Seeds: 2, Shard: sh, Profiles: []string{"omp-2026-02", "omp-2026-06"}})
 	if err != nil {
@@ -47,7 +48,7 @@ func TestTuneChart(t *testing.T) {
 	whole := tuneReport(t, dir, "whole.json", fleet.Shard{}, nil)
 	out := filepath.Join(dir, "t.png")
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-tune", "-o", out, whole}, nil, &stderr); code != exitOK {
+	if code := Main([]string{"-tune", "-o", out, whole}, nil, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, &stderr)
 	}
 	f, err := os.Open(out)
@@ -61,7 +62,7 @@ func TestTuneChart(t *testing.T) {
 	}
 	data, _ := os.ReadFile(whole)
 	svg := filepath.Join(dir, "t.svg")
-	if code := realMain([]string{"-tune", "-o", svg, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
+	if code := Main([]string{"-tune", "-o", svg, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
 		t.Fatalf("stdin: exit %d: %s", code, &stderr)
 	}
 	if b, _ := os.ReadFile(svg); !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("omp-2026-06")) {
@@ -79,7 +80,7 @@ func TestTuneChart(t *testing.T) {
 		{[]string{"-tune", "-o", out, one}, exitFail, "two objectives or more"},
 	} {
 		stderr.Reset()
-		if code := realMain(c.args, nil, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
+		if code := Main(c.args, nil, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, %s; want %d, %q", c.args, code, &stderr, c.code, c.want)
 		}
 	}

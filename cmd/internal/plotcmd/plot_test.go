@@ -1,4 +1,4 @@
-package main
+package plotcmd
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,11 +22,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // shards and writes their partial results to dir; it returns their paths.
 func writePartials(t *testing.T, dir string, n int) []string {
 	t.Helper()
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 2; seed++ {
-		c := fleet.Default(50)
-		c.Outages = []fleet.Outage{{Start: 2 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind529}}
-		c.PromptErrors = fleet.PromptErrors{Count: 0, Kind: fleet.Kind529}
+		c := fleetspec.Default(50)
+		c.Outages = []fleetspec.Outage{{Start: 2 * time.Second, Duration: 5 * time.Second, Kind: fleetspec.Kind529}}
+		c.PromptErrors = fleetspec.PromptErrors{Count: 0, Kind: fleetspec.Kind529}
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
@@ -56,7 +57,7 @@ func TestPlot(t *testing.T) {
 	whole := writePartials(t, dir, 1)
 	pngPath := filepath.Join(dir, "fleet.png")
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-o", pngPath, whole[0]}, nil, &stderr); code != exitOK {
+	if code := Main([]string{"-o", pngPath, whole[0]}, nil, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	f, err := os.Open(pngPath)
@@ -72,7 +73,7 @@ func TestPlot(t *testing.T) {
 	shards := writePartials(t, sub, 2)
 	svgPath := filepath.Join(dir, "merged.svg")
 	stderr.Reset()
-	if code := realMain(append([]string{"-o", svgPath}, shards...), nil, &stderr); code != exitOK {
+	if code := Main(append([]string{"-o", svgPath}, shards...), nil, &stderr); code != exitOK {
 		t.Fatalf("merged: exit %d: %s", code, stderr.String())
 	}
 	svg, err := os.ReadFile(svgPath)
@@ -117,7 +118,7 @@ func TestPlot(t *testing.T) {
 		{[]string{"-o", filepath.Join(dir, "x.png"), filepath.Join(dir, "missing.json")}, "missing.json"},
 	} {
 		stderr.Reset()
-		code := realMain(c.args, nil, &stderr)
+		code := Main(c.args, nil, &stderr)
 		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr:\n%s\nwant %q", c.args, code, stderr.String(), c.want)
 		}
@@ -131,7 +132,7 @@ func TestPlot(t *testing.T) {
 	defer func(old int64) { maxPartialSize = old }(maxPartialSize)
 	maxPartialSize = 10
 	stderr.Reset()
-	if code := realMain([]string{"-o", filepath.Join(dir, "y.png"), whole[0]}, nil, &stderr); code != exitUsage ||
+	if code := Main([]string{"-o", filepath.Join(dir, "y.png"), whole[0]}, nil, &stderr); code != exitUsage ||
 		!strings.Contains(stderr.String(), "larger than 10 bytes") {
 		t.Errorf("over the bound: exit %d, stderr %s", code, stderr.String())
 	}
@@ -149,7 +150,7 @@ func TestPlotStdin(t *testing.T) {
 	}
 	svgPath := filepath.Join(dir, "stdin.svg")
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-o", svgPath, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
+	if code := Main([]string{"-o", svgPath, "-"}, bytes.NewReader(data), &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	fromStdin, err := os.ReadFile(svgPath)
@@ -158,7 +159,7 @@ func TestPlotStdin(t *testing.T) {
 	}
 	// The same image as from the file.
 	filePath := filepath.Join(dir, "file.svg")
-	if code := realMain([]string{"-o", filePath, whole[0]}, nil, &stderr); code != exitOK {
+	if code := Main([]string{"-o", filePath, whole[0]}, nil, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	fromFile, err := os.ReadFile(filePath)
@@ -175,7 +176,7 @@ func TestPlotStdin(t *testing.T) {
 		{[]string{"-o", filepath.Join(dir, "x.svg"), "-"}, "", "retrysim-plot: -: "},
 	} {
 		stderr.Reset()
-		if code := realMain(c.args, strings.NewReader(c.stdin), &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+		if code := Main(c.args, strings.NewReader(c.stdin), &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, code, stderr.String(), c.want)
 		}
 	}
@@ -197,7 +198,7 @@ func TestPlotWriteError(t *testing.T) {
 		t.Skip(err)
 	}
 	var stderr bytes.Buffer
-	if code := realMain([]string{"-o", full, whole[0]}, nil, &stderr); code != exitFail || !strings.Contains(stderr.String(), "no space left on device") {
+	if code := Main([]string{"-o", full, whole[0]}, nil, &stderr); code != exitFail || !strings.Contains(stderr.String(), "no space left on device") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
