@@ -58,31 +58,9 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case MessageEnd:
-		if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
-			b = append(b, messageStart[i]...)
-		} else {
-			b = str(b, messageKey, string(r.Message.StopReason))
-		}
-		if r.Message.ErrorMessage != "" {
-			b = append(b, `,"errorMessage":`...)
-			b = jsonw.AppendString(b, r.Message.ErrorMessage)
-		}
-		b = append(b, '}')
-		if r.Model != "" {
-			b = str(b, `,"model":`, r.Model)
-		}
+		b = appendMessage(b, r)
 	case Transition:
-		b = state(b, fromMember, `,"from":`, r.Edge.From)
-		b = str(b, `,"event":`, r.Edge.Event)
-		b = state(b, toMember, `,"to":`, r.Edge.To)
-		if r.Edge.Rule >= 0 {
-			if in := r.Edge.Input; uint(in) < uint(len(inputMember)) {
-				b = append(b, inputMember[in]...)
-			} else {
-				b = str(b, `,"input":`, in.String())
-			}
-			b = num(b, `,"rule":`, r.Edge.Rule)
-		}
+		b = appendEdge(b, &r.Edge)
 	case AutoCompactionStart:
 		b = str(b, `,"reason":`, r.Reason)
 	case AutoCompactionEnd:
@@ -122,6 +100,40 @@ func AppendFields(b []byte, r *Record) []byte {
 		b = appendFinal(b, &r.Final)
 	}
 	return append(b, '}')
+}
+
+// appendMessage appends a message_end's members after its type.
+func appendMessage(b []byte, r *Record) []byte {
+	if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
+		b = append(b, messageStart[i]...)
+	} else {
+		b = str(b, messageKey, string(r.Message.StopReason))
+	}
+	if r.Message.ErrorMessage != "" {
+		b = append(b, `,"errorMessage":`...)
+		b = jsonw.AppendString(b, r.Message.ErrorMessage)
+	}
+	b = append(b, '}')
+	if r.Model != "" {
+		b = str(b, `,"model":`, r.Model)
+	}
+	return b
+}
+
+// appendEdge appends a transition's members after its type.
+func appendEdge(b []byte, e *Edge) []byte {
+	b = state(b, fromMember, `,"from":`, e.From)
+	b = str(b, `,"event":`, e.Event)
+	b = state(b, toMember, `,"to":`, e.To)
+	if e.Rule >= 0 {
+		if in := e.Input; uint(in) < uint(len(inputMember)) {
+			b = append(b, inputMember[in]...)
+		} else {
+			b = str(b, `,"input":`, in.String())
+		}
+		b = num(b, `,"rule":`, e.Rule)
+	}
+	return b
 }
 
 // appendUsageLimit appends a mark_usage_limit_reached line's members
