@@ -7,18 +7,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/internal/memtest"
 )
 
 // processCPU is the CPU time (user and system) the process has used.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := memtest.CPUTime()
+	return d
 }
 
 // TestFleetShardOfAMillionRuns: `fleet --sessions 1 --seeds 1-1000000
