@@ -1,8 +1,11 @@
 package explore
 
 import (
+	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/ohmypi/retryfsm/session"
 )
@@ -33,14 +36,21 @@ const (
 	inFlightPerWorker = 8
 )
 
-// succ is one explored transition, computed from its source state alone:
-// all the merge needs. It is 32 bytes, two to a cache line: workers write
-// millions of them for the merge to read on another core.
+// succ is one explored transition, computed from its source state alone
+// (and the batch it is in): all the merge needs.
 type succ struct {
-	key   key
-	from  int32 // the source state's number
-	in    Input
-	self  bool   // the target is the source
+	key  key
+	from int32 // the source state's number
+	// h is the high half of the key's hash (stateSet's slot and tag), set
+	// unless known.
+	h  uint32
+	in Input
+	// known: the target is the source or the target of an earlier
+	// transition of the same batch, so the merge need not look it up: it
+	// is not new. About a fifth of all transitions lead back to their
+	// source, and a third of the others to a target of their batch
+	// (keep, which drops those that violate nothing).
+	known bool
 	step  invSet // invariants the step violates (the shell's checks while it steps: sh.fails)
 	state invSet // invariants the target violates if it is new (checkState)
 }
@@ -49,7 +59,8 @@ type succ struct {
 type invSet uint16
 
 // expander computes the transitions of states with its own shell and
-// tallies what is summed or united over all expanders at the end.
+// templates (memo.go) and tallies what is summed or united over all
+// expanders at the end.
 type expander struct {
 	// Each worker writes its expander and shell on every transition:
 	// padding keeps two workers' from sharing a cache line (false sharing
@@ -60,9 +71,15 @@ type expander struct {
 	reached     []bool // by rule*len(states)+Index(from)
 	pruned      int
 	transitions int
-	// s and t are expand's source and target: fields, not locals, since
-	// the shell keeps a pointer to the state it steps (shell.cur), which
-	// would move locals to the heap, two States per transition.
+	memo        memo
+	// seen is keep's table: a batch's targets by hash, gen<<16 | the
+	// index of the first transition to each; other generations' slots
+	// are empty.
+	seen [dedupeSlots]uint32
+	gen  uint32
+	// s and t are a template's source and target: fields, not locals,
+	// since the shell keeps a pointer to the state it steps (shell.cur),
+	// which would move locals to the heap, two States per template.
 	s, t State
 	_    [128]byte
 }
@@ -72,9 +89,26 @@ func newExpander(v *session.Variant, opt Options, c *config) *expander {
 		reached: make([]bool, len(v.Retry.Rules())*len(states))}
 }
 
-// expand appends to out the transitions, in input order, of state number
-// i, whose key is k; pruned ones are only counted.
+// templatesFrom is the first state number expanded by templates: the
+// states before it are stepped through the shell one transition at a
+// time. A small exploration has nearly as many classes as states, and
+// making a template costs more than stepping the shell once (sound's
+// explorations have at most a few hundred states; the original's at
+// maxRetries 11 has 5.9 M in 13 k classes).
+const templatesFrom = 4096
+
+// expand appends to out, the transitions of the batch so far, those of
+// state number i, whose key is k, in input order, that keep keeps; pruned
+// ones are only counted.
 func (x *expander) expand(i int32, k key, out []succ) []succ {
+	if i < templatesFrom {
+		return x.expandByShell(i, k, out)
+	}
+	return x.expandByTemplates(i, k, out)
+}
+
+// expandByShell is expand stepping the shell for every transition.
+func (x *expander) expandByShell(i int32, k key, out []succ) []succ {
 	sh := x.sh
 	x.s = k.state()
 	s, t := &x.s, &x.t
@@ -93,13 +127,83 @@ func (x *expander) expand(i int32, k key, out []succ) []succ {
 		for _, u := range sh.units {
 			x.reached[u] = true
 		}
-		out = append(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)})
-		// About a fifth of all transitions lead back to their source: the
-		// merge need not look them up.
-		x := &out[len(out)-1]
-		x.self = x.key == k
+		out = x.keep(out, succ{key: t.key(), from: i, in: in, step: sh.fails, state: checkState(t)}, &k)
 	}
 	return out
+}
+
+// expandByTemplates is expand applying the templates of k's class.
+func (x *expander) expandByTemplates(i int32, k key, out []succ) []succ {
+	c := x.class(&k)
+	enabled := c.enabled
+	if k.due() {
+		enabled &= 1 << FireTimer
+	}
+	for ; enabled != 0; enabled &= enabled - 1 {
+		in := Input(bits.TrailingZeros32(enabled))
+		tp := x.template(c, &k, in)
+		if tp.pruned {
+			x.pruned++
+			continue
+		}
+		x.transitions++
+		if tp.self && tp.step == 0 {
+			continue // keep would drop it
+		}
+		out = x.keep(out, succ{key: x.memo.apply(tp, &k, in == FireTimer), from: i, in: in, step: tp.step, state: tp.state}, &k)
+	}
+	return out
+}
+
+const (
+	// dedupeBits sizes keep's table: 32 KiB, which stay in the core's
+	// first-level cache, for at most 4,352 transitions a batch (1,700 on
+	// average in the original's largest check).
+	dedupeBits  = 13
+	dedupeSlots = 1 << dedupeBits
+)
+
+// The table is never full (a probe ends) and the indices of a batch's
+// transitions fit in 16 bits.
+var _ [dedupeSlots - batchStates*int(numInputs)]struct{}
+
+// newBatch starts a batch: keep forgets the targets of the batches
+// before.
+func (x *expander) newBatch() {
+	x.gen = (x.gen + 1) & 0xffff
+	if x.gen == 0 { // a wrap: the slots of the generation again in use go
+		x.seen = [dedupeSlots]uint32{}
+		x.gen = 1
+	}
+}
+
+// keep appends to out, the batch's transitions so far, the transition s
+// from the state whose key is src, unless the merge would do nothing with
+// it: it is known (its target is src, or the target of a transition of
+// out) and violates no invariant. Otherwise it sets s.known, and s.h
+// unless s is known. The merge would find a known target in the visited
+// set, where a lookup is a cache miss or two in hundreds of MB; here it
+// is a probe in 64 KiB. Half of all transitions are dropped.
+func (x *expander) keep(out []succ, s succ, src *key) []succ {
+	s.known = s.key == *src
+	if !s.known {
+		s.h = s.key.tag()
+		for p := s.h >> (32 - dedupeBits); ; p = (p + 1) & (dedupeSlots - 1) {
+			v := x.seen[p]
+			if v>>16 != x.gen {
+				x.seen[p] = x.gen<<16 | uint32(len(out))
+				break
+			}
+			if out[v&0xffff].key == s.key {
+				s.known = true
+				break
+			}
+		}
+	}
+	if s.known && s.step == 0 {
+		return out
+	}
+	return append(out, s)
 }
 
 // batch is the expansion of consecutive states of one chunk.
@@ -112,8 +216,8 @@ type batch struct {
 	done     chan struct{} // one token when out is ready
 }
 
-// batchPool recycles batches and their buffers (about 80 KiB each) across
-// explorations.
+// batchPool recycles batches and their buffers (about 200 KiB each)
+// across explorations.
 var batchPool = sync.Pool{New: func() any {
 	return &batch{out: make([]succ, 0, batchStates*int(numInputs)), done: make(chan struct{}, 1)}
 }}
@@ -125,6 +229,7 @@ func (x *expander) expandBatch(bt *batch) {
 		bt.done <- struct{}{}
 	}()
 	bt.out = bt.out[:0]
+	x.newBatch()
 	for j := range bt.nodes {
 		bt.out = x.expand(bt.lo+int32(j), bt.nodes[j].key(), bt.out)
 	}
@@ -132,13 +237,12 @@ func (x *expander) expandBatch(bt *batch) {
 
 // bfs is one exploration in progress.
 type bfs struct {
-	v      *session.Variant
-	opt    Options
-	cfg    *config
-	r      *Result
-	set    *stateSet
-	found  invSet
-	hashes []uint64 // merge's buffer
+	v     *session.Variant
+	opt   Options
+	cfg   *config
+	r     *Result
+	set   *stateSet
+	found invSet
 	// Workers, started when the frontier first grows large enough.
 	workers []*expander
 	jobs    chan *batch
@@ -150,7 +254,7 @@ func (b *bfs) run() {
 	b.set = newStateSet()
 	s0 := initial()
 	k0 := s0.key()
-	b.set.add(&k0, k0.hash(), -1, 0)
+	b.set.add(&k0, k0.tag(), -1, 0)
 	local := newExpander(b.v, b.opt, b.cfg)
 	defer b.stopWorkers()
 	var (
@@ -167,6 +271,7 @@ func (b *bfs) run() {
 			if maxWorkers < 2 || b.set.n-next < parallelFrontier {
 				hi := b.set.batchEnd(next)
 				buf = buf[:0]
+				local.newBatch()
 				for ; next < hi; next++ {
 					buf = local.expand(next, b.set.at(next).key(), buf)
 				}
@@ -212,6 +317,7 @@ func (b *bfs) run() {
 		}
 	}
 	sortViolations(r.Violations)
+	b.set.trim()
 	r.nodes = b.set.chunks
 	r.States = int(b.set.n)
 }
@@ -238,24 +344,15 @@ func (b *bfs) stopWorkers() {
 	}
 }
 
-// merge adds the transitions of buf, in order: it numbers new targets and
-// records the first violation of each invariant.
+// merge adds the transitions of buf, a batch's (deduped), in order: it
+// numbers new targets and records the first violation of each invariant.
 func (b *bfs) merge(buf []succ) {
 	r := b.r
-	hashes := b.hashes[:0]
-	for k := range buf {
-		h := uint64(0)
-		if !buf[k].self {
-			h = buf[k].key.hash()
-		}
-		hashes = append(hashes, h)
-	}
-	b.hashes = hashes
-	b.set.prefetch(buf, hashes)
+	b.set.prefetch(buf)
 	for k := range buf {
 		x := &buf[k]
 		f := x.step
-		if !x.self && b.set.add(&x.key, hashes[k], x.from, x.in) {
+		if !x.known && b.set.add(&x.key, x.h, x.from, x.in) {
 			f |= x.state
 		}
 		if f&^b.found == 0 {
@@ -305,9 +402,22 @@ func (n *node) is(k *key) bool {
 }
 
 const (
-	chunkBits = 12 // 4096 nodes, 128 KiB
+	chunkBits = 19 // 524,288 nodes, 16 MiB: mostly huge pages (hugepages_linux.go)
 	chunkLen  = 1 << chunkBits
 )
+
+// hugeBytes is the size from which the explorer's arrays are advised to
+// use huge pages (adviseHugePages): one huge page.
+const hugeBytes = 2 << 20
+
+// makeBig is make([]T, 0, n), advised to use huge pages if it is large.
+func makeBig[T any](n int) []T {
+	s := make([]T, 0, n)
+	if n*int(unsafe.Sizeof(*new(T))) >= hugeBytes {
+		_ = adviseHugePages(s) // advice: refused, it costs speed only
+	}
+	return s
+}
 
 // stateSet numbers the states found so far, in the order found, and finds
 // a state's number by its key.
@@ -352,12 +462,12 @@ func (ss *stateSet) span(lo, hi int32) []node {
 	return ss.chunks[lo>>chunkBits][off : off+hi-lo : off+hi-lo]
 }
 
-// add adds the state whose key is k (h: k.hash()) reached from state
+// add adds the state whose key is k (h: k.tag()) reached from state
 // parent by via, unless it is known; it reports whether it was new.
-func (ss *stateSet) add(k *key, h uint64, parent int32, via Input) (added bool) {
+func (ss *stateSet) add(k *key, h uint32, parent int32, via Input) (added bool) {
 	mask := uint64(len(ss.slots) - 1)
-	hi := h &^ 0xffffffff
-	for p := h >> ss.shift; ; p = (p + 1) & mask {
+	hi := uint64(h) << 32
+	for p := hi >> ss.shift; ; p = (p + 1) & mask {
 		sl := ss.slots[p]
 		if sl == 0 {
 			ss.push(newNode(k, parent, via))
@@ -376,33 +486,52 @@ func (ss *stateSet) add(k *key, h uint64, parent int32, via Input) (added bool) 
 func (ss *stateSet) push(nd node) {
 	c := int(ss.n >> chunkBits)
 	if c == len(ss.chunks) {
+		ss.chunks = append(ss.chunks, nil)
+	}
+	if ch := ss.chunks[c]; len(ch) == cap(ch) {
 		// The first chunk starts small (most explorations are small) and
-		// grows by appending; later ones are allocated whole. Growing
-		// copies, but a worker's span of the old array stays valid and is
-		// never written again.
+		// doubles; later ones are allocated whole. Growing copies, but a
+		// worker's span of the old array stays valid and is never written
+		// again.
 		n := chunkLen
 		if c == 0 {
-			n = 64
+			n = min(max(2*cap(ch), 64), chunkLen)
 		}
-		ss.chunks = append(ss.chunks, make([]node, 0, n))
+		ss.chunks[c] = append(makeBig[node](n), ch...)
 	}
 	ss.chunks[c] = append(ss.chunks[c], nd)
 	ss.n++
 }
 
-// prefetch touches the slots of the keys of buf (hashes: their hashes),
+// trim copies the last chunk of a big exploration into an array of its
+// length: the result keeps the nodes, and a check of several maxRetries
+// keeps every result, which would otherwise hold up to 16 MiB of unused
+// chunk each.
+func (ss *stateSet) trim() {
+	if c := len(ss.chunks) - 1; c > 0 {
+		ss.chunks[c] = slices.Clone(ss.chunks[c])
+	}
+}
+
+// prefetch touches the slots of the keys of buf that add will look up,
 // and the nodes they point to, before add probes them one by one: these
 // independent loads overlap their cache misses, where add, which branches
 // on each, waits for them in turn. It only warms the cache: the table may
 // change before add.
-func (ss *stateSet) prefetch(buf []succ, hashes []uint64) {
+func (ss *stateSet) prefetch(buf []succ) {
 	var sink uint64
-	for _, h := range hashes {
-		sink += ss.slots[h>>ss.shift]
+	for i := range buf {
+		if !buf[i].known {
+			sink += ss.slots[uint64(buf[i].h)<<32>>ss.shift]
+		}
 	}
-	for i, h := range hashes {
-		sl := ss.slots[h>>ss.shift]
-		if !buf[i].self && sl != 0 && sl&^0xffffffff == h&^0xffffffff {
+	for i := range buf {
+		x := &buf[i]
+		if x.known {
+			continue
+		}
+		sl := ss.slots[uint64(x.h)<<32>>ss.shift]
+		if sl != 0 && uint32(sl>>32) == x.h {
 			sink += ss.at(int32(uint32(sl) - 1)).hdr
 		}
 	}
@@ -413,7 +542,7 @@ func (ss *stateSet) prefetch(buf []succ, hashes []uint64) {
 // new homes then ascend too, so both tables are walked nearly in order.
 func (ss *stateSet) grow() {
 	old := ss.slots
-	ss.slots = make([]uint64, 2*len(old))
+	ss.slots = makeBig[uint64](2 * len(old))[:2*len(old)]
 	ss.shift--
 	mask := uint64(len(ss.slots) - 1)
 	for _, sl := range old {

@@ -315,8 +315,11 @@ func (k *key) state() State {
 	return s
 }
 
+// tag is the high half of k's hash: the visited set's slot and tag.
+func (k *key) tag() uint32 { return uint32(k.hash() >> 32) }
+
 // hash mixes all of k (multiply and fold, as in wyhash); stateSet keeps
-// the high 32 bits.
+// the high 32 bits (tag).
 func (k *key) hash() uint64 {
 	const (
 		m1 = 0xa0761d6478bd642f

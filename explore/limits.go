@@ -18,7 +18,7 @@ const (
 	SoundMaxRetriesLimit = 20
 	// OriginalMaxRetriesLimit is the original's limit (0..11 together
 	// took about 4 s and 260 MB when it was set; today's larger space,
-	// 10.8 M states, takes about 19 s of CPU time and 423 MiB: SPEC.md
+	// 10.8 M states, takes about 8.5 s of CPU time and 470 MiB: SPEC.md
 	// §12.5). It was 13 until
 	// the explorer drove the session core, whose original variant keeps
 	// every compaction continue (and with the usage-limit replies): the

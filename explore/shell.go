@@ -335,6 +335,10 @@ type shell struct {
 	// logging: append the timers armed and calls started to posts.
 	logging bool
 	posts   []post
+	// recording: append the timers cancelled and armed to ops (the
+	// templates' operations: memo.go).
+	recording bool
+	ops       []timerOp
 
 	// Per step.
 	in     Input       // the step's input
@@ -452,12 +456,20 @@ type shellEffects shell
 
 func (e *shellEffects) Record(r *trace.Record) { (*shell)(e).record(e.cur, r) }
 func (e *shellEffects) Arm(t session.Timer) {
+	if e.recording {
+		e.ops = append(e.ops, timerOp{arm: true, kind: t.Kind, id: opID(t.ID), rem: uint32(abstractRem(t)), late: !e.firing})
+	}
 	(*shell)(e).arm(e.cur, t)
 	if e.logging {
 		e.posts = append(e.posts, post{id: t.ID, delay: t.Delay})
 	}
 }
-func (e *shellEffects) Cancel(t session.Timer)  { (*shell)(e).cancel(e.cur, t.ID) }
+func (e *shellEffects) Cancel(t session.Timer) {
+	if e.recording {
+		e.ops = append(e.ops, timerOp{id: opID(t.ID)})
+	}
+	(*shell)(e).cancel(e.cur, t.ID)
+}
 func (e *shellEffects) SetEnabled(enabled bool) { e.cur.Enabled = enabled }
 func (e *shellEffects) SetSettings(*policy.Policy) {
 	panic("explore: set_retry_settings is not an explored input")
@@ -571,10 +583,7 @@ func (sh *shell) arm(s *State, tm session.Timer) {
 		sh.pruned = true
 		return
 	}
-	t := Timer{Kind: tm.Kind, ID: tm.ID, Rem: tm.Delay.Milliseconds(), Late: !sh.firing}
-	if tm.Kind == session.CompactionTimer {
-		t.Rem = compactionRem
-	}
+	t := Timer{Kind: tm.Kind, ID: tm.ID, Rem: abstractRem(tm), Late: !sh.firing}
 	i := int(s.NT)
 	for i > 0 && (s.T[i-1].Rem > t.Rem || s.T[i-1].Rem == t.Rem && s.T[i-1].Late && !t.Late) {
 		i--
@@ -586,6 +595,25 @@ func (sh *shell) arm(s *State, tm session.Timer) {
 		sh.dues[i] = sh.now + tm.Delay
 	}
 	s.NT++
+}
+
+// abstractRem is the abstract wait of a timer the core arms: its delay
+// in ms, compactionRem for a compaction continue.
+func abstractRem(tm session.Timer) int64 {
+	if tm.Kind == session.CompactionTimer {
+		return compactionRem
+	}
+	return tm.Delay.Milliseconds()
+}
+
+// opID is a timer id as a template keeps it: the ids of one step are
+// the queue's places (at most maxTimers), the call's and the few the step
+// makes.
+func opID(id uint64) uint8 {
+	if id > 255 {
+		panic(fmt.Sprintf("explore: timer id %d in one step of a canonical state", id))
+	}
+	return uint8(id)
 }
 
 // cancel drops the timer id: a cancelled timer is never delivered.

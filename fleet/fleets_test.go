@@ -1,9 +1,10 @@
 package fleet
 
 import (
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // readyFleet runs the ready fleet file name (fleets/) as retrysim fleet

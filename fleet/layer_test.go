@@ -1,10 +1,11 @@
 package fleet
 
 import (
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // TestProviderLayerProfile: omp-18 runs over its own provider layer

@@ -3,11 +3,12 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // twoSeedSweep is the default fleet of 20 sessions over seeds 1 and 2.

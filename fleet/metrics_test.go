@@ -2,10 +2,11 @@ package fleet
 
 import (
 	"bytes"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // TestHistogramBuckets: every value falls in a bucket whose bounds hold

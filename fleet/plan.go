@@ -18,6 +18,10 @@ type stretch struct {
 	from, to int64
 	run      int    // the sweep's index of its first run
 	key      string // its group's key
+	// pol is cfg's settings compiled (cfg.Compile: its one check, which
+	// every run of the stretch shares), err the check's error.
+	pol *policy.Policy
+	err error
 }
 
 func (s *stretch) len() int { return int(s.to - s.from + 1) }
@@ -35,8 +39,10 @@ func (s *stretch) config(seed int64) fleetspec.Config {
 // they continue each other, so that a sweep has one plan however it is
 // given, and a shard, the sweep's identity and its groups are found in
 // time and memory proportional to the stretches, not to the runs. Build
-// one with PlanOf or PlanOfSpecs; a Plan is read-only once built, and may
-// be run any number of times, at once too.
+// one with PlanOf or PlanOfSpecs, which check each configuration once and
+// keep its settings compiled (Config.Compile) for its runs; a Plan is
+// read-only once built (its configurations' Settings too), and may be run
+// any number of times, at once too.
 type Plan struct {
 	stretches []stretch
 	runs      int
@@ -73,7 +79,8 @@ func (p *Plan) add(c fleetspec.Config, from, to int64) {
 		}
 	}
 	c.Seed = from
-	p.stretches = append(p.stretches, stretch{cfg: c, from: from, to: to, run: p.runs, key: groupKey(&c)})
+	pol, err := c.Compile()
+	p.stretches = append(p.stretches, stretch{cfg: c, from: from, to: to, run: p.runs, key: groupKey(&c), pol: pol, err: err})
 	p.runs += int(to - from + 1)
 }
 
@@ -103,13 +110,13 @@ func PlanOfSpecs(specs ...*fleetspec.Spec) *Plan {
 	return p
 }
 
-// validate checks every run as Config.Validate does: a stretch's runs
-// differ in their seed only, valid from the first one on.
+// validate reports the first invalid run (Config.Validate, checked when
+// the plan was built): a stretch's runs differ in their seed only, valid
+// from the first one on.
 func (p *Plan) validate() error {
 	for i := range p.stretches {
-		s := &p.stretches[i]
-		if err := s.cfg.Validate(); err != nil {
-			return &SweepError{Index: s.run, Name: s.cfg.Name, Err: err}
+		if s := &p.stretches[i]; s.err != nil {
+			return &SweepError{Index: s.run, Name: s.cfg.Name, Err: s.err}
 		}
 	}
 	return nil
@@ -182,17 +189,18 @@ func (sh Shard) firstHeld(run int) int {
 	return run + ((sh.Index-run)%sh.Count+sh.Count)%sh.Count
 }
 
-// shard lists the runs shard sh holds, in order, and the sweep's index of
-// each.
-func (p *Plan) shard(sh Shard) (mine []fleetspec.Config, at []int) {
+// shard lists the runs shard sh holds, in order, with each one's
+// compiled settings (its stretch's) and the sweep's index of each.
+func (p *Plan) shard(sh Shard) (mine []fleetspec.Config, pols []*policy.Policy, at []int) {
 	for i := range p.stretches {
 		s := &p.stretches[i]
 		for k := sh.firstHeld(s.run); k < s.run+s.len(); k += sh.Count {
 			mine = append(mine, s.config(s.from+int64(k-s.run)))
+			pols = append(pols, s.pol)
 			at = append(at, k)
 		}
 	}
-	return mine, at
+	return mine, pols, at
 }
 
 // Sessions is the number of sessions of the runs shard sh holds (the zero

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // Histogram buckets: values in whole milliseconds; 0 to 63 ms have a bucket

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -208,10 +209,11 @@ func (e *LiveSessionsError) Error() string {
 	return fmt.Sprintf("more than %d sessions alive at once at t=%v (about 2.5 KB each): lower rate or sessions, or shorten what a session does", e.Limit, e.At)
 }
 
-// runOne simulates the fleet cfg (valid, normalized) and returns its
-// result: one group, cfg's, with seed cfg.Seed.
-func runOne(ctx context.Context, cfg fleetspec.Config, opt Options) (*Result, error) {
-	r, err := newRunner(cfg, opt)
+// runOne simulates the fleet cfg (valid, normalized; pol its settings
+// compiled, Config.Compile) and returns its result: one group, cfg's,
+// with seed cfg.Seed.
+func runOne(ctx context.Context, cfg fleetspec.Config, pol *policy.Policy, opt Options) (*Result, error) {
+	r, err := newRunner(cfg, pol, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -223,22 +225,25 @@ func runOne(ctx context.Context, cfg fleetspec.Config, opt Options) (*Result, er
 	return r.result(), nil
 }
 
-func newRunner(cfg fleetspec.Config, opt Options) (*runner, error) {
+// newRunner is the run of cfg (valid, normalized); settings is
+// cfg.Settings compiled (Config.Compile), nil when cfg has none: the
+// settings were checked once, when the plan was built.
+func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*runner, error) {
+	if (settings != nil) != (cfg.Settings != nil) {
+		return nil, errors.New("fleet: a run's compiled settings do not match its configuration's (Config.Compile gives them)")
+	}
 	r := &runner{cfg: cfg, opt: opt, maxLive: fleetspec.MaxLiveSessions}
 	var cls []*classify.Classifier
-	add := func(name string, records uint32, own *policy.Settings) (layerRT, error) {
+	add := func(name string, records uint32, own *policy.Policy) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
 		if err != nil {
 			return layerRT{}, err
 		}
-		var pol *policy.Policy
-		if own != nil {
-			pol, err = policy.Compile(*own)
-		} else {
-			pol, err = p.Policy()
-		}
-		if err != nil {
-			return layerRT{}, err
+		pol := own
+		if pol == nil {
+			if pol, err = p.Policy(); err != nil {
+				return layerRT{}, err
+			}
 		}
 		cls = append(cls, pol.Classifier())
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
@@ -250,7 +255,7 @@ func newRunner(cfg fleetspec.Config, opt Options) (*runner, error) {
 		return l, nil
 	}
 	for _, sh := range cfg.Profiles {
-		l, err := add(sh.Profile, session.RecordMask(trace.Transition), cfg.Settings)
+		l, err := add(sh.Profile, session.RecordMask(trace.Transition), settings)
 		if err != nil {
 			return nil, err
 		}

@@ -77,7 +77,7 @@ func TestDefaultFleet(t *testing.T) {
 func TestLiveSessionsBound(t *testing.T) {
 	c := fleetspec.Default(100) // each session lives about 15 s; 1000 arrive per second
 	c.Rate = 1000
-	r, err := newRunner(c.Normalized(), Options{})
+	r, err := newRunner(c.Normalized(), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestLiveSessionsBound(t *testing.T) {
 	if !errors.As(r.err, &live) || live.Limit != 10 || len(r.sessions) != 10 {
 		t.Fatalf("err %v with %d sessions, want a LiveSessionsError at 10", r.err, len(r.sessions))
 	}
-	r, _ = newRunner(c.Normalized(), Options{})
+	r, _ = newRunner(c.Normalized(), nil, Options{})
 	r.maxLive = 100
 	if r.run(); r.err != nil {
 		t.Fatalf("within the bound: %v", r.err)
@@ -171,7 +171,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 			}
 			var out [2][]byte
 			for i, together := range []bool{false, true} {
-				r, err := newRunner(c.Normalized(), Options{})
+				r, err := newRunner(c.Normalized(), nil, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -202,7 +202,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 	} {
 		c := fleetspec.Default(10)
 		edit(&c)
-		r, err := newRunner(c.Normalized(), Options{})
+		r, err := newRunner(c.Normalized(), nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,5 +280,52 @@ func TestRunEmptyPlan(t *testing.T) {
 		if err != nil || len(part.Result.Groups) != 0 || part.Runs != 0 {
 			t.Errorf("%v: %+v %v", p, part, err)
 		}
+	}
+}
+
+// TestSettingsCompiledOncePerPlan: a plan checks a fleet's settings once,
+// when it is built (Config.Compile), and every run of its seeds runs that
+// one policy, checking nothing again; a run given settings that do not
+// match its configuration is refused, and invalid settings are the
+// plan's error, as before.
+func TestSettingsCompiledOncePerPlan(t *testing.T) {
+	c := fleetspec.Default(5)
+	set := policy.DefaultSettings()
+	set.MaxRetries, set.Classify = 5, policy.ClassifyStatus
+	c.Settings = &set
+	spec := fleetspec.NewSpec(c)
+	spec.SeedTo = 4
+	p := PlanOfSpecs(spec)
+	if len(p.stretches) != 1 || p.stretches[0].pol == nil || p.stretches[0].err != nil {
+		t.Fatalf("plan: %d stretches, the first's policy %v (%v); want one, compiled", len(p.stretches), p.stretches[0].pol, p.stretches[0].err)
+	}
+	cfgs, pols, _ := p.shard(Shard{Index: 0, Count: 1})
+	if len(pols) != 4 {
+		t.Fatalf("%d runs, want 4 (seeds 1-4)", len(pols))
+	}
+	for i, pol := range pols {
+		if pol != p.stretches[0].pol {
+			t.Errorf("run %d: policy %p, want the stretch's %p (compiled once)", i, pol, p.stretches[0].pol)
+		}
+	}
+	r, err := newRunner(cfgs[0], pols[0], Options{})
+	if err != nil || r.agents[0].pol != pols[0] || r.agents[0].pol.Settings().MaxRetries != 5 {
+		t.Fatalf("the run's agent layer: %v; want the plan's policy (maxRetries 5)", err)
+	}
+	if _, err := newRunner(cfgs[0], nil, Options{}); err == nil {
+		t.Error("a run with settings but no compiled policy was not refused")
+	}
+	if _, err := Run(context.Background(), p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// settings compiled where they were read: the plan takes that policy
+	kept := policy.MustCompile(set)
+	if q := PlanOf(fleetspec.Default(5).WithPolicy(kept)); q.stretches[0].pol != kept {
+		t.Errorf("plan of a config WithPolicy: policy %p, want the one given %p", q.stretches[0].pol, kept)
+	}
+	set.MaxRetries = -1
+	var se *SweepError
+	if _, err := Run(context.Background(), PlanOf(c), Options{}); !errors.As(err, &se) || !strings.Contains(err.Error(), "settings: ") {
+		t.Errorf("invalid settings: %v; want the plan's SweepError naming settings", err)
 	}
 }

@@ -53,19 +53,23 @@ func TestSettingsReplaceProfiles(t *testing.T) {
 	}
 }
 
-// TestReadSettingsRoundTrip: the JSON of a Settings value, as a file, reads
+// TestReadPolicyRoundTrip: the JSON of a Settings value, as a file, reads
 // back as the same settings (what retrysim tune --out writes and
 // retryfsm.Do's json.Unmarshal reads); a bad file says where and what.
-func TestReadSettingsRoundTrip(t *testing.T) {
+func TestReadPolicyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := policy.Settings{Enabled: true, MaxRetries: 7, BaseDelay: 750 * time.Millisecond, MaxBackoff: 20 * time.Second,
 		Jitter: policy.Jitter{Mode: policy.JitterFull}, RetryAfter: policy.RetryAfter{Use: policy.HintFloor, MaxWait: time.Minute}}
 	data, _ := json.Marshal(want)
 	path := filepath.Join(dir, "s.json")
 	os.WriteFile(path, data, 0o644)
-	got, err := fleetspec.ReadSettings(path)
+	pol, err := fleetspec.ReadPolicy(path)
+	var got policy.Settings
+	if err == nil {
+		got = pol.Settings()
+	}
 	if err != nil || !got.Equal(want) {
-		t.Fatalf("ReadSettings = %+v, %v; want %+v", got, err, want)
+		t.Fatalf("ReadPolicy = %+v, %v; want %+v", got, err, want)
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{"maxRetries": -1}`, "maxRetries = -1 is out of range"},
@@ -73,7 +77,7 @@ func TestReadSettingsRoundTrip(t *testing.T) {
 		{`[1]`, "s.json"},
 	} {
 		os.WriteFile(path, []byte(c.body), 0o644)
-		if _, err := fleetspec.ReadSettings(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "s.json") {
+		if _, err := fleetspec.ReadPolicy(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "s.json") {
 			t.Errorf("%s: error %v, want one naming the file and %q", c.body, err, c.want)
 		}
 	}

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // PartialFormat is the version of the partial result's JSON form; a

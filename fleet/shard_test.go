@@ -3,11 +3,12 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // shardSweep is a sweep of three groups (two fleets, one of them with two

@@ -2,10 +2,12 @@ package fleet
 
 import (
 	"context"
-	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // Options adjust Run; the zero value runs every run of the plan on every
@@ -56,8 +58,8 @@ func Run(ctx context.Context, p *Plan, opt Options) (*Partial, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	mine, at := p.shard(sh)
-	res, err := sweep(ctx, mine, at, opt)
+	mine, pols, at := p.shard(sh)
+	res, err := sweep(ctx, mine, pols, at, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +95,11 @@ func (s Shard) orWhole() Shard {
 }
 
 // sweep runs cfgs, validated, on up to opt.Workers goroutines and merges
-// their results in order; at[i] is the plan's index of cfgs[i], for
-// errors.
-func sweep(ctx context.Context, cfgs []fleetspec.Config, at []int, opt Options) (*Result, error) {
+// their results in order; pols[i] is cfgs[i]'s settings compiled
+// (Config.Compile), at[i] the plan's index of cfgs[i], for errors.
+func sweep(ctx context.Context, cfgs []fleetspec.Config, pols []*policy.Policy, at []int, opt Options) (*Result, error) {
 	if len(cfgs) == 1 { // one run: on this goroutine
-		res, err := runOne(ctx, cfgs[0], opt)
+		res, err := runOne(ctx, cfgs[0], pols[0], opt)
 		if err != nil {
 			return nil, &SweepError{Index: at[0], Name: cfgs[0].Name, Err: err}
 		}
@@ -126,7 +128,7 @@ func sweep(ctx context.Context, cfgs []fleetspec.Config, at []int, opt Options) 
 				if i >= len(cfgs) {
 					return
 				}
-				res, err := runOne(ctx, cfgs[i], opt)
+				res, err := runOne(ctx, cfgs[i], pols[i], opt)
 				mu.Lock()
 				if err != nil {
 					if runErr == nil || at[i] < runErr.Index {

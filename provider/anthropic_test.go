@@ -55,7 +55,7 @@ func TestAnthropicBodyIsMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.anthropicBody(); string(got) != string(want) {
+		if got := s.anthropicBody(nil); string(got) != string(want) {
 			t.Fatalf("\n got %s\nwant %s", got, want)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
@@ -43,7 +44,53 @@ type Response struct {
 // header and the answer's headers; a success the provider's message or,
 // for a streaming request, its events. A dropped answer (Dropped) has no
 // HTTP rendering: the zero Response.
-func (a *Answer) HTTP(req Request) Response {
+func (a *Answer) HTTP(req Request) Response { return a.render(req, nil) }
+
+// HTTP is a.HTTP(req), byte for byte; a Messages JSON success's body is
+// c's copy of the last one it rendered for the same model, tool, text,
+// stop and usage, with req's id.
+func (c *BodyCache) HTTP(a *Answer, req Request) Response { return a.render(req, c) }
+
+// BodyCache keeps the last Messages JSON success body rendered (the
+// proxy's answers are mostly one such body, request after request, but
+// for their ids): the next one like it is a copy, its id spliced in, not
+// a rendering. The zero value is empty; safe for concurrent use.
+type BodyCache struct {
+	last atomic.Pointer[bodyTemplate]
+}
+
+// bodyTemplate is a success body rendered with an empty id, the offsets
+// where the id goes, and what it was rendered from.
+type bodyTemplate struct {
+	model, text, tool, kind string
+	input, output           int
+	body                    []byte
+	at                      []int
+}
+
+// body is s's Messages JSON body (s.anthropicBody's bytes) from c.
+func (c *BodyCache) body(s *success) []byte {
+	t := c.last.Load()
+	if t == nil || t.model != s.model || t.text != s.text || t.tool != s.tool || t.kind != s.kind || t.input != s.input || t.output != s.output {
+		t = &bodyTemplate{model: s.model, text: s.text, tool: s.tool, kind: s.kind, input: s.input, output: s.output}
+		e := *s
+		e.id = ""
+		t.body = e.anthropicBody(&t.at)
+		c.last.Store(t)
+	}
+	b := make([]byte, 0, len(t.body)+len(t.at)*len(s.id))
+	prev := 0
+	for _, at := range t.at {
+		b = append(b, t.body[prev:at]...)
+		b = append(b, s.id...)
+		prev = at
+	}
+	return append(b, t.body[prev:]...)
+}
+
+// render is HTTP, a Messages JSON success's body from c when c is not
+// nil.
+func (a *Answer) render(req Request, c *BodyCache) Response {
 	if a.Dropped() {
 		return Response{}
 	}
@@ -72,7 +119,11 @@ func (a *Answer) HTTP(req Request) Response {
 			}
 			return res
 		}
-		res.Body = s.body()
+		if c != nil && req.API == wire.Anthropic {
+			res.Body = c.body(s)
+		} else {
+			res.Body = s.body()
+		}
 	}
 	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
 	return res
@@ -254,7 +305,7 @@ func mustJSON(v any) string {
 func (s *success) body() []byte {
 	switch s.api {
 	case wire.Anthropic:
-		return s.anthropicBody()
+		return s.anthropicBody(nil)
 	case wire.OpenAIChat:
 		msg := map[string]any{"role": "assistant", "content": s.text, "refusal": nil}
 		finish := "stop"
@@ -278,11 +329,20 @@ func (s *success) body() []byte {
 // field by field in the order json.Marshal sorts a map's keys (the bytes
 // of the map it replaced, TestSuccessBodyBytes; those of a struct in
 // that order, TestAnthropicBodyIsMarshal), without reflection. The ids
-// are ASCII letters and digits, which JSON writes as they are.
-func (s *success) anthropicBody() []byte {
+// are ASCII letters, digits and a sign, which JSON writes as they are.
+//
+// at, when not nil, gets the offsets in the body where the id was
+// written (BodyCache splices another there).
+func (s *success) anthropicBody(at *[]int) []byte {
+	mark := func(b []byte) {
+		if at != nil {
+			*at = append(*at, len(b))
+		}
+	}
 	b := make([]byte, 0, 256+len(s.text)+len(s.model)+len(s.tool)) // the fixed bytes are under 256
 	if s.kind == "toolUse" {
 		b = append(b, `{"content":[{"id":"toolu_`...)
+		mark(b)
 		b = append(b, s.id...)
 		b = append(b, `","input":{},"name":`...)
 		b = jsonw.AppendStdString(b, s.toolName())
@@ -292,6 +352,7 @@ func (s *success) anthropicBody() []byte {
 		b = jsonw.AppendStdString(b, s.text)
 		b = append(b, `,"type":"text"}],"id":"msg_`...)
 	}
+	mark(b)
 	b = append(b, s.id...)
 	b = append(b, `","model":`...)
 	b = jsonw.AppendStdString(b, s.model)

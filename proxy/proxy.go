@@ -76,6 +76,7 @@ type Proxy struct {
 	stopOnce          sync.Once
 	inflight          sync.WaitGroup // the requests being answered, until logged
 	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
+	bodies            provider.BodyCache
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -252,11 +253,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}}
+	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path}}
 	rec, st := &h.rec, &h.st
 	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
+		rec.Client = clientHeaders(r.Header) // only the log reads them: after the answer
 		p.log.write(rec)
 	}()
 	st.api, st.known = apiOf(r.URL.Path)
@@ -403,7 +405,7 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl p
 // body, a cut, an error event.
 func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a provider.Answer, req provider.Request) {
 	rec := st.rec
-	res := a.HTTP(req)
+	res := p.bodies.HTTP(&a, req)
 	h := w.Header()
 	vals := make([]string, len(res.Header)) // one allocation for every value, not one a header
 	for i, kv := range res.Header {

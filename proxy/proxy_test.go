@@ -149,6 +149,51 @@ func TestRequestErrors(t *testing.T) {
 	}
 }
 
+// TestBodyLengths: a body is read whole whether its length is given
+// (larger than the first buffer, 64 KiB, too) or not (chunked), and is
+// 413 over the limit either way, its log line saying how many bytes came.
+func TestBodyLengths(t *testing.T) {
+	var log bytes.Buffer
+	const limit = 100 << 10
+	p, err := proxy.New(proxy.Options{MaxBodyBytes: limit, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(n int) string { // a request of n bytes
+		pad := n - len(`{"model":"m","messages":[""]}`)
+		return `{"model":"m","messages":["` + strings.Repeat("x", pad) + `"]}`
+	}
+	for _, tc := range []struct {
+		body   string
+		sized  bool
+		status int
+	}{
+		{body(90 << 10), true, 200},
+		{body(90 << 10), false, 200},
+		{body(limit), true, 200},
+		{body(limit + 1), true, 413},
+		{body(limit + 1), false, 413},
+	} {
+		var r io.Reader = strings.NewReader(tc.body)
+		if !tc.sized {
+			r = io.MultiReader(r) // no length: read until it ends
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", r))
+		if w.Code != tc.status {
+			t.Errorf("%d bytes, sized %v: %d %.200s, want %d", len(tc.body), tc.sized, w.Code, w.Body, tc.status)
+		}
+	}
+	p.Close()
+	recs := proxytest.ReadLog(t, log.Bytes())
+	for i, want := range []int{90 << 10, 90 << 10, limit, limit, limit} {
+		if i >= len(recs) || recs[i].BytesIn != want || recs[i].Model != "" && recs[i].Model != "m" {
+			t.Errorf("line %d: %+v, want bytesIn %d", i+1, recs, want)
+			break
+		}
+	}
+}
+
 // TestBadBodies: a body that cannot be read, or is not a JSON object, or
 // has a field of the wrong type, is 400 in the provider's shape with a
 // message a person can read (no Go type), and logged with its status.

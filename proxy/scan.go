@@ -51,17 +51,13 @@ var (
 // two equal.
 func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s := scanners.Get().(*scanner)
-	defer func() {
-		s.buf = bytes.Buffer{}
-		s.dec.Reset(&s.buf) // the pool holds no body
-		scanners.Put(s)
-	}()
+	defer s.release()
 	s.buf = *bytes.NewBuffer(body)
 	s.dec.Reset(&s.buf, allowDuplicates)
 	s.bad = false
 	var first toolName // tools[0], when tools has one
 	var tools bool
-	if s.dec.PeekKind() != '{' || !s.open() {
+	if !s.open() {
 		return raw, false
 	}
 	for {
@@ -83,16 +79,45 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 			return raw, false
 		}
 	}
-	if !s.close() {
+	if !s.close() || !s.atEnd(len(body)) {
 		return raw, false
-	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
-		return raw, false // something after the object
 	}
 	if tools {
 		raw.Tools = []toolName{first}
 	}
 	return raw, true
+}
+
+// maxPooledName is the largest unescaped-name buffer a pooled scanner
+// keeps: a body with a huge escaped name is not held on to.
+const maxPooledName = 1 << 10
+
+// release gives s back to the pool holding no body, nor a large name
+// buffer.
+func (s *scanner) release() {
+	s.buf = bytes.Buffer{}
+	s.dec.Reset(&s.buf)
+	if cap(s.name) > maxPooledName {
+		s.name = nil
+	}
+	scanners.Put(s)
+}
+
+// atEnd reports whether nothing but whitespace follows the object, to
+// the body's n bytes: a further ReadToken's io.EOF, read from the unread
+// buffer (which holds the rest of the body) without its cost.
+func (s *scanner) atEnd(n int) bool {
+	rest := s.dec.UnreadBuffer()
+	if s.dec.InputOffset()+int64(len(rest)) != int64(n) {
+		_, err := s.dec.ReadToken()
+		return err == io.EOF
+	}
+	for _, c := range rest {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // tools reads the tools array (or null: none) over *first, its first

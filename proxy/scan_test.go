@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -70,5 +71,24 @@ func TestScanRequestReads(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 1 {
 		t.Errorf("%v allocations a request, want 1 (the model)", n)
+	}
+}
+
+// TestScannerReleaseBounded: a scanner goes back to the pool without the
+// body it read or a name buffer grown by a huge escaped name.
+func TestScannerReleaseBounded(t *testing.T) {
+	body := []byte(`{"` + strings.Repeat(`\u0061`, 4<<10) + `":1,"model":"m"}`)
+	s := &scanner{}
+	s.buf = *bytes.NewBuffer(body)
+	s.dec.Reset(&s.buf, allowDuplicates)
+	if !s.open() {
+		t.Fatal("open")
+	}
+	if name, more := s.next(); !more || len(name) != 4<<10 || cap(s.name) <= maxPooledName {
+		t.Fatalf("name of %d bytes read (buffer %d), want %d", len(name), cap(s.name), 4<<10)
+	}
+	s.release()
+	if cap(s.name) > maxPooledName || s.buf.Len() != 0 || len(s.dec.UnreadBuffer()) != 0 {
+		t.Errorf("released holding a name buffer of %d bytes, a body of %d, %d unread", cap(s.name), s.buf.Len(), len(s.dec.UnreadBuffer()))
 	}
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
 )
@@ -44,6 +45,12 @@ func TestLoadedPolicyIsTheOneCheck(t *testing.T) {
 	var se *policy.SettingsError
 	if p, err := sc.Policy(); p != nil || !errors.As(err, &se) || se.Field != "maxRetries" {
 		t.Errorf("invalid settings by hand: Policy() = %p, %v; want a *policy.SettingsError for maxRetries", p, err)
+	}
+
+	read := policy.MustCompile(policy.Settings{Enabled: true, MaxRetries: 9, BaseDelay: time.Second})
+	sc.SetPolicy(read) // retrysim rpc --settings: a settings file read and compiled
+	if p, err := sc.Policy(); err != nil || p != read || sc.Settings.MaxRetries != 9 {
+		t.Errorf("SetPolicy: Policy() = %p, %v (maxRetries %d); want the one given %p", p, err, sc.Settings.MaxRetries, read)
 	}
 
 	built := &Scenario{Settings: policy.DefaultSettings()}

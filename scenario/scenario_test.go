@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 const conformanceDir = "../testdata/conformance/public" // the repo's copy of the public set
@@ -378,7 +379,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"attempt negative", "expect: {final: {attempt: -1}}", "t.yaml:1:27", "expect.final.attempt", "out of range"},
 
 		// Profiles and the opt-in settings: policy's rules, placed in the file.
-		{"unknown profile", "profile: nope", "t.yaml:1:10", "profile", `unknown profile "nope" (allowed: omp-2026-02, omp-2026-06, pi, codex, gemini-cli, opencode, aider, anthropic-sdk, openai-sdk, anthropic-sdk-go, openai-sdk-go, omp-18, pi-ai-anthropic)`},
+		{"unknown profile", "profile: nope", "t.yaml:1:10", "profile", `unknown profile "nope" (allowed: ` + strings.Join(retry.ProfileNames(), ", ") + ")"},
 		{"empty profile", `{"profile":""}`, "t.yaml:1:12", "profile", `unknown profile "" (allowed: omp-2026-02,`},
 		{"profile number", "profile: 3", "t.yaml:1:10", "profile", "expected a string, got integer 3"},
 		{"original with a profile", "variant: original\nprofile: codex\n", "t.yaml:2:10", "profile", "variant original allows only profile omp-2026-02, not codex"},

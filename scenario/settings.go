@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -152,14 +151,21 @@ func checkSettings(file string, prof policy.Profile, set policy.Settings, src *f
 		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
 }
 
+// SetPolicy makes pol's settings the scenario's (Settings, a copy of
+// them), already checked: Policy gives pol itself (a settings file read
+// by fleetspec.ReadPolicy, for retrysim rpc --settings). SettingsPatch
+// and Profile stay.
+func (sc *Scenario) SetPolicy(pol *policy.Policy) { sc.Settings, sc.pol = pol.Settings(), pol }
+
 // Policy is the scenario's Settings compiled (policy.Compile): the one
 // the loader made when it checked them (Parse, Load and SetProfile check
 // the settings by compiling them, and keep the result), so that running
 // a loaded scenario checks nothing again; for a scenario built in Go, or
-// whose Settings were changed since, they are compiled now. The error is
+// whose Settings were changed since (no longer Settings.Equal to the
+// loader's), they are compiled now. The error is
 // Compile's (a *policy.SettingsError naming the field).
 func (sc *Scenario) Policy() (*policy.Policy, error) {
-	if sc.pol != nil && reflect.DeepEqual(sc.pol.Settings(), sc.Settings) {
+	if sc.pol != nil && sc.pol.Settings().Equal(sc.Settings) {
 		return sc.pol, nil
 	}
 	return policy.Compile(sc.Settings)

@@ -58,31 +58,9 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case MessageEnd:
-		if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
-			b = append(b, messageStart[i]...)
-		} else {
-			b = str(b, messageKey, string(r.Message.StopReason))
-		}
-		if r.Message.ErrorMessage != "" {
-			b = append(b, `,"errorMessage":`...)
-			b = jsonw.AppendString(b, r.Message.ErrorMessage)
-		}
-		b = append(b, '}')
-		if r.Model != "" {
-			b = str(b, `,"model":`, r.Model)
-		}
+		b = appendMessage(b, r)
 	case Transition:
-		b = state(b, fromMember, `,"from":`, r.Edge.From)
-		b = str(b, `,"event":`, r.Edge.Event)
-		b = state(b, toMember, `,"to":`, r.Edge.To)
-		if r.Edge.Rule >= 0 {
-			if in := r.Edge.Input; uint(in) < uint(len(inputMember)) {
-				b = append(b, inputMember[in]...)
-			} else {
-				b = str(b, `,"input":`, in.String())
-			}
-			b = num(b, `,"rule":`, r.Edge.Rule)
-		}
+		b = appendEdge(b, &r.Edge)
 	case AutoCompactionStart:
 		b = str(b, `,"reason":`, r.Reason)
 	case AutoCompactionEnd:
@@ -96,17 +74,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"errorMessage":`, e.ErrorMessage)
 		}
 	case MarkUsageLimitReached:
-		u := &r.UsageLimit
-		b = str(b, `,"provider":`, u.Provider)
-		b = str(b, `,"sessionId":`, u.SessionID)
-		b = append(b, `,"retryAfterMs":`...)
-		if u.HasRetryAfter {
-			b = jsonw.AppendNumber(b, u.RetryAfterMs)
-		} else {
-			b = append(b, "null"...)
-		}
-		b = str(b, `,"baseUrl":`, u.BaseURL)
-		b = boolean(b, `,"returns":`, u.Returns)
+		b = appendUsageLimit(b, &r.UsageLimit)
 	case PromptResolved:
 		b = num(b, `,"prompt":`, r.Prompt)
 	case PromptRejected:
@@ -129,21 +97,74 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"error":`, p.Error)
 		}
 	case Final:
-		f := &r.Final
-		b = str(b, `,"state":`, string(f.State))
-		b = num(b, `,"attempt":`, f.Attempt)
-		b = boolean(b, `,"isRetrying":`, f.IsRetrying)
-		b = append(b, `,"unresolvedPrompts":[`...)
-		for i, p := range f.UnresolvedPrompts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.AppendInt(b, int64(p))
-		}
-		b = append(b, ']')
-		b = num(b, `,"turnsConsumed":`, f.TurnsConsumed)
+		b = appendFinal(b, &r.Final)
 	}
 	return append(b, '}')
+}
+
+// appendMessage appends a message_end's members after its type.
+func appendMessage(b []byte, r *Record) []byte {
+	if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
+		b = append(b, messageStart[i]...)
+	} else {
+		b = str(b, messageKey, string(r.Message.StopReason))
+	}
+	if r.Message.ErrorMessage != "" {
+		b = append(b, `,"errorMessage":`...)
+		b = jsonw.AppendString(b, r.Message.ErrorMessage)
+	}
+	b = append(b, '}')
+	if r.Model != "" {
+		b = str(b, `,"model":`, r.Model)
+	}
+	return b
+}
+
+// appendEdge appends a transition's members after its type.
+func appendEdge(b []byte, e *Edge) []byte {
+	b = state(b, fromMember, `,"from":`, e.From)
+	b = str(b, `,"event":`, e.Event)
+	b = state(b, toMember, `,"to":`, e.To)
+	if e.Rule >= 0 {
+		if in := e.Input; uint(in) < uint(len(inputMember)) {
+			b = append(b, inputMember[in]...)
+		} else {
+			b = str(b, `,"input":`, in.String())
+		}
+		b = num(b, `,"rule":`, e.Rule)
+	}
+	return b
+}
+
+// appendUsageLimit appends a mark_usage_limit_reached line's members
+// (AppendFields; a rare line, kept out of the common cases' function).
+func appendUsageLimit(b []byte, u *UsageLimit) []byte {
+	b = str(b, `,"provider":`, u.Provider)
+	b = str(b, `,"sessionId":`, u.SessionID)
+	b = append(b, `,"retryAfterMs":`...)
+	if u.HasRetryAfter {
+		b = jsonw.AppendNumber(b, u.RetryAfterMs)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = str(b, `,"baseUrl":`, u.BaseURL)
+	return boolean(b, `,"returns":`, u.Returns)
+}
+
+// appendFinal appends a final line's members (AppendFields: once a run).
+func appendFinal(b []byte, f *FinalRecord) []byte {
+	b = str(b, `,"state":`, string(f.State))
+	b = num(b, `,"attempt":`, f.Attempt)
+	b = boolean(b, `,"isRetrying":`, f.IsRetrying)
+	b = append(b, `,"unresolvedPrompts":[`...)
+	for i, p := range f.UnresolvedPrompts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.AppendInt(b, int64(p))
+	}
+	b = append(b, ']')
+	return num(b, `,"turnsConsumed":`, f.TurnsConsumed)
 }
 
 // str, num and boolean append a member; k is its key with the comma
@@ -239,18 +260,18 @@ type Writer struct {
 
 // Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
+	b := w.buf
 	if w.startLen != 0 && r.T == w.startT {
-		w.buf = append(w.buf, w.start[:w.startLen]...)
+		b = append(b, w.start[:w.startLen]...)
 	} else {
-		n := len(w.buf)
-		w.buf = appendStart(w.buf, r.T)
+		n := len(b)
+		b = appendStart(b, r.T)
 		w.startLen, w.startT = 0, r.T
-		if len(w.buf)-n <= len(w.start) {
-			w.startLen = copy(w.start[:], w.buf[n:])
+		if len(b)-n <= len(w.start) {
+			w.startLen = copy(w.start[:], b[n:])
 		}
 	}
-	w.buf = AppendFields(w.buf, r)
-	w.buf = append(w.buf, '\n')
+	w.buf = append(AppendFields(b, r), '\n')
 	w.lines++
 }
 

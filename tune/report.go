@@ -100,6 +100,8 @@ type Candidate struct {
 	// DominatedBy are the profiles whose worst case dominates its own
 	// (front points only).
 	DominatedBy []string `json:"dominatedBy"`
+
+	pol *policy.Policy // Settings compiled when the tune made it or read it (run); nil for one built in Go
 }
 
 // Placement is a named profile against the front.
@@ -422,9 +424,11 @@ func ReadReport(data []byte) (*Report, error) {
 		if len(c.Values) != len(r.Axes) {
 			return nil, &ReportError{at + ".values", fmt.Sprintf("%d values (allowed: one per axis, %d)", len(c.Values), len(r.Axes))}
 		}
-		if err := c.Settings.Validate(); err != nil {
+		pol, err := policy.Compile(c.Settings) // its one check: a run of it takes pol
+		if err != nil {
 			return nil, &ReportError{at + ".settings", err.Error()}
 		}
+		c.pol = pol
 		if err := vec(at+".short", c.Short, true); err != nil {
 			return nil, err
 		}

@@ -210,7 +210,8 @@ func (t *Tuner) candidate(vals []string) *Candidate {
 			return nil
 		}
 	}
-	if s.Validate() != nil {
+	pol, err := policy.Compile(s) // the candidate's one check: its runs take pol
+	if err != nil {
 		t.invalid++
 		return nil
 	}
@@ -223,7 +224,17 @@ func (t *Tuner) candidate(vals []string) *Candidate {
 		return nil
 	}
 	t.seen[string(data)] = true
-	return &Candidate{Values: vals, Settings: s}
+	return &Candidate{Values: vals, Settings: s, pol: pol}
+}
+
+// run is cfg running c's settings: compiled once, when c was made or
+// read from a report, or (a Candidate built in Go) by the run's plan.
+func (c *Candidate) run(cfg fleetspec.Config) fleetspec.Config {
+	if c.pol != nil {
+		return cfg.WithPolicy(c.pol)
+	}
+	cfg.Settings = &c.Settings
+	return cfg
 }
 
 // identify sets the tune's identity: the fleet's (its plan's, which holds
@@ -333,8 +344,8 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 	for _, c := range kept {
 		c.Seeds = make([]Vec, len(t.seeds))
 		for i, seed := range t.seeds {
-			cfg := t.cfg
-			cfg.Seed, cfg.Settings = seed, &c.Settings
+			cfg := c.run(t.cfg)
+			cfg.Seed = seed
 			jobs = append(jobs, job{cfg: cfg, dst: &c.Seeds[i]})
 		}
 	}
@@ -374,8 +385,8 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 func (t *Tuner) runShort(ctx context.Context, cs []*Candidate) error {
 	jobs := make([]job, len(cs))
 	for i, c := range cs {
-		cfg := t.short(t.cfg)
-		cfg.Seed, cfg.Settings = t.seeds[0], &c.Settings
+		cfg := c.run(t.short(t.cfg))
+		cfg.Seed = t.seeds[0]
 		jobs[i] = job{cfg: cfg, dst: &c.Short}
 	}
 	return t.runJobs(ctx, jobs)

@@ -265,6 +265,11 @@ func TestShardsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range back.Candidates { // checked once, when read: a run of it takes the policy
+		if c.pol == nil || !c.pol.Settings().Equal(c.Settings) {
+			t.Fatalf("candidate %d read back: policy %v; want its settings compiled by ReadReport", c.ID, c.pol)
+		}
+	}
 	again, _ := Merge([]*Report{back}, []string{"whole"})
 	if ab, _ := again.JSON(); !bytes.Equal(ab, wb) {
 		t.Error("a report read back and merged alone is not the same bytes")

@@ -272,9 +272,22 @@ type Config struct {
 
 	// Settings, when set, are the retry settings every session's agent
 	// layer runs in place of its profile's (the profile names the rows and
-	// its SDK layer stays): a settings file (--settings, ReadSettings), or
-	// a candidate of retrysim tune.
+	// its SDK layer stays): a settings file (--settings, ReadPolicy), or
+	// a candidate of retrysim tune. WithPolicy sets them already compiled.
 	Settings *policy.Settings `json:",omitempty"`
+
+	// pol is Settings compiled where they were read (WithPolicy), which
+	// Compile gives while Settings are still Settings.Equal to its.
+	pol *policy.Policy
+}
+
+// WithPolicy is c running pol's settings (Settings, a copy of them),
+// already checked: Compile gives pol itself, checking nothing again, as
+// long as Settings are not changed.
+func (c Config) WithPolicy(pol *policy.Policy) Config {
+	s := pol.Settings()
+	c.Settings, c.pol = &s, pol
+	return c
 }
 
 // DefaultRecovery is the "after" window of an outage when Recovery is 0.
@@ -378,12 +391,37 @@ func checkProb(field string, p float64) error {
 // Validate checks c; the error is a *FieldError naming the key at fault
 // and what is allowed.
 func (c Config) Validate() error {
+	_, err := c.Compile()
+	return err
+}
+
+// Compile checks c as Validate does and returns its Settings compiled
+// (policy.Compile, their one check; the policy WithPolicy gave, while
+// Settings are unchanged): the policy every session's agent layer runs,
+// nil when c has none (each profile runs its own). A run takes that
+// policy and checks nothing again.
+func (c Config) Compile() (*policy.Policy, error) {
 	c = c.Normalized()
-	if c.Settings != nil {
-		if err := c.Settings.Validate(); err != nil {
-			return fieldErr("settings", "%v", err)
+	var pol *policy.Policy
+	switch {
+	case c.Settings == nil:
+	case c.pol != nil && c.pol.Settings().Equal(*c.Settings):
+		pol = c.pol
+	default:
+		p, err := policy.Compile(*c.Settings)
+		if err != nil {
+			return nil, fieldErr("settings", "%v", err)
 		}
+		pol = p
 	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// validate checks c, normalized, but for its settings (Compile).
+func (c *Config) validate() error {
 	if c.Sessions < 1 || c.Sessions > MaxSessions {
 		return fieldErr("sessions", "%d is out of range (allowed: an integer from 1 to %d)", c.Sessions, MaxSessions)
 	}

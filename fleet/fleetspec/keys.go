@@ -190,9 +190,12 @@ var fileKeys = []fileKey{
 					t.c.Settings = nil
 					return nil
 				}
-				s, err := ReadSettings(v)
-				t.c.Settings = &s
-				return err
+				pol, err := ReadPolicy(v)
+				if err != nil {
+					return err
+				}
+				*t.c = t.c.WithPolicy(pol)
+				return nil
 			})}},
 	durationKey("horizon", "horizon", 0, "a duration (0: until every session is done)", "0", func(c *Config) *time.Duration { return &c.Horizon },
 		"stop the simulation at this virtual time; 0: when every session is done (key horizon)"),

@@ -9,31 +9,34 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// MaxSettingsSize bounds a settings file ReadSettings reads.
+// MaxSettingsSize bounds a settings file ReadPolicy reads.
 const MaxSettingsSize = 1 << 20
 
-// ReadSettings reads a retry settings file: one JSON object of the retry
+// ReadPolicy reads a retry settings file: one JSON object of the retry
 // settings' keys (SPEC.md §14), applied onto policy.DefaultSettings as
 // json.Unmarshal into a policy.Settings applies it, so that the file
 // retrysim tune --out writes runs the same under retrysim fleet
 // --settings, a fleet file's settings key and retryfsm.Do. The settings
-// must be valid (policy.Settings.Validate); errors name the file.
-func ReadSettings(path string) (policy.Settings, error) {
+// are checked by compiling them (policy.Compile), and the Policy is what
+// the reader gets, so that nothing checks them again; errors name the
+// file.
+func ReadPolicy(path string) (*policy.Policy, error) {
 	data, tooLarge, err := strictfile.ReadFile(path, MaxSettingsSize)
 	if err != nil {
-		return policy.Settings{}, err
+		return nil, err
 	}
 	if tooLarge {
-		return policy.Settings{}, fmt.Errorf("%s: file too large (at most %d bytes)", path, MaxSettingsSize)
+		return nil, fmt.Errorf("%s: file too large (at most %d bytes)", path, MaxSettingsSize)
 	}
 	var s policy.Settings
 	if err := json.Unmarshal(data, &s); err != nil {
-		return policy.Settings{}, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := s.Validate(); err != nil {
-		return policy.Settings{}, fmt.Errorf("%s: %w", path, err)
+	pol, err := policy.Compile(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return pol, nil
 }
 
 // readSettings reads a fleet file's settings mapping (the keys of a
@@ -51,11 +54,12 @@ func readSettings(p *fileParser, v *yaml.Node, path string, t *target) {
 		p.Fail(v, path, "%v", err)
 	}
 	s, err := policy.DefaultSettings().Apply(data)
+	var pol *policy.Policy
 	if err == nil {
-		err = s.Validate()
+		pol, err = policy.Compile(s)
 	}
 	if err != nil {
 		p.Fail(v, path, "%v", err)
 	}
-	t.c.Settings = &s
+	*t.c = t.c.WithPolicy(pol)
 }

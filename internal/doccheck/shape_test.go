@@ -152,3 +152,49 @@ func TestProxyLinksNoSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreLinksOnlyItsEngines: what an embedder links for retryfsm.Do and
+// the Controller (the root and policy, and every module package they reach)
+// imports, outside the standard library, only looplab/fsm and benbjohnson's
+// clock. So the settings' JSON is read in the core by Settings.Apply, the one
+// reader of a settings object, which every file kind and the RPC command use;
+// strictfile, on yaml.v3's nodes, reads files around it.
+func TestCoreLinksOnlyItsEngines(t *testing.T) {
+	root := moduleRoot(t)
+	imports := packageImports(t, root)
+	allowed := []string{"github.com/looplab/fsm", "github.com/benbjohnson/clock"}
+	seen := map[string]bool{}
+	queue := []string{".", "policy"}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		queue = append(queue, imports[p]...)
+		files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", p, err)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				first, _, _ := strings.Cut(path, "/")
+				if strings.Contains(first, ".") && !strings.HasPrefix(path, modulePath) && !slices.Contains(allowed, path) {
+					t.Errorf("%s imports %s: the core links only %v", file, path, allowed)
+				}
+			}
+		}
+	}
+	if !seen["policy/retry"] || !seen["fsm"] {
+		t.Errorf("the core reached %v, without policy/retry or fsm: the walk is wrong", seen)
+	}
+}

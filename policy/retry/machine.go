@@ -307,6 +307,68 @@ type Variant struct {
 	// ignores[in][s]: the rule Decide takes for (input, state) is always
 	// an ignored one (Ignores).
 	ignores [numInputs][numStates]bool
+	// byFacts[in][s][f] is the rule Decide takes for (input, state) when
+	// the pair's guards, up to its first unconditional one, are all
+	// evaluated in place: for each combination f of the facts they read
+	// (factsOf), the first that holds (-1: none); nil otherwise.
+	byFacts [numInputs][numStates]*[numFacts]int16
+}
+
+// numFacts is the number of combinations of the four facts the in-place
+// guards read: retry enabled, and the cause's Allowed, TooLong and
+// FallbackLeft.
+const numFacts = 16
+
+// factsOf is the combination of the facts the in-place guards read.
+func factsOf(set *Settings, c *cause) int {
+	f := 0
+	if set.Enabled {
+		f |= 1
+	}
+	if c.Allowed {
+		f |= 2
+	}
+	if c.TooLong {
+		f |= 4
+	}
+	if c.FallbackLeft {
+		f |= 8
+	}
+	return f
+}
+
+// compileFacts fills byFacts: each pair whose guards, up to its first
+// unconditional one, are all evaluated in place gets the rule
+// firstHolding takes for each combination of their facts.
+func (v *Variant) compileFacts() {
+	for in := range v.byPair {
+		for si, rs := range v.byPair[in] {
+			if v.first[in][si] >= 0 || !v.inPlace(rs) {
+				continue
+			}
+			t := new([numFacts]int16)
+			for f := range t {
+				set := Settings{Enabled: f&1 != 0}
+				d := Decision{cause: cause{Allowed: f&2 != 0, TooLong: f&4 != 0, FallbackLeft: f&8 != 0}}
+				t[f] = int16(v.firstHolding(&d, &Snapshot{}, rs, &set))
+			}
+			v.byFacts[in][si] = t
+		}
+	}
+}
+
+// inPlace reports whether the guards of rules rs, up to the first
+// unconditional one, are all evaluated in place.
+func (v *Variant) inPlace(rs []int) bool {
+	for _, k := range rs {
+		switch v.guard[k] {
+		case guardNone:
+			return true
+		case guardCall:
+			return false
+		}
+	}
+	return true
 }
 
 // Ignores reports whether the decision on input in in state s is always
@@ -439,6 +501,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 			}
 		}
 	}
+	v.compileFacts()
 	def := fsm.Definition{Name: "retry_" + name, Initial: string(StateIdle)}
 	for _, s := range allStates {
 		def.States = append(def.States, string(s))
@@ -578,7 +641,11 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 	j := -1
 	if si := s.State.Index(); si >= 0 && uint(in) < uint(numInputs) {
 		if j = v.first[in][si]; j < 0 {
-			j = v.firstHolding(d, s, v.byPair[in][si], set)
+			if t := v.byFacts[in][si]; t != nil {
+				j = int(t[factsOf(set, &d.cause)])
+			} else {
+				j = v.firstHolding(d, s, v.byPair[in][si], set)
+			}
 		}
 	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)

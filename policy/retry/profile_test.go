@@ -118,14 +118,19 @@ func TestProfileParameters(t *testing.T) {
 		"pi-ai-anthropic": {10, 500 * time.Millisecond, 8 * time.Second, retry.Jitter{Mode: retry.JitterDown, Ratio: 0.25},
 			retry.RetryAfter{Use: retry.HintFloor, MaxWait: 300 * time.Second}, retry.ClassifyStatus, true, false, false, false},
 	}
+	// Every transcription names a profile of the table. A profile added
+	// later need not be transcribed here: its vectors folder
+	// (scenarios/profiles/NAME, which the CLI's TestProfileScenarioFiles requires) checks
+	// its parameters by their effect.
 	ps := retry.Profiles()
-	if len(ps) != len(want) {
-		t.Fatalf("%d profiles, want %d", len(ps), len(want))
+	for name := range want {
+		if _, err := retry.ProfileByName(name); err != nil {
+			t.Errorf("transcribed profile %q: %v", name, err)
+		}
 	}
 	for _, p := range ps {
 		w, ok := want[p.Name]
 		if !ok {
-			t.Errorf("unexpected profile %q", p.Name)
 			continue
 		}
 		s := p.Settings.Normalized()

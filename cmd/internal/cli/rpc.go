@@ -154,11 +154,11 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 		return code
 	}
 	if o.settings != "" {
-		s, err := fleetspec.ReadSettings(o.settings)
+		pol, err := fleetspec.ReadPolicy(o.settings)
 		if err != nil {
 			return usageError(c, stderr, "--settings: %s", termsafe.Text(err.Error()))
 		}
-		sc.Settings = s
+		sc.SetPolicy(pol)
 	}
 	if o.provider.given {
 		sc.Provider = o.provider.v

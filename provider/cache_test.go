@@ -1,0 +1,38 @@
+package provider_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/provider"
+	"github.com/ohmypi/retryfsm/wire"
+	"pgregory.net/rapid"
+)
+
+// TestBodyCacheIsHTTP: through a BodyCache, request after request, every
+// answer is Answer.HTTP's, byte for byte: the same model, text and stop
+// again (a copy with the new id), or another (a new rendering), any API,
+// streaming or not, an error, a tool call, a negative request number.
+func TestBodyCacheIsHTTP(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c provider.BodyCache
+		str := func(name string, usual ...string) string {
+			if rapid.Bool().Draw(t, name+"?") {
+				return rapid.SampledFrom(usual).Draw(t, name)
+			}
+			return string(rapid.SliceOf(rapid.Byte()).Draw(t, name))
+		}
+		for i := range rapid.IntRange(1, 8).Draw(t, "requests") {
+			a := provider.Answer{Stop: rapid.SampledFrom([]policy.StopReason{policy.StopReasonStop, policy.StopReasonToolUse,
+				policy.StopReasonLength, policy.StopReasonError}).Draw(t, "stop"), Status: 529, Message: "Overloaded",
+				InputTokens: rapid.SampledFrom([]int{0, 0, 7}).Draw(t, "input")}
+			req := provider.Request{API: rapid.SampledFrom([]wire.API{wire.Anthropic, wire.Anthropic, wire.OpenAIChat, wire.OpenAIResponses}).Draw(t, "api"),
+				Model: str("model", "m", "claude-sonnet-4-5"), Text: str("text", "Hello.", "a <b>"), Tool: str("tool", "", "t"),
+				Stream: rapid.IntRange(0, 4).Draw(t, "stream") == 0, Seq: rapid.IntRange(-3, 1<<30).Draw(t, "seq"), Now: 1700000000 + int64(i)}
+			if got, want := c.HTTP(&a, req), a.HTTP(req); !reflect.DeepEqual(got, want) {
+				t.Fatalf("request %d:\n got %+v\nwant %+v", i, got, want)
+			}
+		}
+	})
+}
