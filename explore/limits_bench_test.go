@@ -10,15 +10,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/internal/memtest"
 	"github.com/ohmypi/retryfsm/session"
 )
 
 // BenchmarkExploreMaxRetries measures what one `retrysim check` costs per
 // variant and maxRetries: "single/mr=N" is Check(v, N, N) (--max-retries N),
 // "upto/mr=N" is Check(v, 0, N) (--max-retries-upto N). Besides -benchmem
-// it reports the states explored, the heap still live when Check returns
-// (live-MB) and, on Linux, the process's peak resident memory during the
-// run (peak-RSS-MB, from /proc/self/status VmHWM after resetting it).
+// it reports the states explored, the process's CPU time per check (user
+// and system, all threads: cpu-s/op), the heap still live when Check
+// returns (live-MB) and, on Linux, the process's peak resident memory
+// during the run (peak-RSS-MB, from /proc/self/status VmHWM after
+// resetting it).
 // MaxRetriesLimit's figures come from this benchmark on 2 cores:
 //
 //	go test ./explore -run '^$' -bench 'ExploreMaxRetries/original/upto/mr=11$' -benchtime 1x -benchmem
@@ -45,6 +48,7 @@ func benchCheck(b *testing.B, v *session.Variant, from, to int) {
 	debug.FreeOSMemory() // what earlier runs left must not count as this one's peak
 	resetPeakRSS()
 	var sum *Summary
+	cpu0, cpuOK := memtest.CPUTime()
 	for b.Loop() {
 		sum = nil // the previous run's states are garbage while this one runs
 		var err error
@@ -53,6 +57,9 @@ func benchCheck(b *testing.B, v *session.Variant, from, to int) {
 		}
 	}
 	b.StopTimer()
+	if cpu1, ok := memtest.CPUTime(); ok && cpuOK {
+		b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	}
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)

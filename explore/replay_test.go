@@ -73,24 +73,29 @@ func diffLines(pred, sim []string) string {
 
 // TestReplayEveryState replays the shortest path to every reachable state
 // (extended to quiescence) through sim, for maxRetries 0..2 and both
-// variants, and compares observations and final states.
+// variants, and compares observations and final states. The explorations
+// run in parallel, each a subtest.
 func TestReplayEveryState(t *testing.T) {
+	t.Parallel()
 	for _, v := range []*session.Variant{session.Sound, session.Original} {
 		for mr := 0; mr <= 2; mr++ {
-			r := exploreAll(Options{Variant: v, MaxRetries: mr})
-			fails := 0
-			for i := 0; i < r.States && fails < 3; i++ {
-				label := fmt.Sprintf("%s-mr%d-state%d", v.Name, mr, i)
-				rp, err := NewReplay(v, mr, r.PathTo(i), ReplayOptions{Extend: true, Expect: true})
-				if err != nil {
-					t.Errorf("%s: path %v: %v", label, r.PathTo(i), err)
-					fails++
-					continue
+			t.Run(fmt.Sprintf("%s-mr%d", v.Name, mr), func(t *testing.T) {
+				t.Parallel()
+				r := exploreAll(Options{Variant: v, MaxRetries: mr})
+				fails := 0
+				for i := 0; i < r.States && fails < 3; i++ {
+					label := fmt.Sprintf("%s-mr%d-state%d", v.Name, mr, i)
+					rp, err := NewReplay(v, mr, r.PathTo(i), ReplayOptions{Extend: true, Expect: true})
+					if err != nil {
+						t.Errorf("%s: path %v: %v", label, r.PathTo(i), err)
+						fails++
+						continue
+					}
+					if !replayCheck(t, label, rp) {
+						fails++
+					}
 				}
-				if !replayCheck(t, label, rp) {
-					fails++
-				}
-			}
+			})
 		}
 	}
 }

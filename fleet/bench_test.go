@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
@@ -30,7 +31,7 @@ func reportRates(b *testing.B, sessions int, cpu0 time.Duration) {
 // simulation on one goroutine; sessions/s is the figure README reports.
 func BenchmarkFleetDefault(b *testing.B) {
 	b.ReportAllocs()
-	cfg := fleet.Default(benchSessions)
+	cfg := fleetspec.Default(benchSessions)
 	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := runConfig(cfg, fleet.Options{})
@@ -51,8 +52,8 @@ func BenchmarkFleetDefault(b *testing.B) {
 // apart"): what a fleet whose sessions meet costs.
 func BenchmarkFleetDefaultShared(b *testing.B) {
 	b.ReportAllocs()
-	cfg := fleet.Default(benchSessions)
-	cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+	cfg := fleetspec.Default(benchSessions)
+	cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := runConfig(cfg, fleet.Options{})
@@ -71,9 +72,9 @@ func BenchmarkFleetDefaultShared(b *testing.B) {
 // scaling).
 func BenchmarkFleetSweep(b *testing.B) {
 	b.ReportAllocs()
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 4; seed++ {
-		c := fleet.Default(benchSessions / 4)
+		c := fleetspec.Default(benchSessions / 4)
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
@@ -100,7 +101,7 @@ func BenchmarkSimDefaultSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	for range 3 {
-		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: fleet.Message529, Status: 529,
+		sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonError, ErrorMessage: fleetspec.Message529, Status: 529,
 			Duration: 100 * time.Millisecond})
 	}
 	sc.Turns = append(sc.Turns, scenario.Turn{StopReason: policy.StopReasonStop, Duration: time.Second})
@@ -119,15 +120,42 @@ func BenchmarkSimDefaultSession(b *testing.B) {
 }
 
 // runConfig runs the one fleet cfg (Run of PlanOf(cfg)): its result.
-func runConfig(cfg fleet.Config, opt fleet.Options) (*fleet.Result, error) {
-	return sweepConfigs([]fleet.Config{cfg}, opt)
+func runConfig(cfg fleetspec.Config, opt fleet.Options) (*fleet.Result, error) {
+	return sweepConfigs([]fleetspec.Config{cfg}, opt)
 }
 
 // sweepConfigs runs the sweep cfgs (Run of PlanOf(cfgs...)): its result.
-func sweepConfigs(cfgs []fleet.Config, opt fleet.Options) (*fleet.Result, error) {
+func sweepConfigs(cfgs []fleetspec.Config, opt fleet.Options) (*fleet.Result, error) {
 	p, err := fleet.Run(context.Background(), fleet.PlanOf(cfgs...), opt)
 	if err != nil {
 		return nil, err
 	}
 	return &p.Result, nil
+}
+
+// TestSessionsAllocateNothing: a fleet's allocations are its start-up's
+// and its live sessions' (slots and queue, which grow with the sessions
+// alive at once), none per session: the default fleet, run alone (one at
+// a time) and in the one queue (an in-flight bound it never reaches, about
+// 1,500 sessions alive from 15 s on), allocates as much for 16,000
+// sessions as for 4,000 (the fast path's guard, beside
+// BenchmarkFleetDefault's allocs per run).
+func TestSessionsAllocateNothing(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		allocs := func(n int) float64 {
+			cfg := fleet.Default(n)
+			if shared {
+				cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+			}
+			return testing.AllocsPerRun(3, func() {
+				if _, err := runConfig(cfg, fleet.Options{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		if small, large := allocs(4_000), allocs(16_000); large > small {
+			t.Errorf("shared %v: %.0f allocations for 16,000 sessions, %.0f for 4,000: %.4f a session, want none",
+				shared, large, small, (large-small)/12_000)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
@@ -125,14 +126,12 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 func (r *runner) send(s *sess, layer uint8, call uint64) {
 	st := &r.stats[s.prof]
 	st.WireCalls++
-	if b := &r.bins[s.prof]; r.now >= b.lo && r.now < b.hi {
-		st.WireSeries.Counts[b.i]++
+	// (Series.Add's common case, in line: sessions run alone send out of
+	// time order, so the bin of the call before is rarely this one's.)
+	if ws, w := &st.WireSeries, st.WireSeries.BinWidth(); r.now/w < SeriesBins {
+		ws.Counts[r.now/w]++
 	} else {
-		st.WireSeries.Add(r.now)
-		w := st.WireSeries.BinWidth()
-		b.i = int(r.now / w)
-		b.lo = time.Duration(b.i) * w
-		b.hi = b.lo + w
+		ws.Add(r.now)
 	}
 	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
@@ -148,10 +147,10 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 		st.Rejected++
 	}
 	lat := &r.cfg.Latency
-	if a.Kind != KindNone {
+	if a.Kind != fleetspec.KindNone {
 		lat = &r.cfg.ErrorLatency
 	}
-	d := lat.duration(&s.model, minLatency)
+	d := lat.DrawDuration(&s.model, minLatency)
 	s.wire = a
 	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
 	s.wireSeq++
@@ -192,7 +191,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if a.Hinted() {
 		s.window = after(r.now, time.Duration(a.RetryAfter)*time.Second)
 	}
-	s.afterError = a.Kind != KindNone
+	s.afterError = a.Kind != fleetspec.KindNone
 	if layer == layerAgent {
 		r.deliver(s, a, call)
 		return
@@ -204,19 +203,19 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.model)
+		r.ev.Reply.Draw = fleetspec.Float01(&s.model)
 	}
 	s.sdkAnswer = a
 	r.step(s, layerSDK)
 }
 
 // deliver gives answer a to the agent's call call.
-func (r *runner) deliver(s *sess, a Answer, call uint64) {
+func (r *runner) deliver(s *sess, a fleetspec.Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev.Kind, r.ev.Call = session.Reply, call
 	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
-		r.ev.Reply.Draw = float01(&s.jitter)
+		r.ev.Reply.Draw = fleetspec.Float01(&s.jitter)
 	}
 	s.lastOK = r.ev.Reply.IsSuccess()
 	r.step(s, layerAgent)
@@ -254,7 +253,7 @@ func (r *runner) flush(i int) {
 // result is the run's Result.
 func (r *runner) result() *Result {
 	g := Group{Fleet: r.cfg.Name, Mix: r.cfg.Profiles.String(), SDK: r.cfg.SDK, Seeds: []int64{r.cfg.Seed},
-		CapacityPer100ms: r.cfg.capacityPer100ms(), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
+		CapacityPer100ms: capacityPer100ms(&r.cfg), Outages: slices.Clone(r.cfg.Outages), Profiles: r.stats}
 	for i := range g.Profiles {
 		g.Profiles[i].PeakDuring, g.Profiles[i].PeakAfter = r.bins[i].during, r.bins[i].after
 		g.Profiles[i].Spread = spreadOf(&g.Profiles[i])
@@ -262,9 +261,9 @@ func (r *runner) result() *Result {
 	return &Result{Groups: []Group{g}}
 }
 
-// capacityPer100ms is the provider's capacity per 100 ms: the bucket's
+// capacityPer100ms is c's provider capacity per 100 ms: the bucket's
 // rate, else the in-flight bound over the mean call latency; 0 unlimited.
-func (c *Config) capacityPer100ms() float64 {
+func capacityPer100ms(c *fleetspec.Config) float64 {
 	switch {
 	case c.Capacity.RPS > 0:
 		return c.Capacity.RPS / 10

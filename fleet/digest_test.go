@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/trace"
 )
@@ -27,24 +28,24 @@ var updateDigests = flag.Bool("update-digests", false, "rewrite testdata/result-
 // record and wire call of every session.
 type digestCase struct {
 	name   string
-	cfgs   func(t *testing.T) []fleet.Config
+	cfgs   func(t *testing.T) []fleetspec.Config
 	traced bool
 }
 
-func defaultAt(sessions int, seed int64, edit func(*fleet.Config)) func(*testing.T) []fleet.Config {
-	return func(*testing.T) []fleet.Config {
-		c := fleet.Default(sessions)
+func defaultAt(sessions int, seed int64, edit func(*fleetspec.Config)) func(*testing.T) []fleetspec.Config {
+	return func(*testing.T) []fleetspec.Config {
+		c := fleetspec.Default(sessions)
 		c.Seed = seed
 		if edit != nil {
 			edit(&c)
 		}
-		return []fleet.Config{c}
+		return []fleetspec.Config{c}
 	}
 }
 
-func fleetFile(name string, edit func(*fleet.Config)) func(*testing.T) []fleet.Config {
-	return func(t *testing.T) []fleet.Config {
-		spec, err := fleet.Load(filepath.Join("..", "fleets", name))
+func fleetFile(name string, edit func(*fleetspec.Config)) func(*testing.T) []fleetspec.Config {
+	return func(t *testing.T) []fleetspec.Config {
+		spec, err := fleetspec.Load(filepath.Join("..", "fleets", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,19 +61,19 @@ func fleetFile(name string, edit func(*fleet.Config)) func(*testing.T) []fleet.C
 
 // everything is a fleet with every profile, capacity, outages of every
 // kind, background errors and overflows (TestFleetSessionsAreSimSessions').
-func everything(c *fleet.Config) {
+func everything(c *fleetspec.Config) {
 	c.Rate = 20
-	c.PromptErrors = fleet.PromptErrors{}
-	c.Calls = fleet.Dist{Kind: fleet.DistGeometric, A: 3}
-	c.Latency = fleet.Dist{Kind: fleet.DistLogNormal, A: float64(time.Second), B: 0.6}
-	c.ErrorLatency = fleet.Dist{Kind: fleet.DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
-	c.Capacity = fleet.Capacity{RPS: 30, Burst: 30}
-	c.OverCapacity = fleet.OverCapacity{Hint: fleet.HintText}
-	c.Outages = []fleet.Outage{{Start: 5 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind529},
-		{Start: 15 * time.Second, Duration: 3 * time.Second, Kind: fleet.KindNetwork},
-		{Start: 25 * time.Second, Duration: 5 * time.Second, Kind: fleet.KindUsageLimit, RetryAfter: time.Hour},
-		{Start: 35 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind429, RetryAfter: 40 * time.Second}}
-	c.Errors = []fleet.Rate{{Kind: fleet.Kind503, P: 0.03}, {Kind: fleet.Kind500, P: 0.02}, {Kind: fleet.Kind429, P: 0.02}}
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Calls = fleetspec.Dist{Kind: fleetspec.DistGeometric, A: 3}
+	c.Latency = fleetspec.Dist{Kind: fleetspec.DistLogNormal, A: float64(time.Second), B: 0.6}
+	c.ErrorLatency = fleetspec.Dist{Kind: fleetspec.DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
+	c.Capacity = fleetspec.Capacity{RPS: 30, Burst: 30}
+	c.OverCapacity = fleetspec.OverCapacity{Hint: fleetspec.HintText}
+	c.Outages = []fleetspec.Outage{{Start: 5 * time.Second, Duration: 5 * time.Second, Kind: fleetspec.Kind529},
+		{Start: 15 * time.Second, Duration: 3 * time.Second, Kind: fleetspec.KindNetwork},
+		{Start: 25 * time.Second, Duration: 5 * time.Second, Kind: fleetspec.KindUsageLimit, RetryAfter: time.Hour},
+		{Start: 35 * time.Second, Duration: 5 * time.Second, Kind: fleetspec.Kind429, RetryAfter: 40 * time.Second}}
+	c.Errors = []fleetspec.Rate{{Kind: fleetspec.Kind503, P: 0.03}, {Kind: fleetspec.Kind500, P: 0.02}, {Kind: fleetspec.Kind429, P: 0.02}}
 	c.Overflow = 0.03
 	// The profiles the digests were taken with, named: a profile added to
 	// the registry later does not change this fleet (and one with a
@@ -81,7 +82,7 @@ func everything(c *fleet.Config) {
 		"anthropic-sdk", "openai-sdk", "anthropic-sdk-go", "openai-sdk-go"}
 	c.Profiles = nil
 	for _, name := range names {
-		c.Profiles = append(c.Profiles, fleet.Share{Profile: name, Percent: 100.0 / float64(len(names))})
+		c.Profiles = append(c.Profiles, fleetspec.Share{Profile: name, Percent: 100.0 / float64(len(names))})
 	}
 }
 
@@ -91,31 +92,31 @@ var digestCases = []digestCase{
 	{name: "default-50000-seed2", cfgs: defaultAt(50_000, 2, nil)},
 	{name: "default-50000-seed3", cfgs: defaultAt(50_000, 3, nil)},
 	{name: "default-50000-seed77", cfgs: defaultAt(50_000, 77, nil)},
-	{name: "default-20000-rate0", cfgs: defaultAt(20_000, 5, func(c *fleet.Config) { c.Rate = 0 })},
+	{name: "default-20000-rate0", cfgs: defaultAt(20_000, 5, func(c *fleetspec.Config) { c.Rate = 0 })},
 	{name: "default-2000-traced", cfgs: defaultAt(2000, 4, nil), traced: true},
-	{name: "default-sdk", cfgs: defaultAt(5000, 6, func(c *fleet.Config) { c.SDK = "omp-2026-06" })},
-	{name: "default-prompts-think", cfgs: defaultAt(5000, 7, func(c *fleet.Config) {
+	{name: "default-sdk", cfgs: defaultAt(5000, 6, func(c *fleetspec.Config) { c.SDK = "omp-2026-06" })},
+	{name: "default-prompts-think", cfgs: defaultAt(5000, 7, func(c *fleetspec.Config) {
 		c.Prompts = 4
-		c.Think = fleet.Dist{Kind: fleet.DistExp, A: float64(3 * time.Second)}
-		c.Calls = fleet.Dist{Kind: fleet.DistUniform, A: 1, B: 5}
+		c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(3 * time.Second)}
+		c.Calls = fleetspec.Dist{Kind: fleetspec.DistUniform, A: 1, B: 5}
 	})},
-	{name: "default-horizon-inflight", cfgs: defaultAt(5000, 8, func(c *fleet.Config) {
+	{name: "default-horizon-inflight", cfgs: defaultAt(5000, 8, func(c *fleetspec.Config) {
 		c.Horizon = 30 * time.Second
-		c.Capacity = fleet.Capacity{MaxInFlight: 40}
-		c.Latency = fleet.Dist{Kind: fleet.DistExp, A: float64(2 * time.Second)}
+		c.Capacity = fleetspec.Capacity{MaxInFlight: 40}
+		c.Latency = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(2 * time.Second)}
 	})},
 	{name: "everything", cfgs: defaultAt(900, 9, everything), traced: true},
-	{name: "everything-sdk-compaction-fail", cfgs: defaultAt(2000, 10, func(c *fleet.Config) {
+	{name: "everything-sdk-compaction-fail", cfgs: defaultAt(2000, 10, func(c *fleetspec.Config) {
 		everything(c)
 		c.SDK = "omp-2026-02"
-		c.Compaction = fleet.Compaction{Enabled: true}
+		c.Compaction = fleetspec.Compaction{Enabled: true}
 		c.Prompts = 3
 	}), traced: true},
 	{name: "outage-529", cfgs: fleetFile("outage-529.yaml", nil)},
-	{name: "outage-529-seed4", cfgs: fleetFile("outage-529.yaml", func(c *fleet.Config) { c.Seed = 4 })},
+	{name: "outage-529-seed4", cfgs: fleetFile("outage-529.yaml", func(c *fleetspec.Config) { c.Seed = 4 })},
 	{name: "quota-window", cfgs: fleetFile("quota-window.yaml", nil)},
 	{name: "rate-limited", cfgs: fleetFile("rate-limited.yaml", nil)},
-	{name: "rate-limited-traced", cfgs: fleetFile("rate-limited.yaml", func(c *fleet.Config) { c.Seed = 3; c.Sessions = 300 }), traced: true},
+	{name: "rate-limited-traced", cfgs: fleetFile("rate-limited.yaml", func(c *fleetspec.Config) { c.Seed = 3; c.Sessions = 300 }), traced: true},
 }
 
 // digestTracer writes a session's records and calls into a shared hash.

@@ -3,7 +3,8 @@
 // session core (package session) with its profile's retry settings, in one
 // discrete-event simulation deterministic from a seed.
 //
-// A Config describes the fleet: how sessions arrive, what a prompt is (a
+// A fleetspec.Config (package fleet/fleetspec, below this one and the
+// proxy) describes the fleet: how sessions arrive, what a prompt is (a
 // number of model calls, each with a latency), the shared provider (its
 // capacity, its over-capacity answer, its outage windows, its background
 // errors) and the profiles the sessions run, optionally under an SDK layer
@@ -18,6 +19,7 @@
 // binary heap); everything a session decides comes from the session core.
 // Sessions meet only at the provider's capacity and outages: a fleet with
 // neither runs its sessions one at a time, each to its end, with the same
-// events and the same result (SPEC.md §15.1, "Sessions apart"). Load reads
-// fleet files (YAML).
+// events and the same result (SPEC.md §15.1, "Sessions apart").
+// fleetspec.Load reads fleet files (YAML), and fleetspec.Provider is the
+// shared provider, which the proxy runs on the real clock too.
 package fleet

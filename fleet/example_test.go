@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // A small fleet through a 30-second outage: 20 sessions arrive at t=0, one
@@ -14,14 +15,14 @@ import (
 // waits in all), half omp-2026-06 (10 retries, waits capped at 8 s). Run
 // simulates it deterministically from the seed.
 func ExampleRun() {
-	mix, err := fleet.ParseMix("omp-2026-02=50%,omp-2026-06=50%")
+	mix, err := fleetspec.ParseMix("omp-2026-02=50%,omp-2026-06=50%")
 	if err != nil {
 		panic(err)
 	}
-	cfg := fleet.Default(20)
-	cfg.Rate = 0                            // every session arrives at t=0
-	cfg.PromptErrors = fleet.PromptErrors{} // no scripted errors: only the outage
-	cfg.Outages = []fleet.Outage{{Start: 0, Duration: 30 * time.Second, Kind: fleet.Kind529}}
+	cfg := fleetspec.Default(20)
+	cfg.Rate = 0                                // every session arrives at t=0
+	cfg.PromptErrors = fleetspec.PromptErrors{} // no scripted errors: only the outage
+	cfg.Outages = []fleetspec.Outage{{Start: 0, Duration: 30 * time.Second, Kind: fleetspec.Kind529}}
 	cfg.Profiles = mix
 	cfg.Seed = 7
 
@@ -44,7 +45,7 @@ func ExampleRun() {
 // calls.
 func ExampleRun_sdkLayer() {
 	for _, sdk := range []string{"", "anthropic-sdk"} {
-		cfg := fleet.Default(10) // each prompt: three 529 answers, then a success
+		cfg := fleetspec.Default(10) // each prompt: three 529 answers, then a success
 		cfg.SDK = sdk
 		p, err := fleet.Run(context.Background(), fleet.PlanOf(cfg), fleet.Options{})
 		if err != nil {
@@ -65,7 +66,7 @@ func ExampleRun_sdkLayer() {
 // a batch runs one shard from the sweep's definition, in time and memory of
 // its own runs, and the shards' partial results merge into the sweep's.
 func ExampleRun_shard() {
-	spec := fleet.NewSpec(fleet.Default(5))
+	spec := fleetspec.NewSpec(fleetspec.Default(5))
 	spec.SeedFrom, spec.SeedTo = 1, 1_000_000
 	sh := fleet.Shard{Index: 41, Count: 1_000_000}
 	p, err := fleet.Run(context.Background(), fleet.PlanOfSpecs(spec), fleet.Options{Shard: sh})

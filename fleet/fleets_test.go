@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"path/filepath"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // and returns its profiles' stats by name and the capacity per 100 ms.
 func readyFleet(t *testing.T, name string, seed int64) (map[string]Stats, float64) {
 	t.Helper()
-	spec, err := Load(filepath.Join("..", "fleets", name))
+	spec, err := fleetspec.Load(filepath.Join("..", "fleets", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // FuzzParseFleet: whatever the text, Parse never panics; it either gives a
@@ -25,9 +26,9 @@ func FuzzParseFleet(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		spec, err := fleet.Parse("f.yaml", []byte(text))
+		spec, err := fleetspec.Parse("f.yaml", []byte(text))
 		if err != nil {
-			var fe *fleet.FileError
+			var fe *fleetspec.FileError
 			if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), "f.yaml") || strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("error %T %q: want a one-line *FileError naming the file", err, err)
 			}
@@ -47,10 +48,10 @@ func FuzzParseFleet(f *testing.F) {
 // bytes of any value (one bounded line); a merge that succeeds gives each
 // group exactly the sweep's seeds and no negative count.
 func FuzzMergePartials(f *testing.F) {
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for _, name := range []string{"a", "b"} {
 		for seed := int64(1); seed <= 3; seed++ {
-			c := fleet.Default(10)
+			c := fleetspec.Default(10)
 			c.Name, c.Seed = name, seed
 			cfgs = append(cfgs, c)
 		}
@@ -120,13 +121,13 @@ func FuzzShardPlan(f *testing.F) {
 	f.Add(uint16(7), uint8(0), uint8(5), true, false, uint8(6))
 	f.Add(uint16(1), uint8(4), uint8(4), false, false, uint8(0))
 	f.Fuzz(func(t *testing.T, from uint16, n1, n2 uint8, twoMixes, sameName bool, split uint8) {
-		a := fleet.NewSpec(fleet.Default(3))
+		a := fleetspec.NewSpec(fleetspec.Default(3))
 		a.SeedFrom = int64(from) + 1
 		a.SeedTo = a.SeedFrom + int64(n1%8)
 		if twoMixes {
-			a.Mixes = append(a.Mixes, fleet.Mix{{Profile: "pi", Percent: 100}})
+			a.Mixes = append(a.Mixes, fleetspec.Mix{{Profile: "pi", Percent: 100}})
 		}
-		b := fleet.NewSpec(fleet.Default(2))
+		b := fleetspec.NewSpec(fleetspec.Default(2))
 		if !sameName {
 			b.Config.Name = "b"
 		}
@@ -135,8 +136,8 @@ func FuzzShardPlan(f *testing.F) {
 			b.Config.Sessions = 3
 		}
 		b.SeedTo = b.SeedFrom + int64(n2%8)
-		specs := []*fleet.Spec{a, b}
-		var cfgs []fleet.Config
+		specs := []*fleetspec.Spec{a, b}
+		var cfgs []fleetspec.Config
 		for _, s := range specs {
 			cfgs = append(cfgs, s.Configs()...)
 		}

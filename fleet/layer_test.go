@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +37,16 @@ func TestProviderLayerProfile(t *testing.T) {
 
 	for _, tc := range []struct {
 		name       string
-		errors     PromptErrors
+		errors     fleetspec.PromptErrors
 		retryAfter time.Duration
 		wire       int64
 		minTime    time.Duration
 	}{
-		{"529, 529, OK", PromptErrors{Count: 2, Kind: Kind529}, 0, 3, 0},
-		{"429 with retry-after 3", PromptErrors{Count: 1, Kind: Kind429}, 3 * time.Second, 2, 3 * time.Second},
+		{"529, 529, OK", fleetspec.PromptErrors{Count: 2, Kind: fleetspec.Kind529}, 0, 3, 0},
+		{"429 with retry-after 3", fleetspec.PromptErrors{Count: 1, Kind: fleetspec.Kind429}, 3 * time.Second, 2, 3 * time.Second},
 	} {
-		c := Default(4)
-		c.Profiles = Mix{{Profile: "omp-18", Percent: 100}}
+		c := fleetspec.Default(4)
+		c.Profiles = fleetspec.Mix{{Profile: "omp-18", Percent: 100}}
 		c.PromptErrors = tc.errors
 		c.OverCapacity.RetryAfter = tc.retryAfter
 		res, err := runConfig(c, Options{})
@@ -75,19 +76,19 @@ func TestProviderLayerMixRefused(t *testing.T) {
 		{"omp-18", "anthropic-sdk", `profile omp-18 runs over provider layer "pi-ai-anthropic", but the fleet's SDK layer is "anthropic-sdk"`},
 		{"omp-18=50%,pi=50%", "", `profile pi runs over provider layer "", but the fleet's SDK layer is "pi-ai-anthropic"`},
 	} {
-		m, err := ParseMix(tc.mix)
+		m, err := fleetspec.ParseMix(tc.mix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := Default(2)
+		c := fleetspec.Default(2)
 		c.Profiles, c.SDK = m, tc.sdk
 		err = c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s over %q: %v; want %q", tc.mix, tc.sdk, err, tc.want)
 		}
 	}
-	c := Default(2)
-	c.Profiles, c.SDK = Mix{{Profile: "omp-18", Percent: 100}}, "pi-ai-anthropic"
+	c := fleetspec.Default(2)
+	c.Profiles, c.SDK = fleetspec.Mix{{Profile: "omp-18", Percent: 100}}, "pi-ai-anthropic"
 	if err := c.Validate(); err != nil {
 		t.Errorf("omp-18 over its own layer named: %v", err)
 	}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"regexp"
 	"strings"
@@ -10,10 +11,10 @@ import (
 )
 
 // twoSeedSweep is the default fleet of 20 sessions over seeds 1 and 2.
-func twoSeedSweep() []Config {
-	var cfgs []Config
+func twoSeedSweep() []fleetspec.Config {
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 2; seed++ {
-		c := Default(20)
+		c := fleetspec.Default(20)
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"testing"
 	"time"
@@ -51,13 +52,13 @@ func TestHistogramBuckets(t *testing.T) {
 
 // outageFleet: n sessions at t=0 under profile, a 529 outage over the
 // first 20 s, capacity 100 rps.
-func outageFleet(n int, profile string) Config {
-	c := Default(n)
+func outageFleet(n int, profile string) fleetspec.Config {
+	c := fleetspec.Default(n)
 	c.Rate = 0
-	c.PromptErrors = PromptErrors{}
-	c.Capacity = Capacity{RPS: 100, Burst: 1000}
-	c.Outages = []Outage{{Start: 0, Duration: 20 * time.Second, Kind: Kind529}}
-	c.Profiles = Mix{{Profile: profile, Percent: 100}}
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Capacity = fleetspec.Capacity{RPS: 100, Burst: 1000}
+	c.Outages = []fleetspec.Outage{{Start: 0, Duration: 20 * time.Second, Kind: fleetspec.Kind529}}
+	c.Profiles = fleetspec.Mix{{Profile: profile, Percent: 100}}
 	return c
 }
 
@@ -96,10 +97,10 @@ func TestRetryAfterWindows(t *testing.T) {
 		profile string
 		inside  bool
 	}{{"omp-2026-02", true}, {"omp-2026-06", false}} {
-		cfg := Default(1)
-		cfg.PromptErrors = PromptErrors{}
-		cfg.Outages = []Outage{{Start: 0, Duration: 30 * time.Second, Kind: Kind429, RetryAfter: 10 * time.Second}}
-		cfg.Profiles = Mix{{Profile: c.profile, Percent: 100}}
+		cfg := fleetspec.Default(1)
+		cfg.PromptErrors = fleetspec.PromptErrors{}
+		cfg.Outages = []fleetspec.Outage{{Start: 0, Duration: 30 * time.Second, Kind: fleetspec.Kind429, RetryAfter: 10 * time.Second}}
+		cfg.Profiles = fleetspec.Mix{{Profile: c.profile, Percent: 100}}
 		res, err := runConfig(cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -115,10 +116,10 @@ func TestRetryAfterWindows(t *testing.T) {
 // ceiling ends the chain at once, omp-2026-02 retries until exhausted.
 // With a horizon, prompts still in their chain are waiting.
 func TestFailFastAndHorizon(t *testing.T) {
-	cfg := Default(10)
-	cfg.PromptErrors = PromptErrors{}
-	cfg.Outages = []Outage{{Start: 0, Duration: 3 * time.Hour, Kind: KindUsageLimit}}
-	cfg.Profiles = Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
+	cfg := fleetspec.Default(10)
+	cfg.PromptErrors = fleetspec.PromptErrors{}
+	cfg.Outages = []fleetspec.Outage{{Start: 0, Duration: 3 * time.Hour, Kind: fleetspec.KindUsageLimit}}
+	cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
 	res, err := runConfig(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -142,10 +143,10 @@ func TestFailFastAndHorizon(t *testing.T) {
 // TestRejected: a bucket of one token a second: of ten calls at once, one
 // is admitted and nine are answered 429.
 func TestRejected(t *testing.T) {
-	cfg := Default(10)
+	cfg := fleetspec.Default(10)
 	cfg.Rate = 0
-	cfg.PromptErrors = PromptErrors{}
-	cfg.Capacity = Capacity{RPS: 1, Burst: 1}
+	cfg.PromptErrors = fleetspec.PromptErrors{}
+	cfg.Capacity = fleetspec.Capacity{RPS: 1, Burst: 1}
 	cfg.Horizon = 50 * time.Millisecond
 	res, err := runConfig(cfg, Options{})
 	if err != nil {
@@ -156,16 +157,16 @@ func TestRejected(t *testing.T) {
 	}
 }
 
-func seedSweep(from, to int64) []Config {
-	var cfgs []Config
+func seedSweep(from, to int64) []fleetspec.Config {
+	var cfgs []fleetspec.Config
 	for seed := from; seed <= to; seed++ {
 		c := outageFleet(200, "omp-2026-02")
 		c.Rate = 50
-		c.Profiles = Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
+		c.Profiles = fleetspec.Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
 		c.Outages[0].Start = 2 * time.Second
-		c.Errors = []Rate{{Kind: Kind503, P: 0.05}}
-		c.Calls = Dist{Kind: DistUniform, A: 1, B: 4}
-		c.Latency = Dist{Kind: DistLogNormal, A: float64(time.Second), B: 0.5}
+		c.Errors = []fleetspec.Rate{{Kind: fleetspec.Kind503, P: 0.05}}
+		c.Calls = fleetspec.Dist{Kind: fleetspec.DistUniform, A: 1, B: 4}
+		c.Latency = fleetspec.Dist{Kind: fleetspec.DistLogNormal, A: float64(time.Second), B: 0.5}
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}

@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
 // stretch is runs of one configuration over the seeds from to to, in order.
 type stretch struct {
-	cfg      Config // normalized; Seed is from
+	cfg      fleetspec.Config // normalized; Seed is from
 	from, to int64
 	run      int    // the sweep's index of its first run
 	key      string // its group's key
@@ -22,7 +23,7 @@ type stretch struct {
 func (s *stretch) len() int { return int(s.to - s.from + 1) }
 
 // config is the stretch's run of seed seed.
-func (s *stretch) config(seed int64) Config {
+func (s *stretch) config(seed int64) fleetspec.Config {
 	c := s.cfg
 	c.Seed = seed
 	return c
@@ -43,7 +44,7 @@ type Plan struct {
 
 // sameBut reports whether a and b are the same configuration but for the
 // seed (as the sweep's identity sees them: their JSON).
-func sameBut(a, b *Config) bool {
+func sameBut(a, b *fleetspec.Config) bool {
 	x, y := *a, *b
 	x.Seed, y.Seed = 0, 0
 	if reflect.DeepEqual(x, y) {
@@ -55,17 +56,17 @@ func sameBut(a, b *Config) bool {
 }
 
 // add appends the runs of c over the seeds from to to.
-func (p *Plan) add(c Config, from, to int64) {
+func (p *Plan) add(c fleetspec.Config, from, to int64) {
 	if to < from {
 		return
 	}
-	c = c.normalized()
+	c = c.Normalized()
 	if from == 0 && to == 0 {
 		from, to = 1, 1 // the seed 0 stands for 1
 	}
 	if n := len(p.stretches); n > 0 {
 		last := &p.stretches[n-1]
-		if last.to < MaxSeed && last.to+1 == from && sameBut(&last.cfg, &c) {
+		if last.to < fleetspec.MaxSeed && last.to+1 == from && sameBut(&last.cfg, &c) {
 			last.to = to
 			p.runs += int(to - from + 1)
 			return
@@ -78,7 +79,7 @@ func (p *Plan) add(c Config, from, to int64) {
 
 // PlanOf is the plan of the runs cfgs, in order: each configuration once,
 // with its seed (0 stands for 1).
-func PlanOf(cfgs ...Config) *Plan {
+func PlanOf(cfgs ...fleetspec.Config) *Plan {
 	p := &Plan{}
 	for _, c := range cfgs {
 		p.add(c, c.Seed, c.Seed)
@@ -88,7 +89,7 @@ func PlanOf(cfgs ...Config) *Plan {
 
 // PlanOfSpecs is the plan of every spec's runs in order: each spec's
 // mixes, each over its seeds, as Spec.Configs lists them.
-func PlanOfSpecs(specs ...*Spec) *Plan {
+func PlanOfSpecs(specs ...*fleetspec.Spec) *Plan {
 	p := &Plan{}
 	for _, s := range specs {
 		for _, m := range s.Mixes {
@@ -125,7 +126,7 @@ func (p *Plan) Runs() int { return p.runs }
 // differ in any run, in their order, or in a profile's settings do not.
 func (p *Plan) ID() (string, error) {
 	type stretchID struct {
-		Config           Config
+		Config           fleetspec.Config
 		SeedFrom, SeedTo int64
 	}
 	id := struct {
@@ -183,7 +184,7 @@ func (sh Shard) firstHeld(run int) int {
 
 // shard lists the runs shard sh holds, in order, and the sweep's index of
 // each.
-func (p *Plan) shard(sh Shard) (mine []Config, at []int) {
+func (p *Plan) shard(sh Shard) (mine []fleetspec.Config, at []int) {
 	for i := range p.stretches {
 		s := &p.stretches[i]
 		for k := sh.firstHeld(s.run); k < s.run+s.len(); k += sh.Count {
@@ -210,18 +211,6 @@ func (p *Plan) Sessions(sh Shard) int64 {
 		}
 	}
 	return n
-}
-
-// Validate checks every run of the spec as Config.Validate does, in the
-// order of Configs, without expanding them: the first invalid run's error.
-func (s *Spec) Validate() error {
-	p := PlanOfSpecs(s)
-	for i := range p.stretches {
-		if err := p.stretches[i].cfg.Validate(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SweepGroup names one of a sweep's groups (see Group).

@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // bigSweep is the default fleet of one session over seeds 1 to runs.
-func bigSweep(runs int64) []*fleet.Spec {
-	c := fleet.Default(1)
-	s := fleet.NewSpec(c)
+func bigSweep(runs int64) []*fleetspec.Spec {
+	c := fleetspec.Default(1)
+	s := fleetspec.NewSpec(c)
 	s.SeedFrom, s.SeedTo = 1, runs
-	return []*fleet.Spec{s}
+	return []*fleetspec.Spec{s}
 }
 
 // allocated runs fn and returns the bytes it allocated and the process CPU
@@ -84,15 +85,15 @@ func TestShardMemoryIndependentOfSweepSize(t *testing.T) {
 // run from their expanded configurations, byte for byte (same identity,
 // groups, plan and result), for every shard of several splits.
 func TestSpecsShardEqualsConfigsShard(t *testing.T) {
-	a := fleet.NewSpec(fleet.Default(30))
+	a := fleetspec.NewSpec(fleetspec.Default(30))
 	a.Config.Name = "a"
-	a.Mixes = []fleet.Mix{{{Profile: "omp-2026-02", Percent: 100}}, {{Profile: "pi", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}}
+	a.Mixes = []fleetspec.Mix{{{Profile: "omp-2026-02", Percent: 100}}, {{Profile: "pi", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}}
 	a.SeedFrom, a.SeedTo = 3, 5
-	b := fleet.NewSpec(fleet.Default(20))
+	b := fleetspec.NewSpec(fleetspec.Default(20))
 	b.Config.Name = "b"
 	b.SeedFrom, b.SeedTo = 1, 4
-	specs := []*fleet.Spec{a, b}
-	var cfgs []fleet.Config
+	specs := []*fleetspec.Spec{a, b}
+	var cfgs []fleetspec.Config
 	for _, s := range specs {
 		cfgs = append(cfgs, s.Configs()...)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"math/bits"
 	"slices"
@@ -285,7 +286,7 @@ type Group struct {
 	// rps/10, else maxInFlight over the mean call latency.
 	CapacityPer100ms float64
 	// Outages are the fleet's outage windows (for plots).
-	Outages []Outage
+	Outages []fleetspec.Outage
 	// Profiles are the mix's profiles in order, then, for a mix of more
 	// than one, AllProfiles.
 	Profiles []Stats

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/policy/retry"
@@ -121,17 +122,17 @@ type sess struct {
 	wireAdmitted  bool
 	wireLayer     uint8
 	promptsLeft   int
-	prompt        Prompt // the provider's count of the prompt's calls
+	prompt        fleetspec.Prompt // the provider's count of the prompt's calls
 	arrival       time.Duration
 	promptAt      time.Duration
-	window        time.Duration // the end of the provider's retry-after window
-	wire          Answer        // the answer of the wire call in flight
+	window        time.Duration    // the end of the provider's retry-after window
+	wire          fleetspec.Answer // the answer of the wire call in flight
 	wireCall      uint64
-	wireSeq       uint32        // the number of the last wire call (or cut)
-	sentAt        time.Duration // when the wire call in flight was sent
-	agentCall     uint64        // the agent's call the SDK layer is making
-	sdkAnswer     Answer        // the SDK layer's last answer
-	cancelled     []uint64      // cancelled timers (layer in the top bit)
+	wireSeq       uint32           // the number of the last wire call (or cut)
+	sentAt        time.Duration    // when the wire call in flight was sent
+	agentCall     uint64           // the agent's call the SDK layer is making
+	sdkAnswer     fleetspec.Answer // the SDK layer's last answer
+	cancelled     []uint64         // cancelled timers (layer in the top bit)
 	tracer        Tracer
 }
 
@@ -144,15 +145,10 @@ var freshSess = sess{st: session.Initial(), active: true}
 type bins struct {
 	cur, n        int64
 	during, after int64
-	// series is the bin of the profile's WireSeries the last call went
-	// to: [lo, hi), index i. Calls come in time order, so most fall in
-	// the same bin as the one before and are counted without a division.
-	lo, hi time.Duration
-	i      int
 }
 
 type runner struct {
-	cfg      Config
+	cfg      fleetspec.Config
 	opt      Options
 	q        queue
 	now      time.Duration
@@ -174,7 +170,7 @@ type runner struct {
 	stats []Stats     // per profile, then all
 	bins  []bins      // per profile, then all
 	peaks bool        // the fleet has outages: bins track their peaks
-	prov  *Provider
+	prov  *fleetspec.Provider
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
@@ -214,7 +210,7 @@ func (e *LiveSessionsError) Error() string {
 
 // runOne simulates the fleet cfg (valid, normalized) and returns its
 // result: one group, cfg's, with seed cfg.Seed.
-func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
+func runOne(ctx context.Context, cfg fleetspec.Config, opt Options) (*Result, error) {
 	r, err := newRunner(cfg, opt)
 	if err != nil {
 		return nil, err
@@ -227,8 +223,8 @@ func runOne(ctx context.Context, cfg Config, opt Options) (*Result, error) {
 	return r.result(), nil
 }
 
-func newRunner(cfg Config, opt Options) (*runner, error) {
-	r := &runner{cfg: cfg, opt: opt, maxLive: MaxLiveSessions}
+func newRunner(cfg fleetspec.Config, opt Options) (*runner, error) {
+	r := &runner{cfg: cfg, opt: opt, maxLive: fleetspec.MaxLiveSessions}
 	var cls []*classify.Classifier
 	add := func(name string, records uint32, own *policy.Settings) (layerRT, error) {
 		p, err := policy.ProfileByName(name)
@@ -284,7 +280,7 @@ func newRunner(cfg Config, opt Options) (*runner, error) {
 	}
 	r.peaks = len(cfg.Outages) > 0
 	r.credit = make([]float64, len(r.agents))
-	r.prov = NewProvider(&r.cfg)
+	r.prov = fleetspec.NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
 	r.fx.r = r
@@ -463,7 +459,7 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 		return 0, false
 	}
 	if r.cfg.Rate > 0 {
-		return after(r.now, time.Duration(-math.Log(1-float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
+		return after(r.now, time.Duration(-math.Log(1-fleetspec.Float01(&r.arrRNG))/r.cfg.Rate*float64(time.Second))), true
 	}
 	return r.now, true
 }
@@ -526,7 +522,7 @@ func (r *runner) prompt(s *sess) {
 	s.inPrompt = true
 	s.promptsLeft--
 	s.promptAt = r.now
-	s.prompt = Prompt{Remaining: r.cfg.Calls.count(&s.model)}
+	s.prompt = fleetspec.Prompt{Remaining: r.cfg.Calls.DrawCount(&s.model)}
 	s.afterError = false
 	r.stats[s.prof].Prompts++
 	r.ev.Kind = session.Prompt
@@ -565,7 +561,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.schedule(r.cfg.Think.duration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	r.release(s)

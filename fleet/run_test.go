@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
 // forever529 is a fleet of n sessions whose provider answers 529 to every
 // call.
-func forever529(n int, profile, sdk string) Config {
-	c := Default(n)
-	c.PromptErrors = PromptErrors{}
-	c.Outages = []Outage{{Start: 0, Duration: MaxDuration, Kind: Kind529}}
-	c.Profiles = Mix{{Profile: profile, Percent: 100}}
+func forever529(n int, profile, sdk string) fleetspec.Config {
+	c := fleetspec.Default(n)
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Outages = []fleetspec.Outage{{Start: 0, Duration: fleetspec.MaxDuration, Kind: fleetspec.Kind529}}
+	c.Profiles = fleetspec.Mix{{Profile: profile, Percent: 100}}
 	c.SDK = sdk
 	return c
 }
@@ -52,7 +53,7 @@ func TestSDKLayerAmplification(t *testing.T) {
 // default profile: 4 calls, every prompt succeeds after 2+4+8 s of
 // backoff, 3 × 100 ms of errors and 1 s of success.
 func TestDefaultFleet(t *testing.T) {
-	res, err := runConfig(Default(1000), Options{})
+	res, err := runConfig(fleetspec.Default(1000), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +75,9 @@ func TestDefaultFleet(t *testing.T) {
 // *LiveSessionsError; all at t=0 over MaxLiveSessions is refused by
 // Validate; within the bound the run is as before.
 func TestLiveSessionsBound(t *testing.T) {
-	c := Default(100) // each session lives about 15 s; 1000 arrive per second
+	c := fleetspec.Default(100) // each session lives about 15 s; 1000 arrive per second
 	c.Rate = 1000
-	r, err := newRunner(c.normalized(), Options{})
+	r, err := newRunner(c.Normalized(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +87,17 @@ func TestLiveSessionsBound(t *testing.T) {
 	if !errors.As(r.err, &live) || live.Limit != 10 || len(r.sessions) != 10 {
 		t.Fatalf("err %v with %d sessions, want a LiveSessionsError at 10", r.err, len(r.sessions))
 	}
-	r, _ = newRunner(c.normalized(), Options{})
+	r, _ = newRunner(c.Normalized(), Options{})
 	r.maxLive = 100
 	if r.run(); r.err != nil {
 		t.Fatalf("within the bound: %v", r.err)
 	}
-	c = Default(MaxLiveSessions + 1)
+	c = fleetspec.Default(fleetspec.MaxLiveSessions + 1)
 	c.Rate = 0
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "more than the 1000000 a fleet keeps alive at once") {
 		t.Fatalf("all at t=0 over the bound: %v", err)
 	}
-	c.Sessions = MaxLiveSessions
+	c.Sessions = fleetspec.MaxLiveSessions
 	if err := c.Validate(); err != nil {
 		t.Fatalf("all at t=0 at the bound: %v", err)
 	}
@@ -120,48 +121,48 @@ func TestAloneEqualsQueue(t *testing.T) {
 	if len(layered) == 0 {
 		t.Fatal("no profile with a provider layer")
 	}
-	mixed := func(c *Config) {
+	mixed := func(c *fleetspec.Config) {
 		c.Rate = 20
-		c.PromptErrors = PromptErrors{}
-		c.Calls = Dist{Kind: DistGeometric, A: 3}
-		c.Latency = Dist{Kind: DistLogNormal, A: float64(time.Second), B: 0.6}
-		c.ErrorLatency = Dist{Kind: DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
-		c.Errors = []Rate{{Kind: Kind503, P: 0.03}, {Kind: Kind500, P: 0.02}, {Kind: Kind429, P: 0.03},
-			{Kind: KindUsageLimit, P: 0.01}, {Kind: KindNetwork, P: 0.02}, {Kind: Kind529, P: 0.03}}
+		c.PromptErrors = fleetspec.PromptErrors{}
+		c.Calls = fleetspec.Dist{Kind: fleetspec.DistGeometric, A: 3}
+		c.Latency = fleetspec.Dist{Kind: fleetspec.DistLogNormal, A: float64(time.Second), B: 0.6}
+		c.ErrorLatency = fleetspec.Dist{Kind: fleetspec.DistUniform, A: float64(20 * time.Millisecond), B: float64(300 * time.Millisecond)}
+		c.Errors = []fleetspec.Rate{{Kind: fleetspec.Kind503, P: 0.03}, {Kind: fleetspec.Kind500, P: 0.02}, {Kind: fleetspec.Kind429, P: 0.03},
+			{Kind: fleetspec.KindUsageLimit, P: 0.01}, {Kind: fleetspec.KindNetwork, P: 0.02}, {Kind: fleetspec.Kind529, P: 0.03}}
 		c.Overflow = 0.03
 		c.Profiles = nil
 		for _, n := range names {
-			c.Profiles = append(c.Profiles, Share{Profile: n, Percent: 100.0 / float64(len(names))})
+			c.Profiles = append(c.Profiles, fleetspec.Share{Profile: n, Percent: 100.0 / float64(len(names))})
 		}
 	}
 	cases := []struct {
 		name string
-		edit func(*Config)
+		edit func(*fleetspec.Config)
 	}{
 		{"default", nil},
-		{"seed 9", func(c *Config) { c.Seed = 9 }},
-		{"rate 0", func(c *Config) { c.Rate = 0 }},
+		{"seed 9", func(c *fleetspec.Config) { c.Seed = 9 }},
+		{"rate 0", func(c *fleetspec.Config) { c.Rate = 0 }},
 		{"every profile and error", mixed},
-		{"every profile, compaction fails, 3 prompts", func(c *Config) {
+		{"every profile, compaction fails, 3 prompts", func(c *fleetspec.Config) {
 			mixed(c)
-			c.Compaction = Compaction{Enabled: true}
+			c.Compaction = fleetspec.Compaction{Enabled: true}
 			c.Prompts = 3
-			c.Think = Dist{Kind: DistExp, A: float64(2 * time.Second)}
+			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(2 * time.Second)}
 		}},
-		{"sdk layer", func(c *Config) { mixed(c); c.SDK = "omp-2026-06"; c.Profiles = nil }},
-		{"two layers", func(c *Config) { mixed(c); c.Profiles = Mix{{Profile: layered[0], Percent: 100}} }},
-		{"prompts and think", func(c *Config) {
+		{"sdk layer", func(c *fleetspec.Config) { mixed(c); c.SDK = "omp-2026-06"; c.Profiles = nil }},
+		{"two layers", func(c *fleetspec.Config) { mixed(c); c.Profiles = fleetspec.Mix{{Profile: layered[0], Percent: 100}} }},
+		{"prompts and think", func(c *fleetspec.Config) {
 			c.Prompts = 4
-			c.Think = Dist{Kind: DistExp, A: float64(3 * time.Second)}
-			c.Calls = Dist{Kind: DistUniform, A: 1, B: 5}
+			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(3 * time.Second)}
+			c.Calls = fleetspec.Dist{Kind: fleetspec.DistUniform, A: 1, B: 5}
 		}},
-		{"horizon mid-chain", func(c *Config) { c.Horizon = 7 * time.Second }},
-		{"horizon mixed", func(c *Config) { mixed(c); c.Horizon = 20 * time.Second }},
-		{"horizon on a call's answer", func(c *Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }},
+		{"horizon mid-chain", func(c *fleetspec.Config) { c.Horizon = 7 * time.Second }},
+		{"horizon mixed", func(c *fleetspec.Config) { mixed(c); c.Horizon = 20 * time.Second }},
+		{"horizon on a call's answer", func(c *fleetspec.Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Default(3000)
+			c := fleetspec.Default(3000)
 			if tc.edit != nil {
 				tc.edit(&c)
 			}
@@ -170,7 +171,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 			}
 			var out [2][]byte
 			for i, together := range []bool{false, true} {
-				r, err := newRunner(c.normalized(), Options{})
+				r, err := newRunner(c.Normalized(), Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -192,14 +193,16 @@ func TestAloneEqualsQueue(t *testing.T) {
 		})
 	}
 	// The fleets that meet run in the one queue.
-	for _, edit := range []func(*Config){
-		func(c *Config) { c.Capacity = Capacity{RPS: 30, Burst: 30} },
-		func(c *Config) { c.Capacity = Capacity{MaxInFlight: 10} },
-		func(c *Config) { c.Outages = []Outage{{Start: time.Second, Duration: time.Second, Kind: Kind429}} },
+	for _, edit := range []func(*fleetspec.Config){
+		func(c *fleetspec.Config) { c.Capacity = fleetspec.Capacity{RPS: 30, Burst: 30} },
+		func(c *fleetspec.Config) { c.Capacity = fleetspec.Capacity{MaxInFlight: 10} },
+		func(c *fleetspec.Config) {
+			c.Outages = []fleetspec.Outage{{Start: time.Second, Duration: time.Second, Kind: fleetspec.Kind429}}
+		},
 	} {
-		c := Default(10)
+		c := fleetspec.Default(10)
 		edit(&c)
-		r, err := newRunner(c.normalized(), Options{})
+		r, err := newRunner(c.Normalized(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,13 +218,13 @@ func TestAloneEqualsQueue(t *testing.T) {
 func TestRunStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, PlanOf(Default(10)), Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, PlanOf(fleetspec.Default(10)), Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a done context: %v, want context.Canceled", err)
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	arrived := 0
-	_, err := Run(ctx, PlanOf(Default(100_000)), Options{Trace: func(info SessionInfo) Tracer {
+	_, err := Run(ctx, PlanOf(fleetspec.Default(100_000)), Options{Trace: func(info SessionInfo) Tracer {
 		if arrived++; info.Index == 1500 {
 			cancel()
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -17,9 +18,9 @@ import (
 // own gives the profile's result byte for byte; other settings change it,
 // and the rows keep the profile's name.
 func TestSettingsReplaceProfiles(t *testing.T) {
-	cfg := Default(200)
-	cfg.Profiles = Mix{{Profile: "omp-2026-06", Percent: 100}}
-	run := func(c Config) *Result {
+	cfg := fleetspec.Default(200)
+	cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
+	run := func(c fleetspec.Config) *Result {
 		t.Helper()
 		p, err := Run(context.Background(), PlanOf(c), Options{})
 		if err != nil {
@@ -62,7 +63,7 @@ func TestReadSettingsRoundTrip(t *testing.T) {
 	data, _ := json.Marshal(want)
 	path := filepath.Join(dir, "s.json")
 	os.WriteFile(path, data, 0o644)
-	got, err := ReadSettings(path)
+	got, err := fleetspec.ReadSettings(path)
 	if err != nil || !got.Equal(want) {
 		t.Fatalf("ReadSettings = %+v, %v; want %+v", got, err, want)
 	}
@@ -72,7 +73,7 @@ func TestReadSettingsRoundTrip(t *testing.T) {
 		{`[1]`, "s.json"},
 	} {
 		os.WriteFile(path, []byte(c.body), 0o644)
-		if _, err := ReadSettings(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "s.json") {
+		if _, err := fleetspec.ReadSettings(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "s.json") {
 			t.Errorf("%s: error %v, want one naming the file and %q", c.body, err, c.want)
 		}
 	}
@@ -81,7 +82,7 @@ func TestReadSettingsRoundTrip(t *testing.T) {
 // TestParseSettingsKey: a fleet file's settings mapping is read onto the
 // defaults; an invalid one is an error at its line and column.
 func TestParseSettingsKey(t *testing.T) {
-	spec, err := Parse("x.yaml", []byte("sessions: 10\nsettings: {maxRetries: 5, baseDelayMs: 500, jitter: {mode: down, ratio: 0.5}}\n"))
+	spec, err := fleetspec.Parse("x.yaml", []byte("sessions: 10\nsettings: {maxRetries: 5, baseDelayMs: 500, jitter: {mode: down, ratio: 0.5}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestParseSettingsKey(t *testing.T) {
 		{"sessions: 10\nsettings: 3\n", "x.yaml:2:11: settings:"},
 		{"sessions: 10\nsettings: {bogus: 1}\n", "x.yaml:2:11: settings:"},
 	} {
-		_, err := Parse("x.yaml", []byte(c.src))
+		_, err := fleetspec.Parse("x.yaml", []byte(c.src))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to start with %q", c.src, err, c.want)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"math"
 	"slices"
 	"strconv"
@@ -89,8 +90,8 @@ type Partial struct {
 }
 
 // groupKey is the key of the group cfg's run falls in.
-func groupKey(c *Config) string {
-	c2 := c.normalized()
+func groupKey(c *fleetspec.Config) string {
+	c2 := c.Normalized()
 	return c2.Name + "\x00" + c2.Profiles.String() + "\x00" + c2.SDK
 }
 
@@ -168,7 +169,7 @@ func (s *Series) toJSON() seriesJSON {
 func (sj *seriesJSON) series(at string) (Series, error) {
 	var s Series
 	w := SeriesBase
-	for w < MaxDuration && int64(w/time.Millisecond) < sj.BinMs {
+	for w < fleetspec.MaxDuration && int64(w/time.Millisecond) < sj.BinMs {
 		w *= 2
 	}
 	if int64(w/time.Millisecond) != sj.BinMs {
@@ -311,7 +312,7 @@ func ReadPartial(data []byte) (*Partial, error) {
 		}
 		g := Group{Fleet: gj.Fleet, Mix: gj.Profile, SDK: gj.SDK, Seeds: gj.Seeds, CapacityPer100ms: gj.CapacityPer100ms}
 		for k, text := range gj.Outages {
-			o, err := ParseOutage(text)
+			o, err := fleetspec.ParseOutage(text)
 			if err != nil {
 				if len(text) > maxQuoted { // the parser's error quotes it whole
 					return nil, partialErr(at+".outages["+strconv.Itoa(k)+"]", "%s is not an outage window (allowed: START,DURATION,KIND)", quoteShort(text))
@@ -358,8 +359,8 @@ func (p *Partial) readPlan(sj *shardJSON) error {
 			return partialErr(at+".fleet", "%d is out of range (allowed: 0 to %d, an index in shard.sweepFleets)", r.Fleet, p.Groups-1)
 		case r.Run != run:
 			return partialErr(at+".run", "%d, not %d (the stretches follow each other from run 0)", r.Run, run)
-		case r.SeedFrom < 1 || r.SeedTo < r.SeedFrom || r.SeedTo > MaxSeed:
-			return partialErr(at, "seeds %d to %d (allowed: from 1 to %d, seedFrom <= seedTo)", r.SeedFrom, r.SeedTo, int64(MaxSeed))
+		case r.SeedFrom < 1 || r.SeedTo < r.SeedFrom || r.SeedTo > fleetspec.MaxSeed:
+			return partialErr(at, "seeds %d to %d (allowed: from 1 to %d, seedFrom <= seedTo)", r.SeedFrom, r.SeedTo, int64(fleetspec.MaxSeed))
 		case r.SeedTo-r.SeedFrom >= int64(p.Runs-run):
 			return partialErr(at, "seeds %d to %d run past the sweep's %d runs", r.SeedFrom, r.SeedTo, p.Runs)
 		}

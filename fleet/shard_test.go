@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,10 +13,10 @@ import (
 // shardSweep is a sweep of three groups (two fleets, one of them with two
 // mixes) of two seeds each: the runs of a group are not next to each other
 // in every split, and the groups' order is not the shards'.
-func shardSweep() []Config {
-	var cfgs []Config
+func shardSweep() []fleetspec.Config {
+	var cfgs []fleetspec.Config
 	for _, name := range []string{"a", "b"} {
-		for _, mix := range []Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "pi", Percent: 100}}} {
+		for _, mix := range []fleetspec.Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "pi", Percent: 100}}} {
 			if name == "b" && len(mix) == 1 {
 				continue
 			}
@@ -30,7 +31,7 @@ func shardSweep() []Config {
 
 // runShards runs every shard of a split into n and reads each back from its
 // JSON.
-func runShards(t *testing.T, cfgs []Config, n int) []*Partial {
+func runShards(t *testing.T, cfgs []fleetspec.Config, n int) []*Partial {
 	t.Helper()
 	var parts []*Partial
 	for i := range n {
@@ -246,7 +247,7 @@ func TestSpreadIsPerSeed(t *testing.T) {
 			want := Spread{FailedShareMin: 2, WirePerPromptMin: 1e9}
 			var values []float64
 			for _, c := range cfgs {
-				one, err := sweepConfigs([]Config{c}, Options{})
+				one, err := sweepConfigs([]fleetspec.Config{c}, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

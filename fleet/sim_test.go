@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
@@ -34,12 +35,12 @@ func (r *recorder) Call(m policy.AssistantMessage, latency time.Duration) {
 // scenario's seed), write exactly the trace the fleet's session core
 // wrote: the same engine, not a second model of the policy.
 func TestFleetSessionsAreSimSessions(t *testing.T) {
-	cfg := fleet.Default(900)
+	cfg := fleetspec.Default(900)
 	everything(&cfg) // the digests' fleet (digest_test.go); its profiles are set below
 	cfg.Profiles = nil
 	flat := flatProfiles()
 	for _, p := range flat {
-		cfg.Profiles = append(cfg.Profiles, fleet.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
+		cfg.Profiles = append(cfg.Profiles, fleetspec.Share{Profile: p.Name, Percent: 100.0 / float64(len(flat))})
 	}
 	cfg.Profiles[0].Percent = 100 - float64(len(flat)-1)*(100.0/float64(len(flat)))
 	var traced []*recorder

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,7 @@ func (s Shard) orWhole() Shard {
 // sweep runs cfgs, validated, on up to opt.Workers goroutines and merges
 // their results in order; at[i] is the plan's index of cfgs[i], for
 // errors.
-func sweep(ctx context.Context, cfgs []Config, at []int, opt Options) (*Result, error) {
+func sweep(ctx context.Context, cfgs []fleetspec.Config, at []int, opt Options) (*Result, error) {
 	if len(cfgs) == 1 { // one run: on this goroutine
 		res, err := runOne(ctx, cfgs[0], opt)
 		if err != nil {

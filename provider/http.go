@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/wire"
 )
@@ -46,16 +47,18 @@ func (a *Answer) HTTP(req Request) Response {
 	if a.Dropped() {
 		return Response{}
 	}
-	id := requestID(req.Seq)
+	var ib [32]byte
+	rid := string(appendRequestID(append(ib[:0], "req_"...), req.Seq)) // "req_" and the id, one string
+	id := rid[len("req_"):]
 	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
 	}
-	res.Header = append(res.Header, [2]string{requestIDHeader(req.API), "req_" + id})
+	res.Header = append(res.Header, [2]string{requestIDHeader(req.API), rid})
 	if a.Stop == policy.StopReasonError {
 		res.Status = a.Status
 		res.ErrorType = errorType(req.API, a.Status)
-		res.Body = errorBody(req.API, res.ErrorType, a.BodyMessage(), "req_"+id)
+		res.Body = errorBody(req.API, res.ErrorType, a.BodyMessage(), rid)
 	} else {
 		res.Status = 200
 		s := &success{api: req.API, id: id, model: req.Model, kind: string(a.Stop), text: req.Text, tool: req.Tool, input: 12, output: 8, now: req.Now}
@@ -78,16 +81,25 @@ func (a *Answer) HTTP(req Request) Response {
 // requestID is "retrysim" and seq in at least six digits, zero-padded
 // (fmt's "retrysim%06d", without its reflection).
 func requestID(seq int) string {
-	if seq < 0 {
-		return fmt.Sprintf("retrysim%06d", seq)
-	}
-	var db, bb [32]byte
+	var b [32]byte
+	return string(appendRequestID(b[:0], seq))
+}
+
+// appendRequestID appends requestID(seq) to b.
+func appendRequestID(b []byte, seq int) []byte {
+	var db [24]byte
 	d := strconv.AppendInt(db[:0], int64(seq), 10)
-	b := append(bb[:0], "retrysim"...)
+	b = append(b, "retrysim"...)
+	if seq < 0 { // the sign, then the zeros: %06d's width counts the sign
+		b = append(b, '-')
+	}
 	for i := len(d); i < 6; i++ {
 		b = append(b, '0')
 	}
-	return string(append(b, d...))
+	if seq < 0 {
+		d = d[1:]
+	}
+	return append(b, d...)
 }
 
 // ErrorEvent is the error event api's stream sends mid-stream after seq
@@ -262,48 +274,34 @@ func (s *success) body() []byte {
 	return []byte(mustJSON(s.response("completed")))
 }
 
-// anthropicJSON is the complete Messages API message as a struct whose
-// fields are in the order json.Marshal sorts a map's keys: the bytes of
-// the map it replaced (TestSuccessBodyBytes) without building and sorting
-// maps for every answer.
-type anthropicJSON struct {
-	Content      [1]anthropicContent `json:"content"`
-	ID           string              `json:"id"`
-	Model        string              `json:"model"`
-	Role         string              `json:"role"`
-	StopReason   string              `json:"stop_reason"`
-	StopSequence *string             `json:"stop_sequence"`
-	Type         string              `json:"type"`
-	Usage        struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-// anthropicContent is a text block ({text, type}) or a tool call ({id,
-// input, name, type}), keys sorted as anthropicBlock's.
-type anthropicContent struct {
-	ID    string    `json:"id,omitempty"`
-	Input *struct{} `json:"input,omitempty"`
-	Name  string    `json:"name,omitempty"`
-	Text  *string   `json:"text,omitempty"`
-	Type  string    `json:"type"`
-}
-
-// anthropicBody is the complete Messages API message as JSON.
+// anthropicBody is the complete Messages API message as JSON, appended
+// field by field in the order json.Marshal sorts a map's keys (the bytes
+// of the map it replaced, TestSuccessBodyBytes; those of a struct in
+// that order, TestAnthropicBodyIsMarshal), without reflection. The ids
+// are ASCII letters and digits, which JSON writes as they are.
 func (s *success) anthropicBody() []byte {
-	m := anthropicJSON{ID: "msg_" + s.id, Model: s.model, Role: "assistant", StopReason: s.anthropicStop(), Type: "message"}
-	m.Usage.InputTokens, m.Usage.OutputTokens = s.input, s.output
+	b := make([]byte, 0, 256+len(s.text)+len(s.model)+len(s.tool)) // the fixed bytes are under 256
 	if s.kind == "toolUse" {
-		m.Content[0] = anthropicContent{ID: "toolu_" + s.id, Input: &struct{}{}, Name: s.toolName(), Type: "tool_use"}
+		b = append(b, `{"content":[{"id":"toolu_`...)
+		b = append(b, s.id...)
+		b = append(b, `","input":{},"name":`...)
+		b = jsonw.AppendStdString(b, s.toolName())
+		b = append(b, `,"type":"tool_use"}],"id":"msg_`...)
 	} else {
-		m.Content[0] = anthropicContent{Text: &s.text, Type: "text"}
+		b = append(b, `{"content":[{"text":`...)
+		b = jsonw.AppendStdString(b, s.text)
+		b = append(b, `,"type":"text"}],"id":"msg_`...)
 	}
-	b, err := json.Marshal(&m)
-	if err != nil {
-		panic(err) // only the proxy's own values are marshalled
-	}
-	return b
+	b = append(b, s.id...)
+	b = append(b, `","model":`...)
+	b = jsonw.AppendStdString(b, s.model)
+	b = append(b, `,"role":"assistant","stop_reason":"`...)
+	b = append(b, s.anthropicStop()...)
+	b = append(b, `","stop_sequence":null,"type":"message","usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.input), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.output), 10)
+	return append(b, "}}"...)
 }
 
 // anthropicStart is the Messages API's message object as message_start

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -59,10 +57,12 @@ func clientHeaders(h http.Header) map[string]string {
 }
 
 // containsFold reports whether s contains the lower-case ASCII sub in
-// any case.
+// any case. Only an ASCII letter folds to an ASCII letter other than k
+// and s, so a match starts where the byte is sub's first in either case:
+// EqualFold is tried only there.
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
 	}
@@ -89,50 +89,28 @@ func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
-// lineBuf is a wire log line being encoded: json.Encoder's output is
-// json.Marshal's and a newline. Pooled, so that a line costs no buffer.
-type lineBuf struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var lineBufs = sync.Pool{New: func() any {
-	lb := &lineBuf{}
-	lb.enc = json.NewEncoder(&lb.buf)
-	return lb
-}}
-
-// maxPooledLine is the largest line buffer kept for the next line: a
-// line with a long error or many headers is not held on to.
-const maxPooledLine = 4 << 10
-
+// write writes r's line (Record.AppendJSON: json.Marshal's bytes) and a
+// newline, encoded in place in the log's buffer, which is empty after
+// each line's flush: a line of the usual size costs no allocation and no
+// copy, a longer one its own buffer, held no longer than its write.
 func (l *wireLog) write(r *Record) {
 	if l.w == nil {
 		return
 	}
-	lb := lineBufs.Get().(*lineBuf)
-	defer func() {
-		if lb.buf.Cap() <= maxPooledLine {
-			lb.buf.Reset()
-			lineBufs.Put(lb)
-		}
-	}()
-	if err := lb.enc.Encode(r); err != nil {
-		return
-	}
-	b := lb.buf.Bytes()
-	var err error
 	l.mu.Lock()
 	if l.err != nil {
 		l.mu.Unlock()
 		return
 	}
-	if _, err := l.w.Write(b); err != nil {
+	b, err := r.AppendJSON(l.w.AvailableBuffer())
+	if err == nil {
+		if _, err = l.w.Write(append(b, '\n')); err == nil {
+			err = l.w.Flush()
+		}
 		l.err = err
 	} else {
-		l.err = l.w.Flush()
+		err = nil // a line that cannot be encoded is not written (json.Marshal's error)
 	}
-	err = l.err
 	l.mu.Unlock()
 	if err != nil && l.failed != nil {
 		l.failed(err)

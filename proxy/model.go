@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/provider"
 )
 
@@ -14,18 +14,18 @@ import (
 // hints) answering on the real clock, the time since the proxy started.
 type model struct {
 	mu     sync.Mutex
-	p      *fleet.Provider
+	p      *fleetspec.Provider
 	start  time.Time
 	rng    *rand.PCG
-	prompt fleet.Prompt
+	prompt fleetspec.Prompt
 }
 
-func newModel(cfg *fleet.Config, start time.Time) *model {
+func newModel(cfg *fleetspec.Config, start time.Time) *model {
 	seed := uint64(cfg.Seed)
 	if seed == 0 {
 		seed = 1
 	}
-	return &model{p: fleet.NewProvider(cfg), start: start, rng: rand.NewPCG(seed, 0)}
+	return &model{p: fleetspec.NewProvider(cfg), start: start, rng: rand.NewPCG(seed, 0)}
 }
 
 // answer is the provider's answer to a request arriving at now
@@ -37,7 +37,7 @@ func (m *model) answer(now time.Time, retryCount string) (provider.Answer, strin
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if retryCount == "" || retryCount == "0" {
-		m.prompt = fleet.Prompt{Remaining: 1}
+		m.prompt = fleetspec.Prompt{Remaining: 1}
 	}
 	if m.prompt.Remaining < 1 {
 		m.prompt.Remaining = 1
@@ -45,7 +45,7 @@ func (m *model) answer(now time.Time, retryCount string) (provider.Answer, strin
 	at := now.Sub(m.start)
 	a, admitted, _ := m.p.Request(at, &m.prompt, m.rng)
 	kind := a.Kind.String()
-	if a.Kind == fleet.KindNone {
+	if a.Kind == fleetspec.KindNone {
 		kind = "ok"
 	}
 	var release func()

@@ -215,6 +215,15 @@ type reqState struct {
 	ctx    context.Context           // the request's
 }
 
+// handling is one request's record and state, in one allocation.
+type handling struct {
+	rec Record
+	st  reqState
+}
+
+// retryCountKey is x-stainless-retry-count as http.Header holds it.
+const retryCountKey = "X-Stainless-Retry-Count"
+
 func stateOf(r *http.Request) *reqState {
 	if r == nil {
 		return nil
@@ -243,12 +252,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	rec := &Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}
+	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path, Client: clientHeaders(r.Header)}}
+	rec, st := &h.rec, &h.st
+	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
 		p.log.write(rec)
 	}()
-	st := &reqState{rec: rec, start: start}
 	st.api, st.known = apiOf(r.URL.Path)
 	rec.API = st.api
 	if p.hop != "" && slices.Contains(r.Header[hopHeader], p.hop) {
@@ -265,7 +275,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pl := p.plan(req, seq, start, r.Header.Get("x-stainless-retry-count"))
+	var retryCount string
+	if vs := r.Header[retryCountKey]; len(vs) > 0 {
+		retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
+	}
+	pl := p.plan(req, seq, start, retryCount)
 	if pl.release != nil {
 		defer pl.release()
 	}

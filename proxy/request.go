@@ -104,18 +104,15 @@ type toolName struct {
 }
 
 // parseRequest reads the fields the answers need; the body must be a JSON
-// object.
+// object. scanRequest reads it; a body it does not read is
+// json.Unmarshal's (decodeRequest), for the error it gives.
 func parseRequest(api API, body []byte) (request, error) {
-	var raw struct {
-		Model  string     `json:"model"`
-		Stream bool       `json:"stream"`
-		Tools  []toolName `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return request{}, bodyError(api, err)
-	}
-	if string(bytes.TrimSpace(body)) == "null" {
-		return request{}, fmt.Errorf("request body is not a JSON object of the %s API: it is null", api)
+	raw, ok := scanRequest(body)
+	if !ok {
+		var err error
+		if raw, err = decodeRequest(api, body); err != nil {
+			return request{}, err
+		}
 	}
 	req := request{Model: raw.Model, Stream: raw.Stream}
 	var first toolName
@@ -135,6 +132,19 @@ func parseRequest(api API, body []byte) (request, error) {
 		req.Model = "retrysim-model"
 	}
 	return req, nil
+}
+
+// decodeRequest is json.Unmarshal's reading of body, its error as
+// bodyError says it.
+func decodeRequest(api API, body []byte) (rawRequest, error) {
+	var raw rawRequest
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return raw, bodyError(api, err)
+	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		return raw, fmt.Errorf("request body is not a JSON object of the %s API: it is null", api)
+	}
+	return raw, nil
 }
 
 // defaultStatus is the status of an error turn that gives none: read from

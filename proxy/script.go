@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/suggest"
 	"github.com/ohmypi/retryfsm/policy"
@@ -90,7 +90,7 @@ type Script struct {
 	// with no turn: the fleet's provider (its capacity, outage windows,
 	// background error rates and retry-after hints, SPEC.md §15.2) on the
 	// real clock, the time since the proxy started.
-	Fleet *fleet.Config
+	Fleet *fleetspec.Config
 }
 
 // Validate checks the turns (checkTurns) and the faults.
@@ -276,7 +276,7 @@ func (p *scriptParser) script(root *yaml.Node) Script {
 			}
 			s.Turns = sc.Turns
 		case "fleet":
-			spec, err := fleet.Load(p.filePath(v, key, "a fleet file's path"))
+			spec, err := fleetspec.Load(p.filePath(v, key, "a fleet file's path"))
 			if err != nil {
 				p.FailErr(p.Pos(v), key, err.Error(), err)
 			}

@@ -75,11 +75,30 @@ func (c *limitConn) Close() error {
 // readBody reads r's body up to p.maxBody bytes, each read to send
 // something within p.bodyTimeout. An error is the client's answer: 413
 // over the limit, 408 when the body stalled, 400 when it cannot be read.
+// A body whose Content-Length is within the limit is read into one
+// buffer of its size (up to 64 KiB; a larger one grows as it comes), and
+// needs no MaxBytesReader: net/http reads no more than Content-Length.
 func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
 	rc := http.NewResponseController(w)
-	body := &stallReader{r: http.MaxBytesReader(w, r.Body, p.maxBody), rc: rc, timeout: p.bodyTimeout}
-	b, err := io.ReadAll(body)
-	if err == nil {
+	var body io.Reader = r.Body
+	size := 512
+	if cl := r.ContentLength; cl >= 0 && cl <= p.maxBody {
+		size = int(min(cl, 64<<10)) + 1 // and the read that meets the end
+	} else {
+		body = http.MaxBytesReader(w, r.Body, p.maxBody)
+	}
+	b := make([]byte, 0, size)
+	var err error
+	for err == nil { // io.ReadAll's loop, the deadline renewed before each read
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		_ = rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
+		var n int
+		n, err = body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+	}
+	if err == io.EOF {
 		_ = rc.SetReadDeadline(time.Time{})
 		return b, 0, nil
 	}
@@ -95,16 +114,4 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		return b, http.StatusRequestTimeout, fmt.Errorf("request body stalled: nothing for %s after %d bytes", p.bodyTimeout, len(b))
 	}
 	return b, http.StatusBadRequest, fmt.Errorf("could not read the request body: %v", err)
-}
-
-// stallReader reads a body with a deadline renewed before each read.
-type stallReader struct {
-	r       io.Reader
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-func (s *stallReader) Read(b []byte) (int, error) {
-	_ = s.rc.SetReadDeadline(time.Now().Add(s.timeout))
-	return s.r.Read(b)
 }

@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ohmypi/retryfsm/internal/exetest"
 )
 
-// retrysimBin is the retrysim binary built once by TestMain.
+// retrysimBin is the retrysim program TestMain found.
 var retrysimBin string
 
 // fakeServerEnv makes the test binary act as a misbehaving server (see
@@ -26,21 +26,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(withBinary{m})
 }
 
-// withBinary builds retrysim into a temporary directory around the tests.
+// withBinary finds retrysim (linked once, then kept by the go command's
+// build cache: internal/exetest) around the tests.
 type withBinary struct{ m *testing.M }
 
 func (w withBinary) Run() int {
-	dir, err := os.MkdirTemp("", "rpc-test-")
+	bin, err := exetest.Program("..", "./cmd/retrysim") // from the module root
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "retrysim")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/retrysim")
-	cmd.Dir = ".." // the module root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building retrysim: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "building retrysim: %v\n", err)
 		return 1
 	}
 	retrysimBin = bin

@@ -100,9 +100,11 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	if settings != nil {
 		sc.SettingsPatch, sc.Settings = p.settingsPatch(settings, "settings", src, prof.Settings)
 	}
-	if err := checkSettings(p.File, prof, sc.Settings, sc.src); err != nil {
+	pol, err := checkSettings(p.File, prof, sc.Settings, sc.src)
+	if err != nil {
 		p.FailErr(strictfile.Pos(err.Pos), err.Field, err.Msg, err.Err)
 	}
+	sc.pol = pol
 	if sc.Variant == "original" {
 		if err := originalSettings(sc); err != nil {
 			p.FailErr(strictfile.Pos(err.Pos), err.Field, err.Msg, err.Err)

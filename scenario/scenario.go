@@ -47,7 +47,8 @@ type Scenario struct {
 	Profile string
 	// Settings are the effective retry settings: Profile's settings with
 	// SettingsPatch merged over them key by key, nested objects too
-	// (policy.Settings.Apply), validated.
+	// (policy.Settings.Apply), checked by compiling them (Policy gives
+	// the result).
 	Settings policy.Settings
 	// SettingsPatch is the file's "settings" mapping as a JSON object, its
 	// keys in file order, as the file wrote them; nil when the file has none
@@ -76,6 +77,9 @@ type Scenario struct {
 	Expect         *Expect  // "expect"; nil when absent
 
 	src *fileSource // where profile, variant and settings are in the file; nil when none is
+	// pol is Settings as the loader compiled them (Policy); nil for a
+	// scenario built in Go.
+	pol *policy.Policy
 }
 
 // Compaction configures the overflow-compaction stub.

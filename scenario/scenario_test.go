@@ -50,6 +50,10 @@ func TestScenarioDefaults(t *testing.T) {
 		if in == "turns: []\n" {
 			want.Turns = []Turn{}
 		}
+		if sc.pol == nil {
+			t.Errorf("Parse(%q): the settings were not kept compiled", in)
+		}
+		sc.pol = nil // compared by TestLoadedPolicyIsTheOneCheck
 		if !reflect.DeepEqual(sc, want) {
 			t.Errorf("Parse(%q) =\n%+v\nwant\n%+v", in, sc, want)
 		}
@@ -236,7 +240,7 @@ func TestScenarioAllKeysYAML(t *testing.T) {
 	if sc.src == nil || sc.src.variant != p(5, 10) || sc.src.settings != p(7, 3) || sc.src.fields["maxRetries"] != p(8, 15) {
 		t.Errorf("positions of variant and settings: %+v", sc.src)
 	}
-	sc.src = nil
+	sc.src, sc.pol = nil, nil
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("Load(%s) =\n%#v\nwant\n%#v", path, sc, want)
 		if !reflect.DeepEqual(sc.Expect, want.Expect) {

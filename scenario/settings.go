@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -49,11 +50,11 @@ func (sc *Scenario) SetProfile(name string) error {
 	case err != nil:
 		return &Error{Pos: Pos{File: sc.Path}, Field: "profile", Msg: err.Error(), Err: err} // the name is the caller's, not the file's
 	}
-	set, serr := mergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
+	pol, serr := mergeSettings(sc.Path, prof, sc.SettingsPatch, sc.src)
 	if serr != nil {
 		return serr
 	}
-	sc.Profile, sc.Settings = prof.Name, set
+	sc.Profile, sc.Settings, sc.pol = prof.Name, pol.Settings(), pol
 	return nil
 }
 
@@ -99,8 +100,8 @@ func (sc *Scenario) srcPos(at func(*fileSource) Pos) Pos {
 }
 
 // mergeSettings is prof's settings with patch merged over them,
-// validated (checkSettings).
-func mergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *fileSource) (policy.Settings, *Error) {
+// compiled (checkSettings).
+func mergeSettings(file string, prof policy.Profile, patch json.RawMessage, src *fileSource) (*policy.Policy, *Error) {
 	set, err := prof.Settings, error(nil)
 	if len(patch) > 0 {
 		set, err = set.Apply(patch)
@@ -110,29 +111,28 @@ func mergeSettings(file string, prof policy.Profile, patch json.RawMessage, src 
 		if src != nil && src.settings.Line > 0 {
 			at = src.settings
 		}
-		return policy.Settings{}, &Error{Pos: at, Field: "settings", Msg: settingsMsg(err, "", nil), Err: err}
+		return nil, &Error{Pos: at, Field: "settings", Msg: settingsMsg(err, "", nil), Err: err}
 	}
-	if err := checkSettings(file, prof, set, src); err != nil {
-		return policy.Settings{}, err
-	}
-	return set, nil
+	return checkSettings(file, prof, set, src)
 }
 
-// checkSettings validates set, prof's settings with the file's merged
-// over them: an error names the field, and its position from src when the
-// file has it (else the settings mapping's, else the file's).
-func checkSettings(file string, prof policy.Profile, set policy.Settings, src *fileSource) *Error {
+// checkSettings checks set, prof's settings with the file's merged over
+// them, by compiling it (policy.Compile: the one check, whose Policy the
+// scenario keeps for Policy): an error names the field, and its position
+// from src when the file has it (else the settings mapping's, else the
+// file's).
+func checkSettings(file string, prof policy.Profile, set policy.Settings, src *fileSource) (*policy.Policy, *Error) {
 	at := Pos{File: file}
 	if src != nil && src.settings.Line > 0 {
 		at = src.settings
 	}
-	err := set.Validate()
+	pol, err := policy.Compile(set)
 	if err == nil {
-		return nil
+		return pol, nil
 	}
 	var se *policy.SettingsError
 	if !errors.As(err, &se) {
-		return &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
+		return nil, &Error{Pos: at, Field: "settings", Msg: err.Error(), Err: err}
 	}
 	value := strictfile.Clip(se.Value) // a value from the file may be long
 	found := false
@@ -148,8 +148,21 @@ func checkSettings(file string, prof policy.Profile, set policy.Settings, src *f
 	if !found {
 		value += " (from profile " + prof.Name + ")"
 	}
-	return &Error{Pos: at, Field: "settings." + se.Field,
+	return nil, &Error{Pos: at, Field: "settings." + se.Field,
 		Msg: fmt.Sprintf("%s is out of range (allowed: %s)", value, se.Allowed), Err: err}
+}
+
+// Policy is the scenario's Settings compiled (policy.Compile): the one
+// the loader made when it checked them (Parse, Load and SetProfile check
+// the settings by compiling them, and keep the result), so that running
+// a loaded scenario checks nothing again; for a scenario built in Go, or
+// whose Settings were changed since, they are compiled now. The error is
+// Compile's (a *policy.SettingsError naming the field).
+func (sc *Scenario) Policy() (*policy.Policy, error) {
+	if sc.pol != nil && reflect.DeepEqual(sc.pol.Settings(), sc.Settings) {
+		return sc.pol, nil
+	}
+	return policy.Compile(sc.Settings)
 }
 
 // parentField is the field a settings field path is part of: "jitter"

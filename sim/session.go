@@ -35,17 +35,21 @@ type Final struct {
 // scripted provider (the scenario's turns) and auth storage (each turn's
 // switchModel), writing the trace. It holds no session rule of its own.
 type Session struct {
-	sc       *scenario.Scenario
-	variant  *session.Variant
-	core     session.Core
-	st       session.State
-	sched    *Scheduler
-	pol      *policy.Policy // the policy in force (set_auto_retry changes Enabled)
-	initial  *policy.Policy // the scenario's settings, compiled once
-	final    trace.Record   // the final line's record (kept to write it without allocating)
-	buf      session.Buffer
-	json     *trace.Writer // nil with Options.NoJSON
-	sink     trace.Sink
+	sc      *scenario.Scenario
+	variant *session.Variant
+	core    session.Core
+	st      session.State
+	sched   *Scheduler
+	pol     *policy.Policy // the policy in force (set_auto_retry changes Enabled)
+	initial *policy.Policy // the scenario's settings, compiled once
+	final   trace.Record   // the final line's record (kept to write it without allocating)
+	buf     session.Buffer
+	json    *trace.Writer // nil with Options.NoJSON
+	sink    trace.Sink
+	// ev is the event the core is given: a command's is set whole (Step);
+	// a reply, a timer and a settle set only what the core reads of them
+	// (Kind, and Call, Reply and Switch, or Timer; At in step), as the
+	// fleet's runner does.
 	ev       session.Event
 	turn     int                // turns taken
 	replies  []classify.Outcome // each turn classified once (a usage limit again at its time)
@@ -96,7 +100,7 @@ func NewSession(sc *scenario.Scenario, opt Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.Compile(sc.Settings)
+	pol, err := sc.Policy() // the loader's, compiled once
 	if err != nil {
 		return nil, err
 	}
@@ -328,20 +332,20 @@ func (s *Session) HandleEvent(e Posted) {
 				return
 			}
 		}
-		s.ev = session.Event{Kind: session.TimerFired, Timer: session.Timer{Kind: session.TimerKind(e.N), ID: e.ID}}
+		s.ev.Kind, s.ev.Timer = session.TimerFired, session.Timer{Kind: session.TimerKind(e.N), ID: e.ID}
 		s.step()
 	}
 }
 
 // settle ends every queue event (Scheduler.AfterEach).
 func (s *Session) settle() {
-	s.ev = session.Event{Kind: session.Settle}
+	s.ev.Kind = session.Settle
 	s.step()
 }
 
 // reply delivers the reply of call id, from turn n.
 func (s *Session) reply(id uint64, n int) {
-	s.ev = session.Event{Kind: session.Reply, Call: id}
+	s.ev.Kind, s.ev.Call = session.Reply, id
 	if n < len(s.sc.Turns) {
 		t := &s.sc.Turns[n]
 		s.ev.Reply, s.ev.Switch = s.replies[n], t.SwitchModel
@@ -352,7 +356,7 @@ func (s *Session) reply(id uint64, n int) {
 			s.ev.Reply.Draw = s.draw()
 		}
 	} else {
-		s.ev.Reply = s.stop
+		s.ev.Reply, s.ev.Switch = s.stop, false
 	}
 	s.step()
 }

@@ -6,23 +6,28 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
+	"github.com/ohmypi/retryfsm/policy"
 )
 
 // AppendJSON appends r as one trace line, {"t":N,"type":"NAME",...},
 // without the line break. Strings are escaped as JavaScript's
 // JSON.stringify does, numbers written as JavaScript writes them.
 func AppendJSON(b []byte, r *Record) []byte {
+	return AppendFields(appendStart(b, r.T), r)
+}
+
+// appendStart appends a line's start up to its "type": `{"t":N,`.
+func appendStart(b []byte, t time.Duration) []byte {
 	b = append(b, `{"t":`...)
-	b = AppendMs(b, r.T)
-	b = append(b, ',')
-	return AppendFields(b, r)
+	b = AppendMs(b, t)
+	return append(b, ',')
 }
 
 // AppendMs appends d in milliseconds as JavaScript writes the number: an
 // integer without a fraction, a fraction of a millisecond kept.
 func AppendMs(b []byte, d time.Duration) []byte {
 	if d%time.Millisecond == 0 {
-		return strconv.AppendInt(b, int64(d/time.Millisecond), 10)
+		return jsonw.AppendInt(b, int64(d/time.Millisecond))
 	}
 	return jsonw.AppendNumber(b, float64(d)/float64(time.Millisecond))
 }
@@ -38,9 +43,11 @@ func AppendFields(b []byte, r *Record) []byte {
 	case RetryFallback:
 		return r.Fallback.AppendJSONFields(b)
 	}
-	b = append(b, `"type":"`...)
-	b = append(b, r.Type.String()...)
-	b = append(b, '"')
+	if r.Type < numTypes {
+		b = append(b, typeMember[r.Type]...)
+	} else {
+		b = str(b, `"type":`, r.Type.String())
+	}
 	switch r.Type {
 	case AgentRun:
 		b = append(b, `,"kind":"`...)
@@ -50,7 +57,11 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case MessageEnd:
-		b = name(b, `,"message":{"role":"assistant","stopReason":`, string(r.Message.StopReason))
+		if i := stopReasonIndex(r.Message.StopReason); i >= 0 {
+			b = append(b, messageStart[i]...)
+		} else {
+			b = str(b, messageKey, string(r.Message.StopReason))
+		}
 		if r.Message.ErrorMessage != "" {
 			b = append(b, `,"errorMessage":`...)
 			b = jsonw.AppendString(b, r.Message.ErrorMessage)
@@ -60,11 +71,15 @@ func AppendFields(b []byte, r *Record) []byte {
 			b = str(b, `,"model":`, r.Model)
 		}
 	case Transition:
-		b = name(b, `,"from":`, r.Edge.From)
+		b = state(b, fromMember, `,"from":`, r.Edge.From)
 		b = str(b, `,"event":`, r.Edge.Event)
-		b = name(b, `,"to":`, r.Edge.To)
+		b = state(b, toMember, `,"to":`, r.Edge.To)
 		if r.Edge.Rule >= 0 {
-			b = name(b, `,"input":`, r.Edge.Input.String())
+			if in := r.Edge.Input; uint(in) < uint(len(inputMember)) {
+				b = append(b, inputMember[in]...)
+			} else {
+				b = str(b, `,"input":`, in.String())
+			}
 			b = num(b, `,"rule":`, r.Edge.Rule)
 		}
 	case AutoCompactionStart:
@@ -122,7 +137,7 @@ func AppendFields(b []byte, r *Record) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, int64(p), 10)
+			b = jsonw.AppendInt(b, int64(p))
 		}
 		b = append(b, ']')
 		b = num(b, `,"turnsConsumed":`, f.TurnsConsumed)
@@ -136,30 +151,73 @@ func str(b []byte, k, v string) []byte {
 	return jsonw.AppendString(append(b, k...), v)
 }
 
-// name appends a member whose value is one of the package's own names
-// (a state, an input), which need no escape; anything else is escaped.
-func name(b []byte, k, v string) []byte {
-	if !isName(v) {
-		return str(b, k, v)
+// typeMember[t] is the member `"type":"NAME"` of type t, and
+// inputMember[in] the member `,"input":"NAME"` of a transition's input,
+// each written as one piece (the names need no escape: TestMembersAreJSON).
+var (
+	typeMember = func() (m [numTypes]string) {
+		for _, t := range Types() {
+			m[t] = string(jsonw.AppendString([]byte(`"type":`), t.String()))
+		}
+		return m
+	}()
+	inputMember = func() (m []string) {
+		for _, in := range policy.Inputs() {
+			m = append(m, string(jsonw.AppendString([]byte(`,"input":`), in.String())))
+		}
+		return m
+	}()
+)
+
+// The retry machine's states as a transition's "from" and "to" members,
+// by policy.State.Index; the usual stop reasons (stopReasons) as a
+// message_end's start up to its stopReason: each written as one piece.
+var (
+	fromMember, toMember = stateMembers(`,"from":`), stateMembers(`,"to":`)
+	stopReasons          = [...]policy.StopReason{policy.StopReasonStop, policy.StopReasonError,
+		policy.StopReasonToolUse, policy.StopReasonAborted, policy.StopReasonLength}
+	messageStart = func() (m [len(stopReasons)]string) {
+		for i, sr := range stopReasons {
+			m[i] = string(jsonw.AppendString([]byte(messageKey), string(sr)))
+		}
+		return m
+	}()
+)
+
+// messageKey is a message_end's start up to its stopReason's value.
+const messageKey = `,"message":{"role":"assistant","stopReason":`
+
+// stateMembers is member k of each state, by its Index.
+func stateMembers(k string) []string {
+	states := policy.States()
+	m := make([]string, len(states))
+	for _, st := range states {
+		m[st.Index()] = string(jsonw.AppendString([]byte(k), string(st)))
 	}
-	b = append(b, k...)
-	b = append(b, '"')
-	b = append(b, v...)
-	return append(b, '"')
+	return m
 }
 
-// isName reports whether s is made of lower-case letters, '_' and ':'.
-func isName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && c != '_' && c != ':' {
-			return false
+// state appends member k whose value v may be one of the retry machine's
+// states, whose members are in m.
+func state(b []byte, m []string, k, v string) []byte {
+	if i := policy.State(v).Index(); uint(i) < uint(len(m)) {
+		return append(b, m[i]...)
+	}
+	return str(b, k, v)
+}
+
+// stopReasonIndex is sr's index in stopReasons, or -1.
+func stopReasonIndex(sr policy.StopReason) int {
+	for i := range stopReasons {
+		if stopReasons[i] == sr {
+			return i
 		}
 	}
-	return true
+	return -1
 }
 
 func num(b []byte, k string, v int) []byte {
-	return strconv.AppendInt(append(b, k...), int64(v), 10)
+	return jsonw.AppendInt(append(b, k...), int64(v))
 }
 
 func boolean(b []byte, k string, v bool) []byte {
@@ -170,11 +228,27 @@ func boolean(b []byte, k string, v bool) []byte {
 type Writer struct {
 	buf   []byte
 	lines int
+	// start holds the start of the last line written, `{"t":N,`, in
+	// its first startLen bytes (0: none yet), and startT its time: most
+	// lines have the time of the line before, and take its start as it is.
+	start    [32]byte
+	startLen int
+	startT   time.Duration
 }
 
-// Record implements Sink: it appends r as one line.
+// Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
-	w.buf = AppendJSON(w.buf, r)
+	if w.startLen != 0 && r.T == w.startT {
+		w.buf = append(w.buf, w.start[:w.startLen]...)
+	} else {
+		n := len(w.buf)
+		w.buf = appendStart(w.buf, r.T)
+		w.startLen, w.startT = 0, r.T
+		if len(w.buf)-n <= len(w.start) {
+			w.startLen = copy(w.start[:], w.buf[n:])
+		}
+	}
+	w.buf = AppendFields(w.buf, r)
 	w.buf = append(w.buf, '\n')
 	w.lines++
 }

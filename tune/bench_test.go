@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // BenchmarkTuneDefault is a default tune (every default axis and
@@ -12,7 +12,7 @@ import (
 // whole, on GOMAXPROCS cores: the time of one tune, and its runs and
 // sessions (SPEC.md §15.11 states how the cost grows).
 func BenchmarkTuneDefault(b *testing.B) {
-	spec, err := fleet.Load("../fleets/outage-529.yaml")
+	spec, err := fleetspec.Load("../fleets/outage-529.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

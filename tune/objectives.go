@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/suggest"
 )
 
@@ -15,7 +16,7 @@ type objective struct {
 	name, meaning string
 	// of measures it; +Inf when the run cannot say (no prompt
 	// succeeded: no time to success), which every value beats.
-	of func(s *fleet.Stats, c *fleet.Config) float64
+	of func(s *fleet.Stats, c *fleetspec.Config) float64
 	// text writes a value for the table.
 	text func(v float64) string
 }
@@ -24,7 +25,7 @@ type objective struct {
 // --objectives parser, the report and SPEC.md §15.11 derive from them.
 var objectiveDefs = []objective{
 	{name: "fail", meaning: "the share of prompts that did not succeed (failed, or not done by the horizon)",
-		of: func(s *fleet.Stats, _ *fleet.Config) float64 {
+		of: func(s *fleet.Stats, _ *fleetspec.Config) float64 {
 			if s.Prompts == 0 {
 				return 0
 			}
@@ -35,7 +36,7 @@ var objectiveDefs = []objective{
 	quantile("p95", 0.95),
 	quantile("p99", 0.99),
 	{name: "calls", meaning: "requests sent to the provider per prompt (an SDK layer's retries included)",
-		of: func(s *fleet.Stats, _ *fleet.Config) float64 {
+		of: func(s *fleet.Stats, _ *fleetspec.Config) float64 {
 			if s.Prompts == 0 {
 				return 0
 			}
@@ -43,7 +44,7 @@ var objectiveDefs = []objective{
 		},
 		text: func(v float64) string { return fmt.Sprintf("%.2f", v) }},
 	{name: "peak", meaning: "the most requests per second in one bin of the wire series, over the capacity's rps (without a capacity: requests per second)",
-		of: func(s *fleet.Stats, c *fleet.Config) float64 {
+		of: func(s *fleet.Stats, c *fleetspec.Config) float64 {
 			var most int64
 			for _, n := range s.WireSeries.Counts {
 				most = max(most, n)
@@ -61,7 +62,7 @@ var objectiveDefs = []objective{
 func quantile(name string, p float64) objective {
 	return objective{name: name,
 		meaning: fmt.Sprintf("time from a prompt to its success, %s of the prompts that succeeded (ms; worst when none did)", name),
-		of: func(s *fleet.Stats, _ *fleet.Config) float64 {
+		of: func(s *fleet.Stats, _ *fleetspec.Config) float64 {
 			if s.TimeToSuccess.N == 0 {
 				return math.Inf(1)
 			}
@@ -132,7 +133,7 @@ func checkObjectives(names []string) error {
 }
 
 // measure is the objectives' values of one run's row s.
-func measure(names []string, s *fleet.Stats, c *fleet.Config) []float64 {
+func measure(names []string, s *fleet.Stats, c *fleetspec.Config) []float64 {
 	out := make([]float64, len(names))
 	for i, n := range names {
 		out[i] = objectiveByName(n).of(s, c)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -67,7 +68,7 @@ const (
 // A Tuner is one tune, checked and designed: New builds it, Sessions
 // says what it may cost, Run runs it.
 type Tuner struct {
-	cfg      fleet.Config
+	cfg      fleetspec.Config
 	opt      Options
 	seeds    []int64
 	base     policy.Settings
@@ -82,7 +83,7 @@ type Tuner struct {
 // New checks the fleet cfg and the options and lays out the design: the
 // product of the axes' values, less the invalid combinations (a cap below
 // the base delay) and the duplicates (a hint bound with hints ignored).
-func New(cfg fleet.Config, opt Options) (*Tuner, error) {
+func New(cfg fleetspec.Config, opt Options) (*Tuner, error) {
 	if opt.Axes == nil {
 		opt.Axes = DefaultAxes()
 	}
@@ -133,7 +134,7 @@ func New(cfg fleet.Config, opt Options) (*Tuner, error) {
 		return nil, fmt.Errorf("base settings: %w", err)
 	}
 	first := max(cfg.Seed, 1)
-	if first > fleet.MaxSeed-int64(opt.Seeds) {
+	if first > fleetspec.MaxSeed-int64(opt.Seeds) {
 		return nil, fmt.Errorf("seed %d: too large for %d seeds", first, opt.Seeds)
 	}
 	for i := range opt.Seeds {
@@ -282,10 +283,10 @@ func (t *Tuner) Sessions() int64 {
 
 // short is cfg as a short run: its sessions, arrival rate and capacity
 // times the scale, so that the load against the capacity is the same.
-func (t *Tuner) short(c fleet.Config) fleet.Config { return scaled(c, t.opt.Scale) }
+func (t *Tuner) short(c fleetspec.Config) fleetspec.Config { return scaled(c, t.opt.Scale) }
 
 // scaled is c with its sessions, arrival rate and capacity times f.
-func scaled(c fleet.Config, f float64) fleet.Config {
+func scaled(c fleetspec.Config, f float64) fleetspec.Config {
 	if f >= 1 {
 		return c
 	}
@@ -343,7 +344,7 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 		places[k] = Placement{Profile: name, Seeds: make([]Vec, len(t.seeds))}
 		for i, seed := range t.seeds {
 			cfg := t.cfg
-			cfg.Seed, cfg.Settings, cfg.Profiles = seed, nil, fleet.Mix{{Profile: name, Percent: 100}}
+			cfg.Seed, cfg.Settings, cfg.Profiles = seed, nil, fleetspec.Mix{{Profile: name, Percent: 100}}
 			jobs = append(jobs, job{cfg: cfg, dst: &places[k].Seeds[i], errDst: &errs[k*len(t.seeds)+i]})
 		}
 	}
@@ -486,7 +487,7 @@ func (t *Tuner) keep(cs []*Candidate) []*Candidate {
 // errDst, to errDst instead of failing the tune: a profile that cannot
 // run this fleet).
 type job struct {
-	cfg    fleet.Config
+	cfg    fleetspec.Config
 	dst    *Vec
 	errDst *string
 }

@@ -14,22 +14,23 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
 // smallFleet is a fleet that runs in milliseconds and whose settings
 // matter: a 529 outage over a capacity-bound provider.
-func smallFleet() fleet.Config {
-	c := fleet.Default(60)
+func smallFleet() fleetspec.Config {
+	c := fleetspec.Default(60)
 	c.Rate = 20
 	c.Prompts = 2
-	c.PromptErrors = fleet.PromptErrors{}
-	c.Capacity = fleet.Capacity{RPS: 15, Burst: 15}
-	c.Outages = []fleet.Outage{{Start: time.Second, Duration: 6 * time.Second, Kind: fleet.Kind529}}
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Capacity = fleetspec.Capacity{RPS: 15, Burst: 15}
+	c.Outages = []fleetspec.Outage{{Start: time.Second, Duration: 6 * time.Second, Kind: fleetspec.Kind529}}
 	return c
 }
 
-func tuneOf(t *testing.T, cfg fleet.Config, opt Options) *Report {
+func tuneOf(t *testing.T, cfg fleetspec.Config, opt Options) *Report {
 	t.Helper()
 	tu, err := New(cfg, opt)
 	if err != nil {
@@ -134,14 +135,14 @@ func TestFrontBruteForce(t *testing.T) {
 
 // exampleFleets are the fleets of fleets/, scaled to a tenth (sessions,
 // rate and capacity, as a short run scales them) to keep the tests fast.
-func exampleFleets(t *testing.T) []fleet.Config {
+func exampleFleets(t *testing.T) []fleetspec.Config {
 	paths, _ := filepath.Glob("../fleets/*.yaml")
 	if len(paths) == 0 {
 		t.Fatal("no fleets in ../fleets")
 	}
-	var out []fleet.Config
+	var out []fleetspec.Config
 	for _, p := range paths {
-		spec, err := fleet.Load(p)
+		spec, err := fleetspec.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}

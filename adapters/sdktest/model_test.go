@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/proxy"
 	"github.com/ohmypi/retryfsm/proxy/proxytest"
 )
@@ -20,8 +20,8 @@ import (
 func TestFaultModel(t *testing.T) {
 	call := goSDKs[0].calls[0]
 	synctest.Test(t, func(t *testing.T) {
-		cfg := &fleet.Config{Outages: []fleet.Outage{{Start: 0, Duration: 10 * time.Second, Kind: fleet.Kind529}},
-			Capacity: fleet.Capacity{RPS: 0.5, Burst: 1}}
+		cfg := &fleetspec.Config{Outages: []fleetspec.Outage{{Start: 0, Duration: 10 * time.Second, Kind: fleetspec.Kind529}},
+			Capacity: fleetspec.Capacity{RPS: 0.5, Burst: 1}}
 		s := proxytest.Serve(t, proxy.Script{Fleet: cfg})
 		if _, err := call.call(t.Context(), s); err == nil || !strings.Contains(err.Error(), "529") {
 			t.Errorf("during the outage: %v, want the 529", err)
@@ -50,7 +50,7 @@ func TestFaultModel(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		cfg := &fleet.Config{Outages: []fleet.Outage{{Start: 0, Duration: time.Hour, Kind: fleet.KindNetwork}}}
+		cfg := &fleetspec.Config{Outages: []fleetspec.Outage{{Start: 0, Duration: time.Hour, Kind: fleetspec.KindNetwork}}}
 		s := proxytest.Serve(t, proxy.Script{Fleet: cfg})
 		if _, err := call.call(t.Context(), s); err == nil {
 			t.Error("a network outage: no error")

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,11 +22,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // shards and writes their partial results to dir; it returns their paths.
 func writePartials(t *testing.T, dir string, n int) []string {
 	t.Helper()
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 2; seed++ {
-		c := fleet.Default(50)
-		c.Outages = []fleet.Outage{{Start: 2 * time.Second, Duration: 5 * time.Second, Kind: fleet.Kind529}}
-		c.PromptErrors = fleet.PromptErrors{Count: 0, Kind: fleet.Kind529}
+		c := fleetspec.Default(50)
+		c.Outages = []fleetspec.Outage{{Start: 2 * time.Second, Duration: 5 * time.Second, Kind: fleetspec.Kind529}}
+		c.PromptErrors = fleetspec.PromptErrors{Count: 0, Kind: fleetspec.Kind529}
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/tune"
 )
 
@@ -18,10 +19,10 @@ import (
 // dir/name.
 func tuneReport(t *testing.T, dir, name string, sh fleet.Shard, objectives []string) string {
 	t.Helper()
-	c := fleet.Default(40)
-	c.PromptErrors = fleet.PromptErrors{}
-	c.Capacity = fleet.Capacity{RPS: 10, Burst: 10}
-	c.Outages = []fleet.Outage{{Start: time.Second, Duration: 4 * time.Second, Kind: fleet.Kind529}}
+	c := fleetspec.Default(40)
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Capacity = fleetspec.Capacity{RPS: 10, Burst: 10}
+	c.Outages = []fleetspec.Outage{{Start: time.Second, Duration: 4 * time.Second, Kind: fleetspec.Kind529}}
 	tu, err := tune.New(c, tune.Options{Axes: []tune.Axis{{Name: "maxRetries", Values: []string{"1", "4"}}, {Name: "jitter", Values: []string{"none", "full"}}},
 		Objectives: objectives, Seeds: 2, Shard: sh, Profiles: []string{"omp-2026-02", "omp-2026-06"}})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,9 +26,13 @@ import (
 	"github.com/ohmypi/retryfsm/proxy"
 )
 
-func init() { cli.ProxyServer = serve }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func main() { os.Exit(cli.Main(commandLine(os.Args[1:]), os.Stdout, os.Stderr)) }
+// run runs this program's arguments as the CLI's proxy command with the
+// HTTP server linked in (serve), and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	return cli.Main(commandLine(args), stdout, stderr, cli.WithProxy(serve))
+}
 
 // commandLine is the retrysim command line of this program's arguments:
 // "proxy ARGS", unless they name the command ("retrysim proxy" runs it

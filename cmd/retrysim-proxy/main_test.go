@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ohmypi/retryfsm/cmd/internal/cli"
 )
 
 // TestCommandLine: the program's arguments are retrysim proxy's, named or
@@ -29,16 +27,13 @@ func TestCommandLine(t *testing.T) {
 // companion is looked for): a bad script is reported by the server, with
 // its position, exit status 2.
 func TestServeLinked(t *testing.T) {
-	if cli.ProxyServer == nil {
-		t.Fatal("cli.ProxyServer is not set: retrysim-proxy would look for itself")
-	}
 	script := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(script, []byte("fualts: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", t.TempDir()) // no retrysim-proxy to run
 	var out, errOut bytes.Buffer
-	code := cli.Main(commandLine([]string{script}), &out, &errOut)
+	code := run([]string{script}, &out, &errOut)
 	if code != 2 || !strings.Contains(errOut.String(), `bad.yaml:1:1: unknown key "fualts"`) || strings.Contains(errOut.String(), "go install") {
 		t.Errorf("exit %d, stderr %q; want 2 and the script's error from the server itself", code, errOut.String())
 	}

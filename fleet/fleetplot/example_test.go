@@ -8,12 +8,13 @@ import (
 
 	"github.com/ohmypi/retryfsm/fleet"
 	"github.com/ohmypi/retryfsm/fleet/fleetplot"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // Draw a fleet's result as an SVG image: a row per fleet, its calls beside
 // the CDF of its time to success.
 func ExampleWrite() {
-	p, err := fleet.Run(context.Background(), fleet.PlanOf(fleet.Default(50)), fleet.Options{})
+	p, err := fleet.Run(context.Background(), fleet.PlanOf(fleetspec.Default(50)), fleet.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -13,21 +13,15 @@ package fleetplot
 
 import (
 	"bytes"
-	"fmt"
 	"image/color"
 	"io"
-	"strings"
 
-	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/internal/chart"
 	"github.com/ohmypi/retryfsm/internal/imageformat"
 )
 
@@ -77,20 +71,12 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 	d := DataOf(res)
 	rows := max(1, len(d.Panels))
 	height := rowHeight * vg.Length(rows)
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	case "svg":
-		c = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("unknown image format %q (allowed: %s)", format, strings.Join(Formats, ", "))
+	c, dc, err := chart.Canvas(format, width, height)
+	if err != nil {
+		return err
 	}
-	dc := draw.New(c)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
 	if len(d.Panels) == 0 {
-		sty := headingStyle()
+		sty := chart.HeadingStyle()
 		dc.FillText(sty, vg.Point{X: width / 2, Y: height / 2}, "no fleet in the result")
 		_, err := c.WriteTo(w)
 		return err
@@ -99,7 +85,7 @@ func Write(w io.Writer, res *fleet.Result, format string) error {
 	if err != nil {
 		return err
 	}
-	sty := headingStyle()
+	sty := chart.HeadingStyle()
 	for i := range d.Panels {
 		top := canvases[i][0].Max.Y
 		dc.FillText(sty, vg.Point{X: width / 2, Y: top + headingPad/2}, d.Panels[i].Heading)
@@ -145,12 +131,6 @@ const (
 	svgFont             = "font-family:Liberation Serif;"
 	svgFontWithFallback = "font-family:'Liberation Serif','Times New Roman',Times,serif;"
 )
-
-// headingStyle is the style of a row's heading: bold, centered.
-func headingStyle() text.Style {
-	return text.Style{Color: color.Black, Font: font.From(font.Font{Typeface: plot.DefaultFont.Typeface, Variant: plot.DefaultFont.Variant, Weight: xfont.WeightBold}, 14),
-		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
-}
 
 // style gives a line its color and dash pattern.
 func style(s int, l *draw.LineStyle) {

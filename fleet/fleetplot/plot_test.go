@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fleets.golden and docs/fleet.md's chart, docs/fleet-chart.png")
@@ -31,15 +32,15 @@ var update = flag.Bool("update", false, "rewrite testdata/fleets.golden and docs
 // two seeds merged.
 func outageSweep(t *testing.T) *fleet.Result {
 	t.Helper()
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 2; seed++ {
-		c := fleet.Default(300)
+		c := fleetspec.Default(300)
 		c.Rate = 30
-		c.PromptErrors = fleet.PromptErrors{}
-		c.Capacity = fleet.Capacity{RPS: 40, Burst: 40}
-		c.Outages = []fleet.Outage{{Start: 3 * time.Second, Duration: 20 * time.Second, Kind: fleet.Kind529}}
-		c.Profiles = fleet.Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
-		c.Calls = fleet.Dist{Kind: fleet.DistUniform, A: 1, B: 4}
+		c.PromptErrors = fleetspec.PromptErrors{}
+		c.Capacity = fleetspec.Capacity{RPS: 40, Burst: 40}
+		c.Outages = []fleetspec.Outage{{Start: 3 * time.Second, Duration: 20 * time.Second, Kind: fleetspec.Kind529}}
+		c.Profiles = fleetspec.Mix{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}
+		c.Calls = fleetspec.Dist{Kind: fleetspec.DistUniform, A: 1, B: 4}
 		c.Seed = seed
 		cfgs = append(cfgs, c)
 	}
@@ -72,9 +73,9 @@ func sweepReadyFleets(t *testing.T) *fleet.Result {
 	if err != nil || len(paths) != 3 {
 		t.Fatalf("fleets/: %v %v", paths, err)
 	}
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for _, p := range paths {
-		spec, err := fleet.Load(p)
+		spec, err := fleetspec.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,11 +280,11 @@ func TestGoldenSVG(t *testing.T) {
 // seeds 1-2, as a PNG.
 func readmeChart(t *testing.T) []byte {
 	t.Helper()
-	spec, err := fleet.Load("../../fleets/outage-529.yaml")
+	spec, err := fleetspec.Load("../../fleets/outage-529.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for seed := int64(1); seed <= 2; seed++ {
 		c := spec.Configs()[0]
 		c.Seed = seed
@@ -394,9 +395,9 @@ func TestWrite(t *testing.T) {
 	if err := Write(&b, res, "gif"); err == nil || !strings.Contains(err.Error(), `unknown image format "gif" (allowed: png, svg)`) {
 		t.Fatalf("gif: %v", err)
 	}
-	c := fleet.Default(5)
-	c.PromptErrors = fleet.PromptErrors{}
-	c.Outages = []fleet.Outage{{Start: 0, Duration: fleet.MaxDuration, Kind: fleet.Kind529}}
+	c := fleetspec.Default(5)
+	c.PromptErrors = fleetspec.PromptErrors{}
+	c.Outages = []fleetspec.Outage{{Start: 0, Duration: fleetspec.MaxDuration, Kind: fleetspec.Kind529}}
 	none, err := runConfig(c, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -433,15 +434,15 @@ func TestFormatOf(t *testing.T) {
 // its heading listing the mixes; another fleet has its own panel, and the
 // same line keeps its style there.
 func TestPanelGroups(t *testing.T) {
-	var cfgs []fleet.Config
+	var cfgs []fleetspec.Config
 	for _, name := range []string{"a", "b"} {
-		for _, mix := range []fleet.Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "omp-2026-06", Percent: 100}}} {
-			c := fleet.Default(20)
+		for _, mix := range []fleetspec.Mix{{{Profile: "omp-2026-02", Percent: 50}, {Profile: "omp-2026-06", Percent: 50}}, {{Profile: "omp-2026-06", Percent: 100}}} {
+			c := fleetspec.Default(20)
 			c.Name, c.Profiles = name, mix
 			cfgs = append(cfgs, c)
 		}
 	}
-	c := fleet.Default(20)
+	c := fleetspec.Default(20)
 	c.Name, c.SDK = "b", "omp-2026-02"
 	cfgs = append(cfgs, c)
 	res, err := sweepConfigs(cfgs, fleet.Options{})

@@ -116,3 +116,39 @@ func TestLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyLinksNoSimulator: the proxy reaches none of the simulators
+// (fleet, sim, explore, tune), directly or through another package: the
+// provider's model it runs (fleetspec.Provider, its config and the fleet
+// file) is below both it and the fleet simulator, so that the rules of a
+// provider are written once and the proxy's program links no event loop.
+func TestProxyLinksNoSimulator(t *testing.T) {
+	imports := packageImports(t, moduleRoot(t))
+	if _, ok := imports["proxy"]; !ok {
+		t.Fatal("no package proxy: the check would see nothing")
+	}
+	via := map[string]string{"proxy": ""} // each package reached, and the one importing it
+	queue := []string{"proxy"}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, d := range imports[p] {
+			if _, seen := via[d]; !seen {
+				via[d] = p
+				queue = append(queue, d)
+			}
+		}
+	}
+	if _, ok := via["fleet/fleetspec"]; !ok {
+		t.Error("proxy does not reach fleet/fleetspec: its fault model moved elsewhere, and this check should follow it")
+	}
+	for _, sim := range []string{"fleet", "sim", "explore", "tune"} {
+		if _, ok := via[sim]; ok {
+			path := sim
+			for p := via[sim]; p != ""; p = via[p] {
+				path = p + " -> " + path
+			}
+			t.Errorf("proxy reaches the simulator %s (%s): what it needs belongs below both (fleet/fleetspec)", sim, path)
+		}
+	}
+}

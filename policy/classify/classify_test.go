@@ -33,12 +33,28 @@ func TestClassifyClassString(t *testing.T) {
 	}
 }
 
+// messageCase is a message and whether a predicate on it holds.
+type messageCase struct {
+	name string
+	msg  string
+	want bool
+}
+
+// checkMessages checks is on each case's message; call is how errors
+// write the call, its %q the message ("isRetryableErrorMessage(%q)").
+func checkMessages(t *testing.T, call string, is func(msg string) bool, cases []messageCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := is(tc.msg); got != tc.want {
+				t.Errorf(call+" = %v, want %v", tc.msg, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestIsRetryableErrorMessage(t *testing.T) {
-	cases := []struct {
-		name string
-		msg  string
-		want bool
-	}{
+	cases := []messageCase{
 		// One matching message per alternative.
 		{"overloaded", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true},
 		{"rate_limit", "rate_limit_error: slow down", true},
@@ -101,13 +117,7 @@ func TestIsRetryableErrorMessage(t *testing.T) {
 		{"long s server", "ſerver error", false},
 		{"long s usage", "uſage limit", false},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := isRetryableErrorMessage(tc.msg); got != tc.want {
-				t.Errorf("isRetryableErrorMessage(%q) = %v, want %v", tc.msg, got, tc.want)
-			}
-		})
-	}
+	checkMessages(t, "isRetryableErrorMessage(%q)", isRetryableErrorMessage, cases)
 }
 
 func TestIsUsageLimitErrorMessage(t *testing.T) {
@@ -199,11 +209,7 @@ func TestOverflowPatterns(t *testing.T) {
 }
 
 func TestOverflowPatternDetails(t *testing.T) {
-	cases := []struct {
-		name string
-		msg  string
-		want bool
-	}{
+	cases := []messageCase{
 		{"400 no body", "400 (no body)", true},
 		{"413 no body", "413 (no body)", true},
 		{"413 status code no body", "413 status code (no body)", true},
@@ -227,13 +233,7 @@ func TestOverflowPatternDetails(t *testing.T) {
 		{"digits required", "maximum context length is tokens", false},
 		{"long s", "prompt iſ too long", false},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := isContextOverflow(errorReply(tc.msg), 0); got != tc.want {
-				t.Errorf("isContextOverflow(error %q) = %v, want %v", tc.msg, got, tc.want)
-			}
-		})
-	}
+	checkMessages(t, "isContextOverflow(error %q)", func(msg string) bool { return isContextOverflow(errorReply(msg), 0) }, cases)
 }
 
 func TestIsContextOverflowCases(t *testing.T) {

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -158,21 +159,9 @@ var waitHintCases = []struct {
 func TestWaitHint(t *testing.T) {
 	for _, tc := range waitHintCases {
 		t.Run(tc.name, func(t *testing.T) {
-			now := tc.now
-			if now == 0 {
-				now = retryTestNowMs
-			}
 			m := AssistantMessage{StopReason: StopReasonError, ErrorMessage: tc.msg, Headers: tc.headers}
-			got, ok := waitHint(m, time.UnixMilli(now))
-			if math.IsNaN(tc.want) {
-				if ok || got != 0 {
-					t.Errorf("waitHint(%q, %v) = %v, %v; want no hint", tc.msg, tc.headers, got, ok)
-				}
-				return
-			}
-			if !ok || got != tc.want || math.Signbit(got) {
-				t.Errorf("waitHint(%q, %v) = %v, %v; want %v, true", tc.msg, tc.headers, got, ok, tc.want)
-			}
+			got, ok := waitHint(m, hintNow(tc.now))
+			checkHint(t, fmt.Sprintf("waitHint(%q, %v)", tc.msg, tc.headers), got, ok, tc.want)
 		})
 	}
 }
@@ -183,15 +172,11 @@ func TestWaitHint(t *testing.T) {
 // the same text the same way.
 func TestWaitHintKeepsOriginalParser(t *testing.T) {
 	for _, tc := range retryAfterCases {
-		now := tc.now
-		if now == 0 {
-			now = retryTestNowMs
-		}
-		want, wantOK := parseRetryAfterMs(tc.msg, time.UnixMilli(now))
+		want, wantOK := parseRetryAfterMs(tc.msg, hintNow(tc.now))
 		if !wantOK {
 			continue
 		}
-		got, ok := waitHint(AssistantMessage{ErrorMessage: tc.msg}, time.UnixMilli(now))
+		got, ok := waitHint(AssistantMessage{ErrorMessage: tc.msg}, hintNow(tc.now))
 		if !ok || got != math.Min(want, MaxWaitHintMs) {
 			t.Errorf("%s: waitHint(%q) = %v, %v; parseRetryAfterMs gives %v", tc.name, tc.msg, got, ok, want)
 		}

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -176,23 +177,34 @@ var retryAfterCases = []struct {
 	{"NEL is not JS whitespace", "x-ratelimit-reset:\u008560", 0, noRetryHint},
 }
 
+// hintNow is a case's time: nowMs, or retryTestNowMs for 0.
+func hintNow(nowMs int64) time.Time {
+	if nowMs == 0 {
+		nowMs = retryTestNowMs
+	}
+	return time.UnixMilli(nowMs)
+}
+
+// checkHint checks a hint reader's answer (got, ok) against want, in ms
+// (NaN: no hint; a hint is never -0); call is how errors write the call.
+func checkHint(t *testing.T, call string, got float64, ok bool, want float64) {
+	t.Helper()
+	if math.IsNaN(want) {
+		if ok || got != 0 {
+			t.Errorf("%s = %v, %v; want no hint", call, got, ok)
+		}
+		return
+	}
+	if !ok || got != want || math.Signbit(got) {
+		t.Errorf("%s = %v, %v; want %v, true", call, got, ok, want)
+	}
+}
+
 func TestParseRetryAfterMs(t *testing.T) {
 	for _, tc := range retryAfterCases {
 		t.Run(tc.name, func(t *testing.T) {
-			now := tc.now
-			if now == 0 {
-				now = retryTestNowMs
-			}
-			got, ok := parseRetryAfterMs(tc.msg, time.UnixMilli(now))
-			if math.IsNaN(tc.want) {
-				if ok || got != 0 {
-					t.Errorf("parseRetryAfterMs(%q) = %v, %v; want no hint", tc.msg, got, ok)
-				}
-				return
-			}
-			if !ok || got != tc.want || math.Signbit(got) {
-				t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, true", tc.msg, got, ok, tc.want)
-			}
+			got, ok := parseRetryAfterMs(tc.msg, hintNow(tc.now))
+			checkHint(t, fmt.Sprintf("parseRetryAfterMs(%q)", tc.msg), got, ok, tc.want)
 		})
 	}
 }

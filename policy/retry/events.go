@@ -71,9 +71,9 @@ func (AutoRetryEnd) Type() string { return "auto_retry_end" }
 // AppendJSONFields implements Event.
 func (e AutoRetryStart) AppendJSONFields(b []byte) []byte {
 	b = append(b, `"type":"auto_retry_start","attempt":`...)
-	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	b = jsonw.AppendInt(b, int64(e.Attempt))
 	b = append(b, `,"maxAttempts":`...)
-	b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
+	b = jsonw.AppendInt(b, int64(e.MaxAttempts))
 	b = append(b, `,"delayMs":`...)
 	b = jsonw.AppendNumber(b, e.DelayMs)
 	b = append(b, `,"errorMessage":`...)
@@ -86,7 +86,7 @@ func (e AutoRetryEnd) AppendJSONFields(b []byte) []byte {
 	b = append(b, `"type":"auto_retry_end","success":`...)
 	b = strconv.AppendBool(b, e.Success)
 	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	b = jsonw.AppendInt(b, int64(e.Attempt))
 	if !e.Success {
 		b = append(b, `,"finalError":`...)
 		b = jsonw.AppendString(b, e.FinalError)

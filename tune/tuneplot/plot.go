@@ -14,20 +14,14 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 
-	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/internal/imageformat"
+	"github.com/ohmypi/retryfsm/internal/chart"
 	"github.com/ohmypi/retryfsm/tune"
 )
 
@@ -55,18 +49,10 @@ func Write(w io.Writer, r *tune.Report, format string) error {
 	cols := min(n, maxCols)
 	rows := (n + cols - 1) / cols
 	width, height := panelWidth*vg.Length(cols), panelHeight*vg.Length(rows)+headingPad
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	case "svg":
-		c = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("unknown image format %q (allowed: %s)", format, strings.Join(imageformat.Formats, ", "))
+	c, dc, err := chart.Canvas(format, width, height)
+	if err != nil {
+		return err
 	}
-	dc := draw.New(c)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
 	plots := make([][]*plot.Plot, rows)
 	for k := range n {
 		p, err := panel(r, k+1)
@@ -83,7 +69,7 @@ func Write(w io.Writer, r *tune.Report, format string) error {
 	canvases := plot.Align(plots, tiles, dc)
 	heading := fmt.Sprintf("tune %s: %d confirmed of %d candidates, seeds %s; front %d, chosen #%d",
 		r.Fleet, r.Counts.Confirmed, len(r.Candidates), fleet.SeedsText(r.Seeds), len(r.Front), r.Chosen)
-	dc.FillText(headingStyle(), vg.Point{X: width / 2, Y: height - headingPad/2}, heading)
+	dc.FillText(chart.HeadingStyle(), vg.Point{X: width / 2, Y: height - headingPad/2}, heading)
 	for i := range plots {
 		for j, p := range plots[i] {
 			if p != nil {
@@ -91,7 +77,7 @@ func Write(w io.Writer, r *tune.Report, format string) error {
 			}
 		}
 	}
-	_, err := c.WriteTo(w)
+	_, err = c.WriteTo(w)
 	return err
 }
 
@@ -211,9 +197,4 @@ func axisLabel(name string) string {
 		return "peak requests/s over capacity (worst seed)"
 	}
 	return name
-}
-
-func headingStyle() text.Style {
-	return text.Style{Color: color.Black, Font: font.From(font.Font{Typeface: plot.DefaultFont.Typeface, Variant: plot.DefaultFont.Variant, Weight: xfont.WeightBold}, 14),
-		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
 }

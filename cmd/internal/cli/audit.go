@@ -159,44 +159,85 @@ func (o *auditOptions) audit(args []string, stdin io.Reader, stdout, stderr io.W
 		return o.auditLayers(a, path, opt.Policy != nil, args, stdin, stdout, stderr)
 	}
 
-	out := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	w := newAuditOutput(stdout, stderr, asJSON)
 	var total audit.Summary
-	readFailed := false
-	logs := 0 // the logs opened and read (in part, after a read error)
-	for _, path := range args {
-		name := logName(path)
-		report := findingPrinter(out, enc, asJSON, name)
-		sum, opened, err := auditPath(a, path, stdin, report)
+	logs, readFailed := w.each(args, stdin, func(r io.Reader, report func(audit.Finding)) error {
+		sum, err := a.Audit(r, report)
 		total.Add(sum)
-		if opened {
+		return err
+	})
+	w.summary(logs, auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: logs, Summary: total},
+		func() string { return auditSummaryLine(prof.Name, opt.Policy != nil, logs, total) })
+	return w.exit(readFailed, total.Findings)
+}
+
+// auditOutput is an audit's standard output (buffered; JSON Lines with
+// --json) and its standard error.
+type auditOutput struct {
+	out    *bufio.Writer
+	enc    *json.Encoder
+	asJSON bool
+	stderr io.Writer
+}
+
+func newAuditOutput(stdout, stderr io.Writer, asJSON bool) *auditOutput {
+	w := &auditOutput{out: bufio.NewWriter(stdout), asJSON: asJSON, stderr: stderr}
+	w.enc = json.NewEncoder(w.out)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// each reads the logs at paths in turn ("-": stdin) with read, which
+// reports each finding of the log to the printer it is given; logs counts
+// the logs opened and read (in part, after a read error), and readFailed
+// says whether one could not be read (said on stderr).
+func (w *auditOutput) each(paths []string, stdin io.Reader, read func(r io.Reader, report func(audit.Finding)) error) (logs int, readFailed bool) {
+	for _, path := range paths {
+		name := logName(path)
+		r, closeLog, err := openLog(path, stdin)
+		if err == nil {
 			logs++
+			err = read(r, w.findings(name))
+			closeLog()
 		}
 		if err != nil {
-			_ = out.Flush()
-			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
+			w.fail(name, err)
 			readFailed = true
 		}
 	}
-	// The summary counts the logs read; with none read there is nothing to
-	// sum up (a missing log is not "clean").
-	switch {
-	case logs == 0:
-	case asJSON:
-		_ = enc.Encode(auditJSONSummary{Type: "summary", Profile: prof.Name, Logs: logs, Summary: total})
-	default:
-		fmt.Fprintln(out, auditSummaryLine(prof.Name, opt.Policy != nil, logs, total))
-	}
-	return auditExit(out, stderr, readFailed, total.Findings)
+	return logs, readFailed
 }
 
-// auditExit flushes an audit's output and returns its exit code: 1 when
-// writing it failed (said on stderr) or there are findings, 2 when a log
-// could not be read.
-func auditExit(out *bufio.Writer, stderr io.Writer, readFailed bool, findings int) int {
-	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "retrysim audit: writing the output: %v\n", err)
+// fail says on stderr that the log named name (or, name "", the audit)
+// failed with err, after the output so far.
+func (w *auditOutput) fail(name string, err error) {
+	_ = w.out.Flush()
+	if name != "" {
+		fmt.Fprintf(w.stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
+		return
+	}
+	fmt.Fprintf(w.stderr, "retrysim audit: %s\n", termsafe.Text(err.Error()))
+}
+
+// summary writes the last line: v with --json, else line's text. It
+// counts the logs read: with none read there is nothing to sum up (a
+// missing log is not "clean"), and nothing is written.
+func (w *auditOutput) summary(logs int, v any, line func() string) {
+	switch {
+	case logs == 0:
+	case w.asJSON:
+		_ = w.enc.Encode(v)
+	default:
+		fmt.Fprintln(w.out, line())
+	}
+}
+
+// exit flushes the output and returns the exit code: 1 when writing it
+// failed (said on stderr) or there are findings, 2 when a log could not
+// be read.
+func (w *auditOutput) exit(readFailed bool, findings int) int {
+	if err := w.out.Flush(); err != nil {
+		fmt.Fprintf(w.stderr, "retrysim audit: writing the output: %v\n", err)
 		return exitFail
 	}
 	switch {
@@ -208,40 +249,46 @@ func auditExit(out *bufio.Writer, stderr io.Writer, readFailed bool, findings in
 	return exitOK
 }
 
-// auditPath audits the log at path ("-": stdin); opened reports whether
-// it was read at all (not when it could not be opened).
-func auditPath(a *audit.Auditor, path string, stdin io.Reader, report func(audit.Finding)) (sum audit.Summary, opened bool, err error) {
+// openLog opens the log at path for reading ("-": stdin, whose close does
+// nothing); a folder is refused.
+func openLog(path string, stdin io.Reader) (r io.Reader, close func(), err error) {
 	if path == "-" {
-		sum, err = a.Audit(stdin, report)
-		return sum, true, err
+		return stdin, func() {}, nil
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return audit.Summary{}, false, fmt.Errorf("is a directory (give log files)")
+		return nil, nil, fmt.Errorf("is a directory (give log files)")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return audit.Summary{}, false, err
+		return nil, nil, err
 	}
-	defer f.Close()
-	sum, err = a.Audit(f, report)
-	return sum, true, err
+	return f, func() { f.Close() }, nil
+}
+
+// auditVerdict is a summary's verdict: "clean", or its findings counted.
+func auditVerdict(findings int) string {
+	if findings > 0 {
+		return plural(findings, "finding")
+	}
+	return "clean"
+}
+
+// auditPolicyName names the policy a summary checked against: "profile
+// NAME", "with --settings" when given.
+func auditPolicyName(profile string, settings bool) string {
+	if settings {
+		return "profile " + profile + " with --settings"
+	}
+	return "profile " + profile
 }
 
 // auditSummaryLine is the text output's last line, e.g. "audit: 2 findings
 // in 1 log (40 lines: 38 events, 2 skipped, 0 bad; 3 chains, 5 retries;
 // profile omp-2026-02)".
 func auditSummaryLine(profile string, settings bool, logs int, s audit.Summary) string {
-	verdict := "clean"
-	if s.Findings > 0 {
-		verdict = plural(s.Findings, "finding")
-	}
-	policyName := "profile " + profile
-	if settings {
-		policyName += " with --settings"
-	}
 	line := fmt.Sprintf("audit: %s in %s (%s: %d events, %d skipped, %d bad; %s, %s; %s)",
-		verdict, plural(logs, "log"), plural(s.Lines, "line"), s.Events, s.Skipped, s.Bad,
-		plural(s.Chains, "chain"), plural(s.Retries, "retry"), policyName)
+		auditVerdict(s.Findings), plural(logs, "log"), plural(s.Lines, "line"), s.Events, s.Skipped, s.Bad,
+		plural(s.Chains, "chain"), plural(s.Retries, "retry"), auditPolicyName(profile, settings))
 	if s.Protocol > 0 {
 		line += fmt.Sprintf("; protocol %d", s.Protocol)
 	}
@@ -275,14 +322,14 @@ func logName(path string) string {
 	return path
 }
 
-// findingPrinter prints each finding of the log named name to out: a JSON
-// line through enc with --json, else "LOG:LINE: RULE: REASON".
-func findingPrinter(out io.Writer, enc *json.Encoder, asJSON bool, name string) func(audit.Finding) {
+// findings prints each finding of the log named name: a JSON line with
+// --json, else "LOG:LINE: RULE: REASON".
+func (w *auditOutput) findings(name string) func(audit.Finding) {
 	return func(f audit.Finding) {
-		if asJSON {
-			_ = enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
+		if w.asJSON {
+			_ = w.enc.Encode(auditJSONFinding{Type: "finding", Log: name, Line: f.Line, Rule: f.Rule, Reason: f.Reason})
 			return
 		}
-		fmt.Fprintf(out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
+		fmt.Fprintf(w.out, "%s:%d: %s: %s\n", termsafe.Text(name), f.Line, f.Rule, termsafe.Text(f.Reason))
 	}
 }

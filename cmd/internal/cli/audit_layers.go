@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/ohmypi/retryfsm/audit"
@@ -55,77 +52,49 @@ func (o *auditOptions) auditLayers(a *audit.Auditor, wirePath string, settings b
 	if !ok {
 		return exitUsage
 	}
-	open := func(path string) (io.Reader, func(), error) {
-		if path == "-" {
-			return stdin, func() {}, nil
-		}
-		if info, err := os.Stat(path); err == nil && info.IsDir() {
-			return nil, nil, fmt.Errorf("is a directory (give log files)")
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, func() { f.Close() }, nil
-	}
-	name := func(path string) string {
-		if path == "-" {
-			return "<stdin>"
-		}
-		return path
-	}
-	rpcName, wireName := name(args[0]), name(wirePath)
-	rpcR, closeRPC, err := open(args[0])
+	rpcName, wireName := logName(args[0]), logName(wirePath)
+	w := newAuditOutput(stdout, stderr, o.json)
+	rpcR, closeRPC, err := openLog(args[0], stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(rpcName), termsafe.Text(err.Error()))
+		w.fail(rpcName, err)
 		return exitUsage
 	}
 	defer closeRPC()
-	wireR, closeWire, err := open(wirePath)
+	wireR, closeWire, err := openLog(wirePath, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(wireName), termsafe.Text(err.Error()))
+		w.fail(wireName, err)
 		return exitUsage
 	}
 	defer closeWire()
 
-	asJSON := o.json
-	out := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	report := func(log string) func(audit.Finding) { return findingPrinter(out, enc, asJSON, log) }
 	attempt := func(at audit.Attempt) {
-		if asJSON {
-			_ = enc.Encode(auditAttemptJSON{Type: "attempt", Log: rpcName, Attempt: at})
+		if w.asJSON {
+			_ = w.enc.Encode(auditAttemptJSON{Type: "attempt", Log: rpcName, Attempt: at})
 			return
 		}
 		lines := "none"
 		if at.Requests > 0 {
 			lines = fmt.Sprintf("%s lines %d-%d", termsafe.Text(wireName), at.WireFrom, at.WireTo)
 		}
-		fmt.Fprintf(out, "%s:%d: attempt %d: %s (%s)\n", termsafe.Text(rpcName), at.Line, at.Attempt, plural(at.Requests, "request"), lines)
+		fmt.Fprintf(w.out, "%s:%d: attempt %d: %s (%s)\n", termsafe.Text(rpcName), at.Line, at.Attempt, plural(at.Requests, "request"), lines)
 	}
-	sum, err := a.AuditLayers(rpcR, wireR, opt, report(rpcName), report(wireName), attempt)
+	sum, err := a.AuditLayers(rpcR, wireR, opt, w.findings(rpcName), w.findings(wireName), attempt)
 	if err != nil {
-		_ = out.Flush()
-		fmt.Fprintf(stderr, "retrysim audit: %s\n", termsafe.Text(err.Error()))
+		w.fail("", err)
 		return exitUsage
 	}
-	if asJSON {
-		_ = enc.Encode(auditLayersJSONSummary{Type: "summary", Profile: prof.Name, Logs: 1, Summary: sum.RPC,
+	if w.asJSON {
+		_ = w.enc.Encode(auditLayersJSONSummary{Type: "summary", Profile: prof.Name, Logs: 1, Summary: sum.RPC,
 			Layer: prof.Layer, Wire: sum.Wire, Attempts: sum.Attempts, JitterMs: sum.JitterMs, JitterRetries: sum.JitterRetries})
 	} else {
-		fmt.Fprintln(out, auditSummaryLine(prof.Name, settings, 1, sum.RPC))
-		verdict := "clean"
-		if sum.Wire.Findings > 0 {
-			verdict = plural(sum.Wire.Findings, "finding")
-		}
+		fmt.Fprintln(w.out, auditSummaryLine(prof.Name, settings, 1, sum.RPC))
 		jitter := ""
 		if sum.JitterMs > 0 {
 			jitter = fmt.Sprintf("; slack widened by %s ms, the lateness of %s", strconv.FormatFloat(sum.JitterMs, 'f', 1, 64), plural(sum.JitterRetries, "session retry"))
 		}
-		fmt.Fprintf(out, "audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s over %s; provider layer %s%s)\n",
-			verdict, termsafe.Text(wireName), plural(sum.Wire.Lines, "line"), plural(sum.Wire.Events, "request"), sum.Wire.Skipped, sum.Wire.Bad,
+		fmt.Fprintf(w.out, "audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s over %s; provider layer %s%s)\n",
+			auditVerdict(sum.Wire.Findings), termsafe.Text(wireName), plural(sum.Wire.Lines, "line"), plural(sum.Wire.Events, "request"), sum.Wire.Skipped, sum.Wire.Bad,
 			plural(sum.Wire.Chains, "call"), plural(sum.Wire.Retries, "retry"), plural(sum.Attempts, "session attempt"), prof.Layer, jitter)
 	}
-	return auditExit(out, stderr, false, sum.RPC.Findings+sum.Wire.Findings)
+	return w.exit(false, sum.RPC.Findings+sum.Wire.Findings)
 }

@@ -109,11 +109,18 @@ func sourceRoot() (string, error) {
 }
 
 // companion is a command of the table that another program runs when
-// it is not linked into this one.
+// it is not linked into this one: the command's options are a linker,
+// which says whether it is.
 type companion struct {
-	name   string      // the program: retrysim-proxy
-	linked func() bool // whether this program runs the command itself
-	why    string      // why it is apart: "so that retrysim links no HTTP server"
+	name string // the program: retrysim-proxy
+	why  string // why it is apart: "so that retrysim links no HTTP server"
+}
+
+// linker is the options of a command with a companion: link takes what
+// the program links (Main's options) before run, and reports whether the
+// command runs in this program.
+type linker interface {
+	link(p *program) bool
 }
 
 // run runs the companion program as "NAME COMMAND ARGS..." with this

@@ -19,6 +19,7 @@ import (
 	"github.com/cheggaaa/pb/v3"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/term"
 )
@@ -93,14 +94,14 @@ arguments or files.`,
 // those of the output.
 type fleetOptions struct {
 	fs           *flag.FlagSet
-	keys         *fleet.Overlay
+	keys         *fleetspec.Overlay
 	shard, out   givenString
 	plot         givenString
 	json, legend bool
 }
 
 func fleetFlags(fs *flag.FlagSet) runner {
-	o := &fleetOptions{fs: fs, keys: fleet.NewOverlay(fs)}
+	o := &fleetOptions{fs: fs, keys: fleetspec.NewOverlay(fs)}
 	fs.Var(&o.shard, "shard", "run shard `I/N` of the sweep (I from 0 to N-1: the runs k with k mod N = I) and print its partial result for 'retrysim fleet merge'; needs --json; index/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's) or $SLURM_ARRAY_TASK_ID (a Slurm job array's), index takes N from $SLURM_ARRAY_TASK_COUNT too")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.Var(&o.out, "out", "write the output to `FILE` (created or replaced whole, by a rename) instead of stdout")
@@ -131,12 +132,12 @@ func (o *fleetOptions) run(args []string, stdout, stderr io.Writer) int {
 	if !o.checkLegend(c, stderr) || !o.checkOut(c, stderr) {
 		return exitUsage
 	}
-	var specs []*fleet.Spec
+	var specs []*fleetspec.Spec
 	if len(args) == 0 {
-		specs = append(specs, fleet.NewSpec(fleet.Default(1000))) // --sessions' default
+		specs = append(specs, fleetspec.NewSpec(fleetspec.Default(1000))) // --sessions' default
 	}
 	for _, path := range args {
-		spec, err := fleet.Load(path)
+		spec, err := fleetspec.Load(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "retrysim fleet: %s\n", termsafe.Text(err.Error()))
 			return exitUsage

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -11,29 +10,33 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/internal/exetest"
 )
 
-// companionBuilds are the companion commands built once per test binary
-// (companionOnPath); TestMain removes their directory.
+// companionBuilds are the companion commands, linked once and kept by
+// the go command's build cache (internal/exetest), each linked into one
+// directory per test binary (companionOnPath); TestMain removes it.
 var companionBuilds struct {
 	mu    sync.Mutex
 	dir   string
 	built map[string]error
 }
 
-// companionOnPath builds cmd/NAME (retrysim-plot, retrysim-proxy) into a
-// temporary directory (the first call builds both companions) and puts that directory first on
-// $PATH for the test.
+// companionOnPath links cmd/NAME (retrysim-plot, retrysim-proxy), as the
+// go command keeps it in its build cache, into a temporary directory (the
+// first call makes both) and puts that directory first on $PATH for the
+// test.
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not installed:", err)
 	}
 	b := &companionBuilds
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.dir == "" {
+		var err error
 		if b.dir, err = os.MkdirTemp("", "retrysim-companions-"); err != nil {
 			t.Fatal(err)
 		}
@@ -41,21 +44,26 @@ func companionOnPath(t *testing.T, name string) string {
 	}
 	err, done := b.built[name]
 	if !done {
-		// both companions in one go build, which links them at once
 		names := []string{plotCommand, proxyCommand}
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
-		args := []string{"build", "-o", b.dir}
-		for _, n := range names {
-			args = append(args, "github.com/ohmypi/retryfsm/cmd/"+n)
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, n := range names {
+			wg.Go(func() {
+				path, err := exetest.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
+				if err == nil {
+					err = os.Symlink(path, filepath.Join(b.dir, n))
+				}
+				errs[i] = err
+			})
 		}
-		if out, e := exec.Command(goCmd, args...).CombinedOutput(); e != nil {
-			err = fmt.Errorf("%v\n%s", e, out)
+		wg.Wait()
+		for i, n := range names {
+			b.built[n] = errs[i]
 		}
-		for _, n := range names {
-			b.built[n] = err
-		}
+		err = b.built[name]
 	}
 	if err != nil {
 		t.Fatalf("building %s: %v", name, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/creack/pty"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/screentest"
 )
 
@@ -235,7 +235,7 @@ func TestFleetUsageErrors(t *testing.T) {
 // checks that its help names it), with the same help and default.
 func TestFleetEveryFlagHasAKey(t *testing.T) {
 	keys := flag.NewFlagSet("keys", flag.ContinueOnError)
-	fleet.NewOverlay(keys)
+	fleetspec.NewOverlay(keys)
 	fs := newFlagSet(lookup("fleet"), &strings.Builder{})
 	n := 0
 	fs.VisitAll(func(f *flag.Flag) {
@@ -248,7 +248,7 @@ func TestFleetEveryFlagHasAKey(t *testing.T) {
 			t.Errorf("flag --%s is not the key table's: %+v", f.Name, k)
 		}
 	})
-	if m := len(fleet.FileKeys) - 2; n < m { // every key but name and description has a flag
+	if m := len(fleetspec.FileKeys) - 2; n < m { // every key but name and description has a flag
 		t.Errorf("%d flags set keys, fewer than the %d keys with one", n, m)
 	}
 }

@@ -79,14 +79,36 @@ func lookup(name string) *command {
 }
 
 // Main runs the retrysim command line args (without the program name),
-// writing to stdout and stderr, and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return realMain(args, stdout, stderr)
+// writing to stdout and stderr, and returns the exit code. The options
+// say what the program links beyond the CLI (WithProxy); retrysim gives
+// none.
+func Main(args []string, stdout, stderr io.Writer, opts ...Option) int {
+	var p program
+	for _, o := range opts {
+		o(&p)
+	}
+	return p.main(args, stdout, stderr)
 }
 
-// realMain runs the command line args (without the program name) and
-// returns the exit code.
+// Option is an option of Main.
+type Option func(*program)
+
+// program is what a program running the CLI links beyond it (Main's
+// options): the commands that have a companion run in the program when
+// it links them.
+type program struct {
+	proxy ProxyServer // the proxy command's server (WithProxy)
+}
+
+// realMain runs the command line args (without the program name) in a
+// program that links nothing more, and returns the exit code.
 func realMain(args []string, stdout, stderr io.Writer) int {
+	return (&program{}).main(args, stdout, stderr)
+}
+
+// main runs the command line args (without the program name) and
+// returns the exit code.
+func (p *program) main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		printTopUsage(stderr)
 		return exitUsage
@@ -96,7 +118,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		printTopUsage(stdout)
 		return exitOK
 	case "-version", "--version":
-		return runCommand(lookup("version"), args[1:], stdout, stderr)
+		return p.runCommand(lookup("version"), args[1:], stdout, stderr)
 	default:
 		if strings.HasPrefix(name, "-") {
 			flagName, _, _ := strings.Cut(strings.TrimLeft(name, "-"), "=")
@@ -111,7 +133,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "Run 'retrysim --help' for the commands.")
 			return exitUsage
 		}
-		return runCommand(c, args[1:], stdout, stderr)
+		return p.runCommand(c, args[1:], stdout, stderr)
 	}
 }
 
@@ -311,7 +333,7 @@ func usageError(c *command, stderr io.Writer, format string, a ...any) int {
 // runCommand parses c's flags, which may come before, between or after
 // the positional arguments ("--" ends the flags), and runs it, its errors
 // prefixed "retrysim NAME: " (an unknown flag with the closest ones).
-func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
+func (p *program) runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 	stderr = commandOutput{Writer: stderr, name: c.name}
 	fs := newFlagSet(c, stderr)
 	fs.SetOutput(io.Discard) // its errors are reported below
@@ -337,8 +359,10 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: %s\nRun 'retrysim %s --help' for details.\n", synopsis(c, fs), c.name)
 		return exitUsage
 	}
-	if c.companion != nil && !c.companion.linked() {
-		return c.companion.run(c, args, stdout, stderr)
+	if c.companion != nil {
+		if l, ok := fs.opts.(linker); !ok || !l.link(p) {
+			return c.companion.run(c, args, stdout, stderr)
+		}
 	}
 	return fs.opts.run(pos, stdout, stderr)
 }

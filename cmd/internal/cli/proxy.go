@@ -19,11 +19,19 @@ const defaultProxyListen = "127.0.0.1:8787"
 // when it is stopped.
 const ProxyShutdown = 5 * time.Second
 
-// ProxyServer serves "retrysim proxy" once its command line is checked:
-// cmd/retrysim-proxy sets it (from an init function) to the HTTP server of
-// package proxy. retrysim leaves it nil, links no HTTP stack, and runs
-// its proxy command by running retrysim-proxy (SPEC.md §18.4).
-var ProxyServer func(ctx context.Context, run *ProxyRun) int
+// ProxyServer serves "retrysim proxy" once its command line is checked,
+// until ctx is done, and returns the exit code. cmd/retrysim-proxy passes
+// the HTTP server of package proxy to Main (WithProxy); retrysim passes
+// none, links no HTTP stack, and runs its proxy command by running
+// retrysim-proxy (SPEC.md §18.4).
+type ProxyServer func(ctx context.Context, run *ProxyRun) int
+
+// WithProxy is the option of Main that links serve in as the proxy
+// command's server: the command serves in this program, and no companion
+// is looked for.
+func WithProxy(serve ProxyServer) Option {
+	return func(p *program) { p.proxy = serve }
+}
 
 // ProxyRun is one run of "retrysim proxy", its flags parsed and checked,
 // for ProxyServer, which reports through it in the CLI's style.
@@ -54,13 +62,21 @@ func (r *ProxyRun) Errorf(format string, a ...any) { errorf(r.Stderr, format, a.
 type proxyOptions struct {
 	listen, upstream, log string
 	maxBody               int64
+	server                ProxyServer // the program's (link), nil when not linked
+}
+
+// link takes the program's proxy server: the command runs in this
+// program when it has one, else in its companion.
+func (o *proxyOptions) link(p *program) bool {
+	o.server = p.proxy
+	return o.server != nil
 }
 
 func init() {
 	register(&command{
 		name:      "proxy",
 		args:      "[SCRIPT]",
-		companion: &companion{name: proxyCommand, linked: func() bool { return ProxyServer != nil }, why: "so that retrysim links no HTTP server"},
+		companion: &companion{name: proxyCommand, why: "so that retrysim links no HTTP server"},
 		short:     "serve the Anthropic and OpenAI APIs from a script, with wire faults, and log each request for audit --wire",
 		long: `Serves POST /v1/messages (Anthropic) and /v1/chat/completions and /v1/responses
 (OpenAI), JSON and server-sent events, answering each request from SCRIPT: a
@@ -121,7 +137,7 @@ func (o *proxyOptions) run(args []string, stdout, stderr io.Writer) int {
 	return o.serve(ctx, args, stdout, stderr, nil)
 }
 
-// serve checks the command line and runs ProxyServer until ctx is done;
+// serve checks the command line and runs the linked server until ctx is done;
 // ready, if not nil, is called with the address it listens on.
 func (o *proxyOptions) serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
 	c := lookup("proxy")
@@ -146,10 +162,10 @@ func (o *proxyOptions) serve(ctx context.Context, args []string, stdout, stderr 
 		defer f.Close()
 		run.Log = f
 	}
-	if ProxyServer == nil {
+	if o.server == nil {
 		// runCommand runs the companion instead: not reached.
 		errorf(stderr, "%s is not linked into this program", proxyCommand)
 		return exitFail
 	}
-	return ProxyServer(ctx, run)
+	return o.server(ctx, run)
 }

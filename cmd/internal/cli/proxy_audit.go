@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/audit"
-	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 )
 
@@ -119,56 +115,16 @@ func (o *auditOptions) auditWire(a *audit.Auditor, profile string, settings bool
 	if !ok {
 		return exitUsage
 	}
-	asJSON := o.json
-	out := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	w := newAuditOutput(stdout, stderr, o.json)
 	var total audit.WireSummary
-	readFailed := false
-	logs := 0 // the logs opened and read (in part, after a read error)
-	for _, path := range args {
-		name := logName(path)
-		report := findingPrinter(out, enc, asJSON, name)
-		sum, opened, err := auditWirePath(a, path, stdin, opt, report)
-		if opened {
-			total.Add(sum)
-			logs++
-		}
-		if err != nil {
-			_ = out.Flush()
-			fmt.Fprintf(stderr, "retrysim audit: %s: %s\n", termsafe.Text(name), termsafe.Text(err.Error()))
-			readFailed = true
-		}
-	}
-	// as the RPC audit: the summary counts the logs read; with none read
-	// there is nothing to sum up (a missing log is not "clean")
-	switch {
-	case logs == 0:
-	case asJSON:
-		_ = enc.Encode(auditWireJSONSummary{Type: "summary", Profile: profile, Logs: logs, WireSummary: total})
-	default:
-		fmt.Fprintln(out, auditWireSummaryLine(profile, settings, logs, total))
-	}
-	return auditExit(out, stderr, readFailed, total.Findings)
-}
-
-// auditWirePath audits the wire log at path ("-": stdin); opened reports
-// whether it was read at all (not when it could not be opened).
-func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.WireOptions, report func(audit.Finding)) (sum audit.WireSummary, opened bool, err error) {
-	if path == "-" {
-		sum, err = a.AuditWire(stdin, opt, report)
-		return sum, true, err
-	}
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return audit.WireSummary{}, false, fmt.Errorf("is a directory (give log files)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return audit.WireSummary{}, false, err
-	}
-	defer f.Close()
-	sum, err = a.AuditWire(f, opt, report)
-	return sum, true, err
+	logs, readFailed := w.each(args, stdin, func(r io.Reader, report func(audit.Finding)) error {
+		sum, err := a.AuditWire(r, opt, report)
+		total.Add(sum)
+		return err
+	})
+	w.summary(logs, auditWireJSONSummary{Type: "summary", Profile: profile, Logs: logs, WireSummary: total},
+		func() string { return auditWireSummaryLine(profile, settings, logs, total) })
+	return w.exit(readFailed, total.Findings)
 }
 
 // auditWireSummaryLine is the text output's last line, e.g. "audit --wire:
@@ -176,14 +132,8 @@ func auditWirePath(a *audit.Auditor, path string, stdin io.Reader, opt audit.Wir
 // profile anthropic-sdk-go); best fit: anthropic-sdk, anthropic-sdk-go (0
 // findings)".
 func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireSummary) string {
-	verdict := "clean"
-	if s.Findings > 0 {
-		verdict = plural(s.Findings, "finding")
-	}
-	policyName := "profile " + profile
-	if settings {
-		policyName += " with --settings"
-	} else if p, err := policy.ProfileByName(profile); err == nil && p.Layer != "" {
+	policyName := auditPolicyName(profile, settings)
+	if p, err := policy.ProfileByName(profile); err == nil && p.Layer != "" && !settings {
 		policyName += ", its provider layer " + p.Layer + " on the wire"
 	}
 	best := "none"
@@ -201,7 +151,7 @@ func auditWireSummaryLine(profile string, settings bool, logs int, s audit.WireS
 		best += ")"
 	}
 	line := fmt.Sprintf("audit --wire: %s in %s (%s: %s, %d skipped, %d bad; %s, %s; %s); best fit: %s",
-		verdict, plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
+		auditVerdict(s.Findings), plural(logs, "log"), plural(s.Lines, "line"), plural(s.Events, "request"), s.Skipped, s.Bad,
 		plural(s.Chains, "call"), plural(s.Retries, "retry"), policyName, best)
 	if s.Ambiguous > 0 {
 		// no retry count: after an answer the profile does not retry, a

@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -78,6 +80,29 @@ func TestProxyCompanionMissing(t *testing.T) {
 	code, _, errOut = runMain(t, "proxy", "--max-body", "x")
 	if code != exitUsage || !strings.Contains(errOut, `--max-body: "x" is not an integer`) || strings.Contains(errOut, "retrysim-proxy") {
 		t.Errorf("a flag error: exit %d, %q; want 2 from retrysim itself", code, errOut)
+	}
+}
+
+// TestMainWithProxy: the proxy's server is a value given to Main
+// (WithProxy), not a package variable: with it the command serves in this
+// program (its run checked and handed over, no companion looked for);
+// without it, in the same process, the command is the companion's.
+func TestMainWithProxy(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no retrysim-proxy to run, nor go to build one
+	var got *ProxyRun
+	served := func(ctx context.Context, run *ProxyRun) int {
+		got = run
+		return 3
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"proxy", "--listen", "127.0.0.1:9", "--max-body", "7", "s.yaml"}, &out, &errOut, WithProxy(served))
+	if code != 3 || got == nil || got.Script != "s.yaml" || got.Listen != "127.0.0.1:9" || got.MaxBody != 7 || got.Log != &out {
+		t.Errorf("with WithProxy: exit %d, run %+v, stderr %q; want 3 from the server given, its run from the flags", code, got, errOut.String())
+	}
+	got, errOut = nil, bytes.Buffer{}
+	code = Main([]string{"proxy", "--listen", "127.0.0.1:9", "s.yaml"}, &out, &errOut)
+	if code != exitUsage || got != nil || !strings.Contains(errOut.String(), "go install ./cmd/retrysim-proxy") {
+		t.Errorf("without: exit %d, served %v, stderr %q; want 2 asking for retrysim-proxy", code, got != nil, errOut.String())
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/rpc"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -154,7 +154,7 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 		return code
 	}
 	if o.settings != "" {
-		s, err := fleet.ReadSettings(o.settings)
+		s, err := fleetspec.ReadSettings(o.settings)
 		if err != nil {
 			return usageError(c, stderr, "--settings: %s", termsafe.Text(err.Error()))
 		}

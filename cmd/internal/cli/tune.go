@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ohmypi/retryfsm/fleet"
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/tune"
@@ -144,7 +145,7 @@ func (o *tuneOptions) run(args []string, stdout, stderr io.Writer) int {
 		}
 		opt.Base = &p.Settings
 	}
-	spec, err := fleet.Load(args[0])
+	spec, err := fleetspec.Load(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "retrysim tune: %s\n", termsafe.Text(err.Error()))
 		return exitUsage

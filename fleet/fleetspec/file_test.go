@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"reflect"

@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"errors"
@@ -49,14 +49,16 @@ const (
 	KindUsageLimit      // "usage_limit": a usage limit with a retry-after
 	Kind429             // "429": rate limited (the over-capacity answer)
 	KindOverflow        // "overflow": the context window is exceeded
-	numKinds
+	// NumKinds is the number of kinds, KindNone included (an array by
+	// kind has NumKinds elements).
+	NumKinds
 )
 
-var kindNames = [numKinds]string{"", "529", "503", "500", "network", "usage_limit", "429", "overflow"}
+var kindNames = [NumKinds]string{"", "529", "503", "500", "network", "usage_limit", "429", "overflow"}
 
 // String returns the kind's name in flags and files ("529", "usage_limit", ...).
 func (k Kind) String() string {
-	if k < numKinds {
+	if k < NumKinds {
 		return kindNames[k]
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
@@ -298,8 +300,9 @@ func Default(sessions int) Config {
 	}
 }
 
-// normalized fills the zero values that stand for a default.
-func (c Config) normalized() Config {
+// Normalized is c with its zero values that stand for a default filled
+// in (what Validate checks and a run runs).
+func (c Config) Normalized() Config {
 	if c.Prompts == 0 {
 		c.Prompts = 1
 	}
@@ -375,7 +378,7 @@ func checkProb(field string, p float64) error {
 // Validate checks c; the error is a *FieldError naming the key at fault
 // and what is allowed.
 func (c Config) Validate() error {
-	c = c.normalized()
+	c = c.Normalized()
 	if c.Settings != nil {
 		if err := c.Settings.Validate(); err != nil {
 			return fieldErr("settings", "%v", err)

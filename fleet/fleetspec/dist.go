@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"errors"
@@ -192,19 +192,19 @@ func (d Dist) Mean() float64 {
 // nothing; float64s are drawn exactly as rand.Rand.Float64 draws them (the
 // simulator's jitter draws, which the tests compare).
 
-// float01 is rand.Rand.Float64 of a Rand over p: a uniform draw in [0, 1).
-func float01(p *rand.PCG) float64 { return float64(p.Uint64()<<11>>11) / (1 << 53) }
+// Float01 is rand.Rand.Float64 of a Rand over p: a uniform draw in [0, 1).
+func Float01(p *rand.PCG) float64 { return float64(p.Uint64()<<11>>11) / (1 << 53) }
 
-// duration draws a duration from d (at least min).
-func (d *Dist) duration(p *rand.PCG, min time.Duration) time.Duration {
+// DrawDuration draws a duration from d (at least min).
+func (d *Dist) DrawDuration(p *rand.PCG, min time.Duration) time.Duration {
 	var v float64
 	switch d.Kind {
 	case DistFixed:
 		v = d.A
 	case DistUniform:
-		v = d.A + (d.B-d.A)*float01(p)
+		v = d.A + (d.B-d.A)*Float01(p)
 	case DistExp:
-		v = -d.A * math.Log(1-float01(p))
+		v = -d.A * math.Log(1-Float01(p))
 	case DistLogNormal:
 		v = d.A * math.Exp(d.B*normal(p))
 	}
@@ -218,16 +218,16 @@ func (d *Dist) duration(p *rand.PCG, min time.Duration) time.Duration {
 	return r
 }
 
-// count draws a count from d (at least 1).
-func (d *Dist) count(p *rand.PCG) int {
+// DrawCount draws a count from d (at least 1).
+func (d *Dist) DrawCount(p *rand.PCG) int {
 	switch d.Kind {
 	case DistUniform:
-		return int(d.A) + int(float01(p)*(d.B-d.A+1))
+		return int(d.A) + int(Float01(p)*(d.B-d.A+1))
 	case DistGeometric:
 		if d.A <= 1 {
 			return 1
 		}
-		n := 1 + math.Floor(math.Log(1-float01(p))/math.Log(1-1/d.A))
+		n := 1 + math.Floor(math.Log(1-Float01(p))/math.Log(1-1/d.A))
 		return int(min(n, MaxCalls))
 	}
 	return int(d.A)
@@ -235,7 +235,7 @@ func (d *Dist) count(p *rand.PCG) int {
 
 // normal is a standard normal draw (Box–Muller, two uniform draws).
 func normal(p *rand.PCG) float64 {
-	u1 := 1 - float01(p) // in (0, 1]
-	u2 := float01(p)
+	u1 := 1 - Float01(p) // in (0, 1]
+	u2 := Float01(p)
 	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 }

@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"flag"
@@ -38,7 +38,7 @@ func specKeyTable() string {
 // TestSpecKeyTable: SPEC.md's table of a fleet file's keys is the key
 // table's (one row per key, in order).
 func TestSpecKeyTable(t *testing.T) {
-	data, err := os.ReadFile("../SPEC.md")
+	data, err := os.ReadFile("../../SPEC.md")
 	if err != nil {
 		t.Fatal(err)
 	}

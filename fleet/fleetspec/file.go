@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ type Spec struct {
 
 // NewSpec is the spec of c alone: its mix and its seed.
 func NewSpec(c Config) *Spec {
-	c = c.normalized()
+	c = c.Normalized()
 	return &Spec{Config: c, Mixes: []Mix{c.Profiles}, SeedFrom: c.Seed, SeedTo: c.Seed}
 }
 
@@ -44,6 +44,24 @@ func (s *Spec) Configs() []Config {
 		}
 	}
 	return out
+}
+
+// Validate checks every run of the spec as Config.Validate does, in the
+// order of Configs, without expanding the seeds: a mix's runs differ in
+// their seed only, valid from the first one on. The error is the first
+// invalid run's.
+func (s *Spec) Validate() error {
+	if s.SeedFrom < 1 || s.SeedTo < s.SeedFrom {
+		return nil // no run (as Configs)
+	}
+	for _, m := range s.Mixes {
+		c := s.Config
+		c.Profiles, c.Seed = m, s.SeedFrom
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MaxFileSize is the largest fleet file read, in bytes.
@@ -139,7 +157,7 @@ func (p *fileParser) parse(data []byte) *Spec {
 	if len(spec.Mixes) > 0 {
 		c.Profiles = spec.Mixes[0]
 	}
-	c = c.normalized()
+	c = c.Normalized()
 	if len(spec.Mixes) == 0 {
 		spec.Mixes = []Mix{c.Profiles}
 	}

@@ -1,4 +1,4 @@
-package fleet
+package fleetspec
 
 import (
 	"math/rand/v2"
@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/provider"
-	"github.com/ohmypi/retryfsm/session"
 )
 
 // The provider's answers as the agent sees them (SPEC.md §15.2;
@@ -198,7 +196,7 @@ func (p *Provider) Request(now time.Duration, pr *Prompt, rng *rand.PCG) (a Answ
 		return p.errorAnswer(pe.Kind), true, false
 	}
 	if p.errSum > 0 {
-		u := float01(rng)
+		u := Float01(rng)
 		for _, e := range p.errors {
 			if u < e.P {
 				return p.errorAnswer(e.Kind), true, false
@@ -250,81 +248,3 @@ func (p *Provider) errorAnswer(k Kind) Answer {
 
 // ceilSeconds is d in whole seconds, rounded up.
 func ceilSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
-
-// catalog classifies answers once per classifier: an answer's message is a
-// function of the answer alone (no time-relative hint), so its Outcome is
-// too, and the simulation looks it up instead of running the classifier's
-// regular expressions on every call.
-type catalog struct {
-	cls     []*classify.Classifier
-	entries map[Answer]*catalogEntry
-	// plain holds the answers without a retry-after (by kind, and tool
-	// for a success), looked up without hashing; plainOut their outcomes
-	// once classified, at (2×kind+tool)×len(cls)+classifier.
-	plain    [2 * numKinds]*catalogEntry
-	plainOut []*classify.Outcome
-	epoch    time.Time
-}
-
-type catalogEntry struct {
-	msg  policy.AssistantMessage
-	out  []classify.Outcome
-	done []bool
-}
-
-func newCatalog(cls []*classify.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[Answer]*catalogEntry, 64), plainOut: make([]*classify.Outcome, 2*int(numKinds)*len(cls)),
-		epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
-}
-
-// plainIndex is a's index in plain, or -1 for an answer with a
-// retry-after.
-func plainIndex(a *Answer) int {
-	if a.RetryAfter != 0 || a.Hint != "" {
-		return -1
-	}
-	i := 2 * int(a.Kind)
-	if a.Tool {
-		i++
-	}
-	return i
-}
-
-// entry is a's entry, made on first use.
-func (c *catalog) entry(a Answer) *catalogEntry {
-	var slot **catalogEntry
-	if i := plainIndex(&a); i >= 0 {
-		slot = &c.plain[i]
-		if *slot != nil {
-			return *slot
-		}
-	}
-	e := c.entries[a]
-	if e == nil {
-		e = &catalogEntry{msg: a.Message(), out: make([]classify.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
-		c.entries[a] = e
-	}
-	if slot != nil {
-		*slot = e
-	}
-	return e
-}
-
-// outcome is a classified by classifier i.
-func (c *catalog) outcome(a *Answer, i int) *classify.Outcome {
-	p := plainIndex(a)
-	if p >= 0 {
-		if o := c.plainOut[p*len(c.cls)+i]; o != nil {
-			return o
-		}
-	}
-	e := c.entry(*a)
-	if !e.done[i] {
-		e.out[i] = c.cls[i].Reply(e.msg, session.DefaultContextWindow, c.epoch)
-		e.done[i] = true
-	}
-	if p >= 0 {
-		c.plainOut[p*len(c.cls)+i] = &e.out[i]
-	}
-	return &e.out[i]
-}

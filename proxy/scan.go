@@ -1,0 +1,277 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// rawRequest is what parseRequest reads of a body, before its checks:
+// the model, stream, and the first tool's two names.
+type rawRequest struct {
+	Model  string     `json:"model"`
+	Stream bool       `json:"stream"`
+	Tools  []toolName `json:"tools"`
+}
+
+// scanner is a pooled token scanner over one body.
+type scanner struct {
+	dec  jsontext.Decoder
+	buf  bytes.Buffer // the body, read in place
+	name []byte       // an escaped name, unescaped
+	bad  bool         // a name could not be read
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// allowDuplicates: a name given twice is read twice, the later winning,
+// as json.Unmarshal reads it.
+var allowDuplicates = jsontext.AllowDuplicateNames(true)
+
+// The names read, matched in any case (bytes.EqualFold), as
+// json.Unmarshal matches a field's name.
+var (
+	modelName    = []byte("model")
+	streamName   = []byte("stream")
+	toolsName    = []byte("tools")
+	nameName     = []byte("name")
+	functionName = []byte("function")
+)
+
+// scanRequest reads what parseRequest needs of body with jsontext's token
+// scanner: no reflection, the whole body checked, the model its one
+// allocation. It reads as json.Unmarshal reads into rawRequest (names
+// matched in any case, a later one winning, null leaving a field as it
+// is, null or [] emptying tools, a later tools array's first element
+// read over the earlier's); ok is false for anything else (a syntax
+// error, invalid UTF-8, a field of another kind, not an object), which
+// json.Unmarshal then reads, for its error. FuzzParseRequest holds the
+// two equal.
+func scanRequest(body []byte) (raw rawRequest, ok bool) {
+	s := scanners.Get().(*scanner)
+	defer func() {
+		s.buf = bytes.Buffer{}
+		s.dec.Reset(&s.buf) // the pool holds no body
+		scanners.Put(s)
+	}()
+	s.buf = *bytes.NewBuffer(body)
+	s.dec.Reset(&s.buf, allowDuplicates)
+	s.bad = false
+	var first toolName // tools[0], when tools has one
+	var tools bool
+	if s.dec.PeekKind() != '{' || !s.open() {
+		return raw, false
+	}
+	for {
+		name, more := s.next()
+		if !more {
+			break
+		}
+		switch {
+		case bytes.EqualFold(name, modelName):
+			ok = s.str(&raw.Model)
+		case bytes.EqualFold(name, streamName):
+			ok = s.bool(&raw.Stream)
+		case bytes.EqualFold(name, toolsName):
+			ok = s.tools(&first, &tools)
+		default:
+			ok = s.dec.SkipValue() == nil
+		}
+		if !ok {
+			return raw, false
+		}
+	}
+	if !s.close() {
+		return raw, false
+	}
+	if _, err := s.dec.ReadToken(); err != io.EOF {
+		return raw, false // something after the object
+	}
+	if tools {
+		raw.Tools = []toolName{first}
+	}
+	return raw, true
+}
+
+// tools reads the tools array (or null: none) over *first, its first
+// element when *has.
+func (s *scanner) tools(first *toolName, has *bool) bool {
+	switch s.dec.PeekKind() {
+	case 'n':
+		*first, *has = toolName{}, false
+		return s.null()
+	case '[':
+	default:
+		return false
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return false
+	}
+	t := *first // a later array's first element is read over the earlier's
+	if !*has {
+		t = toolName{}
+	}
+	n := 0
+	for ; s.dec.PeekKind() != ']'; n++ {
+		if n == 0 {
+			if !s.tool(&t) {
+				return false
+			}
+			continue
+		}
+		var rest toolName
+		if !s.tool(&rest) {
+			return false
+		}
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return false
+	}
+	*first, *has = t, n > 0
+	if n == 0 {
+		*first = toolName{}
+	}
+	return true
+}
+
+// tool reads a tools element over t: an object with name and
+// function.name, or null (t as it was).
+func (s *scanner) tool(t *toolName) bool {
+	switch s.dec.PeekKind() {
+	case 'n':
+		return s.null()
+	case '{':
+	default:
+		return false
+	}
+	if !s.open() {
+		return false
+	}
+	for {
+		name, more := s.next()
+		if !more {
+			return s.close()
+		}
+		ok := false
+		switch {
+		case bytes.EqualFold(name, nameName):
+			ok = s.str(&t.Name)
+		case bytes.EqualFold(name, functionName):
+			ok = s.function(t)
+		default:
+			ok = s.dec.SkipValue() == nil
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// function reads a tool's function (its name) over t, or null.
+func (s *scanner) function(t *toolName) bool {
+	switch s.dec.PeekKind() {
+	case 'n':
+		return s.null()
+	case '{':
+	default:
+		return false
+	}
+	if !s.open() {
+		return false
+	}
+	for {
+		name, more := s.next()
+		if !more {
+			return s.close()
+		}
+		ok := false
+		if bytes.EqualFold(name, nameName) {
+			ok = s.str(&t.Function.Name)
+		} else {
+			ok = s.dec.SkipValue() == nil
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// open reads an object's '{'.
+func (s *scanner) open() bool {
+	tok, err := s.dec.ReadToken()
+	return err == nil && tok.Kind() == '{'
+}
+
+// next reads the object's next name (unescaped; valid until the next
+// read), or reports its end (more false), which close then reads. An
+// error is reported as the end, and close fails.
+func (s *scanner) next() (name []byte, more bool) {
+	if s.dec.PeekKind() == '}' {
+		return nil, false
+	}
+	v, err := s.dec.ReadValue()
+	if err != nil || len(v) < 2 || v[0] != '"' {
+		s.bad = true
+		return nil, false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1], true
+	}
+	if s.name, err = jsontext.AppendUnquote(s.name[:0], v); err != nil {
+		s.bad = true
+		return nil, false
+	}
+	return s.name, true
+}
+
+// close reads an object's '}' (false when a name could not be read).
+func (s *scanner) close() bool {
+	if s.bad {
+		return false
+	}
+	tok, err := s.dec.ReadToken()
+	return err == nil && tok.Kind() == '}'
+}
+
+// str reads a string into *v, or null (*v as it was).
+func (s *scanner) str(v *string) bool {
+	switch s.dec.PeekKind() {
+	case 'n':
+		return s.null()
+	case '"':
+	default:
+		return false
+	}
+	raw, err := s.dec.ReadValue()
+	if err != nil {
+		return false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		*v = string(raw[1 : len(raw)-1])
+		return true
+	}
+	b, err := jsontext.AppendUnquote(nil, raw)
+	*v = string(b)
+	return err == nil
+}
+
+// bool reads true or false into *v, or null (*v as it was).
+func (s *scanner) bool(v *bool) bool {
+	switch s.dec.PeekKind() {
+	case 't', 'f':
+		tok, err := s.dec.ReadToken()
+		*v = tok.Kind() == 't'
+		return err == nil
+	case 'n':
+		return s.null()
+	}
+	return false
+}
+
+// null reads a null.
+func (s *scanner) null() bool {
+	tok, err := s.dec.ReadToken()
+	return err == nil && tok.Kind() == 'n'
+}

@@ -1,0 +1,74 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// scanSeeds are bodies where json.Unmarshal's reading is easy to get
+// wrong: names in another case or escaped, null, a name given twice,
+// tools given twice, invalid UTF-8 and surrogates, trailing bytes, kinds
+// other than the field's, nesting at encoding/json's depth limit.
+var scanSeeds = []string{
+	`{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"m","stream":true,"tools":[{"name":"t"}]}`,
+	`{"model":"a","Model":"b"}`, `{"MODEL":"x","STREAM":true}`, "{\"\u017ftream\":true,\"tool\u017f\":[{\"name\":\"t\"}]}",
+	`{"mod\u0065l":"x","model":"y"}`, `{"model":null}`, `{"model":"a","model":null}`, `{"stream":true,"stream":null}`,
+	`{"tools":null}`, `{"tools":[]}`, `{"tools":[null]}`, `{"tools":[{"name":"a"}],"tools":[{"function":{"name":"f"}}]}`,
+	`{"tools":[{"name":"a"},{"name":"b"}],"tools":[{}]}`, `{"tools":[{"name":"a"}],"tools":[]}`, `{"tools":[{"name":"a"}],"tools":[null]}`,
+	`{"tools":[{"name":"a"}],"tools":null,"tools":[{}]}`, `{"Tools":[{"NAME":"t","FUNCTION":{"Name":"f","name":"g"}}]}`,
+	`{"tools":[{"name":1}]}`, `{"tools":[1]}`, `{"tools":[{},{"name":1}]}`, `{"tools":[{"function":null}]}`, `{"tools":[{"function":[]}]}`,
+	`{"tools":[{"function":{"name":null,"x":[1,{"a":2}]}}]}`, `{"tools":{}}`, `{"tools":"x"}`,
+	`{"model":"a"} x`, `{"model":"a"}{}`, " \t\r\n{\"model\":\"a\"}\n ", `{"model":"\ud800"}`, `{"model":"\ud83d\ude00"}`, "{\"model\":\"\xff\"}",
+	"{\"\xff\":1}", `{"model":"a\u0000b\"\\"}`, `{"messages":[[[[]]]],"x":{"y":{"z":[true,false,null,-1.5e+300]}}}`,
+	`{"model":1}`, `{"stream":"yes"}`, `{"stream":0}`, `[]`, `null`, ` null `, ``, `{`, `{"a":1,}`, `{"a" 1}`, `{"a":01}`, `{"model":"x","max_tokens":1e400}`,
+	strings.Repeat("[", 9999) + strings.Repeat("]", 9999), `{"m":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"m":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`, `{"m":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+}
+
+// FuzzParseRequest: what scanRequest reads of a body is what
+// json.Unmarshal reads (the model, stream and the first tool), and it
+// reads no body that json.Unmarshal refuses; a body it leaves is
+// json.Unmarshal's.
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, ok := scanRequest([]byte(body))
+		if !ok {
+			return
+		}
+		var want rawRequest
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("%q: scanned as %+v, json.Unmarshal: %v", body, got, err)
+		}
+		if got.Model != want.Model || got.Stream != want.Stream || len(got.Tools) > 1 || (len(got.Tools) > 0) != (len(want.Tools) > 0) ||
+			len(got.Tools) > 0 && got.Tools[0] != want.Tools[0] {
+			t.Fatalf("%q: scanned %+v, json.Unmarshal %+v", body, got, want)
+		}
+	})
+}
+
+// TestScanRequestReads: the scanner reads the bodies clients send, and
+// the cases above that json.Unmarshal accepts (the fast path is taken),
+// reading the model with one allocation and nothing else.
+func TestScanRequestReads(t *testing.T) {
+	for _, body := range scanSeeds {
+		var want rawRequest
+		werr := json.Unmarshal([]byte(body), &want)
+		_, ok := scanRequest([]byte(body))
+		if werr == nil && !ok && strings.HasPrefix(strings.TrimSpace(body), "{") && !strings.Contains(body, "\\ud800") &&
+			!strings.Contains(body, "\xff") {
+			t.Errorf("%.60q: json.Unmarshal reads it, the scanner does not", body)
+		}
+	}
+	body := []byte(scanSeeds[0])
+	if raceEnabled {
+		return
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 1 {
+		t.Errorf("%v allocations a request, want 1 (the model)", n)
+	}
+}

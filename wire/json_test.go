@@ -1,0 +1,82 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/ohmypi/retryfsm/wire"
+	"pgregory.net/rapid"
+)
+
+// TestAppendJSONIsMarshal: AppendJSON writes json.Marshal's bytes for any
+// record. Every field is drawn by its kind (a field of a kind this test
+// does not know fails it), each left zero half the time (omitempty), so
+// a field added to Record and not to AppendJSON fails here.
+func TestAppendJSONIsMarshal(t *testing.T) {
+	str := func(t *rapid.T, name string) string {
+		if rapid.Bool().Draw(t, name+"?") {
+			return rapid.SampledFrom([]string{"", "request", "POST", "/v1/messages", "a<b>&c", "x\u2028y", "bad\xff", "q\"\\\n"}).Draw(t, name)
+		}
+		return string(rapid.SliceOf(rapid.Byte()).Draw(t, name))
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var r wire.Record
+		v := reflect.ValueOf(&r).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			f, name := v.Field(i), v.Type().Field(i).Name
+			if rapid.Bool().Draw(t, name+" zero") {
+				continue
+			}
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString(str(t, name))
+			case reflect.Int:
+				f.SetInt(int64(rapid.IntRange(-2, 1<<40).Draw(t, name)))
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Float64:
+				x := rapid.Float64().Draw(t, name)
+				if rapid.Bool().Draw(t, name+" bits?") {
+					x = math.Float64frombits(rapid.Uint64().Draw(t, name+" bits"))
+				}
+				f.SetFloat(x)
+			case reflect.Map:
+				m := map[string]string{}
+				for range rapid.IntRange(0, 10).Draw(t, name+" len") {
+					m[str(t, name+" key")] = str(t, name+" value")
+				}
+				f.Set(reflect.ValueOf(m))
+			case reflect.Slice:
+				var s []string
+				for range rapid.IntRange(0, 3).Draw(t, name+" len") {
+					s = append(s, str(t, name+" item"))
+				}
+				f.Set(reflect.ValueOf(s))
+			default:
+				t.Fatalf("field %s of kind %s: teach this test (and AppendJSON) its values", name, f.Kind())
+			}
+		}
+		want, werr := json.Marshal(&r)
+		got, err := r.AppendJSON([]byte("prefix "))
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("error %v, Marshal's %v", err, werr)
+		}
+		if werr == nil && string(got) != "prefix "+string(want) {
+			t.Fatalf("\n got %s\nwant prefix %s", got, want)
+		}
+	})
+}
+
+// TestAppendJSONAllocs: a usual record (a client header, no faults) is
+// encoded into a buffer with room without allocating.
+func TestAppendJSONAllocs(t *testing.T) {
+	r := &wire.Record{Type: "request", Seq: 12, Timestamp: 1.7e12 + 0.123, Method: "POST", Path: "/v1/messages", API: wire.Anthropic,
+		Model: "claude-sonnet-4-5", Client: map[string]string{"user-agent": "Go-http-client/1.1", "x-stainless-retry-count": "0"},
+		Status: 200, HeadersMs: 0.0123, AnswerMs: 0.0234, BytesIn: 90}
+	buf := make([]byte, 0, 1024)
+	if n := testing.AllocsPerRun(100, func() { _, _ = r.AppendJSON(buf[:0]) }); n != 0 {
+		t.Errorf("%v allocations a record", n)
+	}
+}
