@@ -7,6 +7,7 @@ import (
 
 	"github.com/ohmypi/retryfsm/internal/jsonw"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // AppendJSON appends r as one trace line, {"t":N,"type":"NAME",...},
@@ -162,7 +163,7 @@ var (
 		return m
 	}()
 	inputMember = func() (m []string) {
-		for _, in := range policy.Inputs() {
+		for _, in := range retry.Inputs() {
 			m = append(m, string(jsonw.AppendString([]byte(`,"input":`), in.String())))
 		}
 		return m
@@ -170,7 +171,7 @@ var (
 )
 
 // The retry machine's states as a transition's "from" and "to" members,
-// by policy.State.Index; the usual stop reasons (stopReasons) as a
+// by retry.State.Index; the usual stop reasons (stopReasons) as a
 // message_end's start up to its stopReason: each written as one piece.
 var (
 	fromMember, toMember = stateMembers(`,"from":`), stateMembers(`,"to":`)
@@ -189,7 +190,7 @@ const messageKey = `,"message":{"role":"assistant","stopReason":`
 
 // stateMembers is member k of each state, by its Index.
 func stateMembers(k string) []string {
-	states := policy.States()
+	states := retry.States()
 	m := make([]string, len(states))
 	for _, st := range states {
 		m[st.Index()] = string(jsonw.AppendString([]byte(k), string(st)))
@@ -200,7 +201,7 @@ func stateMembers(k string) []string {
 // state appends member k whose value v may be one of the retry machine's
 // states, whose members are in m.
 func state(b []byte, m []string, k, v string) []byte {
-	if i := policy.State(v).Index(); uint(i) < uint(len(m)) {
+	if i := retry.State(v).Index(); uint(i) < uint(len(m)) {
 		return append(b, m[i]...)
 	}
 	return str(b, k, v)

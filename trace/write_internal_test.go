@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/retry"
 )
 
 // TestMembersAreJSON: the members written as one piece are the ones the
@@ -18,7 +18,7 @@ func TestMembersAreJSON(t *testing.T) {
 			t.Errorf("type %d: %s, want %s", ty, got, want)
 		}
 	}
-	for _, st := range policy.States() {
+	for _, st := range retry.States() {
 		if got, want := fromMember[st.Index()], `,"from":"`+string(st)+`"`; got != want {
 			t.Errorf("from %s: %s, want %s", st, got, want)
 		}
@@ -34,7 +34,7 @@ func TestMembersAreJSON(t *testing.T) {
 			t.Errorf("stopReasonIndex(%s) = %d, want %d", sr, stopReasonIndex(sr), i)
 		}
 	}
-	for _, in := range policy.Inputs() {
+	for _, in := range retry.Inputs() {
 		if got, want := inputMember[in], `,"input":"`+in.String()+`"`; got != want {
 			t.Errorf("input %d: %s, want %s", in, got, want)
 		}
