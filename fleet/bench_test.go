@@ -144,9 +144,9 @@ func sweepConfigs(cfgs []fleetspec.Config, opt fleet.Options) (*fleet.Result, er
 func TestSessionsAllocateNothing(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		allocs := func(n int) float64 {
-			cfg := fleet.Default(n)
+			cfg := fleetspec.Default(n)
 			if shared {
-				cfg.Capacity = fleet.Capacity{MaxInFlight: 10_000}
+				cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 			}
 			return testing.AllocsPerRun(3, func() {
 				if _, err := runConfig(cfg, fleet.Options{}); err != nil {
