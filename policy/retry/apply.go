@@ -64,7 +64,7 @@ func (d *Decision) Apply(a Applier) {
 		case StepContinue, StepContinueLater:
 			a.Continue(e.Kind == StepContinueLater)
 		default:
-			panic(fmt.Sprintf("policy: effect %v has no applier method", e.Kind))
+			panic(fmt.Sprintf("retry: effect %v has no applier method", e.Kind))
 		}
 	}
 }
