@@ -337,7 +337,7 @@ func TestClientStdinFull(t *testing.T) {
 	// 16 times a pipe's default buffer; small enough to encode well
 	// within A's deadline even under -race (A must reach the writer).
 	big := strings.Repeat("x", 1<<20)
-	ctxA, cancelA := context.WithTimeout(context.Background(), 2*time.Second)
+	ctxA, cancelA := context.WithTimeout(context.Background(), time.Second)
 	defer cancelA()
 	err = await(t, kill, "a prompt to a process that does not read", func() error {
 		_, err := c.Prompt(ctxA, big)

@@ -248,9 +248,9 @@ turns:
 }
 
 func TestClientRealClockAbortRetry(t *testing.T) {
-	// The one test on the real clock: backoffs of 300, 600, 1200 and 2400 ms.
+	// The one test on the real clock: backoffs of 150, 300, 600 and 1200 ms.
 	scenario := `
-settings: {maxRetries: 5, baseDelayMs: 300}
+settings: {maxRetries: 5, baseDelayMs: 150}
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
   - {stopReason: error, errorMessage: "529 overloaded_error"}
@@ -267,7 +267,7 @@ turns:
 	// Each retried run starts after the sum of the backoffs before it, counted
 	// from the prompt (a lower bound that does not depend on when events are
 	// read).
-	minStart := []time.Duration{0, 300 * time.Millisecond, 900 * time.Millisecond, 2100 * time.Millisecond}
+	minStart := []time.Duration{0, 150 * time.Millisecond, 450 * time.Millisecond, 1050 * time.Millisecond}
 	for attempt := 1; attempt <= 4; {
 		ev := nextEvent(t, c)
 		if strings.Contains(string(ev.Raw), `"t":`) {
@@ -283,12 +283,12 @@ turns:
 			Attempt int   `json:"attempt"`
 			DelayMs int64 `json:"delayMs"`
 		}
-		if err := ev.Decode(&e); err != nil || e.Attempt != attempt || e.DelayMs != 300<<(attempt-1) {
+		if err := ev.Decode(&e); err != nil || e.Attempt != attempt || e.DelayMs != 150<<(attempt-1) {
 			t.Fatalf("auto_retry_start %d: %s (%v)", attempt, ev.Raw, err)
 		}
 		attempt++
 	}
-	// Cancel the fourth backoff (2400 ms).
+	// Cancel the fourth backoff (1200 ms).
 	if err := c.AbortRetry(ctx); err != nil {
 		t.Fatal(err)
 	}
