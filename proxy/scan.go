@@ -57,29 +57,18 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s.bad = false
 	var first toolName // tools[0], when tools has one
 	var tools bool
-	if !s.open() {
-		return raw, false
-	}
-	for {
-		name, more := s.next()
-		if !more {
-			break
-		}
+	members := s.members(func(name []byte) bool {
 		switch {
 		case bytes.EqualFold(name, modelName):
-			ok = s.str(&raw.Model)
+			return s.str(&raw.Model)
 		case bytes.EqualFold(name, streamName):
-			ok = s.bool(&raw.Stream)
+			return s.bool(&raw.Stream)
 		case bytes.EqualFold(name, toolsName):
-			ok = s.tools(&first, &tools)
-		default:
-			ok = s.dec.SkipValue() == nil
+			return s.tools(&first, &tools)
 		}
-		if !ok {
-			return raw, false
-		}
-	}
-	if !s.close() || !s.atEnd(len(body)) {
+		return s.dec.SkipValue() == nil
+	})
+	if !members || !s.atEnd(len(body)) {
 		return raw, false
 	}
 	if tools {
@@ -164,45 +153,41 @@ func (s *scanner) tools(first *toolName, has *bool) bool {
 // tool reads a tools element over t: an object with name and
 // function.name, or null (t as it was).
 func (s *scanner) tool(t *toolName) bool {
-	switch s.dec.PeekKind() {
-	case 'n':
-		return s.null()
-	case '{':
-	default:
-		return false
-	}
-	if !s.open() {
-		return false
-	}
-	for {
-		name, more := s.next()
-		if !more {
-			return s.close()
-		}
-		ok := false
+	return s.objectOrNull(func(name []byte) bool {
 		switch {
 		case bytes.EqualFold(name, nameName):
-			ok = s.str(&t.Name)
+			return s.str(&t.Name)
 		case bytes.EqualFold(name, functionName):
-			ok = s.function(t)
-		default:
-			ok = s.dec.SkipValue() == nil
+			return s.function(t)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return s.dec.SkipValue() == nil
+	})
 }
 
 // function reads a tool's function (its name) over t, or null.
 func (s *scanner) function(t *toolName) bool {
+	return s.objectOrNull(func(name []byte) bool {
+		if bytes.EqualFold(name, nameName) {
+			return s.str(&t.Function.Name)
+		}
+		return s.dec.SkipValue() == nil
+	})
+}
+
+// objectOrNull reads null, or an object whose members member reads.
+func (s *scanner) objectOrNull(member func(name []byte) bool) bool {
 	switch s.dec.PeekKind() {
 	case 'n':
 		return s.null()
 	case '{':
-	default:
-		return false
+		return s.members(member)
 	}
+	return false
+}
+
+// members reads an object, '{' to '}', member reading each member's value
+// after its name (false: stop, the read failed).
+func (s *scanner) members(member func(name []byte) bool) bool {
 	if !s.open() {
 		return false
 	}
@@ -211,13 +196,7 @@ func (s *scanner) function(t *toolName) bool {
 		if !more {
 			return s.close()
 		}
-		ok := false
-		if bytes.EqualFold(name, nameName) {
-			ok = s.str(&t.Function.Name)
-		} else {
-			ok = s.dec.SkipValue() == nil
-		}
-		if !ok {
+		if !member(name) {
 			return false
 		}
 	}
