@@ -45,11 +45,13 @@ package sim_test
 //   - subscribers get exactly the retry events the trace shows, in order,
 //     and the whole trace passes sim.CheckSoundTrace at the end.
 //
-// Budget: CI runs pbChecks x pbSteps (1000 checks, about 60 actions each) per
-// rapid test; nothing waits (virtual time), so the whole of
-// `go test -race ./sim` stays well under 20 s on 2 cores. The budget is
-// applied only when neither the -rapid.checks/-rapid.steps flags nor the
-// RAPID_CHECKS/RAPID_STEPS variables are given, so a longer run is:
+// Budget: README's `go test ./...` runs pbChecks x pbSteps (200 checks,
+// about 60 actions each) per rapid test, and CI's soak step
+// (RETRYSIM_SOAK=1, internal/optin) pbSoakChecks (1000); nothing waits
+// (virtual time), so the whole of `go test -race ./sim` stays well under
+// 20 s on 2 cores. The budget is applied only when neither the
+// -rapid.checks/-rapid.steps flags nor the RAPID_CHECKS/RAPID_STEPS
+// variables are given, so a longer run is:
 //
 //	go test ./sim -run 'Properties|Model' -timeout 60m -rapid.checks=20000 -rapid.steps=200
 //
@@ -70,6 +72,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/ohmypi/retryfsm/internal/optin"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -78,10 +81,12 @@ import (
 	"github.com/ohmypi/retryfsm/trace"
 )
 
-// The budget CI runs: checks x average steps per check, for each rapid test.
+// The budget: checks x average steps per check, for each rapid test
+// (pbSoakChecks with RETRYSIM_SOAK=1).
 const (
-	pbChecks = 1000
-	pbSteps  = 60
+	pbChecks     = 200
+	pbSoakChecks = 1000
+	pbSteps      = 60
 	// pbTurns scripted replies are drawn per check; calls beyond them get
 	// {stopReason: stop}.
 	pbTurns = 64
@@ -96,9 +101,9 @@ var (
 	pbUserSet     map[string]bool
 )
 
-// pbBudget applies the CI budget (pbChecks x pbSteps) to rapid's flags for
-// the duration of t, unless the run gave them on the command line or in
-// the environment.
+// pbBudget applies the budget (pbChecks x pbSteps, pbSoakChecks with
+// RETRYSIM_SOAK=1) to rapid's flags for the duration of t, unless the run
+// gave them on the command line or in the environment.
 func pbBudget(t *testing.T) {
 	pbUserSetOnce.Do(func() {
 		pbUserSet = map[string]bool{}
@@ -115,7 +120,11 @@ func pbBudget(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = f.Value.Set(old) })
 	}
-	apply("rapid.checks", "RAPID_CHECKS", strconv.Itoa(pbChecks))
+	checks := pbChecks
+	if os.Getenv(optin.Soak) == "1" {
+		checks = pbSoakChecks
+	}
+	apply("rapid.checks", "RAPID_CHECKS", strconv.Itoa(checks))
 	apply("rapid.steps", "RAPID_STEPS", strconv.Itoa(pbSteps))
 }
 

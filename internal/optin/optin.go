@@ -16,7 +16,9 @@ const JS = "RETRYSIM_JS"
 
 // Soak is the variable that runs the long memory and flood tests
 // (hundreds of thousands of prompts or log lines, the RPC flood on the
-// real clock): CI's own step, not README's command.
+// real clock) and the simulator's property tests at CI's budget (1000
+// checks each, where README's command runs 200): CI's own step, not
+// README's command.
 const Soak = "RETRYSIM_SOAK"
 
 // README is the variable that runs the test building a fresh module from
