@@ -323,10 +323,9 @@ func TestClientLateResponseIsDropped(t *testing.T) {
 // and the client's goroutines end once the process is gone.
 func TestClientStdinFull(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	t.Setenv(fakeServerEnv, "deaf")
 	ctx, kill := context.WithCancel(context.Background())
 	defer kill()
-	c, err := rpc.Start(ctx, os.Args[0])
+	c, err := rpc.Start(ctx, os.Args[0], fakeServerArg+"deaf")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,6 +101,7 @@ var chainStart = []string{
 }
 
 func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, oneError, "--virtual")
 	ctx := ctxT(t)
 	n, err := c.Prompt(ctx, "hello")
@@ -147,6 +148,7 @@ func TestClientAbortRetryDuringBackoffVirtual(t *testing.T) {
 }
 
 func TestClientEventsInOrder(t *testing.T) {
+	t.Parallel()
 	scenario := `
 settings: {maxRetries: 2, baseDelayMs: 1000}
 turns:
@@ -189,6 +191,7 @@ turns:
 }
 
 func TestClientToggle(t *testing.T) {
+	t.Parallel()
 	scenario := `
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
@@ -248,6 +251,7 @@ turns:
 }
 
 func TestClientRealClockAbortRetry(t *testing.T) {
+	t.Parallel()
 	// The one test on the real clock: backoffs of 150, 300, 600 and 1200 ms.
 	scenario := `
 settings: {maxRetries: 5, baseDelayMs: 150}
@@ -301,6 +305,7 @@ turns:
 }
 
 func TestClientAbortVirtual(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, oneError, "--virtual")
 	ctx := ctxT(t)
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
@@ -316,6 +321,7 @@ func TestClientAbortVirtual(t *testing.T) {
 }
 
 func TestClientBadInput(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, "{}", "--virtual")
 	ctx := ctxT(t)
 	long := `{"type":"get_state","pad":"` + strings.Repeat("x", rpc.MaxLineSize) + `"}`
@@ -365,6 +371,7 @@ func TestClientBadInput(t *testing.T) {
 }
 
 func TestClientAdvanceOnRealClockFails(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, "{}")
 	_, err := c.Advance(ctxT(t), time.Second)
 	var re *rpc.ResponseError
@@ -433,6 +440,7 @@ func TestServerClosedStdoutEndsQuietly(t *testing.T) {
 }
 
 func TestClientSlowReaderDoesNotBlockResponses(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, "{}", "--virtual")
 	ctx := ctxT(t)
 	const prompts = 500
@@ -455,8 +463,8 @@ func TestClientSlowReaderDoesNotBlockResponses(t *testing.T) {
 }
 
 func TestClientTimeoutHasStderrTail(t *testing.T) {
-	t.Setenv(fakeServerEnv, "silent")
-	c, err := rpc.Start(context.Background(), os.Args[0])
+	t.Parallel()
+	c, err := rpc.Start(context.Background(), os.Args[0], fakeServerArg+"silent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,8 +491,8 @@ func TestClientTimeoutHasStderrTail(t *testing.T) {
 }
 
 func TestClientPendingCallFailsWhenServerExits(t *testing.T) {
-	t.Setenv(fakeServerEnv, "crash")
-	c, err := rpc.Start(context.Background(), os.Args[0])
+	t.Parallel()
+	c, err := rpc.Start(context.Background(), os.Args[0], fakeServerArg+"crash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,6 +587,7 @@ func NewTestClient(t *testing.T, r io.Reader, w io.Writer) *rpc.Client {
 // next chain falls back), refuses invalid ones with the server's error, and
 // GetState reads nextRetryAt and the profile.
 func TestClientSetRetrySettings(t *testing.T) {
+	t.Parallel()
 	scenario := `
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
@@ -604,6 +613,7 @@ turns:
 // TestClientSetAutoCompaction: SetAutoCompaction switches the overflow
 // hand-off, as GetState and the events show.
 func TestClientSetAutoCompaction(t *testing.T) {
+	t.Parallel()
 	c := startServer(t, overflowTwice, "--virtual")
 	ctx := ctxT(t)
 	if err := c.SetAutoCompaction(ctx, false); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -15,13 +16,16 @@ import (
 // retrysimBin is the retrysim program TestMain found.
 var retrysimBin string
 
-// fakeServerEnv makes the test binary act as a misbehaving server (see
-// fakeServer) instead of running the tests; Start passes it on.
-const fakeServerEnv = "RPC_TEST_FAKE_SERVER"
+// fakeServerArg, then a mode, as the argument after "rpc" (rpc.Start(ctx,
+// os.Args[0], fakeServerArg+mode)) makes the test binary act as a
+// misbehaving server (see fakeServer) instead of running the tests; an
+// argument rather than a variable of the environment, so that the tests
+// starting one can run in parallel.
+const fakeServerArg = "-rpc-test-fake-server="
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(fakeServerEnv); mode != "" {
-		os.Exit(fakeServer(mode))
+	if len(os.Args) == 3 && os.Args[1] == "rpc" && strings.HasPrefix(os.Args[2], fakeServerArg) {
+		os.Exit(fakeServer(strings.TrimPrefix(os.Args[2], fakeServerArg)))
 	}
 	goleak.VerifyTestMain(withBinary{m})
 }
