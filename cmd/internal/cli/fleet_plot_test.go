@@ -278,6 +278,7 @@ func TestPlotFromSource(t *testing.T) {
 // cmd/retrysim-plot's, §15.7), so its first build stays small; the
 // companions' graph and go.mod do hold them, so each check can fail.
 func TestLightDependencies(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not installed:", err)

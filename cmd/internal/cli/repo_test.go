@@ -31,6 +31,7 @@ func gitOrSkip(t *testing.T, args ...string) ([]byte, error) {
 // build` writes for the main packages, wherever they are built, without
 // ignoring the packages' folders (issue 19 §6).
 func TestNoBuiltBinaryCommitted(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	out, err := gitOrSkip(t, "ls-files", "-z")
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)

@@ -30,6 +30,7 @@ turns:
 // resolves, the output is flushed and the exit status is 0. They used to
 // kill it with the chain left open.
 func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	path := writeScenario(t, longBackoff)
 	for _, virtual := range []bool{false, true} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
@@ -78,6 +79,7 @@ func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
 // events to write, and the test fills the server's stdout pipe first (it
 // keeps a copy of the write end), so that writing them blocks.
 func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	path := writeScenario(t, longBackoff)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -166,6 +168,7 @@ func fillPipe(t *testing.T, w *os.File) {
 // signal's arrival and its cancelling the session; under load the end of
 // input used to win in about half of the runs.
 func TestRPCSignalWinsOverEOFInTheProcess(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	path := writeScenario(t, longBackoff)
 	want := strings.Join([]string{
 		`{"t":0,"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}`,

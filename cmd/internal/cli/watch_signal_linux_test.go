@@ -23,6 +23,7 @@ func lflag(t *testing.T, fd uintptr) uint32 {
 // once. They used to kill the process with the
 // terminal left in key mode.
 func TestWatchOnTerminalSIGTERMAndSIGHUP(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	path := writeScenario(t, longBackoff)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {

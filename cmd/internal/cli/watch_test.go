@@ -214,6 +214,7 @@ func startOnTerminal(t *testing.T, args ...string) (*exec.Cmd, *os.File, *screen
 // shown for information, and the exit status is 0, even though they do
 // not hold; every line fits 80 columns.
 func TestWatchOnTerminalEscCancelsTheRetry(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	// A long backoff: only Esc ends it before the test's deadlines. A long
 	// error message and a get_state response: lines to wrap.
 	path := writeScenario(t, `
@@ -272,6 +273,7 @@ expect:
 // play at that instant (the later action is not played), the
 // expectations shown for information, exit status 0.
 func TestWatchOnTerminalCtrlC(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	// A long model call, and an action much later: the scenario is not over
 	// at the Ctrl-C.
 	path := writeScenario(t, `
@@ -312,6 +314,7 @@ expect:
 }
 
 func TestWatchOnTerminalTwoChains(t *testing.T) {
+	t.Parallel() // a process of its own: its waits overlap the others'
 	// Short real backoffs: the loader stops when the retried run starts,
 	// and comes back for the next attempt.
 	path := writeScenario(t, `
