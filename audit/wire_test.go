@@ -11,7 +11,7 @@ import (
 	"github.com/ohmypi/retryfsm/internal/memtest"
 	"github.com/ohmypi/retryfsm/internal/optin"
 	"github.com/ohmypi/retryfsm/policy"
-	"github.com/ohmypi/retryfsm/proxy"
+	"github.com/ohmypi/retryfsm/wire"
 )
 
 // wreq is a wire log line: a request at ms (from 0) with the client's
@@ -29,8 +29,8 @@ func wireLog(t *testing.T, reqs ...wreq) string {
 	t.Helper()
 	var b strings.Builder
 	for i, r := range reqs {
-		rec := proxy.Record{Type: "request", Seq: i + 1, Timestamp: 1_800_000_000_000 + r.at, Method: "POST", Path: "/v1/messages",
-			API: proxy.Anthropic, Status: r.status, Headers: r.headers, AnswerMs: r.answerMs, Faults: r.faults}
+		rec := wire.Record{Type: "request", Seq: i + 1, Timestamp: 1_800_000_000_000 + r.at, Method: "POST", Path: "/v1/messages",
+			API: wire.Anthropic, Status: r.status, Headers: r.headers, AnswerMs: r.answerMs, Faults: r.faults}
 		if r.rc >= 0 {
 			rec.Client = map[string]string{"x-stainless-retry-count": fmt.Sprint(r.rc)}
 		}
