@@ -64,7 +64,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -199,7 +198,7 @@ func poHintGen() *rapid.Generator[poHint] {
 			return poHint{Header: "retry-after", Value: poNum(v), Ms: v * 1000}
 		case 2: // an HTTP date, relative to the reply's virtual time
 			at := time.UnixMilli(poEpochMs).Add(time.Duration(n("dateS", 600)) * time.Second).UTC()
-			return poHint{Header: "retry-after", Value: at.Format(http.TimeFormat), Ms: float64(at.UnixMilli()), Abs: true}
+			return poHint{Header: "retry-after", Value: at.Format(poHTTPDate), Ms: float64(at.UnixMilli()), Abs: true}
 		case 3:
 			v := n("ms", 200_000)
 			return poHint{Header: "x-ratelimit-reset-ms", Value: poNum(v), Ms: v}
@@ -1457,3 +1456,7 @@ func TestOptInPropertiesCanFail(t *testing.T) {
 		}
 	}
 }
+
+// poHTTPDate is net/http's TimeFormat (an IMF-fixdate, for a time in UTC),
+// written here so that sim's test binary does not link net/http for it.
+const poHTTPDate = "Mon, 02 Jan 2006 15:04:05 GMT"
