@@ -537,17 +537,15 @@ func (st *stepper) decideCommon(in retry.Input) {
 func (st *stepper) decideAsked(in retry.Input, o *classify.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)
-	if d.AsksAuth() {
-		d.Resume(switched)
-	}
+	// The answer is known beforehand (the event carries it): the decision
+	// is final at once, s.Retry moved to its next snapshot in place.
+	st.c.Variant.Retry.DecideAnswered(d, &s.Retry, in, o, st.pol, switched)
 	if t := st.c.Transitions; (t == nil || uint(d.RuleIndex) < uint(len(t)) && t[d.RuleIndex]) && d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
 		}
 	}
-	s.Retry = d.Next
 	retried := d.Retries()
 	// The effects, through the one loop over them (retry.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.

@@ -312,6 +312,9 @@ type Variant struct {
 	// evaluated in place: for each combination f of the facts they read
 	// (factsOf), the first that holds (-1: none); nil otherwise.
 	byFacts [numInputs][numStates]*[numFacts]int16
+	// asksAuth[i]: rule i has a StepAskAuth (DecideAnswered takes its
+	// decision again with auth storage's answer, as Resume would).
+	asksAuth []bool
 }
 
 // numFacts is the number of combinations of the four facts the in-place
@@ -391,20 +394,31 @@ const numStates = 5
 // with more steps), so a Decision needs no allocation.
 const maxEffects = 12
 
-// Index is the position of s in States, or -1 for an unknown state (a
-// switch, as it is on hot paths).
+// Index is the position of s in States, or -1 for an unknown state. It is
+// on the hot path of every decision: the states' lengths tell them apart
+// (but exhausted and cancelled, by their first letter), then one
+// comparison with a constant confirms it.
 func (s State) Index() int {
-	switch s {
-	case StateIdle:
-		return 0
-	case StateBackoff:
-		return 1
-	case StateContinuing:
-		return 2
-	case StateExhausted:
-		return 3
-	case StateCancelled:
-		return 4
+	switch len(s) {
+	case len(StateIdle):
+		if s == StateIdle {
+			return 0
+		}
+	case len(StateBackoff):
+		if s == StateBackoff {
+			return 1
+		}
+	case len(StateContinuing):
+		if s == StateContinuing {
+			return 2
+		}
+	case len(StateExhausted): // and StateCancelled
+		if s == StateExhausted {
+			return 3
+		}
+		if s == StateCancelled {
+			return 4
+		}
 	}
 	return -1
 }
@@ -443,7 +457,7 @@ func checkRule(name string, i int, r *Rule) error {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules))}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules)), asksAuth: make([]bool, len(rules))}
 	type tr struct {
 		event string
 		dst   State
@@ -456,6 +470,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 			return nil, err
 		}
 		v.guard[i] = kindOf(r.Guard)
+		v.asksAuth[i] = slices.Contains(r.Steps, StepAskAuth)
 		for _, s := range r.From {
 			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
@@ -566,7 +581,21 @@ func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *classify.Out
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, s, in, &p.set, false, false)
+	v.decide(d, s, &d.Next, in, &p.set, false, false)
+}
+
+// DecideAnswered is DecideFrom with auth storage's answer given beforehand
+// (switched: it switched credentials), for a shell that knows it before it
+// performs anything (the session core: the event carries it), and with
+// the snapshot moved in place: it takes the decision Decide then Resume
+// would take, final (AsksAuth is false), *s becoming its next snapshot
+// (Next is not set). Apply performs its effects.
+func (v *Variant) DecideAnswered(d *Decision, s *Snapshot, in Input, o *classify.Outcome, p *Policy, switched bool) {
+	if o == nil {
+		o = &noReply
+	}
+	d.out = o
+	v.decide(d, s, s, in, &p.set, true, switched)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the
@@ -624,17 +653,23 @@ func (v *Variant) firstHolding(d *Decision, s *Snapshot, ks []int, set *Settings
 	return -1
 }
 
-// decide is Decide and Resume: answered says whether auth storage has
-// answered (switched). It is the hot path of every session step that
-// consults the retry machine: the rules of (state, input) are found by
-// index, an unconditional guard is not evaluated and the sound ones are evaluated
-// in place (Variant.guard), and
-// each step writes only what it changes.
-func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answered, switched bool) {
+// decide is Decide, Resume and DecideAnswered: answered says whether auth
+// storage has answered (switched). next is where the next snapshot goes:
+// &d.Next, or s itself for DecideAnswered, whose answer was given before
+// the rule is chosen (then answered is true, and switched applies only to
+// a rule that asks, as Resume would). It is the hot path of every session
+// step that consults the retry machine: the rules of (state, input) are
+// found by index, an unconditional guard is not evaluated and the sound
+// ones are evaluated in place (Variant.guard), and each step writes only
+// what it changes.
+func (v *Variant) decide(d *Decision, s, next *Snapshot, in Input, set *Settings, answered, switched bool) {
 	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
+	inPlace := next == s
+	sw := answered && switched && !inPlace
+again:
 	if in == InputRetryable {
-		d.cause.of(s, d.out, set, answered && switched)
+		d.cause.of(s, d.out, set, sw)
 	} else {
 		d.cause = cause{}
 	}
@@ -648,14 +683,19 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 			}
 		}
 	}
+	if inPlace && switched && !sw && j >= 0 && v.asksAuth[j] && d.out.UsageLimit && d.Allowed {
+		sw = true // the decision Resume takes
+		goto again
+	}
+	if !inPlace {
+		*next = *s
+	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
-		d.Rule, d.RuleIndex, d.Next = nil, -1, *s
+		d.Rule, d.RuleIndex = nil, -1
 		return
 	}
 	r := &v.rules[j]
 	d.Rule, d.RuleIndex = r, j
-	d.Next = *s
-	next := &d.Next
 	if !r.Ignored() {
 		next.State = r.To
 	}
