@@ -180,13 +180,13 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if layer != s.wireLayer || call != s.wireCall {
 		return
 	}
-	a := s.wire
+	a := &s.wire // (not changed before the next send)
 	s.wireCall = 0
 	if s.wireAdmitted {
 		r.prov.Release()
 	}
 	if s.tracer != nil {
-		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
+		s.tracer.Call(r.cat.entry(*a).msg, r.now-s.sentAt)
 	}
 	if a.Hinted() {
 		s.window = after(r.now, time.Duration(a.RetryAfter)*time.Second)
@@ -198,22 +198,22 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	}
 	l := r.sdk
 	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls)
+	r.ev.Reply = *r.cat.outcome(a, l.cls)
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = fleetspec.Float01(&s.model)
 	}
-	s.sdkAnswer = a
+	s.sdkAnswer = *a
 	r.step(s, layerSDK)
 }
 
 // deliver gives answer a to the agent's call call.
-func (r *runner) deliver(s *sess, a fleetspec.Answer, call uint64) {
+func (r *runner) deliver(s *sess, a *fleetspec.Answer, call uint64) {
 	l := &r.agents[s.prof]
 	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
+	r.ev.Reply = *r.cat.outcome(a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = fleetspec.Float01(&s.jitter)
 	}

@@ -137,9 +137,6 @@ type sess struct {
 	tracer        Tracer
 }
 
-// freshSess is a session as it arrives, before its own fields are set.
-var freshSess = sess{st: session.Initial(), active: true}
-
 // bins tracks the peak of wire calls per 100 ms bin during and after the
 // outage windows, streaming: calls are sent in time order. A fleet without
 // outages has no peaks to track (runner.peaks false).
@@ -382,7 +379,9 @@ func (r *runner) runQueue() {
 			r.cut(int(e.id))
 			continue
 		}
-		r.handle(&e)
+		if s := &r.sessions[e.slot]; s.active && s.gen == e.gen { // else a freed session's cancelled timer
+			r.handle(s, &e)
+		}
 	}
 }
 
@@ -408,7 +407,7 @@ func (r *runner) runAlone() {
 				break
 			}
 			r.now = e.at
-			r.handle(&e)
+			r.handle(s, &e) // (its own events: s is alive, and they are of its generation)
 		}
 		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
@@ -420,12 +419,9 @@ func (r *runner) runAlone() {
 	}
 }
 
-// handle handles queue event e of a session.
-func (r *runner) handle(e *event) {
-	s := &r.sessions[e.slot]
-	if !s.active || s.gen != e.gen {
-		return // a freed session's cancelled timer
-	}
+// handle handles queue event e of live session s (its slot's, of its
+// generation).
+func (r *runner) handle(s *sess, e *event) {
 	switch e.kind {
 	case evPrompt:
 		s.live--
@@ -508,8 +504,9 @@ func (r *runner) arrive() *sess {
 	}
 	s := &r.sessions[slot]
 	gen, cancelled := s.gen, s.cancelled[:0]
-	*s = freshSess // a copy, rather than a literal built and then copied
-	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled
+	*s = sess{} // cleared in place, then its own fields set
+	s.st.Retry.State = policy.StateIdle // session.Initial()
+	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -546,7 +543,7 @@ func (r *runner) settle(s *sess) {
 		r.ev.Kind = session.Settle
 		r.step(s, layerSDK)
 		if s.sdkResolved {
-			r.deliver(s, s.sdkAnswer, s.agentCall)
+			r.deliver(s, &s.sdkAnswer, s.agentCall)
 		}
 	}
 	if r.agents[s.prof].core.Settles(&s.st) {
