@@ -21,7 +21,7 @@ func (r *runner) step(s *sess, layer uint8) {
 	r.buf.Effects = r.buf.Effects[:0]
 	var fx []session.Effect
 	if layer == layerAgent {
-		l := &r.agents[s.prof]
+		l := s.agent
 		core := &l.core
 		if s.tracer != nil {
 			core = &l.traced
@@ -30,7 +30,10 @@ func (r *runner) step(s *sess, layer uint8) {
 	} else {
 		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
 	}
-	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
+	if r.fx.s != s { // (sessions run alone: once a session)
+		r.fx.s = s
+	}
+	r.fx.layer, r.fx.call = layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
 	call := r.fx.call
 	if call == 0 {
@@ -40,7 +43,7 @@ func (r *runner) step(s *sess, layer uint8) {
 		r.send(s, layerSDK, call)
 		return
 	}
-	r.stats[s.prof].Calls++
+	s.stats.Calls++
 	if r.sdk == nil {
 		r.send(s, layerAgent, call)
 		return
@@ -66,7 +69,7 @@ func (e *stepEffects) Arm(t session.Timer) {
 	s.live++
 	r.schedule(t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
 	if t.Kind == session.BackoffTimer {
-		st := &r.stats[s.prof]
+		st := s.stats
 		st.LongestWait = max(st.LongestWait, t.Delay)
 	}
 }
@@ -90,7 +93,7 @@ func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {
 		return
 	}
 	if rec.Type == trace.Transition && rec.Edge.Rule >= 0 && rec.Edge.Rule < len(ruleEnds) {
-		st := &r.stats[s.prof]
+		st := s.stats
 		switch ruleEnds[rec.Edge.Rule] {
 		case endSuccess:
 			st.ChainsSucceeded++
@@ -124,7 +127,7 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 
 // send sends s's wire call (call of layer's core) to the provider.
 func (r *runner) send(s *sess, layer uint8, call uint64) {
-	st := &r.stats[s.prof]
+	st := s.stats
 	st.WireCalls++
 	// (Series.Add's common case, in line: sessions run alone send out of
 	// time order, so the bin of the call before is rarely this one's.)
@@ -142,17 +145,17 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 			r.count(len(r.agents))
 		}
 	}
-	a, admitted, over := r.prov.Request(r.now, &s.prompt, &s.model)
+	var over bool
+	s.wire, s.wireAdmitted, over = r.prov.Request(r.now, &s.prompt, &s.model)
 	if over {
 		st.Rejected++
 	}
 	lat := &r.cfg.Latency
-	if a.Kind != fleetspec.KindNone {
+	if s.wire.Kind != fleetspec.KindNone {
 		lat = &r.cfg.ErrorLatency
 	}
 	d := lat.DrawDuration(&s.model, minLatency)
-	s.wire = a
-	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
+	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
 	r.schedule(d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
@@ -211,7 +214,7 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 
 // deliver gives answer a to the agent's call call.
 func (r *runner) deliver(s *sess, a *fleetspec.Answer, call uint64) {
-	l := &r.agents[s.prof]
+	l := s.agent
 	r.ev.Kind, r.ev.Call = session.Reply, call
 	r.ev.Reply = *r.cat.outcome(a, l.cls) // a statement of its own: copied once, not through a temporary
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {

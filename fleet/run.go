@@ -109,6 +109,8 @@ type layerRT struct {
 // sess is a live session.
 type sess struct {
 	st            session.State // the agent's (the SDK layer's is in runner.sdkStates)
+	agent         *layerRT      // its profile's, runner.agents[prof]
+	stats         *Stats        // its profile's counts, runner.stats[prof]
 	model, jitter rand.PCG      // the model's draws; the agent's jitter draws
 	index         int
 	slot          int32
@@ -336,7 +338,7 @@ func (r *runner) run() {
 	}
 	for i := range r.sessions {
 		if s := &r.sessions[i]; s.active && s.inPrompt {
-			r.stats[s.prof].Waiting++
+			s.stats.Waiting++
 		}
 	}
 	if len(r.stats) > len(r.agents) {
@@ -411,7 +413,7 @@ func (r *runner) runAlone() {
 		}
 		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
-				r.stats[s.prof].Waiting++
+				s.stats.Waiting++
 			}
 			r.release(s)
 		}
@@ -507,6 +509,7 @@ func (r *runner) arrive() *sess {
 	*s = sess{} // cleared in place, then its own fields set
 	s.st.Retry.State = policy.StateIdle // session.Initial()
 	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
+	s.agent, s.stats = &r.agents[best], &r.stats[best]
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -526,7 +529,7 @@ func (r *runner) prompt(s *sess) {
 	s.promptAt = r.now
 	s.prompt = fleetspec.Prompt{Remaining: r.cfg.Calls.DrawCount(&s.model)}
 	s.afterError = false
-	r.stats[s.prof].Prompts++
+	s.stats.Prompts++
 	r.ev.Kind = session.Prompt
 	r.step(s, layerAgent)
 }
@@ -546,7 +549,7 @@ func (r *runner) settle(s *sess) {
 			r.deliver(s, &s.sdkAnswer, s.agentCall)
 		}
 	}
-	if r.agents[s.prof].core.Settles(&s.st) {
+	if s.agent.core.Settles(&s.st) {
 		r.ev.Kind = session.Settle
 		r.step(s, layerAgent)
 	}
@@ -554,7 +557,7 @@ func (r *runner) settle(s *sess) {
 		return
 	}
 	s.inPrompt = false
-	st := &r.stats[s.prof]
+	st := s.stats
 	if s.lastOK {
 		st.Succeeded++
 		st.TimeToSuccess.Add(r.now - s.promptAt)
