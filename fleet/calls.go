@@ -16,8 +16,11 @@ import (
 
 // step steps s's core of layer with r.ev now and performs its effects. A
 // model call is a step's last effect.
-func (r *runner) step(s *sess, layer uint8) {
-	r.ev.At = r.now
+func (r *runner) step(s *sess, layer uint8) { r.stepWith(s, layer, &r.ev) }
+
+// stepWith is step with event ev (r.ev, or a reply's from the catalog).
+func (r *runner) stepWith(s *sess, layer uint8, ev *session.Event) {
+	ev.At = r.now
 	r.buf.Effects = r.buf.Effects[:0]
 	var fx []session.Effect
 	if layer == layerAgent {
@@ -26,9 +29,9 @@ func (r *runner) step(s *sess, layer uint8) {
 		if s.tracer != nil {
 			core = &l.traced
 		}
-		fx = core.Apply(&s.st, l.pol, &r.ev, &r.buf)
+		fx = core.Apply(&s.st, l.pol, ev, &r.buf)
 	} else {
-		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, ev, &r.buf)
 	}
 	if r.fx.s != s { // (sessions run alone: once a session)
 		r.fx.s = s
@@ -215,13 +218,17 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 // deliver gives answer a to the agent's call call.
 func (r *runner) deliver(s *sess, a *fleetspec.Answer, call uint64) {
 	l := s.agent
-	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(a, l.cls) // a statement of its own: copied once, not through a temporary
-	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
+	ev := r.cat.event(a, l.cls) // the reply's event, not copied
+	if ev.Reply.Class == classify.ClassRetryable && l.jittered {
+		// A draw of its own: the reply in r.ev.
+		r.ev.Kind = session.Reply
+		r.ev.Reply = ev.Reply // a statement of its own: copied once, not through a temporary
 		r.ev.Reply.Draw = fleetspec.Float01(&s.jitter)
+		ev = &r.ev
 	}
-	s.lastOK = r.ev.Reply.IsSuccess()
-	r.step(s, layerAgent)
+	ev.Call = call
+	s.lastOK = ev.Reply.IsSuccess()
+	r.stepWith(s, layerAgent, ev)
 }
 
 // count counts a wire call now in bin tracker i.

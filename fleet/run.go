@@ -404,7 +404,13 @@ func (r *runner) runAlone() {
 			return
 		}
 		var e event
-		for s.active && r.local.pop(&e) {
+		for q := &r.local; s.active; {
+			if len(q.ev) == 1 { // pop's usual case, in line: the session waits on one call or timer
+				e = q.ev[0]
+				q.ev = q.ev[:0]
+			} else if !q.pop(&e) {
+				break
+			}
 			if h > 0 && e.at > h {
 				break
 			}
