@@ -512,7 +512,7 @@ func (r *runner) arrive() *sess {
 	}
 	s := &r.sessions[slot]
 	gen, cancelled := s.gen, s.cancelled[:0]
-	*s = sess{} // cleared in place, then its own fields set
+	*s = sess{}                         // cleared in place, then its own fields set
 	s.st.Retry.State = policy.StateIdle // session.Initial()
 	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
 	s.agent, s.stats = &r.agents[best], &r.stats[best]
