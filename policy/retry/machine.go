@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
@@ -660,8 +659,11 @@ func (v *Variant) firstHolding(d *Decision, s *Snapshot, ks []int, set *Settings
 // a rule that asks, as Resume would). It is the hot path of every session
 // step that consults the retry machine: the rules of (state, input) are
 // found by index, an unconditional guard is not evaluated and the sound
-// ones are evaluated in place (Variant.guard), and each step writes only
-// what it changes.
+// ones are evaluated in place (Variant.guard). A step that only changes
+// the snapshot is not an effect; the others fill their effect in full, and
+// each step writes only what it changes. Auth storage is asked only about
+// a usage limit, and only once the count allows a retry (SPEC §1, steps 1
+// and 4).
 func (v *Variant) decide(d *Decision, s, next *Snapshot, in Input, set *Settings, answered, switched bool) {
 	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
@@ -704,8 +706,6 @@ again:
 	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
-		// A step that only changes the snapshot is not an effect; the
-		// others fill their effect in full.
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
@@ -739,8 +739,6 @@ again:
 			next.Controlled = false
 			fx[n] = Effect{Kind: st}
 		case StepAskAuth:
-			// Only a usage limit is asked, and only once the count allows
-			// a retry (steps 1 and 4).
 			if !d.out.UsageLimit || !d.Allowed {
 				continue
 			}
@@ -787,50 +785,4 @@ func floatMs(ms float64) time.Duration {
 		return 0
 	}
 	return time.Duration(ns)
-}
-
-// TableMarkdown renders the table as Markdown for SPEC.md: one row per
-// rule, with its guard, event, target and effects.
-func (v *Variant) TableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| from | input | guard | event | to | effects |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range v.rules {
-		from := make([]string, len(r.From))
-		for i, s := range r.From {
-			from[i] = string(s)
-		}
-		ev, to := r.Event, string(r.To)
-		if r.Ignored() {
-			ev, to = "(ignored)", "(same)"
-		}
-		var steps []string
-		for _, st := range r.Steps {
-			x := st.String()
-			if st == StepEmitEnd {
-				switch r.Final {
-				case FinalNone:
-					x += " {success:true}"
-				case FinalMessage:
-					x += " {success:false, finalError: the error}"
-				case FinalMessageOrUnknown:
-					x += ` {success:false, finalError: the error, or "Unknown error" without text}`
-				case FinalCancelled:
-					x += ` {success:false, finalError:"Retry cancelled"}`
-				case FinalNoMessage:
-					x += ` {success:false, finalError:"` + NoAssistantMessage + `"}`
-				}
-			}
-			steps = append(steps, x)
-		}
-		eff := strings.Join(steps, "; ")
-		if r.Note != "" {
-			if eff != "" {
-				eff += ". "
-			}
-			eff += r.Note
-		}
-		g := r.Guard.Name
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", strings.Join(from, ", "), r.Input, g, ev, to, eff)
-	}
-	return b.String()
 }
