@@ -70,7 +70,7 @@ func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) 
 func (e *stepEffects) Arm(t session.Timer) {
 	r, s := e.r, e.s
 	s.live++
-	r.schedule(t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	r.schedule(t.Delay, &event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
 	if t.Kind == session.BackoffTimer {
 		st := s.stats
 		st.LongestWait = max(st.LongestWait, t.Delay)
@@ -161,7 +161,7 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.schedule(d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	r.schedule(d, &event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
 // cut answers every admitted call in flight with outage window i's error,

@@ -453,12 +453,12 @@ func (r *runner) handle(s *sess, e *event) {
 
 // schedule schedules e d after now: in the run's queue, or in the
 // session's own when sessions run alone.
-func (r *runner) schedule(d time.Duration, e event) {
+func (r *runner) schedule(d time.Duration, e *event) {
 	if r.alone {
 		r.local.push(r.now, d, e)
 		return
 	}
-	r.q.pushAfter(r.now, d, e)
+	r.q.pushAfter(r.now, d, *e)
 }
 
 // nextArrival is when the session after the one arriving now arrives (r.now
@@ -572,7 +572,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), &event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	r.release(s)

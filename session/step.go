@@ -335,7 +335,7 @@ func (st *stepper) append(r Role, o *classify.Outcome, at time.Duration) {
 // Controller's, for an agent_end without one.)
 func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	s := st.s
-	run := s.Run
+	kind, prompt := s.Run.Kind, s.Run.Prompt
 	s.Run = Run{}
 	st.emit(trace.AgentRunEnd)
 	if p := st.afterEnd; p != 0 {
@@ -349,8 +349,8 @@ func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
 		st.compactionCheck(o, true, st.at.At, true)
 	}
-	if run.Kind == PromptRun && run.Prompt != 0 {
-		st.promptRunEnded(run.Prompt)
+	if kind == PromptRun && prompt != 0 {
+		st.promptRunEnded(prompt)
 	}
 }
 
