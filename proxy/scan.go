@@ -66,7 +66,7 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 		case bytes.EqualFold(name, toolsName):
 			return s.tools(&first, &tools)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 	if !members || !s.atEnd(len(body)) {
 		return raw, false
@@ -160,7 +160,7 @@ func (s *scanner) tool(t *toolName) bool {
 		case bytes.EqualFold(name, functionName):
 			return s.function(t)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 }
 
@@ -170,7 +170,7 @@ func (s *scanner) function(t *toolName) bool {
 		if bytes.EqualFold(name, nameName) {
 			return s.str(&t.Function.Name)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 }
 
@@ -272,6 +272,14 @@ func (s *scanner) bool(v *bool) bool {
 		return s.null()
 	}
 	return false
+}
+
+// skip reads a value the request does not need, checked whole. For an
+// object or array, ReadValue's one pass, not SkipValue's token after
+// token (a conversation's messages are most of a body).
+func (s *scanner) skip() bool {
+	_, err := s.dec.ReadValue()
+	return err == nil
 }
 
 // null reads a null.

@@ -92,3 +92,24 @@ func TestScannerReleaseBounded(t *testing.T) {
 		t.Errorf("released holding a name buffer of %d bytes, a body of %d, %d unread", cap(s.name), s.buf.Len(), len(s.dec.UnreadBuffer()))
 	}
 }
+
+// BenchmarkParseRequest reads the benchmark's usual body (scanSeeds[0])
+// and a body with a long conversation, the case the skipped members
+// dominate.
+func BenchmarkParseRequest(b *testing.B) {
+	long := `{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[` +
+		strings.Repeat(`{"role":"user","content":[{"type":"text","text":"a turn of the conversation, its text"}]},`, 200) +
+		`{"role":"user","content":"hi"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	for _, bc := range []struct{ name, body string }{{"usual", scanSeeds[0]}, {"long", long}} {
+		body := []byte(bc.body)
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parseRequest(Anthropic, body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
