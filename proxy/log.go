@@ -24,33 +24,37 @@ var clientRetryHeaders = []string{
 	"x-stainless-package-version", "x-stainless-runtime", "x-client-request-id", "user-agent",
 }
 
-// clientRetryKeys are clientRetryHeaders as http.Header holds them, so
-// that looking them up allocates nothing.
-var clientRetryKeys = func() []string {
-	keys := make([]string, len(clientRetryHeaders))
-	for i, k := range clientRetryHeaders {
-		keys[i] = http.CanonicalHeaderKey(k)
+// clientRetryNames are clientRetryHeaders by their names in http.Header's
+// form, so that one pass over a request's headers finds them.
+var clientRetryNames = func() map[string]string {
+	m := make(map[string]string, len(clientRetryHeaders))
+	for _, k := range clientRetryHeaders {
+		m[http.CanonicalHeaderKey(k)] = k
 	}
-	return keys
+	return m
 }()
 
+// clientHeaders are the headers of h the wire log keeps, by lower-case
+// name: the first non-empty value of each of clientRetryHeaders, and the
+// first value of any header whose name has "idempotency" in any case.
+// One pass over h: a request has a few headers, the list eight.
 func clientHeaders(h http.Header) map[string]string {
 	var m map[string]string
-	for i, k := range clientRetryKeys {
-		if vs := h[k]; len(vs) > 0 && vs[0] != "" {
-			if m == nil {
-				m = map[string]string{}
-			}
-			m[clientRetryHeaders[i]] = vs[0]
-		}
-	}
 	for k, vs := range h {
-		if containsFold(k, "idempotency") && len(vs) > 0 {
-			lk := strings.ToLower(k)
+		if len(vs) == 0 {
+			continue
+		}
+		name, kept := clientRetryNames[k]
+		if containsFold(k, "idempotency") {
+			name, kept = strings.ToLower(k), true
+		} else if vs[0] == "" {
+			kept = false
+		}
+		if kept {
 			if m == nil {
 				m = map[string]string{}
 			}
-			m[lk] = vs[0]
+			m[name] = vs[0]
 		}
 	}
 	return m
