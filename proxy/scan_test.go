@@ -54,7 +54,8 @@ func FuzzParseRequest(f *testing.F) {
 
 // TestScanRequestReads: the scanner reads the bodies clients send, and
 // the cases above that json.Unmarshal accepts (the fast path is taken),
-// reading the model with one allocation and nothing else.
+// reading the model with one allocation and nothing else, none when the
+// model is the last request's.
 func TestScanRequestReads(t *testing.T) {
 	for _, body := range scanSeeds {
 		var want rawRequest
@@ -69,8 +70,15 @@ func TestScanRequestReads(t *testing.T) {
 	if raceEnabled {
 		return
 	}
-	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 1 {
-		t.Errorf("%v allocations a request, want 1 (the model)", n)
+	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 0 {
+		t.Errorf("%v allocations a request with the last request's model, want 0", n)
+	}
+	other := []byte(strings.Replace(scanSeeds[0], "claude", "other", 1))
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = parseRequest(Anthropic, body)
+		_, _ = parseRequest(Anthropic, other)
+	}); n != 2 {
+		t.Errorf("%v allocations for two requests of two models, want 2 (each model)", n)
 	}
 }
 
