@@ -36,10 +36,10 @@ var clientRetryNames = func() map[string]string {
 
 // clientHeaders are the headers of h the wire log keeps, by lower-case
 // name: the first non-empty value of each of clientRetryHeaders, and the
-// first value of any header whose name has "idempotency" in any case.
-// One pass over h: a request has a few headers, the list eight.
-func clientHeaders(h http.Header) map[string]string {
-	var m map[string]string
+// first value of any header whose name has "idempotency" in any case,
+// set in m (empty; nil: a new map); nil when there are none. One pass
+// over h: a request has a few headers, the list eight.
+func clientHeaders(h http.Header, m map[string]string) map[string]string {
 	for k, vs := range h {
 		if len(vs) == 0 {
 			continue
@@ -56,6 +56,9 @@ func clientHeaders(h http.Header) map[string]string {
 			}
 			m[name] = vs[0]
 		}
+	}
+	if len(m) == 0 {
+		return nil
 	}
 	return m
 }

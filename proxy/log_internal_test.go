@@ -76,7 +76,7 @@ func TestContainsFold(t *testing.T) {
 	})
 	h := http.Header{"X-Idempotency-Key": {"a"}, "Idempotency-Key": {"b"}, "x-my-IDEMPOTENCY": {"c"}, "User-Agent": {"u"}, "Accept": {"*/*"}}
 	want := map[string]string{"x-idempotency-key": "a", "idempotency-key": "b", "x-my-idempotency": "c", "user-agent": "u"}
-	if got := clientHeaders(h); !maps.Equal(got, want) {
+	if got := clientHeaders(h, nil); !maps.Equal(got, want) {
 		t.Errorf("clientHeaders = %v, want %v", got, want)
 	}
 }
@@ -86,7 +86,8 @@ func TestContainsFold(t *testing.T) {
 // (the later winning), for any headers: the kept names in their
 // canonical form or another, empty values, idempotency names in any
 // case, other headers (no two of one name in different cases: which of
-// them the log keeps is the map's order).
+// them the log keeps is the map's order); in a new map, or in one used
+// before and emptied (a pooled handling's); nil when none is kept.
 func TestClientHeadersOnePass(t *testing.T) {
 	twoPasses := func(h http.Header) map[string]string {
 		var m map[string]string
@@ -113,13 +114,19 @@ func TestClientHeadersOnePass(t *testing.T) {
 		names = append(names, k, http.CanonicalHeaderKey(k))
 	}
 	names = append(names, "X-My-Idempotency", "IDEMPOTENCY", "Content-Type", "Accept", "User-agent")
+	reused := map[string]string{} // a pooled handling's, emptied after each request
 	rapid.Check(t, func(t *rapid.T) {
 		h := http.Header{}
 		for _, k := range rapid.SliceOfDistinct(rapid.SampledFrom(names), strings.ToLower).Draw(t, "names") {
 			h[k] = rapid.SliceOfN(rapid.SampledFrom([]string{"", "2", "Go-http-client/1.1"}), 0, 2).Draw(t, k)
 		}
-		if got, want := clientHeaders(h), twoPasses(h); !maps.Equal(got, want) {
+		want := twoPasses(h)
+		if got := clientHeaders(h, nil); !maps.Equal(got, want) || (got == nil) != (want == nil) {
 			t.Fatalf("%v: clientHeaders = %v, want %v", h, got, want)
 		}
+		if got := clientHeaders(h, reused); !maps.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%v: clientHeaders in a map used before = %v, want %v", h, got, want)
+		}
+		clear(reused)
 	})
 }

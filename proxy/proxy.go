@@ -216,10 +216,34 @@ type reqState struct {
 	ctx    context.Context           // the request's
 }
 
-// handling is one request's record and state, in one allocation.
+// handling is one request's record and state, in one allocation, used
+// again by a later request once its line is written (handlings) with
+// its client headers' map emptied.
 type handling struct {
-	rec Record
-	st  reqState
+	rec    Record
+	st     reqState
+	client map[string]string
+}
+
+var handlings = sync.Pool{New: func() any { return &handling{client: map[string]string{}} }}
+
+// newHandling is a handling of rec from the pool.
+func newHandling(rec Record) *handling {
+	h := handlings.Get().(*handling)
+	h.rec, h.st = rec, reqState{}
+	return h
+}
+
+// recycle gives h back to the pool once its line is written, unless an
+// upstream saw its state (the request forwarded, its context holding
+// h), or its map grew past the usual few headers.
+func (h *handling) recycle() {
+	if h.st.ctx != nil || len(h.client) > len(clientRetryHeaders) {
+		return
+	}
+	clear(h.client)
+	h.rec, h.st = Record{}, reqState{}
+	handlings.Put(h)
 }
 
 // retryCountKey is x-stainless-retry-count as http.Header holds it.
@@ -253,13 +277,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path}}
+	h := newHandling(Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path})
 	rec, st := &h.rec, &h.st
 	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
-		rec.Client = clientHeaders(r.Header) // only the log reads them: after the answer
+		rec.Client = clientHeaders(r.Header, h.client) // only the log reads them: after the answer
 		p.log.write(rec)
+		h.recycle()
 	}()
 	st.api, st.known = apiOf(r.URL.Path)
 	rec.API = st.api
@@ -277,8 +302,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var retryCount string
-	if vs := r.Header[retryCountKey]; len(vs) > 0 {
+	var retryCount string // only the fault model reads it
+	if vs := r.Header[retryCountKey]; p.model != nil && len(vs) > 0 {
 		retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
 	}
 	pl := p.plan(req, seq, start, retryCount)
