@@ -549,14 +549,10 @@ func drop(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// answerKeys are the names of the answers' headers in http.Header's
-// form: provider.Response's own and upstreamHintHeaders, those a script
-// gives most.
-var answerKeys = func() map[string]string {
+// hintKeys are upstreamHintHeaders' names as a script gives them, by
+// their names in http.Header's form.
+var hintKeys = func() map[string]string {
 	m := map[string]string{}
-	for _, k := range []string{"content-type", "content-length", "cache-control", "request-id", "x-request-id"} {
-		m[k] = http.CanonicalHeaderKey(k)
-	}
 	for _, kk := range upstreamHintHeaders {
 		m[kk[1]] = kk[0]
 	}
@@ -564,9 +560,23 @@ var answerKeys = func() map[string]string {
 }()
 
 // canonicalKey is http.CanonicalHeaderKey(k), without allocating for the
-// answers' usual header names.
+// answers' usual header names: provider.Response's own, matched by a
+// switch (a lookup costs more than writing the header), and
+// upstreamHintHeaders, those a script gives most.
 func canonicalKey(k string) string {
-	if c, ok := answerKeys[k]; ok {
+	switch k {
+	case "content-type":
+		return "Content-Type"
+	case "content-length":
+		return "Content-Length"
+	case "request-id":
+		return "Request-Id"
+	case "x-request-id":
+		return "X-Request-Id"
+	case "cache-control":
+		return "Cache-Control"
+	}
+	if c, ok := hintKeys[k]; ok {
 		return c
 	}
 	return http.CanonicalHeaderKey(k)
