@@ -84,6 +84,7 @@ func epochMs(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
 // calls failed (when not nil) once, at once.
 type wireLog struct {
 	mu     sync.Mutex
+	enc    wire.Encoder
 	w      *bufio.Writer
 	err    error
 	failed func(error)
@@ -96,7 +97,8 @@ func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
-// write writes r's line (Record.AppendJSON: json.Marshal's bytes) and a
+// write writes r's line (wire.Encoder: json.Marshal's bytes, the
+// request's part copied from the last line's when it is the same) and a
 // newline, encoded in place in the log's buffer, which is empty after
 // each line's flush: a line of the usual size costs no allocation and no
 // copy, a longer one its own buffer, held no longer than its write.
@@ -109,7 +111,7 @@ func (l *wireLog) write(r *Record) {
 		l.mu.Unlock()
 		return
 	}
-	b, err := r.AppendJSON(l.w.AvailableBuffer())
+	b, err := l.enc.Append(l.w.AvailableBuffer(), r)
 	if err == nil {
 		if _, err = l.w.Write(append(b, '\n')); err == nil {
 			err = l.w.Flush()
