@@ -25,13 +25,18 @@ var clientRetryHeaders = []string{
 }
 
 // clientRetryNames are clientRetryHeaders by their names in http.Header's
-// form, so that one pass over a request's headers finds them.
-var clientRetryNames = func() map[string]string {
+// form, so that one pass over a request's headers finds them, and
+// clientRetryFirst their first bytes in that form: a name starting with
+// another is not looked up (Content-Type, Accept-Encoding, ...).
+var clientRetryNames, clientRetryFirst = func() (map[string]string, *[256]bool) {
 	m := make(map[string]string, len(clientRetryHeaders))
+	var first [256]bool
 	for _, k := range clientRetryHeaders {
-		m[http.CanonicalHeaderKey(k)] = k
+		c := http.CanonicalHeaderKey(k)
+		m[c] = k
+		first[c[0]] = true
 	}
-	return m
+	return m, &first
 }()
 
 // clientHeaders are the headers of h the wire log keeps, by lower-case
@@ -44,7 +49,11 @@ func clientHeaders(h http.Header, m map[string]string) map[string]string {
 		if len(vs) == 0 {
 			continue
 		}
-		name, kept := clientRetryNames[k]
+		var name string
+		var kept bool
+		if len(k) > 0 && clientRetryFirst[k[0]] {
+			name, kept = clientRetryNames[k]
+		}
 		if containsFold(k, "idempotency") {
 			name, kept = strings.ToLower(k), true
 		} else if vs[0] == "" {
