@@ -227,10 +227,11 @@ type handling struct {
 
 var handlings = sync.Pool{New: func() any { return &handling{client: map[string]string{}} }}
 
-// newHandling is a handling of rec from the pool.
+// newHandling is a handling of rec from the pool (its state zero: new,
+// or recycled).
 func newHandling(rec Record) *handling {
 	h := handlings.Get().(*handling)
-	h.rec, h.st = rec, reqState{}
+	h.rec = rec
 	return h
 }
 
@@ -303,8 +304,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var retryCount string // only the fault model reads it
-	if vs := r.Header[retryCountKey]; p.model != nil && len(vs) > 0 {
-		retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
+	if p.model != nil {
+		if vs := r.Header[retryCountKey]; len(vs) > 0 {
+			retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
+		}
 	}
 	pl := p.plan(req, seq, start, retryCount)
 	if pl.release != nil {
