@@ -435,10 +435,8 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 	rec := st.rec
 	res := p.bodies.HTTP(&a, req)
 	h := w.Header()
-	vals := make([]string, len(res.Header)) // one allocation for every value, not one a header
-	for i, kv := range res.Header {
-		vals[i] = kv[1]
-		h[canonicalKey(kv[0])] = vals[i : i+1 : i+1] // h.Set's result
+	for i := range res.Header { // h.Set's result, each value a view of res.Header's: no allocation
+		h[canonicalKey(res.Header[i][0])] = res.Header[i][1:2:2]
 	}
 	rec.Status, rec.Headers, rec.ErrorType = res.Status, a.Headers, res.ErrorType
 	if a.Stop == policy.StopReasonError {
