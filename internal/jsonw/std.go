@@ -72,27 +72,36 @@ func appendFixed(b []byte, v float64) (_ []byte, ok bool) {
 			continue
 		}
 		k := len(fixedScales) - 1 - i
-		var db [24]byte
-		d := strconv.AppendUint(db[:0], uint64(n), 10)
-		for k > 0 && d[len(d)-1] == '0' {
-			d, k = d[:len(d)-1], k-1
+		u := uint64(n)
+		for k > 0 && u%10 == 0 { // the trailing zeros dropped
+			u, k = u/10, k-1
+		}
+		// the digits, last first, from the end of d: the fraction's k,
+		// its point, then the integer's (at least its 0) and the sign
+		var d [26]byte
+		j := len(d)
+		for ; k > 0; k-- {
+			j--
+			d[j] = byte('0' + u%10)
+			u /= 10
+		}
+		if j < len(d) {
+			j--
+			d[j] = '.'
+		}
+		for {
+			j--
+			d[j] = byte('0' + u%10)
+			u /= 10
+			if u == 0 {
+				break
+			}
 		}
 		if v < 0 {
-			b = append(b, '-')
+			j--
+			d[j] = '-'
 		}
-		if len(d) <= k {
-			b = append(b, "0."...)
-			for j := len(d); j < k; j++ {
-				b = append(b, '0')
-			}
-			return append(b, d...), true
-		}
-		b = append(b, d[:len(d)-k]...)
-		if k > 0 {
-			b = append(b, '.')
-			b = append(b, d[len(d)-k:]...)
-		}
-		return b, true
+		return append(b, d[j:]...), true
 	}
 	return b, false
 }
