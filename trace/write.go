@@ -256,6 +256,9 @@ type Writer struct {
 	start    [32]byte
 	startLen int
 	startT   time.Duration
+	// memo keeps the fields of the recent lines of each type that
+	// repeats (memo.go), kept over Reset.
+	memo *memo
 }
 
 // Record implements Sink: it appends r as one line (AppendJSON's bytes).
@@ -271,7 +274,16 @@ func (w *Writer) Record(r *Record) {
 			w.startLen = copy(w.start[:], b[n:])
 		}
 	}
-	w.buf = append(AppendFields(b, r), '\n')
+	var k lineKey
+	if k.of(r) {
+		if w.memo == nil {
+			w.memo = newMemo()
+		}
+		b = w.memo.append(b, r, &k)
+	} else {
+		b = AppendFields(b, r)
+	}
+	w.buf = append(b, '\n')
 	w.lines++
 }
 
