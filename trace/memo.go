@@ -107,7 +107,8 @@ func (k *lineKey) eq(o *lineKey) bool {
 func newMemo() *memo { return &memo{buf: make([]byte, 0, memoBytes)} }
 
 // memo is a Writer's kept lines: for each row, its lines' keys and
-// fields (a piece of buf; nil: none), and the way it replaces next.
+// fields with the line's end (a piece of buf; nil: none), and the way it
+// replaces next.
 type memo struct {
 	rows [memoRows]struct {
 		keys   [memoWays]lineKey
@@ -117,17 +118,18 @@ type memo struct {
 	buf []byte
 }
 
-// append appends the fields of r, whose key is k: the kept ones when
-// k's are kept, else AppendFields', then kept in place of the row's oldest.
-func (m *memo) append(b []byte, r *Record, k *lineKey) []byte {
-	row := &m.rows[memoRow[r.Type]]
+// line appends the fields of r and the line's end '\n', r's key being k:
+// the kept ones when k's are kept, else AppendFields', then kept in place
+// of the row's oldest.
+func (m *memo) line(b []byte, r *Record, k *lineKey) []byte {
+	row := &m.rows[memoRow[r.Type]&(memoRows-1)]
 	for i := range row.keys {
 		if row.keys[i].eq(k) && row.fields[i] != nil {
 			return append(b, row.fields[i]...)
 		}
 	}
 	n := len(b)
-	b = AppendFields(b, r)
+	b = append(AppendFields(b, r), '\n')
 	fields := b[n:]
 	if len(fields) > memoBytes/8 {
 		return b

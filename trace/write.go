@@ -264,10 +264,14 @@ type Writer struct {
 // Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
 	b := w.buf
-	if w.startLen != 0 && r.T == w.startT {
-		b = append(b, w.start[:w.startLen]...)
+	if n := len(b); w.startLen != 0 && r.T == w.startT {
+		if cap(b)-n >= len(w.start) { // all of start in one move, then b up to its end
+			*(*[len(w.start)]byte)(b[n : n+len(w.start)]) = w.start
+			b = b[:n+w.startLen]
+		} else {
+			b = append(b, w.start[:w.startLen]...)
+		}
 	} else {
-		n := len(b)
 		b = appendStart(b, r.T)
 		w.startLen, w.startT = 0, r.T
 		if len(b)-n <= len(w.start) {
@@ -279,11 +283,10 @@ func (w *Writer) Record(r *Record) {
 		if w.memo == nil {
 			w.memo = newMemo()
 		}
-		b = w.memo.append(b, r, &k)
+		w.buf = w.memo.line(b, r, &k)
 	} else {
-		b = AppendFields(b, r)
+		w.buf = append(AppendFields(b, r), '\n')
 	}
-	w.buf = append(b, '\n')
 	w.lines++
 }
 
