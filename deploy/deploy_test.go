@@ -22,8 +22,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmypi/retryfsm/cmd/retrysim-plot/fleetplot"
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
 	batchv1 "k8s.io/api/batch/v1"

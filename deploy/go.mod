@@ -39,6 +39,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
+	github.com/ohmypi/retryfsm/cmd/retrysim-plot v0.0.0-00010101000000-000000000000
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
@@ -59,3 +60,5 @@ require (
 )
 
 replace github.com/ohmypi/retryfsm => ../
+
+replace github.com/ohmypi/retryfsm/cmd/retrysim-plot => ../cmd/retrysim-plot

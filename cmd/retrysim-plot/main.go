@@ -1,5 +1,5 @@
 // Command retrysim-plot draws a fleet's result as charts (package
-// fleet/fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
+// fleetplot, SPEC.md §15.7): one image, a row per fleet, its wire
 // calls per second over time per profile (the provider's capacity a line,
 // the outage windows shaded, the table's peak marked), the CDF of the time
 // from a prompt to its success over every prompt (the failed and
@@ -19,17 +19,19 @@
 // FILE (default fleet.png):
 //
 //	go run ./cmd/retrysim fleet --seeds 1-8 --json --shard 0/1 fleets/outage.yaml > sweep.json
-//	go run ./cmd/retrysim-plot -o sweep.png sweep.json
+//	(cd cmd/retrysim-plot && go install .) && retrysim-plot -o sweep.png sweep.json
 //
 // With -tune, REPORT is a tune's report ('retrysim tune --json'; - reads
-// it from stdin), drawn by package tune/tuneplot: its confirmed
+// it from stdin), drawn by package tuneplot: its confirmed
 // candidates, its front, its chosen point and the named profiles, a panel
 // per objective against the first; 'retrysim tune --plot FILE' pipes its
 // report to 'retrysim-plot -tune -o FILE -'.
 //
 // The charts are a command of their own so that retrysim, the first
 // command a user builds, links no chart library: gonum.org/v1/plot, its
-// fonts and its LaTeX renderer are most of a cold build (SPEC.md §5).
+// fonts and its LaTeX renderer are most of a cold build (SPEC.md §15.7).
+// It is a module of its own (this folder's go.mod, the only one that
+// requires the chart library): install it with 'go install .' here.
 // 'retrysim fleet --plot FILE' runs this command (found beside retrysim,
 // then on $PATH), piping the result to 'retrysim-plot -o FILE -'.
 //
@@ -40,7 +42,7 @@ package main
 import (
 	"os"
 
-	"github.com/ohmypi/retryfsm/cmd/internal/plotcmd"
+	"github.com/ohmypi/retryfsm/cmd/retrysim-plot/internal/plotcmd"
 )
 
 func main() { os.Exit(plotcmd.Main(os.Args[1:], os.Stdin, os.Stderr)) }

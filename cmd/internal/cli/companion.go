@@ -76,10 +76,17 @@ func companionFromSource(name, file string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, file)
-	build := exec.Command(goCmd, "build", "-o", out, "./cmd/"+name)
+	// A companion that is a module of its own (cmd/retrysim-plot, with the
+	// chart libraries) is built in its folder.
+	pkg := "./cmd/" + name
+	build := exec.Command(goCmd, "build", "-o", out, pkg)
 	build.Dir = root
+	if _, err := os.Stat(filepath.Join(root, "cmd", name, "go.mod")); err == nil {
+		build.Args[len(build.Args)-1] = "."
+		build.Dir = filepath.Join(root, "cmd", name)
+	}
 	if msg, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/%s: %v: %s", name, err, msg)
+		return "", fmt.Errorf("go build %s: %v: %s", pkg, err, msg)
 	}
 	return out, nil
 }

@@ -75,8 +75,8 @@ per profile (the provider's capacity a line, outages shaded, the table's
 peak marked), the CDF of the time from a prompt to its success over every
 prompt, and each row's requests per prompt with its 429s. The charts
 are drawn by the command retrysim-plot, so that retrysim builds without a
-chart library: retrysim finds it beside itself or on $PATH ('go install
-./cmd/retrysim-plot') and checks FILE before the run, then prints its
+chart library: retrysim finds it beside itself or on $PATH ('cd
+cmd/retrysim-plot && go install .' in the repository) and checks FILE before the run, then prints its
 output as usual and pipes the result to 'retrysim-plot -o FILE -'.
 
 When stderr is a terminal and the fleets run for more than a second, a

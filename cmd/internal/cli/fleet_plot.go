@@ -61,8 +61,8 @@ func findPlotCommand() (string, error) {
 	p, where, err := findCompanion(plotCommand)
 	if err != nil {
 		return "", fmt.Errorf("the charts are drawn by the command %s (so that retrysim links no chart library), %s: "+
-			"install it with 'go install ./cmd/retrysim-plot' in the repository (beside retrysim: 'go install ./cmd/...'), "+
-			"or print the result with --json --shard 0/1 and run 'go run ./cmd/retrysim-plot -o FILE.png PARTIAL...'", plotCommand, where)
+			"install it with 'cd cmd/retrysim-plot && go install .' in the repository (a module of its own, beside 'go install ./cmd/...'), "+
+			"or print the result with --json --shard 0/1 and draw it later with 'retrysim-plot -o FILE.png PARTIAL...'", plotCommand, where)
 	}
 	return p, nil
 }

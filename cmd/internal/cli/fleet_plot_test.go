@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"bytes"
-	"image/png"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,10 +26,10 @@ var companionBuilds struct {
 // companionOnPath puts cmd/NAME (retrysim-plot, retrysim-proxy) into a
 // temporary directory (the first call puts both) and that directory first
 // on $PATH for the test. retrysim-plot is this test binary, which TestMain
-// runs as retrysim-plot under that name (package plotcmd is the command),
-// so that the charts' libraries are compiled once for every test that
-// needs them; another companion is the go command's build of it, kept in
-// its build cache (internal/exetest).
+// runs as a stand-in under that name (standInPlot: the real command, a
+// module of its own with the chart libraries, is tested there, the CLI's
+// --plot with it); another companion is the go command's build of it,
+// kept in its build cache (internal/exetest).
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -80,66 +81,91 @@ func companionOnPath(t *testing.T, name string) string {
 	return b.dir
 }
 
-// TestFleetPlot: --plot on a run prints the same output as without it and
-// draws the result (a PNG, or an SVG with --json); on merge, the image is
-// the one retrysim-plot draws from the shards themselves.
-func TestFleetPlot(t *testing.T) {
-	dir := companionOnPath(t, plotCommand)
+// standInPlot is retrysim-plot as this test binary runs it: it checks its
+// command line is "[-tune] -o FILE -", then writes FILE as that command
+// line, a newline and what it read on its standard input (the partial
+// result or tune report the CLI pipes to it); an error exits 1 saying
+// why on stderr, as the real command does.
+func standInPlot(args []string) int {
+	n := len(args)
+	if n < 3 || n > 4 || args[n-3] != "-o" || args[n-1] != "-" || (n == 4 && args[0] != "-tune") {
+		fmt.Fprintf(os.Stderr, "retrysim-plot (stand-in): command line %q, want [-tune] -o FILE -\n", args)
+		return 2
+	}
+	in, err := io.ReadAll(os.Stdin)
+	if err == nil {
+		err = os.WriteFile(args[n-2], append([]byte(strings.Join(args, " ")+"\n"), in...), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "retrysim-plot (stand-in):", err)
+		return 1
+	}
+	return 0
+}
+
+// TestPlotPipes: --plot prints the output it prints without, then pipes
+// to 'retrysim-plot -o FILE -' the result as one partial (what 'fleet
+// --json --shard 0/1' prints; for merge, what 'fleet merge --json --shard
+// 0/1' prints), and for tune the report as --json prints it, to
+// 'retrysim-plot -tune -o FILE -'. The charts themselves are the module
+// cmd/retrysim-plot's tests (its TestFleetPlot and TestTunePlot run this
+// CLI with the real command).
+func TestPlotPipes(t *testing.T) {
+	companionOnPath(t, plotCommand)
 	out := t.TempDir()
+	piped := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 	run := []string{"fleet", "--sessions", "60", "--seeds", "1-2", "--outage", "2s,5s,529"}
 	code, table, errOut := runMain(t, run...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
+	_, whole, _ := runMain(t, append(run, "--json", "--shard", "0/1")...)
+	if code != exitOK || !strings.HasPrefix(whole, "{") {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, whole)
 	}
-	pngPath := filepath.Join(out, "fleet.png")
-	code, plotted, errOut := runMain(t, append(run, "--plot", pngPath)...)
+	png := filepath.Join(out, "fleet.png")
+	code, plotted, errOut := runMain(t, append(run, "--plot", png)...)
 	if code != exitOK || errOut != "" || plotted != table {
 		t.Fatalf("--plot: exit %d, stderr %q; the table differs from the run's without --plot:\n%s\n---\n%s", code, errOut, plotted, table)
 	}
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil || img.Bounds().Dx() < 500 {
-		t.Fatalf("%s: not a PNG of the fleet: %v", pngPath, err)
-	}
-	_, jsonOut, _ := runMain(t, append(run, "--json")...)
-	svgPath := filepath.Join(out, "fleet.svg")
-	if code, got, errOut := runMain(t, append(run, "--json", "--plot", svgPath)...); code != exitOK || got != jsonOut {
-		t.Fatalf("--json --plot: exit %d, stderr %q, the JSON differs:\n%s", code, errOut, got)
-	}
-	if svg, err := os.ReadFile(svgPath); err != nil || !bytes.Contains(svg, []byte("<svg")) {
-		t.Fatalf("%s: %v", svgPath, err)
+	if got, want := piped(png), "-o "+png+" -\n"+whole; got != want {
+		t.Errorf("fleet --plot piped:\n%.300s\nwant:\n%.300s", got, want)
 	}
 
-	// merge --plot: the shards' merged result, drawn as retrysim-plot draws
-	// the shard files.
 	var shards []string
 	for i, sh := range []string{"0/2", "1/2"} {
 		code, part, errOut := runMain(t, append(run, "--json", "--shard", sh)...)
 		if code != exitOK {
 			t.Fatalf("shard %s: exit %d: %s", sh, code, errOut)
 		}
-		shards = append(shards, filepath.Join(out, "s"+string(rune('0'+i))+".json"))
+		shards = append(shards, filepath.Join(out, fmt.Sprintf("s%d.json", i)))
 		if err := os.WriteFile(shards[i], []byte(part), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	merged := filepath.Join(out, "merged.svg")
-	code, mergedTable, errOut := runMain(t, append([]string{"fleet", "merge", "--plot", merged}, shards...)...)
+	_, mergedWhole, _ := runMain(t, append([]string{"fleet", "merge", "--json", "--shard", "0/1"}, shards...)...)
+	svg := filepath.Join(out, "merged.svg")
+	code, mergedTable, errOut := runMain(t, append([]string{"fleet", "merge", "--plot", svg}, shards...)...)
 	if code != exitOK || errOut != "" || mergedTable != table {
 		t.Fatalf("merge --plot: exit %d, stderr %q:\n%s", code, errOut, mergedTable)
 	}
-	direct := filepath.Join(out, "direct.svg")
-	if b, err := exec.Command(filepath.Join(dir, "retrysim-plot"), append([]string{"-o", direct}, shards...)...).CombinedOutput(); err != nil {
-		t.Fatalf("retrysim-plot: %v\n%s", err, b)
+	if got, want := piped(svg), "-o "+svg+" -\n"+mergedWhole; got != want || mergedWhole != whole {
+		t.Errorf("fleet merge --plot piped:\n%.300s\nwant:\n%.300s\n(merged equals the whole run's: %v)", got, want, mergedWhole == whole)
 	}
-	a, errA := os.ReadFile(merged)
-	b, errB := os.ReadFile(direct)
-	if errA != nil || errB != nil || !bytes.Equal(a, b) || !bytes.Contains(a, []byte("<svg")) {
-		t.Fatalf("merge --plot draws another image than retrysim-plot over the shards (%v, %v)", errA, errB)
+
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	tuneRun := append([]string{"tune", filepath.Join(dir, "small.yaml")}, tuneArgs...)
+	_, report, _ := runMain(t, append(tuneRun, "--json")...)
+	chart := filepath.Join(out, "tune.png")
+	if code, _, errOut := runMain(t, append(tuneRun, "--plot", chart)...); code != exitOK {
+		t.Fatalf("tune --plot: exit %d: %s", code, errOut)
+	}
+	if got, want := piped(chart), "-tune -o "+chart+" -\n"+report; got != want || !strings.HasPrefix(report, "{") {
+		t.Errorf("tune --plot piped:\n%.300s\nwant:\n%.300s", got, want)
 	}
 }
 
@@ -188,7 +214,7 @@ func TestFleetPlotChecks(t *testing.T) {
 	t.Run("missing command", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
 		code, stdout, errOut := runMain(t, "fleet", "--sessions", "20", "--plot", newPNG)
-		if code != exitUsage || stdout != "" || !strings.Contains(errOut, "retrysim-plot") || !strings.Contains(errOut, "go install ./cmd/retrysim-plot") {
+		if code != exitUsage || stdout != "" || !strings.Contains(errOut, "retrysim-plot") || !strings.Contains(errOut, "cd cmd/retrysim-plot && go install .") {
 			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, errOut)
 		}
 		if _, err := os.Stat(newPNG); err == nil {
@@ -213,20 +239,63 @@ func TestFleetPlotChecks(t *testing.T) {
 	}
 }
 
-// TestLightDependencies: retrysim's import graph holds no chart library
-// (gonum.org/v1/plot: retrysim-plot's, SPEC.md §15.7) and no network or
-// HTTP stack (net, net/http, crypto/tls: retrysim-proxy's, §18.4), so its
-// first build stays small (issue 20 §5); the companions' graphs do hold
-// them, so each check can fail.
+// TestPlotFromSource: in a clone, with retrysim-plot neither beside
+// retrysim nor on $PATH, --plot builds it with the go command in its own
+// module's folder (cmd/retrysim-plot) into the user's cache, and runs it
+// (the go command here is this test binary: fakeGo).
+func TestPlotFromSource(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, out := t.TempDir(), t.TempDir()
+	if err := os.Symlink(self, filepath.Join(bin, "go")); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // the companion goes to a new cache
+	t.Setenv("PATH", bin)             // go, and no companion
+	t.Setenv(fakeGoProgram, self)     // linked as retrysim-plot: the stand-in
+	t.Setenv(fakeGoRoot, root)
+	png := filepath.Join(out, "x.png")
+	code, _, errOut := runMain(t, "fleet", "--sessions", "20", "--plot", png)
+	b, err := os.ReadFile(png)
+	if code != exitOK || err != nil || !strings.HasPrefix(string(b), "-o "+png+" -\n{") {
+		t.Fatalf("exit %d, stderr %q, %s: %.100q (%v)", code, errOut, png, b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(cache, "retrysim", "companions", plotCommand)); err != nil {
+		t.Errorf("the companion is not in the user's cache: %v", err)
+	}
+}
+
+// TestLightDependencies: retrysim's import graph holds no network or
+// HTTP stack (net, net/http, crypto/tls: retrysim-proxy's, SPEC.md §18.4),
+// and its module requires no chart library (gonum.org/v1/plot: the module
+// cmd/retrysim-plot's, §15.7), so its first build stays small; the
+// companions' graph and go.mod do hold them, so each check can fail.
 func TestLightDependencies(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not installed:", err)
 	}
-	// one go list for the three programs: each line is a package and its
+	// No package of this module can import a chart library unless its
+	// go.mod requires one; retrysim-plot's module does.
+	for _, c := range []struct {
+		gomod string
+		want  bool
+	}{{"../../../go.mod", false}, {"../../" + plotCommand + "/go.mod", true}} {
+		if got := requires(t, goCmd, c.gomod, "gonum.org/v1/plot"); got != c.want {
+			t.Errorf("%s requires gonum.org/v1/plot: %v, want %v", c.gomod, got, c.want)
+		}
+	}
+	// one go list for the two programs: each line is a package and its
 	// dependencies (the whole graph below it)
 	const module = "github.com/ohmypi/retryfsm/cmd/"
-	programs := []string{module + "retrysim", module + plotCommand, module + proxyCommand}
+	programs := []string{module + "retrysim", module + proxyCommand}
 	out, err := exec.Command(goCmd, append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, programs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list %v: %v\n%s", programs, err, out)
@@ -245,7 +314,7 @@ func TestLightDependencies(t *testing.T) {
 		return d
 	}
 	heavy := map[string]string{ // a heavy package's path (or prefix/) and the companion that links it
-		"gonum.org/v1/plot/": plotCommand,
+		"gonum.org/v1/plot/": "", // none: the module cmd/retrysim-plot's (checked above)
 		"net":                proxyCommand,
 		"net/http":           proxyCommand,
 		"crypto/tls":         proxyCommand,
@@ -261,8 +330,23 @@ func TestLightDependencies(t *testing.T) {
 		}
 	}
 	for h, companion := range heavy {
-		if !slices.ContainsFunc(deps("github.com/ohmypi/retryfsm/cmd/"+companion), func(d string) bool { return isHeavy(d, h) }) {
+		if companion != "" && !slices.ContainsFunc(deps("github.com/ohmypi/retryfsm/cmd/"+companion), func(d string) bool { return isHeavy(d, h) }) {
 			t.Errorf("%s's dependencies do not include %s: the check above would see nothing", companion, h)
 		}
 	}
+}
+
+// requires reports whether the go.mod file at gomod requires module
+// (read by 'go mod edit -json', which downloads nothing).
+func requires(t *testing.T, goCmd, gomod, module string) bool {
+	t.Helper()
+	out, err := exec.Command(goCmd, "mod", "edit", "-json", gomod).Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json %s: %v", gomod, err)
+	}
+	var f struct{ Require []struct{ Path string } }
+	if err := json.Unmarshal(out, &f); err != nil {
+		t.Fatalf("go mod edit -json %s: %v", gomod, err)
+	}
+	return slices.ContainsFunc(f.Require, func(r struct{ Path string }) bool { return r.Path == module })
 }

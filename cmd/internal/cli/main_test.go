@@ -10,14 +10,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/ohmypi/retryfsm/cmd/internal/plotcmd"
 )
 
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
-	case plotCommand: // this test binary linked as retrysim-plot (companionOnPath)
-		os.Exit(plotcmd.Main(os.Args[1:], os.Stdin, os.Stderr))
+	case plotCommand: // this test binary as a stand-in retrysim-plot (companionOnPath)
+		os.Exit(standInPlot(os.Args[1:]))
 	case "go": // and as the go command of TestCompanionFromSource
 		os.Exit(fakeGo(os.Args[1:]))
 	}

@@ -181,16 +181,23 @@ const (
 
 // fakeGo is the go command of TestCompanionFromSource (this test binary
 // under the name go): "go build -o OUT ./cmd/retrysim-proxy" in the module
-// root links $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command
+// root, or "go build -o OUT ." in the root's cmd/retrysim-plot (a module of
+// its own), links $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command
 // line, or another folder, exits 1 saying so.
 func fakeGo(args []string) int {
 	wd, err := os.Getwd()
+	root := os.Getenv(fakeGoRoot)
 	want := []string{"build", "-o", "OUT", "./cmd/" + proxyCommand}
+	if wd == filepath.Join(root, "cmd", plotCommand) {
+		want[3] = "."
+	} else {
+		wd = strings.TrimSuffix(wd, string(os.PathSeparator)) // the root itself
+	}
 	if len(args) == len(want) {
 		want[2] = args[2]
 	}
-	if err != nil || wd != os.Getenv(fakeGoRoot) || !slices.Equal(args, want) {
-		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), os.Getenv(fakeGoRoot))
+	if err != nil || (wd != root && want[3] != ".") || !slices.Equal(args, want) {
+		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), root)
 		return 1
 	}
 	if err := os.Symlink(os.Getenv(fakeGoProgram), args[2]); err != nil {

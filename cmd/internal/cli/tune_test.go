@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,26 +147,6 @@ func TestTuneUsage(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant %q", c.args, code, out, errOut, c.want)
 		}
-	}
-}
-
-// TestTunePlot: --plot draws the report with retrysim-plot -tune: a PNG.
-func TestTunePlot(t *testing.T) {
-	companionOnPath(t, plotCommand)
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
-	chart := filepath.Join(dir, "tune.png")
-	code, _, errOut := runMain(t, append([]string{"tune", "--plot", chart, filepath.Join(dir, "small.yaml")}, tuneArgs...)...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	f, err := os.Open(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil || img.Bounds().Dx() < 1000 {
-		t.Fatalf("chart: %v, %v", err, img)
 	}
 }
 

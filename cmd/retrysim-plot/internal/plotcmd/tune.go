@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/ohmypi/retryfsm/cmd/retrysim-plot/tuneplot"
 	"github.com/ohmypi/retryfsm/internal/strictfile"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 	"github.com/ohmypi/retryfsm/tune"
-	"github.com/ohmypi/retryfsm/tune/tuneplot"
 )
 
 // drawTune draws the one tune report of paths (- from stdin) to out.

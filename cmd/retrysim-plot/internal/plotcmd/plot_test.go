@@ -16,7 +16,14 @@ import (
 	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, or runs as retrysim-plot when this test binary
+// is run under that name (the CLI's --plot, cli_test.go).
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == plotCommand {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // writePartials runs a two-seed sweep of a fleet with an outage in n
 // shards and writes their partial results to dir; it returns their paths.

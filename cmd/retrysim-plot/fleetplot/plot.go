@@ -20,8 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ohmypi/retryfsm/cmd/retrysim-plot/internal/chart"
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/internal/chart"
 	"github.com/ohmypi/retryfsm/internal/imageformat"
 )
 

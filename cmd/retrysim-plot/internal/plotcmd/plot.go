@@ -11,8 +11,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/ohmypi/retryfsm/cmd/retrysim-plot/fleetplot"
 	"github.com/ohmypi/retryfsm/fleet"
-	"github.com/ohmypi/retryfsm/fleet/fleetplot"
 	"github.com/ohmypi/retryfsm/internal/termsafe"
 )
 

@@ -69,7 +69,7 @@ var (
 
 func sweepReadyFleets(t *testing.T) *fleet.Result {
 	t.Helper()
-	paths, err := filepath.Glob("../../fleets/*.yaml")
+	paths, err := filepath.Glob("../../../fleets/*.yaml")
 	if err != nil || len(paths) != 3 {
 		t.Fatalf("fleets/: %v %v", paths, err)
 	}
@@ -280,7 +280,7 @@ func TestGoldenSVG(t *testing.T) {
 // seeds 1-2, as a PNG.
 func readmeChart(t *testing.T) []byte {
 	t.Helper()
-	spec, err := fleetspec.Load("../../fleets/outage-529.yaml")
+	spec, err := fleetspec.Load("../../../fleets/outage-529.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func readmeChart(t *testing.T) []byte {
 
 // writeReadmeChart writes docs/fleet-chart.png, the chart docs/fleet.md shows.
 func writeReadmeChart(t *testing.T) {
-	if err := os.WriteFile("../../docs/fleet-chart.png", readmeChart(t), 0o644); err != nil {
+	if err := os.WriteFile("../../../docs/fleet-chart.png", readmeChart(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -673,12 +673,12 @@ func TestSVGFontFallback(t *testing.T) {
 // draws today (go test -run TestGoldenSVG -update redraws it), and is a PNG.
 func TestReadmeChart(t *testing.T) {
 	got := readmeChart(t)
-	want, err := os.ReadFile("../../docs/fleet-chart.png")
+	want, err := os.ReadFile("../../../docs/fleet-chart.png")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("docs/fleet-chart.png is not the chart drawn today (%d bytes, drawn %d): go test ./fleet/fleetplot -run TestGoldenSVG -update", len(want), len(got))
+		t.Errorf("docs/fleet-chart.png is not the chart drawn today (%d bytes, drawn %d): cd cmd/retrysim-plot && go test ./fleetplot -run TestGoldenSVG -update", len(want), len(got))
 	}
 	if _, err := png.Decode(bytes.NewReader(got)); err != nil {
 		t.Fatal(err)
