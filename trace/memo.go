@@ -5,17 +5,19 @@ import (
 	"unsafe"
 )
 
-// A trace repeats its lines: a chain's continues, its errors, its elapsed
-// backoffs and its run ends are the same line each time but for the time,
-// and a session reset and run again writes the same lines as before. The
-// Writer keeps the fields (AppendFields' bytes) of the recent lines of the
-// types that repeat, by what they are written from (lineKey), and copies
-// them when a line's key equals a kept one.
+// A trace repeats its lines: a session reset and run again writes the
+// same lines as before, and within a trace a chain's continues, its
+// errors, its elapsed backoffs and its run ends are the same line each
+// time but for the time. A Writer, once reset, keeps the fields
+// (AppendFields' bytes) of the recent lines of the types that repeat, by
+// what they are written from (lineKey), and copies them when a line's key
+// equals a kept one. (A Writer written once, as most are, keeps none: the
+// memo would cost it more than it saves.)
 
 // memoWays is how many lines a Writer keeps of each type it keys, and
 // memoBytes how many bytes of fields in all: when they are used up, the
-// memo starts again empty. A Writer's memo takes about 11 KiB, allocated
-// at its first line, and keeps alive the strings of at most
+// memo starts again empty. A Writer's memo takes about 13 KiB, allocated
+// at its first Reset, and keeps alive the strings of at most
 // memoRows*memoWays keys.
 const (
 	memoWays  = 8
@@ -29,7 +31,7 @@ const memoRows = 8
 var memoRow = [numTypes]uint8{AgentRun: 0, MessageEnd: 1, AgentRunEnd: 2, Transition: 3, AutoRetryStart: 4,
 	AutoRetryEnd: 5, PromptResolved: 6, Final: 7}
 
-// lineKey is everything a line's fields are written from, its strings
+// lineKey is its type and everything a line's fields are written from, its strings
 // by their bytes' address and length: two lines of equal keys have the
 // same fields (AppendFields' bytes). Strings of equal bytes at two
 // addresses make two keys (a line written afresh, not a wrong one); the
@@ -47,7 +49,8 @@ type lineKey struct {
 // set sets key string i to s.
 func (k *lineKey) set(i int, s string) { k.p[i], k.l[i] = unsafe.Pointer(unsafe.StringData(s)), len(s) }
 
-// of sets k, a zero key, to r's; it is false when r's type has no memo or
+// of sets k, a zero key, to r's (the type in flag's second byte, so that
+// no key is zero); it is false when r's type has no memo or
 // r is a final line with more than one unresolved prompt.
 func (k *lineKey) of(r *Record) bool {
 	switch r.Type {
@@ -92,55 +95,84 @@ func (k *lineKey) of(r *Record) bool {
 	default:
 		return false
 	}
+	k.flag |= uint64(r.Type) << 8
 	return true
 }
 
-// eq reports whether k and o are equal keys, testing first what tells
-// a type's usual lines apart (a transition's rule, a retry's attempt, a
-// run's kind, a message's stop reason).
+// eq reports whether k and o are equal keys. (memo.line tests first what
+// tells a type's usual lines apart: a transition's rule, a retry's attempt,
+// a run's kind, a message's stop reason.)
 func (k *lineKey) eq(o *lineKey) bool {
 	return k.n[0] == o.n[0] && k.flag == o.flag && k.p[0] == o.p[0] && k.p[1] == o.p[1] && k.p[2] == o.p[2] &&
 		k.l[0] == o.l[0] && k.l[1] == o.l[1] && k.l[2] == o.l[2] && k.n[1] == o.n[1] && k.n[2] == o.n[2] && k.f == o.f
 }
 
+// memoOrder is how many of a trace's first lines the memo remembers in
+// order: the lines written after a Reset are first looked for where the
+// lines written before it were.
+const memoOrder = 256
+
 // newMemo returns an empty memo.
 func newMemo() *memo { return &memo{buf: make([]byte, 0, memoBytes)} }
 
-// memo is a Writer's kept lines: for each row, its lines' keys and
-// fields with the line's end (a piece of buf; nil: none), and the way it
-// replaces next.
+// memo is a Writer's kept lines, a row of memoWays for each type keyed
+// (each row replacing its oldest first), their fields in buf, and which
+// line was kept as the trace's first, second... (order; nil: none).
 type memo struct {
 	rows [memoRows]struct {
-		keys   [memoWays]lineKey
-		fields [memoWays][]byte
-		next   uint8
+		lines [memoWays]memoLine
+		next  uint8
 	}
-	buf []byte
+	order [memoOrder]*memoLine
+	buf   []byte
 }
 
-// line appends the fields of r and the line's end '\n', r's key being k:
-// the kept ones when k's are kept, else AppendFields', then kept in place
+// memoLine is a kept line: its key and its fields with the line's end
+// '\n' (a piece of memo.buf).
+type memoLine struct {
+	key    lineKey
+	fields []byte
+}
+
+// line appends the fields of r, the trace's line number i, and the
+// line's end '\n', r's key being k: the kept ones when k's are kept (the
+// line kept as line i tried first), else AppendFields', then kept in place
 // of the row's oldest.
-func (m *memo) line(b []byte, r *Record, k *lineKey) []byte {
+func (m *memo) line(b []byte, r *Record, k *lineKey, i int) []byte {
+	if uint(i) >= memoOrder {
+		b, _ = m.find(b, r, k)
+		return b
+	}
+	if l := m.order[i]; l != nil && l.key.eq(k) {
+		return append(b, l.fields...)
+	}
+	b, m.order[i] = m.find(b, r, k)
+	return b
+}
+
+// find is line's search of r's row, and the keeping of a new line; l is
+// the line of key k, nil when it is too long to keep.
+func (m *memo) find(b []byte, r *Record, k *lineKey) (_ []byte, l *memoLine) {
 	row := &m.rows[memoRow[r.Type]&(memoRows-1)]
-	for i := range row.keys {
-		if row.keys[i].eq(k) && row.fields[i] != nil {
-			return append(b, row.fields[i]...)
+	for i := range row.lines {
+		// What tells a type's usual lines apart first, without a call.
+		if l = &row.lines[i]; l.key.n[0] == k.n[0] && l.key.flag == k.flag && l.key.p[0] == k.p[0] && l.key.eq(k) {
+			return append(b, l.fields...), l
 		}
 	}
 	n := len(b)
 	b = append(AppendFields(b, r), '\n')
 	fields := b[n:]
 	if len(fields) > memoBytes/8 {
-		return b
+		return b, nil
 	}
 	if len(m.buf)+len(fields) > memoBytes {
 		*m = memo{buf: m.buf[:0]}
 	}
-	i := row.next
-	row.next = (i + 1) % memoWays
+	l = &row.lines[row.next]
+	row.next = (row.next + 1) % memoWays
 	n = len(m.buf)
 	m.buf = append(m.buf, fields...)
-	row.keys[i], row.fields[i] = *k, m.buf[n:len(m.buf):len(m.buf)]
-	return b
+	*l = memoLine{key: *k, fields: m.buf[n:len(m.buf):len(m.buf)]}
+	return b, l
 }

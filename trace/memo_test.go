@@ -65,20 +65,27 @@ func memoRecord(t *rapid.T, pools map[string][]string) *Record {
 }
 
 // TestWriterMemoWritesAppendJSON: lines the Writer takes from its memo of
-// recent lines are AppendJSON's, line for line, over Resets, whatever
-// repeats: the same strings at other addresses, -0 and NaN delays, lines
-// too long to keep, more lines of a type than the memo keeps.
+// recent lines are AppendJSON's, line for line, over Resets that write
+// the same lines again, some of them changed, whatever repeats: the same
+// strings at other addresses, -0 and NaN delays, lines too long to keep,
+// more lines of a type than the memo keeps.
 func TestWriterMemoWritesAppendJSON(t *testing.T) {
 	pools := memoPools()
 	rapid.Check(t, func(t *rapid.T) {
 		var w Writer
-		for run := range rapid.IntRange(1, 3).Draw(t, "runs") {
+		var records []*Record
+		for range rapid.IntRange(1, 60).Draw(t, "lines") {
+			records = append(records, memoRecord(t, pools))
+		}
+		for run := range rapid.IntRange(1, 4).Draw(t, "runs") {
 			w.Reset()
 			var want []byte
-			for range rapid.IntRange(1, 60).Draw(t, "lines") {
-				r := memoRecord(t, pools)
-				w.Record(r)
-				want = append(AppendJSON(want, r), '\n')
+			for i := range records {
+				if run > 0 && rapid.IntRange(0, 3).Draw(t, "change") == 0 {
+					records[i] = memoRecord(t, pools)
+				}
+				w.Record(records[i])
+				want = append(AppendJSON(want, records[i]), '\n')
 			}
 			if !bytes.Equal(w.Bytes(), want) {
 				t.Fatalf("run %d: Writer wrote\n%s\nwant\n%s", run, w.Bytes(), want)

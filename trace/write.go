@@ -256,8 +256,8 @@ type Writer struct {
 	start    [32]byte
 	startLen int
 	startT   time.Duration
-	// memo keeps the fields of the recent lines of each type that
-	// repeats (memo.go), kept over Reset.
+	// memo keeps the recent lines of the types that repeat (memo.go):
+	// nil until the first Reset, kept over the next ones.
 	memo *memo
 }
 
@@ -278,15 +278,15 @@ func (w *Writer) Record(r *Record) {
 			w.startLen = copy(w.start[:], b[n:])
 		}
 	}
-	var k lineKey
-	if k.of(r) {
-		if w.memo == nil {
-			w.memo = newMemo()
+	if m := w.memo; m != nil {
+		var k lineKey
+		if k.of(r) {
+			w.buf = m.line(b, r, &k, w.lines)
+			w.lines++
+			return
 		}
-		w.buf = w.memo.line(b, r, &k)
-	} else {
-		w.buf = append(AppendFields(b, r), '\n')
 	}
+	w.buf = append(AppendFields(b, r), '\n')
 	w.lines++
 }
 
@@ -301,4 +301,11 @@ func (w *Writer) Bytes() []byte { return w.buf }
 func (w *Writer) Lines() int { return w.lines }
 
 // Reset empties the trace, keeping its memory.
-func (w *Writer) Reset() { w.buf, w.lines = w.buf[:0], 0 }
+// A Writer reset keeps a memo of the lines it writes from then on
+// (memo.go), so that a trace written again, or a line repeated, is copied.
+func (w *Writer) Reset() {
+	w.buf, w.lines = w.buf[:0], 0
+	if w.memo == nil {
+		w.memo = newMemo()
+	}
+}
