@@ -135,16 +135,13 @@ type memoLine struct {
 }
 
 // line appends the fields of r, the trace's line number i, and the
-// line's end '\n', r's key being k: the kept ones when k's are kept (the
-// line kept as line i tried first), else AppendFields', then kept in place
-// of the row's oldest.
+// line's end '\n', r's key being k, when the line kept as line i
+// (Writer.Record tries it first) is not k's: the kept ones when k's are
+// kept, else AppendFields', then kept in place of the row's oldest.
 func (m *memo) line(b []byte, r *Record, k *lineKey, i int) []byte {
 	if uint(i) >= memoOrder {
 		b, _ = m.find(b, r, k)
 		return b
-	}
-	if l := m.order[i]; l != nil && l.key.eq(k) {
-		return append(b, l.fields...)
 	}
 	b, m.order[i] = m.find(b, r, k)
 	return b

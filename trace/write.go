@@ -281,7 +281,13 @@ func (w *Writer) Record(r *Record) {
 	if m := w.memo; m != nil {
 		var k lineKey
 		if k.of(r) {
-			w.buf = m.line(b, r, &k, w.lines)
+			// The line kept as this line before the Reset, else line's search.
+			if l := m.order[w.lines&(memoOrder-1)]; l != nil && w.lines < memoOrder && l.key.eq(&k) {
+				b = append(b, l.fields...)
+			} else {
+				b = m.line(b, r, &k, w.lines)
+			}
+			w.buf = b
 			w.lines++
 			return
 		}
