@@ -99,7 +99,7 @@ func (k *lineKey) of(r *Record) bool {
 	return true
 }
 
-// eq reports whether k and o are equal keys. (memo.line tests first what
+// eq reports whether k and o are equal keys. (memo.find tests first what
 // tells a type's usual lines apart: a transition's rule, a retry's attempt,
 // a run's kind, a message's stop reason.)
 func (k *lineKey) eq(o *lineKey) bool {

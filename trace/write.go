@@ -306,9 +306,9 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // Lines is the number of lines written.
 func (w *Writer) Lines() int { return w.lines }
 
-// Reset empties the trace, keeping its memory.
-// A Writer reset keeps a memo of the lines it writes from then on
-// (memo.go), so that a trace written again, or a line repeated, is copied.
+// Reset empties the trace, keeping its memory. From its first Reset on,
+// a Writer keeps a memo of the lines it writes (memo.go, about 13 KiB): a
+// trace written again, or a line repeated, is copied, not written again.
 func (w *Writer) Reset() {
 	w.buf, w.lines = w.buf[:0], 0
 	if w.memo == nil {
