@@ -16,21 +16,27 @@ import (
 
 // step steps s's core of layer with r.ev now and performs its effects. A
 // model call is a step's last effect.
-func (r *runner) step(s *sess, layer uint8) {
-	r.ev.At = r.now
+func (r *runner) step(s *sess, layer uint8) { r.stepWith(s, layer, &r.ev) }
+
+// stepWith is step with event ev (r.ev, or a reply's from the catalog).
+func (r *runner) stepWith(s *sess, layer uint8, ev *session.Event) {
+	ev.At = r.now
 	r.buf.Effects = r.buf.Effects[:0]
 	var fx []session.Effect
 	if layer == layerAgent {
-		l := &r.agents[s.prof]
+		l := s.agent
 		core := &l.core
 		if s.tracer != nil {
 			core = &l.traced
 		}
-		fx = core.Apply(&s.st, l.pol, &r.ev, &r.buf)
+		fx = core.Apply(&s.st, l.pol, ev, &r.buf)
 	} else {
-		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, &r.ev, &r.buf)
+		fx = r.sdk.core.Apply(&r.sdkStates[s.slot], r.sdk.pol, ev, &r.buf)
 	}
-	r.fx.s, r.fx.layer, r.fx.call = s, layer, 0 // r.fx.r is r, set once
+	if r.fx.s != s { // (sessions run alone: once a session)
+		r.fx.s = s
+	}
+	r.fx.layer, r.fx.call = layer, 0 // r.fx.r is r, set once
 	session.Perform(fx, &r.fx)
 	call := r.fx.call
 	if call == 0 {
@@ -40,7 +46,7 @@ func (r *runner) step(s *sess, layer uint8) {
 		r.send(s, layerSDK, call)
 		return
 	}
-	r.stats[s.prof].Calls++
+	s.stats.Calls++
 	if r.sdk == nil {
 		r.send(s, layerAgent, call)
 		return
@@ -64,9 +70,9 @@ func (e *stepEffects) Record(rec *trace.Record) { e.r.record(e.s, e.layer, rec) 
 func (e *stepEffects) Arm(t session.Timer) {
 	r, s := e.r, e.s
 	s.live++
-	r.schedule(t.Delay, event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
+	r.schedule(t.Delay, &event{kind: evTimer, layer: e.layer, timer: uint8(t.Kind), id: t.ID, slot: s.slot, gen: s.gen})
 	if t.Kind == session.BackoffTimer {
-		st := &r.stats[s.prof]
+		st := s.stats
 		st.LongestWait = max(st.LongestWait, t.Delay)
 	}
 }
@@ -90,7 +96,7 @@ func (r *runner) record(s *sess, layer uint8, rec *trace.Record) {
 		return
 	}
 	if rec.Type == trace.Transition && rec.Edge.Rule >= 0 && rec.Edge.Rule < len(ruleEnds) {
-		st := &r.stats[s.prof]
+		st := s.stats
 		switch ruleEnds[rec.Edge.Rule] {
 		case endSuccess:
 			st.ChainsSucceeded++
@@ -124,7 +130,7 @@ func (r *runner) dropCancelled(s *sess, layer uint8, id uint64) bool {
 
 // send sends s's wire call (call of layer's core) to the provider.
 func (r *runner) send(s *sess, layer uint8, call uint64) {
-	st := &r.stats[s.prof]
+	st := s.stats
 	st.WireCalls++
 	// (Series.Add's common case, in line: sessions run alone send out of
 	// time order, so the bin of the call before is rarely this one's.)
@@ -142,20 +148,20 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 			r.count(len(r.agents))
 		}
 	}
-	a, admitted, over := r.prov.Request(r.now, &s.prompt, &s.model)
+	var over bool
+	s.wire, s.wireAdmitted, over = r.prov.Request(r.now, &s.prompt, &s.model)
 	if over {
 		st.Rejected++
 	}
 	lat := &r.cfg.Latency
-	if a.Kind != fleetspec.KindNone {
+	if s.wire.Kind != fleetspec.KindNone {
 		lat = &r.cfg.ErrorLatency
 	}
 	d := lat.DrawDuration(&s.model, minLatency)
-	s.wire = a
-	s.wireAdmitted, s.wireLayer, s.wireCall, s.sentAt = admitted, layer, call, r.now
+	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.schedule(d, event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	r.schedule(d, &event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 }
 
 // cut answers every admitted call in flight with outage window i's error,
@@ -180,13 +186,13 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	if layer != s.wireLayer || call != s.wireCall {
 		return
 	}
-	a := s.wire
+	a := &s.wire // (not changed before the next send)
 	s.wireCall = 0
 	if s.wireAdmitted {
 		r.prov.Release()
 	}
 	if s.tracer != nil {
-		s.tracer.Call(r.cat.entry(a).msg, r.now-s.sentAt)
+		s.tracer.Call(r.cat.entry(*a).msg, r.now-s.sentAt)
 	}
 	if a.Hinted() {
 		s.window = after(r.now, time.Duration(a.RetryAfter)*time.Second)
@@ -198,27 +204,31 @@ func (r *runner) answer(s *sess, layer uint8, call uint64) {
 	}
 	l := r.sdk
 	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls)
+	r.ev.Reply = *r.cat.outcome(a, l.cls)
 	if r.ev.Reply.IsSuccess() {
 		r.ev.Reply.StopReason = policy.StopReasonStop // the tool loop is the agent's
 	}
 	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
 		r.ev.Reply.Draw = fleetspec.Float01(&s.model)
 	}
-	s.sdkAnswer = a
+	s.sdkAnswer = *a
 	r.step(s, layerSDK)
 }
 
 // deliver gives answer a to the agent's call call.
-func (r *runner) deliver(s *sess, a fleetspec.Answer, call uint64) {
-	l := &r.agents[s.prof]
-	r.ev.Kind, r.ev.Call = session.Reply, call
-	r.ev.Reply = *r.cat.outcome(&a, l.cls) // a statement of its own: copied once, not through a temporary
-	if r.ev.Reply.Class == classify.ClassRetryable && l.jittered {
+func (r *runner) deliver(s *sess, a *fleetspec.Answer, call uint64) {
+	l := s.agent
+	ev := r.cat.event(a, l.cls) // the reply's event, not copied
+	if ev.Reply.Class == classify.ClassRetryable && l.jittered {
+		// A draw of its own: the reply in r.ev.
+		r.ev.Kind = session.Reply
+		r.ev.Reply = ev.Reply // a statement of its own: copied once, not through a temporary
 		r.ev.Reply.Draw = fleetspec.Float01(&s.jitter)
+		ev = &r.ev
 	}
-	s.lastOK = r.ev.Reply.IsSuccess()
-	r.step(s, layerAgent)
+	ev.Call = call
+	s.lastOK = ev.Reply.IsSuccess()
+	r.stepWith(s, layerAgent, ev)
 }
 
 // count counts a wire call now in bin tracker i.

@@ -20,18 +20,20 @@ type catalog struct {
 	// for a success), looked up without hashing; plainOut their outcomes
 	// once classified, at (2×kind+tool)×len(cls)+classifier.
 	plain    [2 * fleetspec.NumKinds]*catalogEntry
-	plainOut []*classify.Outcome
+	plainOut []*session.Event
 	epoch    time.Time
 }
 
 type catalogEntry struct {
-	msg  policy.AssistantMessage
-	out  []classify.Outcome
+	msg policy.AssistantMessage
+	// out[i] is the answer classified by classifier i, as the Reply event
+	// that delivers it (its Call and At set by the step), once done[i].
+	out  []session.Event
 	done []bool
 }
 
 func newCatalog(cls []*classify.Classifier) *catalog {
-	return &catalog{cls: cls, entries: make(map[fleetspec.Answer]*catalogEntry, 64), plainOut: make([]*classify.Outcome, 2*int(fleetspec.NumKinds)*len(cls)),
+	return &catalog{cls: cls, entries: make(map[fleetspec.Answer]*catalogEntry, 64), plainOut: make([]*session.Event, 2*int(fleetspec.NumKinds)*len(cls)),
 		epoch: time.UnixMilli(session.DefaultEpochMs).UTC()}
 }
 
@@ -59,7 +61,7 @@ func (c *catalog) entry(a fleetspec.Answer) *catalogEntry {
 	}
 	e := c.entries[a]
 	if e == nil {
-		e = &catalogEntry{msg: a.Message(), out: make([]classify.Outcome, len(c.cls)), done: make([]bool, len(c.cls))}
+		e = &catalogEntry{msg: a.Message(), out: make([]session.Event, len(c.cls)), done: make([]bool, len(c.cls))}
 		c.entries[a] = e
 	}
 	if slot != nil {
@@ -69,7 +71,12 @@ func (c *catalog) entry(a fleetspec.Answer) *catalogEntry {
 }
 
 // outcome is a classified by classifier i.
-func (c *catalog) outcome(a *fleetspec.Answer, i int) *classify.Outcome {
+func (c *catalog) outcome(a *fleetspec.Answer, i int) *classify.Outcome { return &c.event(a, i).Reply }
+
+// event is the Reply event of a classified by classifier i: its other
+// fields zero but its Call and At, which the caller sets (the reply is
+// not copied into an event of its own).
+func (c *catalog) event(a *fleetspec.Answer, i int) *session.Event {
 	p := plainIndex(a)
 	if p >= 0 {
 		if o := c.plainOut[p*len(c.cls)+i]; o != nil {
@@ -78,7 +85,7 @@ func (c *catalog) outcome(a *fleetspec.Answer, i int) *classify.Outcome {
 	}
 	e := c.entry(*a)
 	if !e.done[i] {
-		e.out[i] = c.cls[i].Reply(e.msg, session.DefaultContextWindow, c.epoch)
+		e.out[i] = session.Event{Kind: session.Reply, Reply: c.cls[i].Reply(e.msg, session.DefaultContextWindow, c.epoch)}
 		e.done[i] = true
 	}
 	if p >= 0 {

@@ -312,12 +312,12 @@ type localQueue struct {
 	seq uint64
 }
 
-// push schedules e d after now.
-func (q *localQueue) push(now, d time.Duration, e event) {
+// push schedules *e d after now, setting its time and sequence number.
+func (q *localQueue) push(now, d time.Duration, e *event) {
 	e.at = after(now, d)
 	q.seq++
 	e.seq = q.seq
-	q.ev = append(q.ev, e)
+	q.ev = append(q.ev, *e)
 }
 
 // pop removes the next event into *out; false when there is none.

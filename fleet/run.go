@@ -109,6 +109,8 @@ type layerRT struct {
 // sess is a live session.
 type sess struct {
 	st            session.State // the agent's (the SDK layer's is in runner.sdkStates)
+	agent         *layerRT      // its profile's, runner.agents[prof]
+	stats         *Stats        // its profile's counts, runner.stats[prof]
 	model, jitter rand.PCG      // the model's draws; the agent's jitter draws
 	index         int
 	slot          int32
@@ -136,9 +138,6 @@ type sess struct {
 	cancelled     []uint64         // cancelled timers (layer in the top bit)
 	tracer        Tracer
 }
-
-// freshSess is a session as it arrives, before its own fields are set.
-var freshSess = sess{st: session.Initial(), active: true}
 
 // bins tracks the peak of wire calls per 100 ms bin during and after the
 // outage windows, streaming: calls are sent in time order. A fleet without
@@ -339,7 +338,7 @@ func (r *runner) run() {
 	}
 	for i := range r.sessions {
 		if s := &r.sessions[i]; s.active && s.inPrompt {
-			r.stats[s.prof].Waiting++
+			s.stats.Waiting++
 		}
 	}
 	if len(r.stats) > len(r.agents) {
@@ -382,7 +381,9 @@ func (r *runner) runQueue() {
 			r.cut(int(e.id))
 			continue
 		}
-		r.handle(&e)
+		if s := &r.sessions[e.slot]; s.active && s.gen == e.gen { // else a freed session's cancelled timer
+			r.handle(s, &e)
+		}
 	}
 }
 
@@ -403,16 +404,22 @@ func (r *runner) runAlone() {
 			return
 		}
 		var e event
-		for s.active && r.local.pop(&e) {
+		for q := &r.local; s.active; {
+			if len(q.ev) == 1 { // pop's usual case, in line: the session waits on one call or timer
+				e = q.ev[0]
+				q.ev = q.ev[:0]
+			} else if !q.pop(&e) {
+				break
+			}
 			if h > 0 && e.at > h {
 				break
 			}
 			r.now = e.at
-			r.handle(&e)
+			r.handle(s, &e) // (its own events: s is alive, and they are of its generation)
 		}
 		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
-				r.stats[s.prof].Waiting++
+				s.stats.Waiting++
 			}
 			r.release(s)
 		}
@@ -420,12 +427,9 @@ func (r *runner) runAlone() {
 	}
 }
 
-// handle handles queue event e of a session.
-func (r *runner) handle(e *event) {
-	s := &r.sessions[e.slot]
-	if !s.active || s.gen != e.gen {
-		return // a freed session's cancelled timer
-	}
+// handle handles queue event e of live session s (its slot's, of its
+// generation).
+func (r *runner) handle(s *sess, e *event) {
 	switch e.kind {
 	case evPrompt:
 		s.live--
@@ -449,12 +453,12 @@ func (r *runner) handle(e *event) {
 
 // schedule schedules e d after now: in the run's queue, or in the
 // session's own when sessions run alone.
-func (r *runner) schedule(d time.Duration, e event) {
+func (r *runner) schedule(d time.Duration, e *event) {
 	if r.alone {
 		r.local.push(r.now, d, e)
 		return
 	}
-	r.q.pushAfter(r.now, d, e)
+	r.q.pushAfter(r.now, d, *e)
 }
 
 // nextArrival is when the session after the one arriving now arrives (r.now
@@ -508,8 +512,10 @@ func (r *runner) arrive() *sess {
 	}
 	s := &r.sessions[slot]
 	gen, cancelled := s.gen, s.cancelled[:0]
-	*s = freshSess // a copy, rather than a literal built and then copied
-	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled
+	*s = sess{}                         // cleared in place, then its own fields set
+	s.st.Retry.State = policy.StateIdle // session.Initial()
+	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
+	s.agent, s.stats = &r.agents[best], &r.stats[best]
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -529,7 +535,7 @@ func (r *runner) prompt(s *sess) {
 	s.promptAt = r.now
 	s.prompt = fleetspec.Prompt{Remaining: r.cfg.Calls.DrawCount(&s.model)}
 	s.afterError = false
-	r.stats[s.prof].Prompts++
+	s.stats.Prompts++
 	r.ev.Kind = session.Prompt
 	r.step(s, layerAgent)
 }
@@ -546,10 +552,10 @@ func (r *runner) settle(s *sess) {
 		r.ev.Kind = session.Settle
 		r.step(s, layerSDK)
 		if s.sdkResolved {
-			r.deliver(s, s.sdkAnswer, s.agentCall)
+			r.deliver(s, &s.sdkAnswer, s.agentCall)
 		}
 	}
-	if r.agents[s.prof].core.Settles(&s.st) {
+	if s.agent.core.Settles(&s.st) {
 		r.ev.Kind = session.Settle
 		r.step(s, layerAgent)
 	}
@@ -557,7 +563,7 @@ func (r *runner) settle(s *sess) {
 		return
 	}
 	s.inPrompt = false
-	st := &r.stats[s.prof]
+	st := s.stats
 	if s.lastOK {
 		st.Succeeded++
 		st.TimeToSuccess.Add(r.now - s.promptAt)
@@ -566,7 +572,7 @@ func (r *runner) settle(s *sess) {
 	}
 	if s.promptsLeft > 0 {
 		s.live++
-		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), event{kind: evPrompt, slot: s.slot, gen: s.gen})
+		r.schedule(r.cfg.Think.DrawDuration(&s.model, 0), &event{kind: evPrompt, slot: s.slot, gen: s.gen})
 		return
 	}
 	r.release(s)

@@ -13,7 +13,8 @@ import (
 // TestBodyCacheIsHTTP: through a BodyCache, request after request, every
 // answer is Answer.HTTP's, byte for byte: the same model, text and stop
 // again (a copy with the new id), or another (a new rendering), any API,
-// streaming or not, an error, a tool call, a negative request number.
+// streaming or not, an error, a tool call, a negative request number,
+// ids of six digits and of seven (another Content-Length).
 func TestBodyCacheIsHTTP(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var c provider.BodyCache
@@ -29,10 +30,24 @@ func TestBodyCacheIsHTTP(t *testing.T) {
 				InputTokens: rapid.SampledFrom([]int{0, 0, 7}).Draw(t, "input")}
 			req := provider.Request{API: rapid.SampledFrom([]wire.API{wire.Anthropic, wire.Anthropic, wire.OpenAIChat, wire.OpenAIResponses}).Draw(t, "api"),
 				Model: str("model", "m", "claude-sonnet-4-5"), Text: str("text", "Hello.", "a <b>"), Tool: str("tool", "", "t"),
-				Stream: rapid.IntRange(0, 4).Draw(t, "stream") == 0, Seq: rapid.IntRange(-3, 1<<30).Draw(t, "seq"), Now: 1700000000 + int64(i)}
+				Stream: rapid.IntRange(0, 4).Draw(t, "stream") == 0, Seq: rapid.OneOf(rapid.IntRange(-3, 20), rapid.IntRange(999_998, 1_000_001), rapid.IntRange(-3, 1<<30)).Draw(t, "seq"), Now: 1700000000 + int64(i)}
 			if got, want := c.HTTP(&a, req), a.HTTP(req); !reflect.DeepEqual(got, want) {
 				t.Fatalf("request %d:\n got %+v\nwant %+v", i, got, want)
 			}
 		}
 	})
+}
+
+// TestBodyCacheLength: the same answer again with an id one digit longer
+// or shorter (request 999999, then 1000000, then 5) is a copy of the
+// cached body with its own Content-Length.
+func TestBodyCacheLength(t *testing.T) {
+	var c provider.BodyCache
+	a := provider.Answer{Stop: policy.StopReasonStop}
+	for _, seq := range []int{999_999, 1_000_000, 5, 1_000_001} {
+		req := provider.Request{API: wire.Anthropic, Model: "m", Text: "Hello.", Seq: seq}
+		if got, want := c.HTTP(&a, req), a.HTTP(req); !reflect.DeepEqual(got, want) {
+			t.Fatalf("request %d:\n got %+v\nwant %+v", seq, got, want)
+		}
+	}
 }

@@ -60,23 +60,31 @@ type BodyCache struct {
 }
 
 // bodyTemplate is a success body rendered with an empty id, the offsets
-// where the id goes, and what it was rendered from.
+// where the id goes, and what it was rendered from; length is the
+// Content-Length of its bodies with an id of idLen bytes (the first's).
 type bodyTemplate struct {
 	model, text, tool, kind string
 	input, output           int
 	body                    []byte
 	at                      []int
+	idLen                   int
+	length                  string
 }
 
-// body is s's Messages JSON body (s.anthropicBody's bytes) from c.
-func (c *BodyCache) body(s *success) []byte {
+// body is s's Messages JSON body (s.anthropicBody's bytes) from c, and
+// its length in decimal when c knows it ("": not).
+func (c *BodyCache) body(s *success) (_ []byte, length string) {
 	t := c.last.Load()
 	if t == nil || t.model != s.model || t.text != s.text || t.tool != s.tool || t.kind != s.kind || t.input != s.input || t.output != s.output {
-		t = &bodyTemplate{model: s.model, text: s.text, tool: s.tool, kind: s.kind, input: s.input, output: s.output}
+		t = &bodyTemplate{model: s.model, text: s.text, tool: s.tool, kind: s.kind, input: s.input, output: s.output, idLen: len(s.id)}
 		e := *s
 		e.id = ""
 		t.body = e.anthropicBody(&t.at)
+		t.length = strconv.Itoa(len(t.body) + len(t.at)*t.idLen)
 		c.last.Store(t)
+	}
+	if len(s.id) == t.idLen {
+		length = t.length
 	}
 	b := make([]byte, 0, len(t.body)+len(t.at)*len(s.id))
 	prev := 0
@@ -85,7 +93,7 @@ func (c *BodyCache) body(s *success) []byte {
 		b = append(b, s.id...)
 		prev = at
 	}
-	return append(b, t.body[prev:]...)
+	return append(b, t.body[prev:]...), length
 }
 
 // render is HTTP, a Messages JSON success's body from c when c is not
@@ -98,6 +106,7 @@ func (a *Answer) render(req Request, c *BodyCache) Response {
 	rid := string(appendRequestID(append(ib[:0], "req_"...), req.Seq)) // "req_" and the id, one string
 	id := rid[len("req_"):]
 	res := Response{Header: make([][2]string, 0, len(a.Headers)+4)}
+	var length string // the body's, when c knows it
 	for k, v := range a.Headers {
 		res.Header = append(res.Header, [2]string{k, v})
 	}
@@ -120,12 +129,15 @@ func (a *Answer) render(req Request, c *BodyCache) Response {
 			return res
 		}
 		if c != nil && req.API == wire.Anthropic {
-			res.Body = c.body(s)
+			res.Body, length = c.body(s)
 		} else {
 			res.Body = s.body()
 		}
 	}
-	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", strconv.Itoa(len(res.Body))})
+	if length == "" {
+		length = strconv.Itoa(len(res.Body))
+	}
+	res.Header = append(res.Header, [2]string{"content-type", "application/json"}, [2]string{"content-length", length})
 	return res
 }
 

@@ -24,34 +24,50 @@ var clientRetryHeaders = []string{
 	"x-stainless-package-version", "x-stainless-runtime", "x-client-request-id", "user-agent",
 }
 
-// clientRetryKeys are clientRetryHeaders as http.Header holds them, so
-// that looking them up allocates nothing.
-var clientRetryKeys = func() []string {
-	keys := make([]string, len(clientRetryHeaders))
-	for i, k := range clientRetryHeaders {
-		keys[i] = http.CanonicalHeaderKey(k)
+// clientRetryNames are clientRetryHeaders by their names in http.Header's
+// form, so that one pass over a request's headers finds them, and
+// clientRetryFirst their first bytes in that form: a name starting with
+// another is not looked up (Content-Type, Accept-Encoding, ...).
+var clientRetryNames, clientRetryFirst = func() (map[string]string, *[256]bool) {
+	m := make(map[string]string, len(clientRetryHeaders))
+	var first [256]bool
+	for _, k := range clientRetryHeaders {
+		c := http.CanonicalHeaderKey(k)
+		m[c] = k
+		first[c[0]] = true
 	}
-	return keys
+	return m, &first
 }()
 
-func clientHeaders(h http.Header) map[string]string {
-	var m map[string]string
-	for i, k := range clientRetryKeys {
-		if vs := h[k]; len(vs) > 0 && vs[0] != "" {
+// clientHeaders are the headers of h the wire log keeps, by lower-case
+// name: the first non-empty value of each of clientRetryHeaders, and the
+// first value of any header whose name has "idempotency" in any case,
+// set in m (empty; nil: a new map); nil when there are none. One pass
+// over h: a request has a few headers, the list eight.
+func clientHeaders(h http.Header, m map[string]string) map[string]string {
+	for k, vs := range h {
+		if len(vs) == 0 {
+			continue
+		}
+		var name string
+		var kept bool
+		if len(k) > 0 && clientRetryFirst[k[0]] {
+			name, kept = clientRetryNames[k]
+		}
+		if containsFold(k, "idempotency") {
+			name, kept = strings.ToLower(k), true
+		} else if vs[0] == "" {
+			kept = false
+		}
+		if kept {
 			if m == nil {
 				m = map[string]string{}
 			}
-			m[clientRetryHeaders[i]] = vs[0]
+			m[name] = vs[0]
 		}
 	}
-	for k, vs := range h {
-		if containsFold(k, "idempotency") && len(vs) > 0 {
-			lk := strings.ToLower(k)
-			if m == nil {
-				m = map[string]string{}
-			}
-			m[lk] = vs[0]
-		}
+	if len(m) == 0 {
+		return nil
 	}
 	return m
 }
@@ -77,6 +93,7 @@ func epochMs(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
 // calls failed (when not nil) once, at once.
 type wireLog struct {
 	mu     sync.Mutex
+	enc    wire.Encoder
 	w      *bufio.Writer
 	err    error
 	failed func(error)
@@ -89,7 +106,8 @@ func newWireLog(w io.Writer, failed func(error)) *wireLog {
 	return &wireLog{w: bufio.NewWriter(w), failed: failed}
 }
 
-// write writes r's line (Record.AppendJSON: json.Marshal's bytes) and a
+// write writes r's line (wire.Encoder: json.Marshal's bytes, the
+// request's part copied from the last line's when it is the same) and a
 // newline, encoded in place in the log's buffer, which is empty after
 // each line's flush: a line of the usual size costs no allocation and no
 // copy, a longer one its own buffer, held no longer than its write.
@@ -102,7 +120,7 @@ func (l *wireLog) write(r *Record) {
 		l.mu.Unlock()
 		return
 	}
-	b, err := r.AppendJSON(l.w.AvailableBuffer())
+	b, err := l.enc.Append(l.w.AvailableBuffer(), r)
 	if err == nil {
 		if _, err = l.w.Write(append(b, '\n')); err == nil {
 			err = l.w.Flush()

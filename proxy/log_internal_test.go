@@ -76,7 +76,57 @@ func TestContainsFold(t *testing.T) {
 	})
 	h := http.Header{"X-Idempotency-Key": {"a"}, "Idempotency-Key": {"b"}, "x-my-IDEMPOTENCY": {"c"}, "User-Agent": {"u"}, "Accept": {"*/*"}}
 	want := map[string]string{"x-idempotency-key": "a", "idempotency-key": "b", "x-my-idempotency": "c", "user-agent": "u"}
-	if got := clientHeaders(h); !maps.Equal(got, want) {
+	if got := clientHeaders(h, nil); !maps.Equal(got, want) {
 		t.Errorf("clientHeaders = %v, want %v", got, want)
 	}
+}
+
+// TestClientHeadersOnePass: clientHeaders' one pass keeps what looking up
+// each of clientRetryHeaders, then every name with "idempotency", keeps
+// (the later winning), for any headers: the kept names in their
+// canonical form or another, empty values, idempotency names in any
+// case, other headers (no two of one name in different cases: which of
+// them the log keeps is the map's order); in a new map, or in one used
+// before and emptied (a pooled handling's); nil when none is kept.
+func TestClientHeadersOnePass(t *testing.T) {
+	twoPasses := func(h http.Header) map[string]string {
+		var m map[string]string
+		set := func(k, v string) {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = v
+		}
+		for _, k := range clientRetryHeaders {
+			if vs := h[http.CanonicalHeaderKey(k)]; len(vs) > 0 && vs[0] != "" {
+				set(k, vs[0])
+			}
+		}
+		for k, vs := range h {
+			if strings.Contains(strings.ToLower(k), "idempotency") && len(vs) > 0 {
+				set(strings.ToLower(k), vs[0])
+			}
+		}
+		return m
+	}
+	var names []string
+	for _, k := range clientRetryHeaders {
+		names = append(names, k, http.CanonicalHeaderKey(k))
+	}
+	names = append(names, "X-My-Idempotency", "IDEMPOTENCY", "Content-Type", "Accept", "User-agent")
+	reused := map[string]string{} // a pooled handling's, emptied after each request
+	rapid.Check(t, func(t *rapid.T) {
+		h := http.Header{}
+		for _, k := range rapid.SliceOfDistinct(rapid.SampledFrom(names), strings.ToLower).Draw(t, "names") {
+			h[k] = rapid.SliceOfN(rapid.SampledFrom([]string{"", "2", "Go-http-client/1.1"}), 0, 2).Draw(t, k)
+		}
+		want := twoPasses(h)
+		if got := clientHeaders(h, nil); !maps.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%v: clientHeaders = %v, want %v", h, got, want)
+		}
+		if got := clientHeaders(h, reused); !maps.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%v: clientHeaders in a map used before = %v, want %v", h, got, want)
+		}
+		clear(reused)
+	})
 }

@@ -216,10 +216,35 @@ type reqState struct {
 	ctx    context.Context           // the request's
 }
 
-// handling is one request's record and state, in one allocation.
+// handling is one request's record and state, in one allocation, used
+// again by a later request once its line is written (handlings) with
+// its client headers' map emptied.
 type handling struct {
-	rec Record
-	st  reqState
+	rec    Record
+	st     reqState
+	client map[string]string
+}
+
+var handlings = sync.Pool{New: func() any { return &handling{client: map[string]string{}} }}
+
+// newHandling is a handling of rec from the pool (its state zero: new,
+// or recycled).
+func newHandling(rec Record) *handling {
+	h := handlings.Get().(*handling)
+	h.rec = rec
+	return h
+}
+
+// recycle gives h back to the pool once its line is written, unless an
+// upstream saw its state (the request forwarded, its context holding
+// h), or its map grew past the usual few headers.
+func (h *handling) recycle() {
+	if h.st.ctx != nil || len(h.client) > len(clientRetryHeaders) {
+		return
+	}
+	clear(h.client)
+	h.rec, h.st = Record{}, reqState{}
+	handlings.Put(h)
 }
 
 // retryCountKey is x-stainless-retry-count as http.Header holds it.
@@ -253,13 +278,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	h := &handling{rec: Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path}}
+	h := newHandling(Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path})
 	rec, st := &h.rec, &h.st
 	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
-		rec.Client = clientHeaders(r.Header) // only the log reads them: after the answer
+		rec.Client = clientHeaders(r.Header, h.client) // only the log reads them: after the answer
 		p.log.write(rec)
+		h.recycle()
 	}()
 	st.api, st.known = apiOf(r.URL.Path)
 	rec.API = st.api
@@ -277,9 +303,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var retryCount string
-	if vs := r.Header[retryCountKey]; len(vs) > 0 {
-		retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
+	var retryCount string // only the fault model reads it
+	if p.model != nil {
+		if vs := r.Header[retryCountKey]; len(vs) > 0 {
+			retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
+		}
 	}
 	pl := p.plan(req, seq, start, retryCount)
 	if pl.release != nil {
@@ -407,10 +435,8 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 	rec := st.rec
 	res := p.bodies.HTTP(&a, req)
 	h := w.Header()
-	vals := make([]string, len(res.Header)) // one allocation for every value, not one a header
-	for i, kv := range res.Header {
-		vals[i] = kv[1]
-		h[canonicalKey(kv[0])] = vals[i : i+1 : i+1] // h.Set's result
+	for i := range res.Header { // h.Set's result, each value a view of res.Header's: no allocation
+		h[canonicalKey(res.Header[i][0])] = res.Header[i][1:2:2]
 	}
 	rec.Status, rec.Headers, rec.ErrorType = res.Status, a.Headers, res.ErrorType
 	if a.Stop == policy.StopReasonError {
@@ -524,14 +550,10 @@ func drop(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// answerKeys are the names of the answers' headers in http.Header's
-// form: provider.Response's own and upstreamHintHeaders, those a script
-// gives most.
-var answerKeys = func() map[string]string {
+// hintKeys are upstreamHintHeaders' names as a script gives them, by
+// their names in http.Header's form.
+var hintKeys = func() map[string]string {
 	m := map[string]string{}
-	for _, k := range []string{"content-type", "content-length", "cache-control", "request-id", "x-request-id"} {
-		m[k] = http.CanonicalHeaderKey(k)
-	}
 	for _, kk := range upstreamHintHeaders {
 		m[kk[1]] = kk[0]
 	}
@@ -539,9 +561,23 @@ var answerKeys = func() map[string]string {
 }()
 
 // canonicalKey is http.CanonicalHeaderKey(k), without allocating for the
-// answers' usual header names.
+// answers' usual header names: provider.Response's own, matched by a
+// switch (a lookup costs more than writing the header), and
+// upstreamHintHeaders, those a script gives most.
 func canonicalKey(k string) string {
-	if c, ok := answerKeys[k]; ok {
+	switch k {
+	case "content-type":
+		return "Content-Type"
+	case "content-length":
+		return "Content-Length"
+	case "request-id":
+		return "Request-Id"
+	case "x-request-id":
+		return "X-Request-Id"
+	case "cache-control":
+		return "Cache-Control"
+	}
+	if c, ok := hintKeys[k]; ok {
 		return c
 	}
 	return http.CanonicalHeaderKey(k)

@@ -22,6 +22,9 @@ type scanner struct {
 	buf  bytes.Buffer // the body, read in place
 	name []byte       // an escaped name, unescaped
 	bad  bool         // a name could not be read
+	// model is the last model read (at most MaxNameBytes): the next
+	// request's, most likely.
+	model string
 }
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
@@ -60,13 +63,13 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	members := s.members(func(name []byte) bool {
 		switch {
 		case bytes.EqualFold(name, modelName):
-			return s.str(&raw.Model)
+			return s.str(&raw.Model, &s.model)
 		case bytes.EqualFold(name, streamName):
 			return s.bool(&raw.Stream)
 		case bytes.EqualFold(name, toolsName):
 			return s.tools(&first, &tools)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 	if !members || !s.atEnd(len(body)) {
 		return raw, false
@@ -156,11 +159,11 @@ func (s *scanner) tool(t *toolName) bool {
 	return s.objectOrNull(func(name []byte) bool {
 		switch {
 		case bytes.EqualFold(name, nameName):
-			return s.str(&t.Name)
+			return s.str(&t.Name, nil)
 		case bytes.EqualFold(name, functionName):
 			return s.function(t)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 }
 
@@ -168,9 +171,9 @@ func (s *scanner) tool(t *toolName) bool {
 func (s *scanner) function(t *toolName) bool {
 	return s.objectOrNull(func(name []byte) bool {
 		if bytes.EqualFold(name, nameName) {
-			return s.str(&t.Function.Name)
+			return s.str(&t.Function.Name, nil)
 		}
-		return s.dec.SkipValue() == nil
+		return s.skip()
 	})
 }
 
@@ -239,8 +242,10 @@ func (s *scanner) close() bool {
 	return err == nil && tok.Kind() == '}'
 }
 
-// str reads a string into *v, or null (*v as it was).
-func (s *scanner) str(v *string) bool {
+// str reads a string into *v, or null (*v as it was). A string equal to
+// *last is *last, not a copy (the model, request after request); last
+// (when not nil) is then the string read, if a name's length at most.
+func (s *scanner) str(v, last *string) bool {
 	switch s.dec.PeekKind() {
 	case 'n':
 		return s.null()
@@ -253,7 +258,18 @@ func (s *scanner) str(v *string) bool {
 		return false
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
-		*v = string(raw[1 : len(raw)-1])
+		q := raw[1 : len(raw)-1]
+		switch {
+		case last == nil:
+			*v = string(q)
+		case string(q) == *last:
+			*v = *last
+		default:
+			*v = string(q)
+			if len(q) <= MaxNameBytes {
+				*last = *v
+			}
+		}
 		return true
 	}
 	b, err := jsontext.AppendUnquote(nil, raw)
@@ -272,6 +288,14 @@ func (s *scanner) bool(v *bool) bool {
 		return s.null()
 	}
 	return false
+}
+
+// skip reads a value the request does not need, checked whole. For an
+// object or array, ReadValue's one pass, not SkipValue's token after
+// token (a conversation's messages are most of a body).
+func (s *scanner) skip() bool {
+	_, err := s.dec.ReadValue()
+	return err == nil
 }
 
 // null reads a null.

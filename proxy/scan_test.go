@@ -54,7 +54,8 @@ func FuzzParseRequest(f *testing.F) {
 
 // TestScanRequestReads: the scanner reads the bodies clients send, and
 // the cases above that json.Unmarshal accepts (the fast path is taken),
-// reading the model with one allocation and nothing else.
+// reading the model with one allocation and nothing else, none when the
+// model is the last request's.
 func TestScanRequestReads(t *testing.T) {
 	for _, body := range scanSeeds {
 		var want rawRequest
@@ -69,8 +70,15 @@ func TestScanRequestReads(t *testing.T) {
 	if raceEnabled {
 		return
 	}
-	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 1 {
-		t.Errorf("%v allocations a request, want 1 (the model)", n)
+	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 0 {
+		t.Errorf("%v allocations a request with the last request's model, want 0", n)
+	}
+	other := []byte(strings.Replace(scanSeeds[0], "claude", "other", 1))
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = parseRequest(Anthropic, body)
+		_, _ = parseRequest(Anthropic, other)
+	}); n != 2 {
+		t.Errorf("%v allocations for two requests of two models, want 2 (each model)", n)
 	}
 }
 
@@ -90,5 +98,26 @@ func TestScannerReleaseBounded(t *testing.T) {
 	s.release()
 	if cap(s.name) > maxPooledName || s.buf.Len() != 0 || len(s.dec.UnreadBuffer()) != 0 {
 		t.Errorf("released holding a name buffer of %d bytes, a body of %d, %d unread", cap(s.name), s.buf.Len(), len(s.dec.UnreadBuffer()))
+	}
+}
+
+// BenchmarkParseRequest reads the benchmark's usual body (scanSeeds[0])
+// and a body with a long conversation, the case the skipped members
+// dominate.
+func BenchmarkParseRequest(b *testing.B) {
+	long := `{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[` +
+		strings.Repeat(`{"role":"user","content":[{"type":"text","text":"a turn of the conversation, its text"}]},`, 200) +
+		`{"role":"user","content":"hi"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	for _, bc := range []struct{ name, body string }{{"usual", scanSeeds[0]}, {"long", long}} {
+		body := []byte(bc.body)
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parseRequest(Anthropic, body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,5 +157,131 @@ func TestHeadersBounded(t *testing.T) {
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || res.StatusCode != 431 || p.Requests() != 0 {
 		t.Errorf("%v %v, %d requests; want 431 and none handled", res, err, p.Requests())
+	}
+}
+
+// deadlineListener's connections tell the read deadlines their server
+// sets (deadlines, in order) and hold the last one (readDeadline).
+type deadlineListener struct {
+	net.Listener
+	deadlines chan time.Time
+	mu        sync.Mutex
+	last      time.Time
+}
+
+func (l *deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &deadlineConn{Conn: c, l: l}, nil
+}
+
+func (l *deadlineListener) readDeadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+type deadlineConn struct {
+	net.Conn
+	l *deadlineListener
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.l.mu.Lock()
+	c.l.last = t
+	c.l.mu.Unlock()
+	select {
+	case c.l.deadlines <- t:
+	default: // nobody is looking
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// logWriter calls check at each write of the wire log.
+type logWriter struct {
+	bytes.Buffer
+	check func()
+}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	w.check()
+	return w.Buffer.Write(b)
+}
+
+// TestBodyDeadlineCleared: the read deadline the body's last read set is
+// cleared by net/http at the body's end (the proxy does not pay for it),
+// before the answer waits (a latency of an hour, ended by Stop: logged as
+// stopped, not as a client gone, which the deadline passing under
+// net/http's wait on the connection would make it) and, for an answer
+// written at once, before its wire log line.
+func TestBodyDeadlineCleared(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := &deadlineListener{Listener: ln, deadlines: make(chan time.Time, 64)}
+	log := &logWriter{}
+	log.check = func() {
+		if d := dl.readDeadline(); !d.IsZero() {
+			t.Errorf("a wire log line written with the read deadline %v set", d)
+		}
+	}
+	p, err := proxy.New(proxy.Options{Log: log, BodyTimeout: time.Minute,
+		Script: proxy.Script{Faults: []proxy.Fault{{Request: 2, Kind: proxy.FaultLatency, Delay: time.Hour}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: dl, Config: &http.Server{Handler: p}}
+	srv.Start()
+	defer srv.Close()
+	post := func() (*http.Response, error) {
+		return srv.Client().Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m"}`))
+	}
+	res, err := post() // request 1: answered at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	for len(dl.deadlines) > 0 {
+		<-dl.deadlines
+	}
+	done := make(chan error, 1)
+	go func() { // request 2: waits an hour
+		res, err := post()
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	bound := time.After(10 * time.Second) // a bound, not a pause
+	for body := false; ; {
+		select {
+		case d := <-dl.deadlines:
+			if d.After(time.Now()) {
+				body = true // the body's
+				continue
+			}
+			if !body || !d.IsZero() {
+				continue
+			}
+		case <-bound:
+			t.Fatal("the body's read deadline is still set while the answer waits")
+		}
+		break
+	}
+	p.Stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := proxytest.ReadLog(t, log.Bytes())
+	if len(recs) != 2 || recs[0].Error != "" || recs[1].Error != "proxy stopped during the latency" {
+		t.Errorf("wire log %+v, want request 1 answered, request 2 stopped", recs)
 	}
 }

@@ -335,7 +335,7 @@ func (st *stepper) append(r Role, o *classify.Outcome, at time.Duration) {
 // Controller's, for an agent_end without one.)
 func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	s := st.s
-	run := s.Run
+	kind, prompt := s.Run.Kind, s.Run.Prompt
 	s.Run = Run{}
 	st.emit(trace.AgentRunEnd)
 	if p := st.afterEnd; p != 0 {
@@ -349,8 +349,8 @@ func (st *stepper) endRun(o *classify.Outcome, switched bool) {
 	if !retried && o.Overflow { // (compactionCheck does nothing without an overflow)
 		st.compactionCheck(o, true, st.at.At, true)
 	}
-	if run.Kind == PromptRun && run.Prompt != 0 {
-		st.promptRunEnded(run.Prompt)
+	if kind == PromptRun && prompt != 0 {
+		st.promptRunEnded(prompt)
 	}
 }
 
@@ -537,17 +537,15 @@ func (st *stepper) decideCommon(in retry.Input) {
 func (st *stepper) decideAsked(in retry.Input, o *classify.Outcome, switched bool) bool {
 	s := st.s
 	d := &st.b.d
-	st.c.Variant.Retry.DecideFrom(d, &s.Retry, in, o, st.pol)
-	if d.AsksAuth() {
-		d.Resume(switched)
-	}
+	// The answer is known beforehand (the event carries it): the decision
+	// is final at once, s.Retry moved to its next snapshot in place.
+	st.c.Variant.Retry.DecideAnswered(d, &s.Retry, in, o, st.pol, switched)
 	if t := st.c.Transitions; (t == nil || uint(d.RuleIndex) < uint(len(t)) && t[d.RuleIndex]) && d.Fired() {
 		if r := st.emit(trace.Transition); r != nil {
 			e := &r.Edge
 			e.From, e.Event, e.To, e.Input, e.Rule = string(d.From), d.Rule.Event, string(d.Rule.To), in, d.RuleIndex
 		}
 	}
-	s.Retry = d.Next
 	retried := d.Retries()
 	// The effects, through the one loop over them (retry.Decision.Apply): a
 	// nested decision (a release may resolve prompts) keeps its own.

@@ -165,11 +165,13 @@ func (s *Scheduler) Step() bool {
 		return false
 	}
 	it := s.q[0]
-	last := len(s.q) - 1
-	s.q[0] = s.q[last]
-	s.q[last] = item{}
-	s.q = s.q[:last]
-	if last > 0 {
+	if last := len(s.q) - 1; last == 0 { // the usual queue: one event
+		s.q[0] = item{}
+		s.q = s.q[:0]
+	} else {
+		s.q[0] = s.q[last]
+		s.q[last] = item{}
+		s.q = s.q[:last]
 		s.down(0)
 	}
 	s.now = it.at

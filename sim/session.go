@@ -225,8 +225,10 @@ func (s *Session) WriteFinal() {
 	if s.st.Pending != 0 {
 		prompts = append(prompts, s.st.Pending)
 	}
-	*r = trace.Record{T: s.sched.now, Type: trace.Final, Final: trace.FinalRecord{State: s.st.Retry.State,
-		Attempt: s.st.Retry.Attempt, IsRetrying: s.st.Retry.Open, UnresolvedPrompts: prompts, TurnsConsumed: s.turn}}
+	// r holds a final line alone: its time, type and payload are all there
+	// is to set (a Sink reads no other field).
+	r.T, r.Type, r.Final = s.sched.now, trace.Final, trace.FinalRecord{State: s.st.Retry.State,
+		Attempt: s.st.Retry.Attempt, IsRetrying: s.st.Retry.Open, UnresolvedPrompts: prompts, TurnsConsumed: s.turn}
 	s.write(r)
 }
 
@@ -383,7 +385,14 @@ func (s *Session) step() {
 // effects is the session as the session.Shell of its core's effects.
 type effects Session
 
-func (e *effects) Record(r *trace.Record) { (*Session)(e).write(r) }
+func (e *effects) Record(r *trace.Record) {
+	if e.json != nil {
+		e.json.Record(r)
+	}
+	if e.sink != nil {
+		e.sink.Record(r)
+	}
+}
 func (e *effects) Arm(t session.Timer) {
 	e.sched.PostIn(t.Delay, (*Session)(e), Posted{Kind: postTimer, ID: t.ID, N: int(t.Kind)})
 }
@@ -409,14 +418,7 @@ func (s *Session) call(id uint64) {
 	s.reply(id, n)
 }
 
-func (s *Session) write(r *trace.Record) {
-	if s.json != nil {
-		s.json.Record(r)
-	}
-	if s.sink != nil {
-		s.sink.Record(r)
-	}
-}
+func (s *Session) write(r *trace.Record) { (*effects)(s).Record(r) }
 
 // seed seeds the source of jitter draws with the scenario's seed (1 when
 // not set).

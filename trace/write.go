@@ -256,19 +256,40 @@ type Writer struct {
 	start    [32]byte
 	startLen int
 	startT   time.Duration
+	// memo keeps the recent lines of the types that repeat (memo.go):
+	// nil until the first Reset, kept over the next ones.
+	memo *memo
 }
 
 // Record implements Sink: it appends r as one line (AppendJSON's bytes).
 func (w *Writer) Record(r *Record) {
 	b := w.buf
-	if w.startLen != 0 && r.T == w.startT {
-		b = append(b, w.start[:w.startLen]...)
+	if n := len(b); w.startLen != 0 && r.T == w.startT {
+		if cap(b)-n >= len(w.start) { // all of start in one move, then b up to its end
+			*(*[len(w.start)]byte)(b[n : n+len(w.start)]) = w.start
+			b = b[:n+w.startLen]
+		} else {
+			b = append(b, w.start[:w.startLen]...)
+		}
 	} else {
-		n := len(b)
 		b = appendStart(b, r.T)
 		w.startLen, w.startT = 0, r.T
 		if len(b)-n <= len(w.start) {
 			w.startLen = copy(w.start[:], b[n:])
+		}
+	}
+	if m := w.memo; m != nil {
+		var k lineKey
+		if k.of(r) {
+			// The line kept as this line before the Reset, else line's search.
+			if l := m.order[w.lines&(memoOrder-1)]; l != nil && w.lines < memoOrder && l.key.eq(&k) {
+				b = append(b, l.fields...)
+			} else {
+				b = m.line(b, r, &k, w.lines)
+			}
+			w.buf = b
+			w.lines++
+			return
 		}
 	}
 	w.buf = append(AppendFields(b, r), '\n')
@@ -285,5 +306,12 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // Lines is the number of lines written.
 func (w *Writer) Lines() int { return w.lines }
 
-// Reset empties the trace, keeping its memory.
-func (w *Writer) Reset() { w.buf, w.lines = w.buf[:0], 0 }
+// Reset empties the trace, keeping its memory. From its first Reset on,
+// a Writer keeps a memo of the lines it writes (memo.go, about 13 KiB): a
+// trace written again, or a line repeated, is copied, not written again.
+func (w *Writer) Reset() {
+	w.buf, w.lines = w.buf[:0], 0
+	if w.memo == nil {
+		w.memo = newMemo()
+	}
+}

@@ -45,3 +45,33 @@ func TestAppendStdLikeMarshal(t *testing.T) {
 		}
 	})
 }
+
+// TestAppendFixed: the decimals of six fraction digits or fewer that the
+// fast path writes (epoch milliseconds with microseconds, durations in
+// milliseconds with nanoseconds, any such decimal of either sign, and
+// the floats just beside them) are json.Marshal's bytes, and the proxy's
+// times take the fast path.
+func TestAppendFixed(t *testing.T) {
+	check := func(t interface{ Fatalf(string, ...any) }, v float64) {
+		want, werr := json.Marshal(v)
+		got, err := AppendStdFloat(nil, v)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Fatalf("%v (bits %#x): %s %v, want %s %v", v, math.Float64bits(v), got, err, want, werr)
+		}
+	}
+	for _, v := range []float64{1.733e12 + 0.123, 1733380000123.456, 0.041237, 12.5, 1e-6, 2e-6, 0.1, 100, 4503599627370.495, 450359962737.0495} {
+		check(t, v)
+		if _, ok := appendFixed(nil, v); !ok {
+			t.Errorf("%v: not written by the fast path", v)
+		}
+	}
+	scales := []float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7}
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.IntRange(0, len(scales)-1).Draw(t, "k")
+		n := rapid.OneOf(rapid.Int64Range(-1e7, 1e7), rapid.Int64Range(-1<<53, 1<<53), rapid.Int64Range(1.6e15, 1.9e15)).Draw(t, "n")
+		v := float64(n) / scales[k]
+		check(t, v)
+		check(t, math.Nextafter(v, math.Inf(1)))
+		check(t, math.Nextafter(v, math.Inf(-1)))
+	})
+}

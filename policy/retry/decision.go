@@ -152,5 +152,5 @@ func (d *Decision) Resume(switched bool) {
 	if !d.asks {
 		return
 	}
-	d.v.decide(d, &d.snap, d.in, d.set, true, switched)
+	d.v.decide(d, &d.snap, &d.Next, d.in, d.set, true, switched)
 }

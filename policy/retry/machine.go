@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fsm"
@@ -312,6 +311,9 @@ type Variant struct {
 	// evaluated in place: for each combination f of the facts they read
 	// (factsOf), the first that holds (-1: none); nil otherwise.
 	byFacts [numInputs][numStates]*[numFacts]int16
+	// asksAuth[i]: rule i has a StepAskAuth (DecideAnswered takes its
+	// decision again with auth storage's answer, as Resume would).
+	asksAuth []bool
 }
 
 // numFacts is the number of combinations of the four facts the in-place
@@ -391,20 +393,31 @@ const numStates = 5
 // with more steps), so a Decision needs no allocation.
 const maxEffects = 12
 
-// Index is the position of s in States, or -1 for an unknown state (a
-// switch, as it is on hot paths).
+// Index is the position of s in States, or -1 for an unknown state. It is
+// on the hot path of every decision: the states' lengths tell them apart
+// (but exhausted and cancelled, by their first letter), then one
+// comparison with a constant confirms it.
 func (s State) Index() int {
-	switch s {
-	case StateIdle:
-		return 0
-	case StateBackoff:
-		return 1
-	case StateContinuing:
-		return 2
-	case StateExhausted:
-		return 3
-	case StateCancelled:
-		return 4
+	switch len(s) {
+	case len(StateIdle):
+		if s == StateIdle {
+			return 0
+		}
+	case len(StateBackoff):
+		if s == StateBackoff {
+			return 1
+		}
+	case len(StateContinuing):
+		if s == StateContinuing {
+			return 2
+		}
+	case len(StateExhausted): // and StateCancelled
+		if s == StateExhausted {
+			return 3
+		}
+		if s == StateCancelled {
+			return 4
+		}
 	}
 	return -1
 }
@@ -443,7 +456,7 @@ func checkRule(name string, i int, r *Rule) error {
 // known states, every (state, input) pair has at least one rule, and one
 // event always leads to one state.
 func NewVariant(name string, rules []Rule) (*Variant, error) {
-	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules))}
+	v := &Variant{Name: name, rules: slices.Clone(rules), guard: make([]guardKind, len(rules)), asksAuth: make([]bool, len(rules))}
 	type tr struct {
 		event string
 		dst   State
@@ -456,6 +469,7 @@ func NewVariant(name string, rules []Rule) (*Variant, error) {
 			return nil, err
 		}
 		v.guard[i] = kindOf(r.Guard)
+		v.asksAuth[i] = slices.Contains(r.Steps, StepAskAuth)
 		for _, s := range r.From {
 			si := s.Index()
 			v.byPair[r.Input][si] = append(v.byPair[r.Input][si], i)
@@ -566,7 +580,21 @@ func (v *Variant) DecideFrom(d *Decision, s *Snapshot, in Input, o *classify.Out
 		o = &noReply
 	}
 	d.out = o
-	v.decide(d, s, in, &p.set, false, false)
+	v.decide(d, s, &d.Next, in, &p.set, false, false)
+}
+
+// DecideAnswered is DecideFrom with auth storage's answer given beforehand
+// (switched: it switched credentials), for a shell that knows it before it
+// performs anything (the session core: the event carries it), and with
+// the snapshot moved in place: it takes the decision Decide then Resume
+// would take, final (AsksAuth is false), *s becoming its next snapshot
+// (Next is not set). Apply performs its effects.
+func (v *Variant) DecideAnswered(d *Decision, s *Snapshot, in Input, o *classify.Outcome, p *Policy, switched bool) {
+	if o == nil {
+		o = &noReply
+	}
+	d.out = o
+	v.decide(d, s, s, in, &p.set, true, switched)
 }
 
 // noReply is the reply of an input without one (Decide's o nil): the
@@ -624,17 +652,26 @@ func (v *Variant) firstHolding(d *Decision, s *Snapshot, ks []int, set *Settings
 	return -1
 }
 
-// decide is Decide and Resume: answered says whether auth storage has
-// answered (switched). It is the hot path of every session step that
-// consults the retry machine: the rules of (state, input) are found by
-// index, an unconditional guard is not evaluated and the sound ones are evaluated
-// in place (Variant.guard), and
-// each step writes only what it changes.
-func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answered, switched bool) {
+// decide is Decide, Resume and DecideAnswered: answered says whether auth
+// storage has answered (switched). next is where the next snapshot goes:
+// &d.Next, or s itself for DecideAnswered, whose answer was given before
+// the rule is chosen (then answered is true, and switched applies only to
+// a rule that asks, as Resume would). It is the hot path of every session
+// step that consults the retry machine: the rules of (state, input) are
+// found by index, an unconditional guard is not evaluated and the sound
+// ones are evaluated in place (Variant.guard). A step that only changes
+// the snapshot is not an effect; the others fill their effect in full, and
+// each step writes only what it changes. Auth storage is asked only about
+// a usage limit, and only once the count allows a retry (SPEC §1, steps 1
+// and 4).
+func (v *Variant) decide(d *Decision, s, next *Snapshot, in Input, set *Settings, answered, switched bool) {
 	d.From, d.n, d.asks, d.arms = s.State, 0, false, false
 	d.v, d.in, d.set = v, in, set
+	inPlace := next == s
+	sw := answered && switched && !inPlace
+again:
 	if in == InputRetryable {
-		d.cause.of(s, d.out, set, answered && switched)
+		d.cause.of(s, d.out, set, sw)
 	} else {
 		d.cause = cause{}
 	}
@@ -648,14 +685,19 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 			}
 		}
 	}
+	if inPlace && switched && !sw && j >= 0 && v.asksAuth[j] && d.out.UsageLimit && d.Allowed {
+		sw = true // the decision Resume takes
+		goto again
+	}
+	if !inPlace {
+		*next = *s
+	}
 	if j < 0 { // guards not exhaustive: treat as ignored (NewVariant tests prevent it)
-		d.Rule, d.RuleIndex, d.Next = nil, -1, *s
+		d.Rule, d.RuleIndex = nil, -1
 		return
 	}
 	r := &v.rules[j]
 	d.Rule, d.RuleIndex = r, j
-	d.Next = *s
-	next := &d.Next
 	if !r.Ignored() {
 		next.State = r.To
 	}
@@ -664,8 +706,6 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 	delay := d.Wait
 	pending := false
 	for _, st := range r.Steps {
-		// A step that only changes the snapshot is not an effect; the
-		// others fill their effect in full.
 		switch st {
 		case StepIncAttempt:
 			next.Attempt++
@@ -699,8 +739,6 @@ func (v *Variant) decide(d *Decision, s *Snapshot, in Input, set *Settings, answ
 			next.Controlled = false
 			fx[n] = Effect{Kind: st}
 		case StepAskAuth:
-			// Only a usage limit is asked, and only once the count allows
-			// a retry (steps 1 and 4).
 			if !d.out.UsageLimit || !d.Allowed {
 				continue
 			}
@@ -747,50 +785,4 @@ func floatMs(ms float64) time.Duration {
 		return 0
 	}
 	return time.Duration(ns)
-}
-
-// TableMarkdown renders the table as Markdown for SPEC.md: one row per
-// rule, with its guard, event, target and effects.
-func (v *Variant) TableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| from | input | guard | event | to | effects |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range v.rules {
-		from := make([]string, len(r.From))
-		for i, s := range r.From {
-			from[i] = string(s)
-		}
-		ev, to := r.Event, string(r.To)
-		if r.Ignored() {
-			ev, to = "(ignored)", "(same)"
-		}
-		var steps []string
-		for _, st := range r.Steps {
-			x := st.String()
-			if st == StepEmitEnd {
-				switch r.Final {
-				case FinalNone:
-					x += " {success:true}"
-				case FinalMessage:
-					x += " {success:false, finalError: the error}"
-				case FinalMessageOrUnknown:
-					x += ` {success:false, finalError: the error, or "Unknown error" without text}`
-				case FinalCancelled:
-					x += ` {success:false, finalError:"Retry cancelled"}`
-				case FinalNoMessage:
-					x += ` {success:false, finalError:"` + NoAssistantMessage + `"}`
-				}
-			}
-			steps = append(steps, x)
-		}
-		eff := strings.Join(steps, "; ")
-		if r.Note != "" {
-			if eff != "" {
-				eff += ". "
-			}
-			eff += r.Note
-		}
-		g := r.Guard.Name
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", strings.Join(from, ", "), r.Input, g, ev, to, eff)
-	}
-	return b.String()
 }

@@ -195,14 +195,28 @@ func (o *rpcOptions) serve(args []string, stdin io.Reader, stdout, stderr io.Wri
 var endSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
 // signalContext returns a context cancelled by the first of endSignals,
-// after a note on stderr; a second signal exits the process at once with
-// 128+signal. stop releases the signals.
+// with a note on stderr; a second signal exits the process at once with
+// 128+signal. stop releases the signals, after the note is written.
 func signalContext(stderr io.Writer, prefix string) (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, endSignals...)
-	done := make(chan struct{})
+	ctx, end := endOnSignal(sigs, stderr, prefix, os.Exit)
+	return ctx, func() {
+		signal.Stop(sigs)
+		end()
+	}
+}
+
+// endOnSignal is signalContext on the signals sigs receives, exiting with
+// exit. The context is cancelled before the note is written (a write to
+// stderr may wait); stop returns once a note begun is written, so that the
+// session's end, which the cancellation starts, cannot end the process
+// before its note.
+func endOnSignal(sigs <-chan os.Signal, stderr io.Writer, prefix string, exit func(int)) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(finished)
 		first := true
 		for {
 			select {
@@ -210,7 +224,8 @@ func signalContext(stderr io.Writer, prefix string) (ctx context.Context, stop f
 				return
 			case sig := <-sigs:
 				if !first {
-					os.Exit(exitCodeFor(sig))
+					exit(exitCodeFor(sig))
+					continue
 				}
 				first = false
 				cancel() // first: the note is a write that may wait
@@ -219,9 +234,9 @@ func signalContext(stderr io.Writer, prefix string) (ctx context.Context, stop f
 		}
 	}()
 	return ctx, func() {
-		signal.Stop(sigs)
 		close(done)
 		cancel()
+		<-finished
 	}
 }
 
