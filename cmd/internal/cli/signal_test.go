@@ -30,9 +30,6 @@ turns:
 // resolves, the output is flushed and the exit status is 0. They used to
 // kill it with the chain left open.
 func TestRPCSignalEndsTheSessionCleanly(t *testing.T) {
-	// Not parallel: under load the note on stderr can be lost (signalContext
-	// cancels the session before it writes the note, and the process may
-	// exit first), which this test's check of stderr then reports.
 	path := writeScenario(t, longBackoff)
 	for _, virtual := range []bool{false, true} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
