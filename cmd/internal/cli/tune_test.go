@@ -13,16 +13,18 @@ import (
 	"github.com/ohmypi/retryfsm/tune"
 )
 
-// tuneFleet is a small fleet file: a 529 outage over a capacity.
-const tuneFleet = `name: small
-sessions: 60
-rate: 20
-prompts: 2
-capacity: {rps: 15, burst: 15}
-outages:
-  - {start: 1s, duration: 6s, kind: 529}
-seed: 4
-`
+// tuneFleet is a small fleet file: a 529 outage over a capacity (shared
+// with the module cmd/retrysim-plot's --plot test).
+var tuneFleet = readTestFile("testdata/tune-small.yaml")
+
+// readTestFile is the file at path, read once for the package's tests.
+func readTestFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // tuneArgs is a small tune of tuneFleet.
 var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=none,full", "--seeds", "2"}

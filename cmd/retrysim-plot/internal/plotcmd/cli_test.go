@@ -57,16 +57,15 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// tuneFleet is a small fleet file: a 529 outage over a capacity.
-const tuneFleet = `name: small
-sessions: 60
-rate: 20
-prompts: 2
-capacity: {rps: 15, burst: 15}
-outages:
-  - {start: 1s, duration: 6s, kind: 529}
-seed: 4
-`
+// tuneFleet is the CLI tests' small fleet file: a 529 outage over a
+// capacity.
+var tuneFleet = func() string {
+	b, err := os.ReadFile("../../../internal/cli/testdata/tune-small.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // tuneArgs is a small tune of tuneFleet.
 var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=none,full", "--seeds", "2"}
