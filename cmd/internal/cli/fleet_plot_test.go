@@ -157,7 +157,7 @@ func TestPlotPipes(t *testing.T) {
 		t.Errorf("fleet merge --plot piped:\n%.300s\nwant:\n%.300s\n(merged equals the whole run's: %v)", got, want, mergedWhole == whole)
 	}
 
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet()})
 	tuneRun := append([]string{"tune", filepath.Join(dir, "small.yaml")}, tuneArgs...)
 	_, report, _ := runMain(t, append(tuneRun, "--json")...)
 	chart := filepath.Join(out, "tune.png")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ohmypi/retryfsm"
@@ -14,17 +15,15 @@ import (
 )
 
 // tuneFleet is a small fleet file: a 529 outage over a capacity (shared
-// with the module cmd/retrysim-plot's --plot test).
-var tuneFleet = readTestFile("testdata/tune-small.yaml")
-
-// readTestFile is the file at path, read once for the package's tests.
-func readTestFile(path string) string {
-	b, err := os.ReadFile(path)
+// with the module cmd/retrysim-plot's --plot test), read when a test first
+// needs it (this test binary also runs as other programs, elsewhere).
+var tuneFleet = sync.OnceValue(func() string {
+	b, err := os.ReadFile("testdata/tune-small.yaml")
 	if err != nil {
 		panic(err)
 	}
 	return string(b)
-}
+})
 
 // tuneArgs is a small tune of tuneFleet.
 var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=none,full", "--seeds", "2"}
@@ -34,7 +33,7 @@ var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=
 // the report gives for that point's first seed; Go code reads it with
 // json.Unmarshal, policy.Compile compiles it and retryfsm.Do runs with it.
 func TestTuneSettingsFile(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet()})
 	fleetPath, settingsPath := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "tuned.json")
 	code, out, errOut := runMain(t, append([]string{"tune", "--json", "--out", settingsPath, fleetPath}, tuneArgs...)...)
 	if code != exitOK {
@@ -88,7 +87,7 @@ func TestTuneSettingsFile(t *testing.T) {
 // and places each profile; merge of the shards prints a table of the
 // same form, and refuses a shard missing.
 func TestTuneTable(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet()})
 	fleetPath := filepath.Join(dir, "small.yaml")
 	code, out, errOut := runMain(t, append([]string{"tune", fleetPath}, tuneArgs...)...)
 	if code != exitOK {
@@ -127,7 +126,7 @@ func TestTuneTable(t *testing.T) {
 // TestTuneUsage: bad flags and arguments are usage errors saying what is
 // allowed.
 func TestTuneUsage(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet()})
 	fleetPath := filepath.Join(dir, "small.yaml")
 	for _, c := range []struct {
 		args []string

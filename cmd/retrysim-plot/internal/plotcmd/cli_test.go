@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ohmypi/retryfsm/cmd/internal/cli"
@@ -58,14 +59,15 @@ func writeFiles(t *testing.T, files map[string]string) string {
 }
 
 // tuneFleet is the CLI tests' small fleet file: a 529 outage over a
-// capacity.
-var tuneFleet = func() string {
+// capacity, read when a test first needs it (this test binary also runs
+// as retrysim-plot).
+var tuneFleet = sync.OnceValue(func() string {
 	b, err := os.ReadFile("../../../internal/cli/testdata/tune-small.yaml")
 	if err != nil {
 		panic(err)
 	}
 	return string(b)
-}()
+})
 
 // tuneArgs is a small tune of tuneFleet.
 var tuneArgs = []string{"--axes", "maxRetries=1,4,8;baseDelayMs=200,1000;jitter=none,full", "--seeds", "2"}
@@ -136,7 +138,7 @@ func TestFleetPlot(t *testing.T) {
 // TestTunePlot: --plot draws the report with retrysim-plot -tune: a PNG.
 func TestTunePlot(t *testing.T) {
 	plotOnPath(t)
-	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet})
+	dir := writeFiles(t, map[string]string{"small.yaml": tuneFleet()})
 	chart := filepath.Join(dir, "tune.png")
 	code, _, errOut := runMain(t, append([]string{"tune", "--plot", chart, filepath.Join(dir, "small.yaml")}, tuneArgs...)...)
 	if code != 0 {
