@@ -31,13 +31,19 @@ var scanSeeds = []string{
 // FuzzParseRequest: what scanRequest reads of a body is what
 // json.Unmarshal reads (the model, stream and the first tool), and it
 // reads no body that json.Unmarshal refuses; a body it leaves is
-// json.Unmarshal's.
+// json.Unmarshal's; a body read again is read the same.
 func FuzzParseRequest(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		got, ok := scanRequest([]byte(body))
+		// read again (the last body: the scanner's copy's reading, when
+		// the pool gives the same scanner back), it reads the same
+		if again, aok := scanRequest([]byte(body)); aok != ok || again.Model != got.Model || again.Stream != got.Stream ||
+			len(again.Tools) != len(got.Tools) || len(got.Tools) > 0 && again.Tools[0] != got.Tools[0] {
+			t.Fatalf("%q: read %+v %v, read again %+v %v", body, got, ok, again, aok)
+		}
 		if !ok {
 			return
 		}
