@@ -25,6 +25,11 @@ type scanner struct {
 	// model is the last model read (at most MaxNameBytes): the next
 	// request's, most likely.
 	model string
+	// last is a copy of the last body read whole (at most
+	// maxCachedBody bytes), lastRaw what was read of it: a retry sends
+	// the same bytes again, read then without the decoder.
+	last    []byte
+	lastRaw rawRequest
 }
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
@@ -51,10 +56,30 @@ var (
 // read over the earlier's); ok is false for anything else (a syntax
 // error, invalid UTF-8, a field of another kind, not an object), which
 // json.Unmarshal then reads, for its error. FuzzParseRequest holds the
-// two equal.
+// two equal. A body equal byte for byte to the last one the pooled
+// scanner read (a retry's, or the same request from another client) is
+// what was read of that one, without the decoder: the reading is a
+// function of the bytes (TestScanRequestAgain).
 func scanRequest(body []byte) (raw rawRequest, ok bool) {
 	s := scanners.Get().(*scanner)
+	if s.last != nil && bytes.Equal(body, s.last) {
+		raw = s.lastRaw
+		scanners.Put(s) // its decoder not used: nothing to release
+		return raw, true
+	}
 	defer s.release()
+	raw, ok = s.scan(body)
+	if ok && len(body) <= maxCachedBody {
+		s.last, s.lastRaw = append(s.last[:0], body...), raw
+	}
+	return raw, ok
+}
+
+// maxCachedBody is the largest body a pooled scanner keeps a copy of.
+const maxCachedBody = 64 << 10
+
+// scan is scanRequest's reading of body by the decoder.
+func (s *scanner) scan(body []byte) (raw rawRequest, ok bool) {
 	s.buf = *bytes.NewBuffer(body)
 	s.dec.Reset(&s.buf, allowDuplicates)
 	s.bad = false
@@ -84,8 +109,8 @@ func scanRequest(body []byte) (raw rawRequest, ok bool) {
 // keeps: a body with a huge escaped name is not held on to.
 const maxPooledName = 1 << 10
 
-// release gives s back to the pool holding no body, nor a large name
-// buffer.
+// release gives s back to the pool holding no body but its copy of the
+// last one (at most maxCachedBody), nor a large name buffer.
 func (s *scanner) release() {
 	s.buf = bytes.Buffer{}
 	s.dec.Reset(&s.buf)

@@ -31,13 +31,19 @@ var scanSeeds = []string{
 // FuzzParseRequest: what scanRequest reads of a body is what
 // json.Unmarshal reads (the model, stream and the first tool), and it
 // reads no body that json.Unmarshal refuses; a body it leaves is
-// json.Unmarshal's.
+// json.Unmarshal's; a body read again is read the same.
 func FuzzParseRequest(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		got, ok := scanRequest([]byte(body))
+		// read again (the last body: the scanner's copy's reading, when
+		// the pool gives the same scanner back), it reads the same
+		if again, aok := scanRequest([]byte(body)); aok != ok || again.Model != got.Model || again.Stream != got.Stream ||
+			len(again.Tools) != len(got.Tools) || len(got.Tools) > 0 && again.Tools[0] != got.Tools[0] {
+			t.Fatalf("%q: read %+v %v, read again %+v %v", body, got, ok, again, aok)
+		}
 		if !ok {
 			return
 		}
@@ -103,21 +109,79 @@ func TestScannerReleaseBounded(t *testing.T) {
 
 // BenchmarkParseRequest reads the benchmark's usual body (scanSeeds[0])
 // and a body with a long conversation, the case the skipped members
-// dominate.
+// dominate: each read a body other than the last one (the body and a
+// copy differing in max_tokens in turn), read by the decoder; and, "again",
+// the same body read again (a retry's), without the decoder.
 func BenchmarkParseRequest(b *testing.B) {
 	long := `{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[` +
 		strings.Repeat(`{"role":"user","content":[{"type":"text","text":"a turn of the conversation, its text"}]},`, 200) +
 		`{"role":"user","content":"hi"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
 	for _, bc := range []struct{ name, body string }{{"usual", scanSeeds[0]}, {"long", long}} {
 		body := []byte(bc.body)
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := parseRequest(Anthropic, body); err != nil {
-					b.Fatal(err)
+		other := []byte(strings.Replace(bc.body, `"max_tokens":1`, `"max_tokens":2`, 1))
+		for _, again := range []bool{false, true} {
+			name := bc.name
+			if again {
+				name += "-again"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					read := body
+					if i++; !again && i%2 == 0 {
+						read = other
+					}
+					if _, err := parseRequest(Anthropic, read); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestScanRequestAgain: a body read again is read as the decoder reads
+// it, whatever was read before it (the same body, another of the same
+// length, one that does not scan, one over maxCachedBody), and a body
+// read again right after itself does not go through the decoder: a
+// body with tools, whose reading allocates the tools, allocates nothing
+// the second time.
+func TestScanRequestAgain(t *testing.T) {
+	big := `{"model":"big","messages":["` + strings.Repeat("x", maxCachedBody) + `"]}`
+	before := []string{`{"model":"a"}`, `{"model":"b"}`, `{"model":"b"} x`, big, big[:len(big)-1], scanSeeds[0], scanSeeds[1]}
+	bodies := append(before[:len(before):len(before)], scanSeeds...)
+	fresh := func(body string) (rawRequest, bool) {
+		var s scanner
+		return s.scan([]byte(body))
+	}
+	same := func(a, b rawRequest) bool {
+		return a.Model == b.Model && a.Stream == b.Stream && len(a.Tools) == len(b.Tools) && (len(a.Tools) == 0 || a.Tools[0] == b.Tools[0])
+	}
+	for _, x := range before {
+		for _, y := range bodies {
+			for _, body := range []string{x, y, y, x, x} {
+				got, ok := scanRequest([]byte(body))
+				want, wok := fresh(body)
+				if ok != wok || !same(got, want) {
+					t.Fatalf("%.60q after %.60q: read %+v %v, the decoder reads %+v %v", body, x, got, ok, want, wok)
 				}
 			}
-		})
+		}
+	}
+	if raceEnabled { // the pool drops scanners at random
+		return
+	}
+	tools := []byte(`{"model":"m","tools":[{"name":"t"}]}`)
+	if n := testing.AllocsPerRun(100, func() { _, _ = scanRequest(tools) }); n != 0 {
+		t.Errorf("%v allocations reading the last body again, want 0", n)
+	}
+	other := []byte(`{"model":"m","tools":[{"name":"u"}]}`)
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = scanRequest(tools)
+		_, _ = scanRequest(other)
+	}); n != 2 {
+		t.Errorf("%v allocations reading two bodies in turn, want 2 (each one's tools)", n)
 	}
 }
