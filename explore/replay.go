@@ -149,6 +149,10 @@ func (cfg *config) satKey(s State) key {
 func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) (*shell, []replayStep, []int64, error) {
 	ab := newConfigShell(v, cfg, false)
 	ab.keep, ab.logging = true, true
+	// Fewer records than inputs as a rule (0.8 a path's input, the
+	// extension's included, over the replay tests' paths): sized once
+	// rather than grown from nothing (a record is 736 bytes).
+	ab.records = make([]trace.Record, 0, len(path)+8)
 	c := newConfigShell(v, cfg, false)
 	sb, sc := initial(), initial()
 	posted := map[uint64]postInfo{}
@@ -236,6 +240,9 @@ type replayRun struct {
 // the abstract session's (ab, steps).
 func realReplay(v *session.Variant, cfg *config, ab *shell, steps []replayStep, times []int64) (*replayRun, error) {
 	raw := newConfigShell(v, cfg, true)
+	// Every record of the session, where the abstract one keeps those the
+	// invariants read: 2.6 a step over the replay tests' paths, at most 4.
+	raw.records = make([]trace.Record, 0, 3*len(steps)+8)
 	run := &replayRun{rp: &Replay{}, r: initial()}
 	var cur *turnSpec
 	for k := range steps {
