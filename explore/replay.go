@@ -2,6 +2,8 @@ package explore
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/ohmypi/retryfsm/policy"
@@ -120,12 +122,34 @@ func NewReplay(v *session.Variant, maxRetries int, path []Input, opt ReplayOptio
 	return newReplay(v, cfg, path, opt)
 }
 
+// replayShells keeps the shells of finished replays (*shell), whose
+// buffers the next replay's shells reuse (shell.reuse): a replay's three
+// shells grew their records (736 bytes each), effects and posts from
+// nothing at every call, and the replay tests make 15,000 replays. A
+// replay's result holds nothing of its shells.
+var replayShells sync.Pool
+
+// replayShell returns newConfigShell(v, c, raw), reusing a shell of
+// replayShells if there is one; putShell gives it back.
+func replayShell(v *session.Variant, c *config, raw bool) *shell {
+	sh, ok := replayShells.Get().(*shell)
+	if !ok {
+		return newConfigShell(v, c, raw)
+	}
+	sh.reuse(v, c, raw)
+	return sh
+}
+
+// putShell gives sh, which nothing uses any longer, to replayShells.
+func putShell(sh *shell) { replayShells.Put(sh) }
+
 // newReplay is NewReplay for the configuration cfg.
 func newReplay(v *session.Variant, cfg *config, path []Input, opt ReplayOptions) (*Replay, error) {
 	ab, steps, times, err := abstractReplay(v, cfg, path, opt.Extend)
 	if err != nil {
 		return nil, err
 	}
+	defer putShell(ab)
 	run, err := realReplay(v, cfg, ab, steps, times)
 	if err != nil {
 		return nil, err
@@ -147,9 +171,14 @@ func (cfg *config) satKey(s State) key {
 // checked against the explorer's normalised stepping; the events each
 // step posts, and the times that deliver them in the path's order.
 func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) (*shell, []replayStep, []int64, error) {
-	ab := newConfigShell(v, cfg, false)
+	ab := replayShell(v, cfg, false)
 	ab.keep, ab.logging = true, true
-	c := newConfigShell(v, cfg, false)
+	// Fewer records than inputs as a rule (0.8 a path's input, the
+	// extension's included, over the replay tests' paths): sized once
+	// rather than grown (a record is 736 bytes).
+	ab.records = slices.Grow(ab.records, len(path)+8)
+	c := replayShell(v, cfg, false)
+	defer putShell(c)
 	sb, sc := initial(), initial()
 	posted := map[uint64]postInfo{}
 	var steps []replayStep
@@ -194,11 +223,13 @@ func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) 
 	}
 	for _, in := range path {
 		if err := do(in); err != nil {
+			putShell(ab)
 			return nil, nil, nil, err
 		}
 	}
 	for n := 0; extend && !sc.Quiescent(); n++ {
 		if n > 1000 {
+			putShell(ab)
 			return nil, nil, nil, fmt.Errorf("no quiescence after 1000 extension steps")
 		}
 		in := FireTimer
@@ -206,6 +237,7 @@ func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) 
 			in = ReplyStop
 		}
 		if err := do(in); err != nil {
+			putShell(ab)
 			return nil, nil, nil, err
 		}
 	}
@@ -216,6 +248,7 @@ func abstractReplay(v *session.Variant, cfg *config, path []Input, extend bool) 
 	times, ok := schedule(steps, leftover, 2)
 	if !ok {
 		if times, ok = schedule(steps, leftover, 0); !ok {
+			putShell(ab)
 			return nil, nil, nil, fmt.Errorf("path %v: no times in whole milliseconds deliver its events in its order", path)
 		}
 	}
@@ -235,7 +268,11 @@ type replayRun struct {
 // realReplay runs the real session at times, each step checked against
 // the abstract session's (ab, steps).
 func realReplay(v *session.Variant, cfg *config, ab *shell, steps []replayStep, times []int64) (*replayRun, error) {
-	raw := newConfigShell(v, cfg, true)
+	raw := replayShell(v, cfg, true)
+	defer putShell(raw)
+	// Every record of the session, where the abstract one keeps those the
+	// invariants read: 2.6 a step over the replay tests' paths, at most 4.
+	raw.records = slices.Grow(raw.records, 3*len(steps)+8)
 	run := &replayRun{rp: &Replay{}, r: initial()}
 	var cur *turnSpec
 	for k := range steps {

@@ -368,12 +368,28 @@ func newShell(v *session.Variant, maxRetries int, raw bool) *shell {
 
 // newConfigShell returns a shell for v and the configuration c.
 func newConfigShell(v *session.Variant, c *config, raw bool) *shell {
-	sh := &shell{raw: raw, keep: raw, cfg: c, set: c.set}
+	sh := new(shell)
+	sh.init(v, c, raw)
+	return sh
+}
+
+// init makes sh the shell newConfigShell(v, c, raw) returns.
+func (sh *shell) init(v *session.Variant, c *config, raw bool) {
+	*sh = shell{raw: raw, keep: raw, cfg: c, set: c.set}
 	sh.core = session.Core{Variant: v, Config: session.Config{CompactionEnabled: true, CompactionSucceeds: true}}
 	if !raw {
 		sh.core.Records = invariantRecords
 	}
-	return sh
+}
+
+// reuse is init keeping the buffers sh has grown, emptied: its records,
+// the core's buffer (effects and scratch), the posts and the units. Not
+// the timer operations, which a BFS shell shares with its memo.
+func (sh *shell) reuse(v *session.Variant, c *config, raw bool) {
+	records, buf, posts, units := sh.records[:0], sh.buf, sh.posts[:0], sh.units[:0]
+	sh.init(v, c, raw)
+	sh.records, sh.buf, sh.posts, sh.units = records, buf, posts, units
+	sh.buf.Effects = sh.buf.Effects[:0]
 }
 
 // enabled reports whether input in can happen in s.

@@ -52,7 +52,8 @@ package sim_test
 // profile for TestOptInPropertiesPerProfile (-rapid.checks overrides
 // both); a check runs a scenario of at most 20 turns and 8 actions twice.
 // TestOptInPropertiesCanFail stops at each fault's first counterexample
-// (at most 2000 checks, 300 ms of shrinking). A longer run:
+// (at most 2000 checks; 300 ms of shrinking with -v, none without:
+// pbShrinkTime). A longer run:
 //
 //	go test ./sim -run 'OptInProperties' -rapid.checks=20000
 
@@ -1426,14 +1427,14 @@ var poFaults = []poFault{
 // given to the checker, or the second run's seed changed) the property,
 // counting only that fault's invariant, is run by rapid.Check against a
 // recording rapid.TB, which must report a counterexample under that
-// invariant (shrinking bounded, no fail file).
+// invariant (shrinking bounded, and only with -v; no fail file).
 func TestOptInPropertiesCanFail(t *testing.T) {
 	covered := map[int]bool{}
 	for _, f := range poFaults {
 		covered[f.Inv] = true
 		t.Run(fmt.Sprintf("invariant-%d", f.Inv), func(t *testing.T) {
 			rec := &pbRecorder{name: t.Name()}
-			pbWithFlags(t, map[string]string{"rapid.checks": "2000", "rapid.nofailfile": "true", "rapid.shrinktime": "300ms", "rapid.failfile": ""}, func() {
+			pbWithFlags(t, map[string]string{"rapid.checks": "2000", "rapid.nofailfile": "true", "rapid.shrinktime": pbShrinkTime("300ms"), "rapid.failfile": ""}, func() {
 				rapid.Check(rec, poProperty(poProfileNames(), &f))
 			})
 			out := rec.out.String()

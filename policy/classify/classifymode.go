@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -89,9 +90,10 @@ func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 		if p == "" {
 			return nil, fmt.Errorf("[%d] \"\": an empty pattern matches every message", i)
 		}
-		// Compiled alone first, so that the error quotes the pattern as
-		// written and no prefix can change how it parses.
-		if _, err := regexp.Compile(p); err != nil {
+		// Parsed alone first, so that the error quotes the pattern as
+		// written and no prefix can change how it parses (regexp.Compile's
+		// errors are its parse's: syntax.Perl is its flags).
+		if _, err := syntax.Parse(p, syntax.Perl); err != nil {
 			return nil, fmt.Errorf("[%d] %q: %w", i, p, err)
 		}
 		re, err := regexp.Compile("(?i)" + p)

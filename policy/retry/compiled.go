@@ -20,16 +20,18 @@ type Policy struct {
 // its classifier. The error is Validate's (a *SettingsError naming the
 // field).
 func Compile(s Settings) (*Policy, error) {
-	if err := s.Validate(); err != nil {
+	retryable, nonRetryable, err := s.validate()
+	if err != nil {
 		return nil, err
 	}
 	p := &Policy{set: s.Clone()}
 	if !s.messageClassification() {
-		cls, err := classify.NewClassifier(s.Classify, s.RetryablePatterns, s.NonRetryablePatterns)
-		if err != nil { // Validate compiled the same patterns: not expected
+		// classify.NewClassifier of the patterns validate compiled.
+		mode, err := classify.ParseMode(s.Classify)
+		if err != nil { // validate parsed the same mode: not expected
 			return nil, &SettingsError{Field: "classify", Value: err.Error(), Allowed: "message, status or strict, and Go regular expressions"}
 		}
-		p.cls = cls
+		p.cls = &classify.Classifier{Mode: mode, Retryable: retryable, NonRetryable: nonRetryable}
 	}
 	return p, nil
 }

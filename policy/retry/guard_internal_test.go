@@ -19,9 +19,10 @@ func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 			kinds[v.guard[k]]++
 		}
 	}
-	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool) {
-		var d Decision
-		v.Decide(&d, snap, in, o, &Policy{set: *set})
+	var d Decision // zeroed for every call (see TestDecideAnsweredIsDecideThenResume)
+	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, p *Policy, switched bool) {
+		d = Decision{}
+		v.Decide(&d, snap, in, o, p)
 		d.Resume(switched)
 		want := -1
 		for _, k := range v.byPair[in][snap.State.Index()] {
@@ -49,13 +50,14 @@ func TestDecideTakesTheFirstRuleThatHolds(t *testing.T) {
 // retryable failure at idle is not.
 func TestIgnoresMeansNothingHappens(t *testing.T) {
 	skipped := 0
-	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool) {
+	var d Decision // zeroed for every call (see TestDecideAnsweredIsDecideThenResume)
+	decisionGrid(func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, p *Policy, switched bool) {
 		if !v.Ignores(snap.State, in) {
 			return
 		}
 		skipped++
-		var d Decision
-		v.Decide(&d, snap, in, o, &Policy{set: *set})
+		d = Decision{}
+		v.Decide(&d, snap, in, o, p)
 		d.Resume(switched)
 		if d.Fired() || len(d.Effects()) != 0 || d.Next != snap || d.AsksAuth() || d.Retries() {
 			t.Fatalf("%s: %s in %+v: Ignores, but the decision fires %v, effects %v, next %+v", v.Name, in, snap, d.Fired(), d.Effects(), d.Next)
@@ -82,8 +84,10 @@ func TestIgnoresMeansNothingHappens(t *testing.T) {
 }
 
 // decisionGrid calls f for both tables, every state and input, and a grid
-// of snapshots, replies, settings and auth answers.
-func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, switched bool)) {
+// of snapshots, replies, settings and auth answers; p is set as a Policy
+// (built once per settings, as a session's is, not once per call: nothing
+// writes to a Policy).
+func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcome, set *Settings, p *Policy, switched bool)) {
 	replies := []classify.Outcome{
 		{},
 		{StopReason: classify.StopReasonError, Message: "529 overloaded_error", Class: classify.ClassRetryable},
@@ -105,6 +109,10 @@ func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcom
 			}
 		}
 	}
+	pols := make([]Policy, len(sets))
+	for j := range sets {
+		pols[j] = Policy{set: sets[j]}
+	}
 	for _, v := range []*Variant{Sound(), Original()} {
 		for _, st := range allStates {
 			for in := Input(0); in < numInputs; in++ {
@@ -114,7 +122,7 @@ func decisionGrid(f func(v *Variant, snap Snapshot, in Input, o *classify.Outcom
 						for i := range replies {
 							for j := range sets {
 								for _, switched := range []bool{false, true} {
-									f(v, snap, in, &replies[i], &sets[j], switched)
+									f(v, snap, in, &replies[i], &sets[j], &pols[j], switched)
 								}
 							}
 						}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,64 +148,72 @@ func msText(d time.Duration) string {
 // outside [0,1], an invalid regexp, persistent without a cap, an empty
 // fallback model.
 func (s Settings) Validate() error {
+	_, _, err := s.validate()
+	return err
+}
+
+// validate is Validate, which returns the patterns it compiled to check
+// them (nil when there are none): Compile's classifier.
+func (s Settings) validate() (retryable, nonRetryable []*regexp.Regexp, err error) {
 	s = s.Normalized()
 	maxMs := fmt.Sprintf("0 to %d ms", MaxBaseDelay.Milliseconds())
 	switch {
 	case s.MaxRetries < 0 || s.MaxRetries > MaxRetriesLimit:
-		return &SettingsError{Field: "maxRetries", Value: fmt.Sprint(s.MaxRetries), Allowed: fmt.Sprintf("an integer from 0 to %d", MaxRetriesLimit)}
+		return nil, nil, &SettingsError{Field: "maxRetries", Value: fmt.Sprint(s.MaxRetries), Allowed: fmt.Sprintf("an integer from 0 to %d", MaxRetriesLimit)}
 	case s.BaseDelay < 0 || s.BaseDelay > MaxBaseDelay:
-		return &SettingsError{Field: "baseDelayMs", Value: msText(s.BaseDelay), Allowed: maxMs}
+		return nil, nil, &SettingsError{Field: "baseDelayMs", Value: msText(s.BaseDelay), Allowed: maxMs}
 	case !(s.BackoffFactor >= 1 && s.BackoffFactor <= MaxBackoffFactor):
-		return &SettingsError{Field: "backoffFactor", Value: strconv.FormatFloat(s.BackoffFactor, 'g', -1, 64),
+		return nil, nil, &SettingsError{Field: "backoffFactor", Value: strconv.FormatFloat(s.BackoffFactor, 'g', -1, 64),
 			Allowed: fmt.Sprintf("a number from 1 to %d", MaxBackoffFactor)}
 	case s.MaxBackoff < 0 || s.MaxBackoff > MaxBaseDelay:
-		return &SettingsError{Field: "maxBackoffMs", Value: msText(s.MaxBackoff), Allowed: "0 (no cap) or " + maxMs}
+		return nil, nil, &SettingsError{Field: "maxBackoffMs", Value: msText(s.MaxBackoff), Allowed: "0 (no cap) or " + maxMs}
 	case s.MaxBackoff > 0 && s.MaxBackoff < s.BaseDelay:
-		return &SettingsError{Field: "maxBackoffMs", Value: msText(s.MaxBackoff),
+		return nil, nil, &SettingsError{Field: "maxBackoffMs", Value: msText(s.MaxBackoff),
 			Allowed: fmt.Sprintf("0 (no cap) or at least baseDelayMs (%s)", msText(s.BaseDelay))}
 	}
 	switch s.Jitter.Mode {
 	case JitterNone, JitterDown, JitterUpDown, JitterFull, JitterEqual:
 	default:
-		return &SettingsError{Field: "jitter.mode", Value: strconv.Quote(string(s.Jitter.Mode)), Allowed: "none, down, updown, full or equal"}
+		return nil, nil, &SettingsError{Field: "jitter.mode", Value: strconv.Quote(string(s.Jitter.Mode)), Allowed: "none, down, updown, full or equal"}
 	}
 	if !(s.Jitter.Ratio >= 0 && s.Jitter.Ratio <= 1) {
-		return &SettingsError{Field: "jitter.ratio", Value: strconv.FormatFloat(s.Jitter.Ratio, 'g', -1, 64), Allowed: "a number from 0 to 1"}
+		return nil, nil, &SettingsError{Field: "jitter.ratio", Value: strconv.FormatFloat(s.Jitter.Ratio, 'g', -1, 64), Allowed: "a number from 0 to 1"}
 	}
 	switch s.RetryAfter.Use {
 	case HintIgnore, HintFloor, HintReplace:
 	default:
-		return &SettingsError{Field: "retryAfter.use", Value: strconv.Quote(string(s.RetryAfter.Use)), Allowed: "ignore, floor or replace"}
+		return nil, nil, &SettingsError{Field: "retryAfter.use", Value: strconv.Quote(string(s.RetryAfter.Use)), Allowed: "ignore, floor or replace"}
 	}
 	if d := s.RetryAfter.MaxHint; d < 0 || d > MaxBaseDelay {
-		return &SettingsError{Field: "retryAfter.maxHintMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
+		return nil, nil, &SettingsError{Field: "retryAfter.maxHintMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
 	}
 	if d := s.RetryAfter.MaxWait; d < 0 || d > MaxBaseDelay {
-		return &SettingsError{Field: "retryAfter.maxWaitMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
+		return nil, nil, &SettingsError{Field: "retryAfter.maxWaitMs", Value: msText(d), Allowed: "0 (none) or " + maxMs}
 	}
 	if _, err := classify.ParseMode(s.Classify); err != nil {
-		return &SettingsError{Field: "classify", Value: strconv.Quote(string(s.Classify)), Allowed: "message, status or strict"}
+		return nil, nil, &SettingsError{Field: "classify", Value: strconv.Quote(string(s.Classify)), Allowed: "message, status or strict"}
 	}
 	for _, l := range []struct {
 		name string
 		ps   []string
-	}{{"retryablePatterns", s.RetryablePatterns}, {"nonRetryablePatterns", s.NonRetryablePatterns}} {
-		if _, err := classify.CompilePatterns(l.ps); err != nil {
-			return &SettingsError{Field: l.name, Value: err.Error(), Allowed: "Go regular expressions (RE2), not empty"}
+		re   *[]*regexp.Regexp
+	}{{"retryablePatterns", s.RetryablePatterns, &retryable}, {"nonRetryablePatterns", s.NonRetryablePatterns, &nonRetryable}} {
+		if *l.re, err = classify.CompilePatterns(l.ps); err != nil {
+			return nil, nil, &SettingsError{Field: l.name, Value: err.Error(), Allowed: "Go regular expressions (RE2), not empty"}
 		}
 	}
 	if s.Persistent && s.MaxBackoff <= 0 {
-		return &SettingsError{Field: "persistent", Value: "true", Allowed: "true only with maxBackoffMs > 0 (an unattended chain needs a cap)"}
+		return nil, nil, &SettingsError{Field: "persistent", Value: "true", Allowed: "true only with maxBackoffMs > 0 (an unattended chain needs a cap)"}
 	}
 	if len(s.Fallback) > MaxFallbacks {
-		return &SettingsError{Field: "fallback", Value: fmt.Sprintf("%d models", len(s.Fallback)), Allowed: fmt.Sprintf("at most %d models", MaxFallbacks)}
+		return nil, nil, &SettingsError{Field: "fallback", Value: fmt.Sprintf("%d models", len(s.Fallback)), Allowed: fmt.Sprintf("at most %d models", MaxFallbacks)}
 	}
 	for i, m := range s.Fallback {
 		if strings.TrimSpace(m) == "" {
-			return &SettingsError{Field: fmt.Sprintf("fallback[%d]", i), Value: strconv.Quote(m), Allowed: "a model id (not empty)"}
+			return nil, nil, &SettingsError{Field: fmt.Sprintf("fallback[%d]", i), Value: strconv.Quote(m), Allowed: "a model id (not empty)"}
 		}
 	}
-	return nil
+	return retryable, nonRetryable, nil
 }
 
 // Delay is the backoff before retry number attempt (1-based), before the

@@ -267,7 +267,7 @@ func tblOracle(s retry.Snapshot, in retry.Input, msg string, set retry.Settings)
 // tblFirstRule returns the index of the rule whose guard holds first for
 // (state, input), as the table's order defines it (-1: none).
 func tblFirstRule(c tblCase, in retry.Input) int {
-	rules := retry.Sound().Rules()
+	rules := tblRules
 	for _, i := range retry.Sound().RulesFor(c.snap.State, in) {
 		if c.holds(rules[i].Guard, in) {
 			return i
@@ -275,6 +275,10 @@ func tblFirstRule(c tblCase, in retry.Input) int {
 	}
 	return -1
 }
+
+// tblRules are the sound table's rules, copied once: Rules returns a new
+// copy at every call, and the enumeration reads them per case.
+var tblRules = retry.Sound().Rules()
 
 // tblEffect is an effect with the event it emits spelled out.
 type tblEffect struct {
@@ -356,7 +360,7 @@ func TestSoundEveryRule(t *testing.T) {
 		t.Fatal("empty table")
 	}
 	for i := range retry.Sound().Rules() {
-		r := &retry.Sound().Rules()[i]
+		r := &tblRules[i]
 		for _, st := range r.From {
 			name := fmt.Sprintf("%02d/%s/%s/%s", i, st, r.Input, r.Guard.Name)
 			t.Run(name, func(t *testing.T) {
@@ -452,7 +456,7 @@ func TestSoundTotal(t *testing.T) {
 							}
 							holds := 0
 							for _, ri := range rules {
-								if c.holds(retry.Sound().Rules()[ri].Guard, in) {
+								if c.holds(tblRules[ri].Guard, in) {
 									holds++
 								}
 							}
