@@ -184,6 +184,15 @@ type runner struct {
 	// together runs every session in the one queue even when they are
 	// apart (the tests' check that both ways give the same result).
 	together bool
+	// replays: sessions run alone draw nothing (replaying), so that every
+	// session of a profile does what the first did, shifted by its
+	// arrival; memos holds that, by profile, rec the memo being taken
+	// (nil but while its session runs), replayed counts the sessions
+	// replayed (the tests').
+	replays  bool
+	memos    []sessionMemo
+	rec      *sessionMemo
+	replayed int
 	// maxLive is the bound of the sessions alive at once
 	// (MaxLiveSessions; tests lower it); err why the run stopped.
 	maxLive int
@@ -326,6 +335,9 @@ func (r *runner) apart() bool {
 
 func (r *runner) run() {
 	if r.alone = !r.together && r.apart(); r.alone {
+		if r.replays = r.replaying(); r.replays {
+			r.memos = make([]sessionMemo, len(r.agents))
+		}
 		r.runAlone()
 	} else {
 		r.runQueue()
@@ -393,16 +405,43 @@ func (r *runner) runQueue() {
 // every count the result keeps is a sum, a maximum or a histogram of them,
 // which the order of the sessions does not change. A session's events wait
 // in a queue of its own (r.local), a few at a time.
+//
+// When the sessions draw nothing (r.replays), a session's events are a
+// function of its profile alone, shifted by its arrival: the first
+// session of each profile is simulated and what it counted kept (its
+// sessionMemo), and the others that end before the horizon add the same
+// counts at their own times, without being simulated (replay).
 func (r *runner) runAlone() {
 	h := r.cfg.Horizon
 	at, more := time.Duration(0), r.cfg.Sessions > 0
 	for more && (h <= 0 || at <= h) {
 		r.now = at
 		at, more = r.nextArrival()
-		s := r.arrive()
+		i, p, ok := r.admit()
+		if !ok {
+			return
+		}
+		var m *sessionMemo
+		if r.replays {
+			switch m = &r.memos[p]; m.state {
+			case memoTaken:
+				if m.fits(r.now, h) {
+					r.replay(p, m)
+					continue
+				}
+				m = nil
+			case memoNone:
+				m.counts = new(Stats)
+				r.rec = m
+			default:
+				m = nil
+			}
+		}
+		s := r.start(i, p)
 		if r.err != nil {
 			return
 		}
+		cut := false
 		var e event
 		for q := &r.local; s.active; {
 			if len(q.ev) == 1 { // pop's usual case, in line: the session waits on one call or timer
@@ -412,18 +451,111 @@ func (r *runner) runAlone() {
 				break
 			}
 			if h > 0 && e.at > h {
+				cut = true
 				break
 			}
 			r.now = e.at
 			r.handle(s, &e) // (its own events: s is alive, and they are of its generation)
 		}
-		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
+		ended := !s.active
+		if !ended { // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
 				s.stats.Waiting++
 			}
 			r.release(s)
 		}
 		r.local.reset()
+		if m != nil { // the memo taken: its counts are the profile's too
+			r.rec = nil
+			m.state, m.span, m.ended = memoTaken, r.now-s.arrival, ended
+			if cut {
+				m.state = memoNot // the horizon cuts the sessions after it too
+			}
+			r.add(p, m, s.arrival)
+		}
+	}
+}
+
+// sessionMemo is what a session run alone counted, its times relative to
+// its arrival (runAlone, with r.replays).
+type sessionMemo struct {
+	state uint8
+	// counts are its counters and its longest wait (its histogram and
+	// series are not read: sends and succeeded are).
+	counts *Stats
+	// sends are its wire calls' times, succeeded its prompts' times to
+	// success.
+	sends, succeeded []time.Duration
+	// span is its last event's time: a session arriving at t replays it
+	// when t+span is not past the horizon.
+	span time.Duration
+	// ended: it ended (Options.Progress counts it); else it was left
+	// waiting with nothing to happen.
+	ended bool
+}
+
+// The states of a sessionMemo.
+const (
+	memoNone  uint8 = iota // not taken: the profile's next session takes it
+	memoTaken              // taken: the profile's sessions replay it
+	memoNot                // its session was cut by the horizon: the profile's sessions are simulated
+)
+
+// fits reports whether a session arriving at t replays m: its events are
+// not past the horizon h (0: none) nor past the largest time.
+func (m *sessionMemo) fits(t, h time.Duration) bool {
+	if m.span >= math.MaxInt64-t {
+		return false
+	}
+	return h <= 0 || t+m.span <= h
+}
+
+// replaying reports whether sessions run alone replay the first of their
+// profile (runner.replays): none of them draws (every distribution of a
+// session is fixed, the provider has no error rates, no layer jitters),
+// so that a session's events are those of any other of its profile,
+// shifted by its arrival.
+func (r *runner) replaying() bool {
+	c := &r.cfg
+	if r.prov.Draws() || c.Calls.Draws() || c.Think.Draws() || c.Latency.Draws() || c.ErrorLatency.Draws() {
+		return false
+	}
+	if r.sdk != nil && r.sdk.jittered {
+		return false
+	}
+	for i := range r.agents {
+		if r.agents[i].jittered {
+			return false
+		}
+	}
+	return true
+}
+
+// replay counts a session of profile p arriving now as its memo m says.
+func (r *runner) replay(p int, m *sessionMemo) {
+	r.stats[p].Sessions++
+	r.add(p, m, r.now)
+	if m.ended {
+		r.countEnded()
+	}
+	r.replayed++
+}
+
+// add adds memo m's counts, its times from t, to profile p's.
+func (r *runner) add(p int, m *sessionMemo, t time.Duration) {
+	st := &r.stats[p]
+	st.addCounts(m.counts)
+	ws, w := &st.WireSeries, st.WireSeries.BinWidth()
+	for _, d := range m.sends {
+		if at := t + d; at/w < SeriesBins {
+			ws.Counts[at/w]++
+		} else {
+			ws.Add(at)
+			w = ws.BinWidth()
+		}
+	}
+	for _, d := range m.succeeded {
+		st.TimeToSuccess.Add(d)
 	}
 }
 
@@ -476,15 +608,24 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 // arrive starts the next session (the one after is scheduled by the
 // caller, nextArrival) and returns it; nil when the run must stop (r.err).
 func (r *runner) arrive() *sess {
-	i := r.arrived
+	i, best, ok := r.admit()
+	if !ok {
+		return nil
+	}
+	return r.start(i, best)
+}
+
+// admit numbers the next session and picks its profile; ok is false when
+// the run must stop (r.err).
+func (r *runner) admit() (i, best int, ok bool) {
+	i = r.arrived
 	r.arrived++
 	if i%ctxEvery == 0 && r.ctx != nil {
 		if r.err = r.ctx.Err(); r.err != nil {
-			return nil
+			return 0, 0, false
 		}
 	}
 	// the profile: smooth weighted round robin over the shares
-	best := 0
 	for p := range r.credit {
 		r.credit[p] += r.cfg.Profiles[p].Percent
 		if r.credit[p] > r.credit[best] {
@@ -492,6 +633,13 @@ func (r *runner) arrive() *sess {
 		}
 	}
 	r.credit[best] -= 100
+	return i, best, true
+}
+
+// start starts session i of profile best, now; nil when the run must stop
+// (r.err). While a memo is taken (r.rec) the session counts in the memo's
+// counts, not its profile's.
+func (r *runner) start(i, best int) *sess {
 	var slot int32
 	if n := len(r.free); n > 0 {
 		slot = r.free[n-1]
@@ -516,6 +664,9 @@ func (r *runner) arrive() *sess {
 	s.st.Retry.State = policy.StateIdle // session.Initial()
 	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
 	s.agent, s.stats = &r.agents[best], &r.stats[best]
+	if r.rec != nil {
+		s.stats = r.rec.counts
+	}
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -567,6 +718,9 @@ func (r *runner) settle(s *sess) {
 	if s.lastOK {
 		st.Succeeded++
 		st.TimeToSuccess.Add(r.now - s.promptAt)
+		if r.rec != nil {
+			r.rec.succeeded = append(r.rec.succeeded, r.now-s.promptAt)
+		}
 	} else {
 		st.Failed++
 	}
@@ -576,6 +730,11 @@ func (r *runner) settle(s *sess) {
 		return
 	}
 	r.release(s)
+	r.countEnded()
+}
+
+// countEnded counts a session ended in Options.Progress, in batches.
+func (r *runner) countEnded() {
 	if r.opt.Progress != nil {
 		if r.ended++; r.ended == progressBatch {
 			r.opt.Progress.Add(r.ended)
