@@ -441,6 +441,11 @@ func (r *runner) runAlone() {
 		if r.err != nil {
 			return
 		}
+		if m != nil {
+			s.stats = m.counts
+		}
+		r.prompt(s)
+		r.settle(s)
 		cut := false
 		var e event
 		for q := &r.local; s.active; {
@@ -612,7 +617,12 @@ func (r *runner) arrive() *sess {
 	if !ok {
 		return nil
 	}
-	return r.start(i, best)
+	s := r.start(i, best)
+	if s != nil {
+		r.prompt(s)
+		r.settle(s)
+	}
+	return s
 }
 
 // admit numbers the next session and picks its profile; ok is false when
@@ -636,9 +646,8 @@ func (r *runner) admit() (i, best int, ok bool) {
 	return i, best, true
 }
 
-// start starts session i of profile best, now; nil when the run must stop
-// (r.err). While a memo is taken (r.rec) the session counts in the memo's
-// counts, not its profile's.
+// start starts session i of profile best, now, before its first prompt
+// (the caller's); nil when the run must stop (r.err).
 func (r *runner) start(i, best int) *sess {
 	var slot int32
 	if n := len(r.free); n > 0 {
@@ -664,9 +673,6 @@ func (r *runner) start(i, best int) *sess {
 	s.st.Retry.State = policy.StateIdle // session.Initial()
 	s.index, s.slot, s.gen, s.prof, s.promptsLeft, s.arrival, s.cancelled, s.active = i, slot, gen, int32(best), r.cfg.Prompts, r.now, cancelled, true
 	s.agent, s.stats = &r.agents[best], &r.stats[best]
-	if r.rec != nil {
-		s.stats = r.rec.counts
-	}
 	js := JitterSeed(r.cfg.Seed, i)
 	s.jitter.Seed(uint64(js), 0)
 	s.model.Seed(uint64(js), 0x6d6f64656c)
@@ -674,8 +680,6 @@ func (r *runner) start(i, best int) *sess {
 	if r.opt.Trace != nil {
 		s.tracer = r.opt.Trace(SessionInfo{Index: i, Profile: r.agents[best].name, Arrival: r.now, JitterSeed: js})
 	}
-	r.prompt(s)
-	r.settle(s)
 	return s
 }
 
