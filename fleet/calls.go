@@ -139,9 +139,6 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	} else {
 		ws.Add(r.now)
 	}
-	if r.rec != nil {
-		r.rec.sends = append(r.rec.sends, r.now-s.arrival)
-	}
 	if s.afterError && r.now < s.window {
 		st.InRetryAfter++
 	}

@@ -186,12 +186,10 @@ type runner struct {
 	together bool
 	// replays: sessions run alone draw nothing (replaying), so that every
 	// session of a profile does what the first did, shifted by its
-	// arrival; memos holds that, by profile, rec the memo being taken
-	// (nil but while its session runs), replayed counts the sessions
-	// replayed (the tests').
+	// arrival; memos holds that, by profile, and replayed counts the
+	// sessions replayed (the tests').
 	replays  bool
 	memos    []sessionMemo
-	rec      *sessionMemo
 	replayed int
 	// maxLive is the bound of the sessions alive at once
 	// (MaxLiveSessions; tests lower it); err why the run stopped.
@@ -417,36 +415,13 @@ func (r *runner) runAlone() {
 	for more && (h <= 0 || at <= h) {
 		r.now = at
 		at, more = r.nextArrival()
-		i, p, ok := r.admit()
-		if !ok {
-			return
-		}
-		var m *sessionMemo
-		if r.replays {
-			switch m = &r.memos[p]; m.state {
-			case memoTaken:
-				if m.fits(r.now, h) {
-					r.replay(p, m)
-					continue
-				}
-				m = nil
-			case memoNone:
-				m.counts = new(Stats)
-				r.rec = m
-			default:
-				m = nil
-			}
-		}
-		s := r.start(i, p)
+		s := r.arrive()
 		if r.err != nil {
 			return
 		}
-		if m != nil {
-			s.stats = m.counts
+		if s == nil { // replayed
+			continue
 		}
-		r.prompt(s)
-		r.settle(s)
-		cut := false
 		var e event
 		for q := &r.local; s.active; {
 			if len(q.ev) == 1 { // pop's usual case, in line: the session waits on one call or timer
@@ -456,55 +431,93 @@ func (r *runner) runAlone() {
 				break
 			}
 			if h > 0 && e.at > h {
-				cut = true
 				break
 			}
 			r.now = e.at
 			r.handle(s, &e) // (its own events: s is alive, and they are of its generation)
 		}
 		ended := !s.active
-		if !ended { // at the horizon, or with nothing left to happen: as runQueue leaves it
+		cut := !ended && h > 0 && e.at > h // (e: the event the horizon left, else the last one handled)
+		if !ended {                        // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
 				s.stats.Waiting++
 			}
 			r.release(s)
 		}
 		r.local.reset()
-		if m != nil { // the memo taken: its counts are the profile's too
-			r.rec = nil
-			m.state, m.span, m.ended = memoTaken, r.now-s.arrival, ended
-			if cut {
-				m.state = memoNot // the horizon cuts the sessions after it too
+		if r.replays {
+			if m := &r.memos[s.prof]; m.state == memoNone { // the session took it
+				m.take(s.stats, r.now-s.arrival, cut, ended)
 			}
-			r.add(p, m, s.arrival)
 		}
 	}
 }
 
 // sessionMemo is what a session run alone counted, its times relative to
-// its arrival (runAlone, with r.replays).
+// its arrival (runAlone, with r.replays): its profile's first, whose
+// counts are then its profile's alone.
 type sessionMemo struct {
 	state uint8
-	// counts are its counters and its longest wait (its histogram and
-	// series are not read: sends and succeeded are).
-	counts *Stats
-	// sends are its wire calls' times, succeeded its prompts' times to
-	// success.
-	sends, succeeded []time.Duration
-	// span is its last event's time: a session arriving at t replays it
-	// when t+span is not past the horizon.
-	span time.Duration
-	// ended: it ended (Options.Progress counts it); else it was left
-	// waiting with nothing to happen.
-	ended bool
+	// counts are its counters and its longest wait (Stats.addCounts; its
+	// histogram and series are not read).
+	counts Stats
+	// sends are its wire calls' times; succeeded are the buckets of its
+	// times to success, with their count and maximum.
+	sends     []time.Duration
+	succeeded []bucketCount
+	succN     uint64
+	succMax   time.Duration
+	span      time.Duration // its last event's time
+	ended     bool          // it ended (Options.Progress counts it), rather than waited with nothing to happen
+}
+
+// bucketCount is a histogram bucket's count.
+type bucketCount struct {
+	bucket int
+	n      uint64
 }
 
 // The states of a sessionMemo.
 const (
 	memoNone  uint8 = iota // not taken: the profile's next session takes it
 	memoTaken              // taken: the profile's sessions replay it
-	memoNot                // its session was cut by the horizon: the profile's sessions are simulated
+	memoNot                // its session was cut by the horizon (or did not take it): the profile's sessions are simulated
 )
+
+// memoTracer takes the times of the wire calls of the session whose memo
+// is taken: a Tracer's Call comes with each answer.
+type memoTracer struct {
+	r *runner
+	s *sess
+	m *sessionMemo
+}
+
+func (t *memoTracer) Record(*trace.Record) {}
+func (t *memoTracer) Call(_ policy.AssistantMessage, latency time.Duration) {
+	t.m.sends = append(t.m.sends, t.r.now-latency-t.s.arrival)
+}
+
+// take makes m the memo of a profile's first session, whose counts st
+// holds (its profile's: the session's own); span is its last event's
+// time, cut whether the horizon cut it, ended whether it ended. A session
+// cut by the horizon, or whose every wire call was not answered, is not
+// replayed.
+func (m *sessionMemo) take(st *Stats, span time.Duration, cut, ended bool) {
+	m.state = memoNot
+	if cut || st.Sessions != 1 || int64(len(m.sends)) != st.WireCalls {
+		return
+	}
+	m.state, m.span, m.ended = memoTaken, span, ended
+	m.counts = *st
+	m.counts.Sessions = 0 // (replay counts it)
+	h := &st.TimeToSuccess
+	for b, n := range h.Counts {
+		if n != 0 {
+			m.succeeded = append(m.succeeded, bucketCount{b, n})
+		}
+	}
+	m.succN, m.succMax = h.N, h.Max
+}
 
 // fits reports whether a session arriving at t replays m: its events are
 // not past the horizon h (0: none) nor past the largest time.
@@ -536,32 +549,39 @@ func (r *runner) replaying() bool {
 	return true
 }
 
-// replay counts a session of profile p arriving now as its memo m says.
-func (r *runner) replay(p int, m *sessionMemo) {
-	r.stats[p].Sessions++
-	r.add(p, m, r.now)
-	if m.ended {
-		r.countEnded()
+// replay counts a session of profile p arriving now as its memo says,
+// when the memo is taken and the session ends before the horizon; it
+// reports whether it did.
+func (r *runner) replay(p int) bool {
+	m := &r.memos[p]
+	if m.state != memoTaken || !m.fits(r.now, r.cfg.Horizon) {
+		return false
 	}
-	r.replayed++
-}
-
-// add adds memo m's counts, its times from t, to profile p's.
-func (r *runner) add(p int, m *sessionMemo, t time.Duration) {
 	st := &r.stats[p]
-	st.addCounts(m.counts)
+	st.Sessions++
+	st.addCounts(&m.counts)
 	ws, w := &st.WireSeries, st.WireSeries.BinWidth()
 	for _, d := range m.sends {
-		if at := t + d; at/w < SeriesBins {
+		if at := r.now + d; at/w < SeriesBins {
 			ws.Counts[at/w]++
 		} else {
 			ws.Add(at)
 			w = ws.BinWidth()
 		}
 	}
-	for _, d := range m.succeeded {
-		st.TimeToSuccess.Add(d)
+	if m.succN != 0 {
+		h := &st.TimeToSuccess
+		for _, b := range m.succeeded {
+			h.Counts[b.bucket] += b.n
+		}
+		h.N += m.succN
+		h.Max = max(h.Max, m.succMax)
 	}
+	if m.ended {
+		r.countEnded()
+	}
+	r.replayed++
+	return true
 }
 
 // handle handles queue event e of live session s (its slot's, of its
@@ -611,31 +631,18 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 }
 
 // arrive starts the next session (the one after is scheduled by the
-// caller, nextArrival) and returns it; nil when the run must stop (r.err).
+// caller, nextArrival) and returns it; nil when the run must stop (r.err),
+// or when the session was replayed (runAlone, replayed).
 func (r *runner) arrive() *sess {
-	i, best, ok := r.admit()
-	if !ok {
-		return nil
-	}
-	s := r.start(i, best)
-	if s != nil {
-		r.prompt(s)
-		r.settle(s)
-	}
-	return s
-}
-
-// admit numbers the next session and picks its profile; ok is false when
-// the run must stop (r.err).
-func (r *runner) admit() (i, best int, ok bool) {
-	i = r.arrived
+	i := r.arrived
 	r.arrived++
 	if i%ctxEvery == 0 && r.ctx != nil {
 		if r.err = r.ctx.Err(); r.err != nil {
-			return 0, 0, false
+			return nil
 		}
 	}
 	// the profile: smooth weighted round robin over the shares
+	best := 0
 	for p := range r.credit {
 		r.credit[p] += r.cfg.Profiles[p].Percent
 		if r.credit[p] > r.credit[best] {
@@ -643,12 +650,9 @@ func (r *runner) admit() (i, best int, ok bool) {
 		}
 	}
 	r.credit[best] -= 100
-	return i, best, true
-}
-
-// start starts session i of profile best, now, before its first prompt
-// (the caller's); nil when the run must stop (r.err).
-func (r *runner) start(i, best int) *sess {
+	if r.replays && r.replay(best) {
+		return nil
+	}
 	var slot int32
 	if n := len(r.free); n > 0 {
 		slot = r.free[n-1]
@@ -679,7 +683,11 @@ func (r *runner) start(i, best int) *sess {
 	r.stats[best].Sessions++
 	if r.opt.Trace != nil {
 		s.tracer = r.opt.Trace(SessionInfo{Index: i, Profile: r.agents[best].name, Arrival: r.now, JitterSeed: js})
+	} else if r.replays && r.memos[best].state == memoNone { // the profile's first session: its memo is taken (its wire calls' times)
+		s.tracer = &memoTracer{r: r, s: s, m: &r.memos[best]}
 	}
+	r.prompt(s)
+	r.settle(s)
 	return s
 }
 
@@ -722,9 +730,6 @@ func (r *runner) settle(s *sess) {
 	if s.lastOK {
 		st.Succeeded++
 		st.TimeToSuccess.Add(r.now - s.promptAt)
-		if r.rec != nil {
-			r.rec.succeeded = append(r.rec.succeeded, r.now-s.promptAt)
-		}
 	} else {
 		st.Failed++
 	}
