@@ -177,7 +177,7 @@ func (r *runner) cut(i int) {
 		r.prov.Release()
 		s.wire, s.wireAdmitted = a, false
 		s.wireSeq++ // the answer scheduled at the send is stale
-		r.q.pushAfter(r.now, 0, event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+		r.q.pushAfter(r.now, 0, &event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 	}
 }
 

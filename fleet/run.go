@@ -615,7 +615,7 @@ func (r *runner) schedule(d time.Duration, e *event) {
 		r.local.push(r.now, d, e)
 		return
 	}
-	r.q.pushAfter(r.now, d, *e)
+	r.q.pushAfter(r.now, d, e)
 }
 
 // nextArrival is when the session after the one arriving now arrives (r.now
