@@ -8,13 +8,46 @@ import (
 )
 
 // TestAloneKeepsToItself: the fast path's structure. Sessions run alone
-// (the default fleet) run one at a time through one slot, their events in
-// the session's own queue, a few at a time, never in the run's: should a
-// change send them through the shared queue or keep sessions alive side by
-// side, this fails (beside TestSessionsAllocateNothing's allocations and
-// BenchmarkFleetDefault's time).
+// (the default fleet, and the same with a jittered profile, whose sessions
+// are simulated one by one rather than replayed) run one at a time through
+// one slot, their events in the session's own queue, a few at a time,
+// never in the run's: should a change send them through the shared queue
+// or keep sessions alive side by side, this fails (beside
+// TestSessionsAllocateNothing's allocations and BenchmarkFleetDefault's
+// time).
 func TestAloneKeepsToItself(t *testing.T) {
-	r, err := newRunner(fleetspec.Default(2_000).Normalized(), nil, Options{})
+	jittered := fleetspec.Default(2_000)
+	jittered.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
+	for _, c := range []fleetspec.Config{fleetspec.Default(2_000), jittered} {
+		r := runAlone(t, c)
+		if r.q.seq != 0 || r.q.len() != 0 {
+			t.Errorf("%s: sessions run alone scheduled %d events in the run's queue, want none", c.Profiles, r.q.seq)
+		}
+		if len(r.sessions) != 1 {
+			t.Errorf("%s: sessions run alone took %d slots, want 1", c.Profiles, len(r.sessions))
+		}
+		if c := cap(r.local.ev); c > 8 {
+			t.Errorf("a session's own queue grew to %d events, want a few", c)
+		}
+		if r.local.seq == 0 {
+			t.Errorf("%s: no event went through a session's own queue", c.Profiles)
+		}
+		if st := r.stats[0]; st.Sessions != 2_000 || st.Succeeded != 2_000 {
+			t.Errorf("%s: %d sessions, %d prompts done; want 2,000 and 2,000", c.Profiles, st.Sessions, st.Succeeded)
+		}
+	}
+	if r := runAlone(t, jittered); r.replays || r.local.seq != 2_000*7 {
+		t.Errorf("the jittered fleet: replays %v, %d events through the sessions' own queue; want false, 7 a session (4 answers, 3 backoff timers)", r.replays, r.local.seq)
+	}
+}
+
+// runAlone runs fleet c (valid), which must run alone.
+func runAlone(t *testing.T, c fleetspec.Config) *runner {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunner(c.Normalized(), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,23 +56,9 @@ func TestAloneKeepsToItself(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	if !r.alone {
-		t.Fatal("the default fleet did not run alone")
+		t.Fatalf("%+v did not run alone", c)
 	}
-	if r.q.seq != 0 || r.q.len() != 0 {
-		t.Errorf("sessions run alone scheduled %d events in the run's queue, want none", r.q.seq)
-	}
-	if len(r.sessions) != 1 {
-		t.Errorf("sessions run alone took %d slots, want 1", len(r.sessions))
-	}
-	if c := cap(r.local.ev); c > 8 {
-		t.Errorf("a session's own queue grew to %d events, want a few", c)
-	}
-	if r.local.seq == 0 {
-		t.Error("no event went through a session's own queue")
-	}
-	if st := r.stats[0]; st.Sessions != 2_000 || st.Succeeded != 2_000 {
-		t.Errorf("%d sessions, %d prompts done; want 2,000 and 2,000", st.Sessions, st.Succeeded)
-	}
+	return r
 }
 
 // TestAloneReplays: sessions run alone that draw nothing replay their
@@ -50,24 +69,7 @@ func TestAloneKeepsToItself(t *testing.T) {
 // TestAloneEqualsQueue holds the replayed results to the queue's, byte for
 // byte.
 func TestAloneReplays(t *testing.T) {
-	run := func(c fleetspec.Config) *runner {
-		t.Helper()
-		if err := c.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		r, err := newRunner(c.Normalized(), nil, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.run()
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		if !r.alone {
-			t.Fatalf("%+v did not run alone", c)
-		}
-		return r
-	}
+	run := func(c fleetspec.Config) *runner { return runAlone(t, c) }
 	if r := run(fleetspec.Default(2_000)); !r.replays || r.replayed != 1_999 {
 		t.Errorf("the default fleet: replays %v, %d sessions replayed; want true, 1,999", r.replays, r.replayed)
 	} else if len(r.memos) != 1 || r.memos[0].state != memoTaken || len(r.memos[0].sends) != 4 || len(r.memos[0].succeeded) != 1 {
