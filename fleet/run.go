@@ -500,7 +500,7 @@ func (t *memoTracer) Call(_ policy.AssistantMessage, latency time.Duration) {
 // take makes m the memo of a profile's first session, whose counts st
 // holds (its profile's: the session's own); span is its last event's
 // time, cut whether the horizon cut it, ended whether it ended. A session
-// cut by the horizon, or whose every wire call was not answered, is not
+// cut by the horizon, or one of whose wire calls was not answered, is not
 // replayed.
 func (m *sessionMemo) take(st *Stats, span time.Duration, cut, ended bool) {
 	m.state = memoNot
