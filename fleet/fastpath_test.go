@@ -75,6 +75,12 @@ func TestAloneReplays(t *testing.T) {
 	} else if len(r.memos) != 1 || r.memos[0].state != memoTaken || len(r.memos[0].sends) != 4 || len(r.memos[0].succeeded) != 1 {
 		t.Errorf("the default fleet's memo: %+v, want taken, 4 wire calls, 1 success", r.memos)
 	}
+	// A think time is drawn only between prompts.
+	think := fleetspec.Default(200)
+	think.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: 1e9}
+	if r := run(think); !r.replays || r.replayed != 199 {
+		t.Errorf("one prompt, a think time drawn: replays %v, %d replayed; want true, 199", r.replays, r.replayed)
+	}
 	cut := fleetspec.Default(2_000)
 	cut.Horizon = 7 * time.Second // the first session ends at 15.3 s
 	if r := run(cut); !r.replays || r.replayed != 0 || r.memos[0].state != memoNot {

@@ -530,12 +530,12 @@ func (m *sessionMemo) fits(t, h time.Duration) bool {
 
 // replaying reports whether sessions run alone replay the first of their
 // profile (runner.replays): none of them draws (every distribution of a
-// session is fixed, the provider has no error rates, no layer jitters),
-// so that a session's events are those of any other of its profile,
-// shifted by its arrival.
+// session is fixed, the think time when there is a second prompt, the
+// provider has no error rates, no layer jitters), so that a session's
+// events are those of any other of its profile, shifted by its arrival.
 func (r *runner) replaying() bool {
 	c := &r.cfg
-	if r.prov.Draws() || c.Calls.Draws() || c.Think.Draws() || c.Latency.Draws() || c.ErrorLatency.Draws() {
+	if r.prov.Draws() || c.Calls.Draws() || (c.Prompts > 1 && c.Think.Draws()) || c.Latency.Draws() || c.ErrorLatency.Draws() {
 		return false
 	}
 	if r.sdk != nil && r.sdk.jittered {

@@ -188,6 +188,11 @@ func TestAloneEqualsQueue(t *testing.T) {
 		{"horizon on a call's answer", func(c *fleetspec.Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }, false},
 		{"horizon after the first sessions", func(c *fleetspec.Config) { c.Horizon = 20 * time.Second }, true},
 		{"fixed 429", fixed(fleetspec.Kind429), true},
+		{"one prompt, a think time drawn", func(c *fleetspec.Config) {
+			fixed(fleetspec.Kind529)(c)
+			c.Prompts = 1
+			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(2 * time.Second)}
+		}, true},
 		{"fixed 529, compaction fails", func(c *fleetspec.Config) {
 			fixed(fleetspec.Kind529)(c)
 			c.Compaction = fleetspec.Compaction{Enabled: true}
