@@ -171,6 +171,9 @@ type runner struct {
 	bins  []bins      // per profile, then all
 	peaks bool        // the fleet has outages: bins track their peaks
 	prov  *fleetspec.Provider
+	// fixedLat are the latency and the error latency when they are fixed
+	// (drawn once, with no draw), else -1: a call's is drawn.
+	fixedLat [2]time.Duration
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
@@ -294,6 +297,12 @@ func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*run
 	r.prov = fleetspec.NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
+	for i, d := range []*fleetspec.Dist{&r.cfg.Latency, &r.cfg.ErrorLatency} {
+		r.fixedLat[i] = -1
+		if !d.Draws() {
+			r.fixedLat[i] = d.DrawDuration(nil, minLatency) // (no draw: no generator)
+		}
+	}
 	r.fx.r = r
 	return r, nil
 }
