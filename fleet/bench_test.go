@@ -45,6 +45,27 @@ func BenchmarkFleetDefault(b *testing.B) {
 	reportRates(b, benchSessions*b.N, cpu0)
 }
 
+// BenchmarkFleetDefaultJittered: the default fleet with a jittered
+// profile (omp-2026-06): run alone, its sessions each simulated (a
+// session's jitter draws are its own: none is replayed, SPEC §15.1,
+// "Sessions apart").
+func BenchmarkFleetDefaultJittered(b *testing.B) {
+	b.ReportAllocs()
+	cfg := fleetspec.Default(benchSessions)
+	cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		res, err := runConfig(cfg, fleet.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions || s.Calls != 4*benchSessions {
+			b.Fatalf("%+v", s)
+		}
+	}
+	reportRates(b, benchSessions*b.N, cpu0)
+}
+
 // BenchmarkFleetDefaultShared: the default fleet with an in-flight bound
 // it never reaches (about 40 calls are in flight at once): the same
 // sessions and result, but a provider whose capacity every call shares, so
@@ -136,16 +157,20 @@ func sweepConfigs(cfgs []fleetspec.Config, opt fleet.Options) (*fleet.Result, er
 // TestSessionsAllocateNothing: a fleet's allocations are its start-up's
 // and its live sessions' (slots and queue, which grow with the sessions
 // alive at once), none per session: the default fleet, run alone (one at
-// a time) and in the one queue (an in-flight bound it never reaches, about
-// 1,500 sessions alive from 15 s on), allocates as much for 16,000
-// sessions as for 4,000, give or take the few times a slice of the live
-// sessions or of the queue grows once more when their peak is higher
-// (the fast path's guard, beside BenchmarkFleetDefault's allocs per run).
+// a time: replayed, and simulated with a jittered profile) and in the one
+// queue (an in-flight bound it never reaches, about 1,500 sessions alive
+// from 15 s on), allocates as much for 16,000 sessions as for 4,000, give
+// or take the few times a slice of the live sessions or of the queue
+// grows once more when their peak is higher (the fast path's guard,
+// beside BenchmarkFleetDefault's allocs per run).
 func TestSessionsAllocateNothing(t *testing.T) {
-	for _, shared := range []bool{false, true} {
+	for _, way := range []string{"alone", "alone jittered", "shared"} {
 		allocs := func(n int) float64 {
 			cfg := fleetspec.Default(n)
-			if shared {
+			switch way {
+			case "alone jittered": // (not replayed: every session simulated)
+				cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
+			case "shared":
 				cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 			}
 			return testing.AllocsPerRun(3, func() {
@@ -159,8 +184,8 @@ func TestSessionsAllocateNothing(t *testing.T) {
 		// race detector and within about ten with it (its scheduling moves
 		// a few); one allocation a session would be 12,000 more.
 		if small, large := allocs(4_000), allocs(16_000); large > small+24 {
-			t.Errorf("shared %v: %.0f allocations for 16,000 sessions, %.0f for 4,000: %.4f a session, want none",
-				shared, large, small, (large-small)/12_000)
+			t.Errorf("%s: %.0f allocations for 16,000 sessions, %.0f for 4,000: %.4f a session, want none",
+				way, large, small, (large-small)/12_000)
 		}
 	}
 }

@@ -153,11 +153,18 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	if over {
 		st.Rejected++
 	}
-	lat := &r.cfg.Latency
+	i := 0 // the latency's, else the error latency's
 	if s.wire.Kind != fleetspec.KindNone {
-		lat = &r.cfg.ErrorLatency
+		i = 1
 	}
-	d := lat.DrawDuration(&s.model, minLatency)
+	d := r.fixedLat[i]
+	if d < 0 {
+		lat := &r.cfg.Latency
+		if i == 1 {
+			lat = &r.cfg.ErrorLatency
+		}
+		d = lat.DrawDuration(&s.model, minLatency)
+	}
 	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
@@ -177,7 +184,7 @@ func (r *runner) cut(i int) {
 		r.prov.Release()
 		s.wire, s.wireAdmitted = a, false
 		s.wireSeq++ // the answer scheduled at the send is stale
-		r.q.pushAfter(r.now, 0, event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+		r.q.pushAfter(r.now, 0, &event{kind: evReply, layer: s.wireLayer, id: s.wireCall, slot: s.slot, gen: s.gen, wire: s.wireSeq})
 	}
 }
 

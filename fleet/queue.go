@@ -151,9 +151,10 @@ func (q *queue) pushAt(e event) {
 	q.heapPush(e)
 }
 
-// pushAfter schedules e d after now, now being the time of the last event
-// taken (or 0 before the first), stamping its sequence number.
-func (q *queue) pushAfter(now, d time.Duration, e event) {
+// pushAfter schedules *e d after now, now being the time of the last
+// event taken (or 0 before the first), setting its time and stamping its
+// sequence number. (By pointer: an event is copied once, into its lane.)
+func (q *queue) pushAfter(now, d time.Duration, e *event) {
 	if d < 0 {
 		d = 0
 	}
@@ -182,7 +183,7 @@ func (q *queue) pushAfter(now, d time.Duration, e event) {
 		case q.nl < maxLanes:
 			q.nl++
 		default:
-			q.heapPush(e)
+			q.heapPush(*e)
 			return
 		}
 		q.delays[i] = d
@@ -191,7 +192,7 @@ func (q *queue) pushAfter(now, d time.Duration, e event) {
 	if l.n == len(l.buf) {
 		l.grow()
 	}
-	l.buf[(l.head+l.n)&(len(l.buf)-1)] = e
+	l.buf[(l.head+l.n)&(len(l.buf)-1)] = *e
 	if l.n++; l.n == 1 {
 		q.enter(i, key{e.at, e.seq})
 	}

@@ -68,7 +68,7 @@ func TestQueueOrder(t *testing.T) {
 				return
 			}
 			d := delay()
-			q.pushAfter(now, d, e)
+			q.pushAfter(now, d, &e)
 			e.at = after(now, d)
 			ref.push(e)
 		}

@@ -233,6 +233,17 @@ func (sp *Spread) Merge(o *Spread) {
 
 // Merge adds o's metrics to s's.
 func (s *Stats) Merge(o *Stats) {
+	s.addCounts(o)
+	s.PeakDuring = max(s.PeakDuring, o.PeakDuring)
+	s.PeakAfter = max(s.PeakAfter, o.PeakAfter)
+	s.TimeToSuccess.Merge(&o.TimeToSuccess)
+	s.WireSeries.Merge(&o.WireSeries)
+	s.Spread.Merge(&o.Spread)
+}
+
+// addCounts adds o's counters and longest wait to s's (Merge's part that
+// a replayed session adds, runner.replay).
+func (s *Stats) addCounts(o *Stats) {
 	s.Sessions += o.Sessions
 	s.Prompts += o.Prompts
 	s.Succeeded += o.Succeeded
@@ -247,11 +258,6 @@ func (s *Stats) Merge(o *Stats) {
 	s.ChainsFailFast += o.ChainsFailFast
 	s.ChainsOther += o.ChainsOther
 	s.LongestWait = max(s.LongestWait, o.LongestWait)
-	s.PeakDuring = max(s.PeakDuring, o.PeakDuring)
-	s.PeakAfter = max(s.PeakAfter, o.PeakAfter)
-	s.TimeToSuccess.Merge(&o.TimeToSuccess)
-	s.WireSeries.Merge(&o.WireSeries)
-	s.Spread.Merge(&o.Spread)
 }
 
 // overflows reports the first counter (by its JSON name) whose sum with

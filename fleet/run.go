@@ -171,6 +171,9 @@ type runner struct {
 	bins  []bins      // per profile, then all
 	peaks bool        // the fleet has outages: bins track their peaks
 	prov  *fleetspec.Provider
+	// fixedLat are the latency and the error latency when they are fixed
+	// (drawn once, with no draw), else -1: a call's is drawn.
+	fixedLat [2]time.Duration
 	// arrivals
 	arrived int
 	arrRNG  rand.PCG
@@ -184,6 +187,13 @@ type runner struct {
 	// together runs every session in the one queue even when they are
 	// apart (the tests' check that both ways give the same result).
 	together bool
+	// replays: sessions run alone draw nothing (replaying), so that every
+	// session of a profile does what the first did, shifted by its
+	// arrival; memos holds that, by profile, and replayed counts the
+	// sessions replayed (the tests').
+	replays  bool
+	memos    []sessionMemo
+	replayed int
 	// maxLive is the bound of the sessions alive at once
 	// (MaxLiveSessions; tests lower it); err why the run stopped.
 	maxLive int
@@ -287,6 +297,12 @@ func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*run
 	r.prov = fleetspec.NewProvider(&r.cfg)
 	r.arrRNG.Seed(uint64(cfg.Seed), 0x617272697665)
 	r.buf.Effects = make([]session.Effect, 0, 16)
+	for i, d := range []*fleetspec.Dist{&r.cfg.Latency, &r.cfg.ErrorLatency} {
+		r.fixedLat[i] = -1
+		if !d.Draws() {
+			r.fixedLat[i] = d.DrawDuration(nil, minLatency) // (no draw: no generator)
+		}
+	}
 	r.fx.r = r
 	return r, nil
 }
@@ -326,6 +342,9 @@ func (r *runner) apart() bool {
 
 func (r *runner) run() {
 	if r.alone = !r.together && r.apart(); r.alone {
+		if r.replays = r.replaying(); r.replays {
+			r.memos = make([]sessionMemo, len(r.agents))
+		}
 		r.runAlone()
 	} else {
 		r.runQueue()
@@ -393,6 +412,12 @@ func (r *runner) runQueue() {
 // every count the result keeps is a sum, a maximum or a histogram of them,
 // which the order of the sessions does not change. A session's events wait
 // in a queue of its own (r.local), a few at a time.
+//
+// When the sessions draw nothing (r.replays), a session's events are a
+// function of its profile alone, shifted by its arrival: the first
+// session of each profile is simulated and what it counted kept (its
+// sessionMemo), and the others that end before the horizon add the same
+// counts at their own times, without being simulated (replay).
 func (r *runner) runAlone() {
 	h := r.cfg.Horizon
 	at, more := time.Duration(0), r.cfg.Sessions > 0
@@ -402,6 +427,9 @@ func (r *runner) runAlone() {
 		s := r.arrive()
 		if r.err != nil {
 			return
+		}
+		if s == nil { // replayed
+			continue
 		}
 		var e event
 		for q := &r.local; s.active; {
@@ -417,14 +445,152 @@ func (r *runner) runAlone() {
 			r.now = e.at
 			r.handle(s, &e) // (its own events: s is alive, and they are of its generation)
 		}
-		if s.active { // at the horizon, or with nothing left to happen: as runQueue leaves it
+		ended := !s.active
+		cut := !ended && h > 0 && e.at > h // (e: the event the horizon left, else the last one handled)
+		if !ended {                        // at the horizon, or with nothing left to happen: as runQueue leaves it
 			if s.inPrompt {
 				s.stats.Waiting++
 			}
 			r.release(s)
 		}
 		r.local.reset()
+		if r.replays {
+			if m := &r.memos[s.prof]; m.state == memoNone { // the session took it
+				m.take(s.stats, r.now-s.arrival, cut, ended)
+			}
+		}
 	}
+}
+
+// sessionMemo is what a session run alone counted, its times relative to
+// its arrival (runAlone, with r.replays): its profile's first, whose
+// counts are then its profile's alone.
+type sessionMemo struct {
+	state uint8
+	// counts are its counters and its longest wait (Stats.addCounts; its
+	// histogram and series are not read).
+	counts Stats
+	// sends are its wire calls' times; succeeded are the buckets of its
+	// times to success, with their count and maximum.
+	sends     []time.Duration
+	succeeded []bucketCount
+	succN     uint64
+	succMax   time.Duration
+	span      time.Duration // its last event's time
+	ended     bool          // it ended (Options.Progress counts it), rather than waited with nothing to happen
+}
+
+// bucketCount is a histogram bucket's count.
+type bucketCount struct {
+	bucket int
+	n      uint64
+}
+
+// The states of a sessionMemo.
+const (
+	memoNone  uint8 = iota // not taken: the profile's next session takes it
+	memoTaken              // taken: the profile's sessions replay it
+	memoNot                // its session was cut by the horizon (or did not take it): the profile's sessions are simulated
+)
+
+// memoTracer takes the times of the wire calls of the session whose memo
+// is taken: a Tracer's Call comes with each answer.
+type memoTracer struct {
+	r *runner
+	s *sess
+	m *sessionMemo
+}
+
+func (t *memoTracer) Record(*trace.Record) {}
+func (t *memoTracer) Call(_ policy.AssistantMessage, latency time.Duration) {
+	t.m.sends = append(t.m.sends, t.r.now-latency-t.s.arrival)
+}
+
+// take makes m the memo of a profile's first session, whose counts st
+// holds (its profile's: the session's own); span is its last event's
+// time, cut whether the horizon cut it, ended whether it ended. A session
+// cut by the horizon, or one of whose wire calls was not answered, is not
+// replayed.
+func (m *sessionMemo) take(st *Stats, span time.Duration, cut, ended bool) {
+	m.state = memoNot
+	if cut || st.Sessions != 1 || int64(len(m.sends)) != st.WireCalls {
+		return
+	}
+	m.state, m.span, m.ended = memoTaken, span, ended
+	m.counts = *st
+	m.counts.Sessions = 0 // (replay counts it)
+	h := &st.TimeToSuccess
+	for b, n := range h.Counts {
+		if n != 0 {
+			m.succeeded = append(m.succeeded, bucketCount{b, n})
+		}
+	}
+	m.succN, m.succMax = h.N, h.Max
+}
+
+// fits reports whether a session arriving at t replays m: its events are
+// not past the horizon h (0: none) nor past the largest time.
+func (m *sessionMemo) fits(t, h time.Duration) bool {
+	if m.span >= math.MaxInt64-t {
+		return false
+	}
+	return h <= 0 || t+m.span <= h
+}
+
+// replaying reports whether sessions run alone replay the first of their
+// profile (runner.replays): none of them draws (every distribution of a
+// session is fixed, the think time when there is a second prompt, the
+// provider has no error rates, no layer jitters), so that a session's
+// events are those of any other of its profile, shifted by its arrival.
+func (r *runner) replaying() bool {
+	c := &r.cfg
+	if r.prov.Draws() || c.Calls.Draws() || (c.Prompts > 1 && c.Think.Draws()) || c.Latency.Draws() || c.ErrorLatency.Draws() {
+		return false
+	}
+	if r.sdk != nil && r.sdk.jittered {
+		return false
+	}
+	for i := range r.agents {
+		if r.agents[i].jittered {
+			return false
+		}
+	}
+	return true
+}
+
+// replay counts a session of profile p arriving now as its memo says,
+// when the memo is taken and the session ends before the horizon; it
+// reports whether it did.
+func (r *runner) replay(p int) bool {
+	m := &r.memos[p]
+	if m.state != memoTaken || !m.fits(r.now, r.cfg.Horizon) {
+		return false
+	}
+	st := &r.stats[p]
+	st.Sessions++
+	st.addCounts(&m.counts)
+	ws, w := &st.WireSeries, st.WireSeries.BinWidth()
+	for _, d := range m.sends {
+		if at := r.now + d; at/w < SeriesBins {
+			ws.Counts[at/w]++
+		} else {
+			ws.Add(at)
+			w = ws.BinWidth()
+		}
+	}
+	if m.succN != 0 {
+		h := &st.TimeToSuccess
+		for _, b := range m.succeeded {
+			h.Counts[b.bucket] += b.n
+		}
+		h.N += m.succN
+		h.Max = max(h.Max, m.succMax)
+	}
+	if m.ended {
+		r.countEnded()
+	}
+	r.replayed++
+	return true
 }
 
 // handle handles queue event e of live session s (its slot's, of its
@@ -458,7 +624,7 @@ func (r *runner) schedule(d time.Duration, e *event) {
 		r.local.push(r.now, d, e)
 		return
 	}
-	r.q.pushAfter(r.now, d, *e)
+	r.q.pushAfter(r.now, d, e)
 }
 
 // nextArrival is when the session after the one arriving now arrives (r.now
@@ -474,7 +640,8 @@ func (r *runner) nextArrival() (at time.Duration, ok bool) {
 }
 
 // arrive starts the next session (the one after is scheduled by the
-// caller, nextArrival) and returns it; nil when the run must stop (r.err).
+// caller, nextArrival) and returns it; nil when the run must stop (r.err),
+// or when the session was replayed (runAlone, replayed).
 func (r *runner) arrive() *sess {
 	i := r.arrived
 	r.arrived++
@@ -492,6 +659,9 @@ func (r *runner) arrive() *sess {
 		}
 	}
 	r.credit[best] -= 100
+	if r.replays && r.replay(best) {
+		return nil
+	}
 	var slot int32
 	if n := len(r.free); n > 0 {
 		slot = r.free[n-1]
@@ -522,6 +692,8 @@ func (r *runner) arrive() *sess {
 	r.stats[best].Sessions++
 	if r.opt.Trace != nil {
 		s.tracer = r.opt.Trace(SessionInfo{Index: i, Profile: r.agents[best].name, Arrival: r.now, JitterSeed: js})
+	} else if r.replays && r.memos[best].state == memoNone { // the profile's first session: its memo is taken (its wire calls' times)
+		s.tracer = &memoTracer{r: r, s: s, m: &r.memos[best]}
 	}
 	r.prompt(s)
 	r.settle(s)
@@ -576,6 +748,11 @@ func (r *runner) settle(s *sess) {
 		return
 	}
 	r.release(s)
+	r.countEnded()
+}
+
+// countEnded counts a session ended in Options.Progress, in batches.
+func (r *runner) countEnded() {
 	if r.opt.Progress != nil {
 		if r.ended++; r.ended == progressBatch {
 			r.opt.Progress.Add(r.ended)

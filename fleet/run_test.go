@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,14 +110,26 @@ func TestLiveSessionsBound(t *testing.T) {
 // queue of every session at once (runQueue), for every profile, error
 // kind, overflow and compaction, an SDK layer, several prompts with think
 // times, rate 0, and horizons that stop sessions mid-chain and mid-call.
+// The fleets whose sessions draw nothing replay each profile's first
+// session (runner.replays; "fixed" cases: several prompts, tool turns,
+// think times, every profile without jitter, every kind of scripted error,
+// compaction that fails, a horizon that cuts the later sessions only).
 func TestAloneEqualsQueue(t *testing.T) {
-	var names, layered []string
+	var names, layered, unjittered []string
 	for _, p := range policy.Profiles() {
 		if p.Layer == "" {
 			names = append(names, p.Name)
 		} else {
 			layered = append(layered, p.Name)
 		}
+		if pol, err := p.Policy(); err != nil {
+			t.Fatal(err)
+		} else if p.Layer == "" && !pol.Jittered() {
+			unjittered = append(unjittered, p.Name)
+		}
+	}
+	if len(unjittered) < 2 {
+		t.Fatalf("profiles without jitter: %v, want two or more", unjittered)
 	}
 	if len(layered) == 0 {
 		t.Fatal("no profile with a provider layer")
@@ -135,30 +148,72 @@ func TestAloneEqualsQueue(t *testing.T) {
 			c.Profiles = append(c.Profiles, fleetspec.Share{Profile: n, Percent: 100.0 / float64(len(names))})
 		}
 	}
+	fixed := func(kind fleetspec.Kind) func(c *fleetspec.Config) {
+		return func(c *fleetspec.Config) {
+			c.Prompts = 3
+			c.Think = fleetspec.Fixed(float64(2 * time.Second))
+			c.Calls = fleetspec.Fixed(3)
+			c.Latency = fleetspec.Fixed(float64(700 * time.Millisecond))
+			c.PromptErrors = fleetspec.PromptErrors{Count: 4, Kind: kind}
+			c.Profiles = nil
+			for _, n := range unjittered {
+				c.Profiles = append(c.Profiles, fleetspec.Share{Profile: n, Percent: 100.0 / float64(len(unjittered))})
+			}
+		}
+	}
 	cases := []struct {
-		name string
-		edit func(*fleetspec.Config)
+		name    string
+		edit    func(*fleetspec.Config)
+		replays bool // sessions run alone replay their profile's first
 	}{
-		{"default", nil},
-		{"seed 9", func(c *fleetspec.Config) { c.Seed = 9 }},
-		{"rate 0", func(c *fleetspec.Config) { c.Rate = 0 }},
-		{"every profile and error", mixed},
+		{"default", nil, true},
+		{"seed 9", func(c *fleetspec.Config) { c.Seed = 9 }, true},
+		{"rate 0", func(c *fleetspec.Config) { c.Rate = 0 }, true},
+		{"every profile and error", mixed, false},
 		{"every profile, compaction fails, 3 prompts", func(c *fleetspec.Config) {
 			mixed(c)
 			c.Compaction = fleetspec.Compaction{Enabled: true}
 			c.Prompts = 3
 			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(2 * time.Second)}
-		}},
-		{"sdk layer", func(c *fleetspec.Config) { mixed(c); c.SDK = "omp-2026-06"; c.Profiles = nil }},
-		{"two layers", func(c *fleetspec.Config) { mixed(c); c.Profiles = fleetspec.Mix{{Profile: layered[0], Percent: 100}} }},
+		}, false},
+		{"sdk layer", func(c *fleetspec.Config) { mixed(c); c.SDK = "omp-2026-06"; c.Profiles = nil }, false},
+		{"two layers", func(c *fleetspec.Config) { mixed(c); c.Profiles = fleetspec.Mix{{Profile: layered[0], Percent: 100}} }, false},
 		{"prompts and think", func(c *fleetspec.Config) {
 			c.Prompts = 4
 			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(3 * time.Second)}
 			c.Calls = fleetspec.Dist{Kind: fleetspec.DistUniform, A: 1, B: 5}
-		}},
-		{"horizon mid-chain", func(c *fleetspec.Config) { c.Horizon = 7 * time.Second }},
-		{"horizon mixed", func(c *fleetspec.Config) { mixed(c); c.Horizon = 20 * time.Second }},
-		{"horizon on a call's answer", func(c *fleetspec.Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }},
+		}, false},
+		{"horizon mid-chain", func(c *fleetspec.Config) { c.Horizon = 7 * time.Second }, false},
+		{"horizon mixed", func(c *fleetspec.Config) { mixed(c); c.Horizon = 20 * time.Second }, false},
+		{"horizon on a call's answer", func(c *fleetspec.Config) { c.Rate = 0; c.Horizon = 100 * time.Millisecond }, false},
+		{"horizon after the first sessions", func(c *fleetspec.Config) { c.Horizon = 20 * time.Second }, true},
+		{"fixed 429", fixed(fleetspec.Kind429), true},
+		{"one prompt, a think time drawn", func(c *fleetspec.Config) {
+			fixed(fleetspec.Kind529)(c)
+			c.Prompts = 1
+			c.Think = fleetspec.Dist{Kind: fleetspec.DistExp, A: float64(2 * time.Second)}
+		}, true},
+		{"fixed 529, compaction fails", func(c *fleetspec.Config) {
+			fixed(fleetspec.Kind529)(c)
+			c.Compaction = fleetspec.Compaction{Enabled: true}
+		}, true},
+		{"fixed overflow", fixed(fleetspec.KindOverflow), true},
+		{"fixed overflow, compaction fails", func(c *fleetspec.Config) {
+			fixed(fleetspec.KindOverflow)(c)
+			c.Compaction = fleetspec.Compaction{Enabled: true}
+		}, true},
+		{"fixed usage limit, horizon", func(c *fleetspec.Config) {
+			fixed(fleetspec.KindUsageLimit)(c)
+			c.Horizon = 25 * time.Second
+		}, true},
+		{"fixed network, retry-after text", func(c *fleetspec.Config) {
+			fixed(fleetspec.KindNetwork)(c)
+			c.OverCapacity = fleetspec.OverCapacity{Hint: fleetspec.HintText, RetryAfter: 3 * time.Second}
+		}, true},
+		{"fixed 429, retry-after text", func(c *fleetspec.Config) {
+			fixed(fleetspec.Kind429)(c)
+			c.OverCapacity = fleetspec.OverCapacity{Hint: fleetspec.HintText, RetryAfter: 3 * time.Second}
+		}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,6 +225,7 @@ func TestAloneEqualsQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out [2][]byte
+			var res [2]*Result
 			for i, together := range []bool{false, true} {
 				r, err := newRunner(c.Normalized(), nil, Options{})
 				if err != nil {
@@ -183,12 +239,21 @@ func TestAloneEqualsQueue(t *testing.T) {
 				if r.alone == together {
 					t.Fatalf("together %v: ran alone %v", together, r.alone)
 				}
-				if out[i], err = r.result().JSON(); err != nil {
+				if want := tc.replays && !together; (r.replayed > 0) != want {
+					t.Fatalf("together %v: %d sessions replayed, want some %v", together, r.replayed, want)
+				}
+				res[i] = r.result()
+				if out[i], err = res[i].JSON(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if !bytes.Equal(out[0], out[1]) {
 				t.Fatalf("alone and in one queue differ:\nalone %s\nqueue %s", out[0], out[1])
+			}
+			// What the JSON leaves out too: the wire series (a partial
+			// result's and the plots'), the histograms' buckets.
+			if !reflect.DeepEqual(res[0], res[1]) {
+				t.Fatal("alone and in one queue differ in their series or histograms")
 			}
 		})
 	}

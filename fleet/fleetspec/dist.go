@@ -218,6 +218,11 @@ func (d *Dist) DrawDuration(p *rand.PCG, min time.Duration) time.Duration {
 	return r
 }
 
+// Draws reports whether DrawDuration and DrawCount may draw from their
+// generator: false for a fixed value (or none), which they return without
+// a draw.
+func (d *Dist) Draws() bool { return d.Kind != DistNone && d.Kind != DistFixed }
+
 // DrawCount draws a count from d (at least 1).
 func (d *Dist) DrawCount(p *rand.PCG) int {
 	switch d.Kind {

@@ -143,6 +143,11 @@ type Prompt struct {
 	Remaining int
 }
 
+// Draws reports whether Request may draw from its generator: the
+// provider has background error rates or an overflow rate. Without them
+// its answers are a function of the time, the prompt and its capacity.
+func (p *Provider) Draws() bool { return p.errSum > 0 }
+
 // Request is the provider's answer to a call sent at now for prompt pr:
 // during an outage window the window's error (not admitted); over
 // capacity a 429 (over set, not admitted); else the call is admitted (in

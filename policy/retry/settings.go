@@ -271,7 +271,7 @@ func (s *Settings) backoff(attempt int, u float64) time.Duration {
 	if !(bf < math.MaxInt64) {
 		return time.Duration(math.MaxInt64)
 	}
-	return time.Duration(math.Max(0, bf))
+	return time.Duration(max(0, bf)) // (the builtin: math.Max's result here, NaN excluded above, without its call)
 }
 
 // Jittered reports whether the backoff takes a draw (a jitter mode other
