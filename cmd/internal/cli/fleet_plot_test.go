@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/exetest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // companionBuilds are the companion commands, linked into one directory
@@ -29,7 +29,7 @@ var companionBuilds struct {
 // runs as a stand-in under that name (standInPlot: the real command, a
 // module of its own with the chart libraries, is tested there, the CLI's
 // --plot with it); another companion is the go command's build of it,
-// kept in its build cache (internal/exetest).
+// kept in its build cache (internal/testkit.Program).
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -60,7 +60,7 @@ func companionOnPath(t *testing.T, name string) string {
 				if n == plotCommand {
 					path, err = os.Executable()
 				} else {
-					path, err = exetest.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
+					path, err = testkit.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
 				}
 				if err == nil {
 					err = os.Symlink(path, filepath.Join(b.dir, n))

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -147,7 +147,7 @@ func TestCompanionFromSource(t *testing.T) {
 // command, which builds retrysim-proxy into a new cache (opt-in: a link of
 // its own, seconds; .ci/run runs it).
 func TestCompanionFromSourceBuilds(t *testing.T) {
-	optin.Need(t, optin.Build, "a build of retrysim-proxy from source")
+	testkit.Need(t, testkit.Build, "a build of retrysim-proxy from source")
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not installed:", err)
