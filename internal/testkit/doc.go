@@ -3,7 +3,7 @@
 //
 //   - Program: a command of the module as a real program, its executable
 //     linked once and then kept by the go command's build cache (the RPC
-//     client's tests run retrysim, the CLI's the companion programs);
+//     client's tests run retrysim);
 //   - Feed, HeapAlloc and CPUTime: for the memory tests (an input made
 //     block by block as it is read, the heap in use) and the benchmarks
 //     that report the process's CPU time;
