@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
-	"github.com/ohmypi/retryfsm/internal/memtest"
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // dangling is block i of a log whose every block is a prompt whose chain
@@ -31,7 +30,7 @@ func dangling(i int) []byte {
 // within 1 MB of what it was after 2 000 (50 bytes kept a chain would
 // exceed it).
 func TestAuditMemoryBounded(t *testing.T) {
-	optin.Need(t, optin.Soak, "reading 160 000 lines")
+	testkit.Need(t, testkit.Soak, "reading 160 000 lines")
 	const n, early = 20000, 2000
 	a, err := audit.New(audit.Options{})
 	if err != nil {
@@ -39,13 +38,13 @@ func TestAuditMemoryBounded(t *testing.T) {
 	}
 	var found int
 	var heapEarly, heapLate uint64
-	sum, err := a.Audit(&memtest.Feed{N: n, Block: dangling}, func(f audit.Finding) {
+	sum, err := a.Audit(&testkit.Feed{N: n, Block: dangling}, func(f audit.Finding) {
 		found++
 		switch found {
 		case early:
-			heapEarly = memtest.HeapAlloc()
+			heapEarly = testkit.HeapAlloc()
 		case n - 1:
-			heapLate = memtest.HeapAlloc()
+			heapLate = testkit.HeapAlloc()
 		}
 	})
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/ohmypi/retryfsm/audit"
-	"github.com/ohmypi/retryfsm/internal/memtest"
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/wire"
 )
@@ -161,7 +160,7 @@ func unretried(i int) []byte {
 // request: the heap after 20 000 calls (and findings) is within 1 MB of
 // its size after 2 000.
 func TestAuditWireMemoryBounded(t *testing.T) {
-	optin.Need(t, optin.Soak, "reading 20 000 lines")
+	testkit.Need(t, testkit.Soak, "reading 20 000 lines")
 	const n, early = 20000, 2000
 	a, err := audit.New(audit.Options{Profile: "anthropic-sdk-go"})
 	if err != nil {
@@ -169,13 +168,13 @@ func TestAuditWireMemoryBounded(t *testing.T) {
 	}
 	var found int
 	var heapEarly, heapLate uint64
-	sum, err := a.AuditWire(&memtest.Feed{N: n, Block: unretried}, audit.WireOptions{}, func(f audit.Finding) {
+	sum, err := a.AuditWire(&testkit.Feed{N: n, Block: unretried}, audit.WireOptions{}, func(f audit.Finding) {
 		found++
 		switch found {
 		case early:
-			heapEarly = memtest.HeapAlloc()
+			heapEarly = testkit.HeapAlloc()
 		case n / 2:
-			heapLate = memtest.HeapAlloc()
+			heapLate = testkit.HeapAlloc()
 		}
 	})
 	if err != nil || sum.Events != n || found < n/2 || found != sum.Findings || heapLate == 0 {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -57,7 +57,7 @@ func nodesDigest(r *Result) []byte {
 // takes seconds and hundreds of MB: opt-in (RETRYSIM_SOAK=1, as .ci/run
 // runs it); TestCountsGolden checks the small explorations every time.
 func TestCheckOriginal11Golden(t *testing.T) {
-	optin.Need(t, optin.Soak, "seconds of CPU and 300 MB")
+	testkit.Need(t, testkit.Soak, "seconds of CPU and 300 MB")
 	sum, err := Check(session.Original, 11, 11)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/memtest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -48,7 +48,7 @@ func benchCheck(b *testing.B, v *session.Variant, from, to int) {
 	debug.FreeOSMemory() // what earlier runs left must not count as this one's peak
 	resetPeakRSS()
 	var sum *Summary
-	cpu0, cpuOK := memtest.CPUTime()
+	cpu0, cpuOK := testkit.CPUTime()
 	for b.Loop() {
 		sum = nil // the previous run's states are garbage while this one runs
 		var err error
@@ -57,7 +57,7 @@ func benchCheck(b *testing.B, v *session.Variant, from, to int) {
 		}
 	}
 	b.StopTimer()
-	if cpu1, ok := memtest.CPUTime(); ok && cpuOK {
+	if cpu1, ok := testkit.CPUTime(); ok && cpuOK {
 		b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	}
 	var ms runtime.MemStats

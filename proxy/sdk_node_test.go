@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ohmypi/retryfsm/audit"
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/proxy"
 	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -38,7 +38,7 @@ const (
 // or skips the test when node or the registry is not there.
 func installJSSDKs(t *testing.T) string {
 	t.Helper()
-	optin.Need(t, optin.JS, "node, npm (the JavaScript SDKs from the registry) and the real clock")
+	testkit.Need(t, testkit.JS, "node, npm (the JavaScript SDKs from the registry) and the real clock")
 	if testing.Short() {
 		t.Skip("-short: the JavaScript SDKs wait on the real clock")
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/rpc"
 )
 
@@ -21,7 +21,7 @@ import (
 // set_auto_retry before it set it. Issue 8's first defect answered
 // commands with the response of the next one.
 func TestServeRealClockFloodAnswersEachCommandWithItsOwnResponse(t *testing.T) {
-	optin.Need(t, optin.Soak, "a flood on the real clock")
+	testkit.Need(t, testkit.Soak, "a flood on the real clock")
 	var sc strings.Builder
 	sc.WriteString("settings: {baseDelayMs: 1, maxRetries: 3}\nturns:\n")
 	for range 3000 {

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ohmypi/retryfsm/internal/exetest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // retrysimBin is the retrysim program TestMain found.
@@ -31,11 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 // withBinary finds retrysim (linked once, then kept by the go command's
-// build cache: internal/exetest) around the tests.
+// build cache: internal/testkit.Program) around the tests.
 type withBinary struct{ m *testing.M }
 
 func (w withBinary) Run() int {
-	bin, err := exetest.Program("..", "./cmd/retrysim") // from the module root
+	bin, err := testkit.Program("..", "./cmd/retrysim") // from the module root
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building retrysim: %v\n", err)
 		return 1

@@ -12,8 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/memtest"
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/rpc"
 )
 
@@ -21,8 +20,8 @@ const promptLine = `{"type":"prompt","message":"hello"}` + "\n"
 
 // promptFeed is an input of n prompt commands, made as it is read, that
 // calls marks[i] when it is about to give the i-th.
-func promptFeed(n int, marks map[int]func()) *memtest.Feed {
-	return &memtest.Feed{N: n, Block: func(i int) []byte {
+func promptFeed(n int, marks map[int]func()) *testkit.Feed {
+	return &testkit.Feed{N: n, Block: func(i int) []byte {
 		if fn := marks[i]; fn != nil {
 			fn()
 		}
@@ -34,11 +33,11 @@ func promptFeed(n int, marks map[int]func()) *memtest.Feed {
 // is within 2 MB of its heap after 20,000 (issue 8: it kept every message,
 // about 0.93 KB a prompt).
 func TestServeMemoryBoundedByPrompts(t *testing.T) {
-	optin.Need(t, optin.Soak, "200,000 prompts")
+	testkit.Need(t, testkit.Soak, "200,000 prompts")
 	var at20k, at200k uint64
 	feed := promptFeed(200_001, map[int]func(){
-		20_001:  func() { at20k = memtest.HeapAlloc() },
-		200_001: func() { at200k = memtest.HeapAlloc() },
+		20_001:  func() { at20k = testkit.HeapAlloc() },
+		200_001: func() { at200k = testkit.HeapAlloc() },
 	})
 	err := rpc.Serve(context.Background(), feed, io.Discard, rpc.Options{Scenario: parseScenario(t, "{}"), Virtual: true})
 	if err != nil {
@@ -60,7 +59,7 @@ func TestServeMemoryBoundedByPrompts(t *testing.T) {
 // maxrss would also count the test process, whose memory the child shares
 // until it execs).
 func TestRetrysimRPCMaxRSS(t *testing.T) {
-	optin.Need(t, optin.Soak, "200,000 prompts")
+	testkit.Need(t, testkit.Soak, "200,000 prompts")
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}

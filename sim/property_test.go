@@ -47,7 +47,7 @@ package sim_test
 //
 // Budget: README's `go test ./...` runs pbChecks x pbSteps (200 checks,
 // about 60 actions each) per rapid test, and CI's soak step
-// (RETRYSIM_SOAK=1, internal/optin) pbSoakChecks (1000); nothing waits
+// (RETRYSIM_SOAK=1, internal/testkit) pbSoakChecks (1000); nothing waits
 // (virtual time), so the whole of `go test -race ./sim` stays well under
 // 20 s on 2 cores. The budget is applied only when neither the
 // -rapid.checks/-rapid.steps flags nor the RAPID_CHECKS/RAPID_STEPS
@@ -72,7 +72,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/policy"
 	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -121,7 +121,7 @@ func pbBudget(t *testing.T) {
 		t.Cleanup(func() { _ = f.Value.Set(old) })
 	}
 	checks := pbChecks
-	if os.Getenv(optin.Soak) == "1" {
+	if os.Getenv(testkit.Soak) == "1" {
 		checks = pbSoakChecks
 	}
 	apply("rapid.checks", "RAPID_CHECKS", strconv.Itoa(checks))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/ohmypi/retryfsm/internal/screentest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/scenario"
 	"github.com/ohmypi/retryfsm/sim"
 	"github.com/ohmypi/retryfsm/term"
@@ -47,7 +47,7 @@ func wait(t *testing.T, done chan playResult) playResult {
 	select {
 	case r := <-done:
 		return r
-	case <-time.After(screentest.Timeout):
+	case <-time.After(testkit.ScreenTimeout):
 		t.Fatal("Play did not return")
 	}
 	return playResult{}
@@ -69,7 +69,7 @@ expect:
     - {type: auto_retry_end, success: true, attempt: 2}
   final: {state: idle, attempt: 0}
 `)
-	out := screentest.New()
+	out := testkit.NewScreen()
 	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Keys: strings.NewReader("\x1b")}))
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -104,7 +104,7 @@ turns:
 expect:
   final: {state: idle}
 `)
-	out := screentest.New()
+	out := testkit.NewScreen()
 	r := wait(t, play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()}))
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -131,7 +131,7 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
 
 	at := out.WaitFor(t, 0, "auto_retry_start")
@@ -194,7 +194,7 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
 	out.WaitFor(t, 0, "agent_run")
 	if _, err := keysW.Write([]byte{0x1b}); err != nil {
@@ -240,7 +240,7 @@ expect:
 `)
 	clk := clock.NewMock()
 	intr := make(chan os.Signal)
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Interrupt: intr})
 	out.WaitFor(t, 0, "agent_run")
 	clk.Add(2500 * time.Millisecond) // the call is in flight until 60 s
@@ -279,7 +279,7 @@ turns:
   - {stopReason: stop, durationMs: 60000}
 `)
 	intr := make(chan os.Signal)
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clock.NewMock(), Interrupt: intr})
 	out.WaitFor(t, 0, "agent_run")
 	intr <- syscall.SIGTERM
@@ -294,7 +294,7 @@ turns:
   - {stopReason: stop, durationMs: 60000}
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := make(chan error, 1)
 	go func() {
 		_, err := term.Play(ctx, term.Config{Scenario: sc, Out: out, Clock: clock.NewMock()})
@@ -307,7 +307,7 @@ turns:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
-	case <-time.After(screentest.Timeout):
+	case <-time.After(testkit.ScreenTimeout):
 		t.Fatal("Play did not return")
 	}
 }
@@ -347,7 +347,7 @@ turns:
 	clk := clock.NewMock()
 	keys, keysW := io.Pipe()
 	defer keysW.Close()
-	out := screentest.New()
+	out := testkit.NewScreen()
 	done := play(term.Config{Scenario: sc, Out: out, Clock: clk, Terminal: true, Keys: keys})
 	steps := []struct {
 		advance time.Duration

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/proxy"
 	"github.com/ohmypi/retryfsm/proxy/proxytest"
 	"github.com/ohmypi/retryfsm/scenario"
@@ -36,7 +36,7 @@ var saveProgramRE = regexp.MustCompile("(?i)save this program as `([^`]+)`")
 // Building the fresh module (go mod tidy, the SDK) takes longer than a unit
 // test should: it is opt-in (RETRYSIM_README=1; .ci/run sets it).
 func TestReadmeEmbedding(t *testing.T) {
-	optin.Need(t, optin.README, "a fresh module built with go mod tidy and go run")
+	testkit.Need(t, testkit.README, "a fresh module built with go mod tidy and go run")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command on $PATH: %v", err)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 var updateDateTable = flag.Bool("update-date-table", false, "rewrite testdata/date_parse_bun.json from bun's answers (needs bun on PATH)")
@@ -156,7 +156,7 @@ console.log(JSON.stringify(xs.map(x => { const v = Date.parse(x); return Number.
 // With -update-date-table it rewrites the checked-in table from bun's
 // answers.
 func TestDateParseBun(t *testing.T) {
-	optin.Need(t, optin.JS, "bun")
+	testkit.Need(t, testkit.JS, "bun")
 	bun, err := exec.LookPath("bun")
 	if err != nil {
 		t.Skip("bun is not on PATH")

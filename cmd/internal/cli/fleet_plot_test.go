@@ -11,74 +11,51 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ohmypi/retryfsm/internal/exetest"
 )
 
-// companionBuilds are the companion commands, linked into one directory
-// per test binary (companionOnPath); TestMain removes it.
-var companionBuilds struct {
-	mu    sync.Mutex
-	dir   string
-	built map[string]error
+// companions is the folder of the stand-in companion commands, made by
+// the first companionOnPath of the test binary; TestMain removes it.
+var companions struct {
+	mu  sync.Mutex
+	dir string
 }
 
-// companionOnPath puts cmd/NAME (retrysim-plot, retrysim-proxy) into a
-// temporary directory (the first call puts both) and that directory first
-// on $PATH for the test. retrysim-plot is this test binary, which TestMain
-// runs as a stand-in under that name (standInPlot: the real command, a
-// module of its own with the chart libraries, is tested there, the CLI's
-// --plot with it); another companion is the go command's build of it,
-// kept in its build cache (internal/exetest).
+// companionOnPath puts the companion NAME (retrysim-plot, retrysim-proxy)
+// into a temporary directory (the first call puts both) and that
+// directory first on $PATH for the test. Each is this test binary, which
+// TestMain runs as a stand-in under that name: standInPlot for
+// retrysim-plot (the real command, a module of its own with the chart
+// libraries, is tested there, the CLI's --plot with it), and for
+// retrysim-proxy this package's Main with standInServe as the proxy's
+// server (the real program's errors are cmd/retrysim-proxy's tests, its
+// HTTP serving proxy's), so that no test here builds a program.
 func companionOnPath(t *testing.T, name string) string {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not installed:", err)
-	}
-	b := &companionBuilds
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dir == "" {
-		var err error
-		if b.dir, err = os.MkdirTemp("", "retrysim-companions-"); err != nil {
+	c := &companions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dir == "" {
+		dir, err := os.MkdirTemp("", "retrysim-companions-")
+		if err != nil {
 			t.Fatal(err)
 		}
-		b.built = map[string]error{}
-	}
-	err, done := b.built[name]
-	if !done {
-		names := []string{plotCommand, proxyCommand}
-		if !slices.Contains(names, name) {
-			names = append(names, name)
+		self, err := os.Executable()
+		for _, n := range []string{plotCommand, proxyCommand} {
+			if err == nil {
+				err = os.Symlink(self, filepath.Join(dir, n))
+			}
 		}
-		errs := make([]error, len(names))
-		var wg sync.WaitGroup
-		for i, n := range names {
-			wg.Go(func() {
-				var path string
-				var err error
-				if n == plotCommand {
-					path, err = os.Executable()
-				} else {
-					path, err = exetest.Program(".", "github.com/ohmypi/retryfsm/cmd/"+n)
-				}
-				if err == nil {
-					err = os.Symlink(path, filepath.Join(b.dir, n))
-				}
-				errs[i] = err
-			})
+		if err != nil {
+			os.RemoveAll(dir)
+			t.Fatal(err)
 		}
-		wg.Wait()
-		for i, n := range names {
-			b.built[n] = errs[i]
-		}
-		err = b.built[name]
+		c.dir = dir
 	}
-	if err != nil {
-		t.Fatalf("building %s: %v", name, err)
+	if name != plotCommand && name != proxyCommand {
+		t.Fatalf("%s: no stand-in for that companion", name)
 	}
-	t.Setenv("PATH", b.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return b.dir
+	t.Setenv("PATH", c.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return c.dir
 }
 
 // standInPlot is retrysim-plot as this test binary runs it: it checks its

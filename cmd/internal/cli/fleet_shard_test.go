@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/memtest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // processCPU is the CPU time (user and system) the process has used.
 func processCPU() time.Duration {
-	d, _ := memtest.CPUTime()
+	d, _ := testkit.CPUTime()
 	return d
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/ohmypi/retryfsm/fleet/fleetspec"
-	"github.com/ohmypi/retryfsm/internal/screentest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // TestFleetDefaultTable: with no file, the default fleet sized by
@@ -376,7 +376,7 @@ func onTerminal(t *testing.T) (*os.File, func() string) {
 	if err != nil {
 		t.Fatalf("opening a pseudo-terminal: %v", err)
 	}
-	screen := screentest.Read(ptmx)
+	screen := testkit.ReadScreen(ptmx)
 	closed := false
 	closeAll := func() string {
 		if !closed {

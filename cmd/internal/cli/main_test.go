@@ -16,6 +16,8 @@ func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
 	case plotCommand: // this test binary as a stand-in retrysim-plot (companionOnPath)
 		os.Exit(standInPlot(os.Args[1:]))
+	case proxyCommand: // and as a stand-in retrysim-proxy (companionOnPath)
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr, WithProxy(standInServe)))
 	case "go": // and as the go command of TestCompanionFromSource
 		os.Exit(fakeGo(os.Args[1:]))
 	}
@@ -23,13 +25,13 @@ func TestMain(m *testing.M) {
 }
 
 // cleanupM runs the tests, then removes what they built once for all
-// (the companion commands: companionOnPath).
+// (the stand-in companion commands: companionOnPath).
 type cleanupM struct{ *testing.M }
 
 func (m cleanupM) Run() int {
 	code := m.M.Run()
-	if companionBuilds.dir != "" {
-		os.RemoveAll(companionBuilds.dir)
+	if companions.dir != "" {
+		os.RemoveAll(companions.dir)
 	}
 	return code
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/wire"
 )
 
@@ -35,35 +35,37 @@ func TestProxyHelpNamesEveryFault(t *testing.T) {
 	}
 }
 
-// TestProxyCommandErrors: a bad script, address or flag is exit status 2
-// with an error saying where (the script and address found by
-// retrysim-proxy, which "retrysim proxy" runs, the flags before that).
+// TestProxyCommandErrors: "retrysim proxy ARGS" runs the companion as
+// "retrysim-proxy proxy ARGS" and answers with its exit status and
+// output: here a stand-in (this test binary running Main with
+// standInServe as the server, as retrysim-proxy runs it with its HTTP
+// server), whose usage errors are the command's own checks and whose
+// server shows the run it was handed. The real program's errors for a bad
+// script or address are cmd/retrysim-proxy's TestProxyErrors.
 func TestProxyCommandErrors(t *testing.T) {
 	companionOnPath(t, proxyCommand)
-	dir := writeFiles(t, map[string]string{
-		"bad.yaml":   "faults:\n  - {request: 1, kind: stream-cutt}\n",
-		"key.yaml":   "fualts: []\n",
-		"turns.yaml": "turns:\n  - {stopReason: eror}\n",
-	})
 	for _, tc := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"proxy", filepath.Join(dir, "bad.yaml")}, `bad.yaml:2:24: faults[0].kind: "stream-cutt" is not a fault (allowed: latency, slow-body, stream-cut, sse-error, drop); did you mean stream-cut?`},
-		{[]string{"proxy", filepath.Join(dir, "key.yaml")}, `key.yaml:1:1: unknown key "fualts" (allowed: scenario, fleet, repeat, text, faults); did you mean faults?`},
-		{[]string{"proxy", filepath.Join(dir, "turns.yaml")}, `turns.yaml:2:18: turns[0].stopReason`},
-		{[]string{"proxy", "--listen", "256.0.0.1:1", filepath.Join(dir, "key.yaml")}, `unknown key`},
-		{[]string{"proxy", "--listen", "nonsense", "--max-body", "10"}, `--listen:`},
-		{[]string{"proxy", "--listen="}, `--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. 127.0.0.1:8787`},
-		{[]string{"proxy", "--max-body", "0"}, `--max-body: "0" is not a positive number of bytes`},
-		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0"}, `upstream "ftp://x": not an http or https URL`},
-		{[]string{"proxy", "a", "b"}, `one SCRIPT at most`},
+		{[]string{"proxy", "--listen="}, 2, `--listen: an empty address (it would listen on every interface, at a random port); give HOST:PORT, e.g. 127.0.0.1:8787`},
+		{[]string{"proxy", "--max-body", "0"}, 2, `--max-body: "0" is not a positive number of bytes`},
+		{[]string{"proxy", "a", "b"}, 2, `one SCRIPT at most`},
+		{[]string{"proxy", "--listen", "nonsense", "--upstream", "ftp://x", "--max-body", "10", "s.yaml"}, 3, `retrysim-proxy (stand-in): script "s.yaml", listen "nonsense", upstream "ftp://x", max body 10`},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
-		if code != 2 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}
+}
+
+// standInServe is the proxy's server of the stand-in retrysim-proxy
+// (companionOnPath): it says what it was to serve and exits 3.
+func standInServe(ctx context.Context, run *ProxyRun) int {
+	fmt.Fprintf(run.Stderr, "retrysim-proxy (stand-in): script %q, listen %q, upstream %q, max body %d\n", run.Script, run.Listen, run.Upstream, run.MaxBody)
+	return 3
 }
 
 // TestProxyCompanionMissing: without retrysim-proxy beside retrysim or on
@@ -115,11 +117,11 @@ func TestMainWithProxy(t *testing.T) {
 // clone's source and runs it (README's 'go run ./cmd/retrysim proxy'
 // works as written); it used to exit 2 asking to install it. The go
 // command on $PATH is this test binary (TestMain, as fakeGo), which checks
-// the build it is asked for and gives retrysim-proxy as the go command's
-// build cache holds it (companionOnPath); TestCompanionFromSourceBuilds
-// runs the real go build.
+// the build it is asked for and gives the stand-in retrysim-proxy
+// (companionOnPath); TestCompanionFromSourceBuilds runs the real go build
+// and the real program.
 func TestCompanionFromSource(t *testing.T) {
-	real := filepath.Join(companionOnPath(t, proxyCommand), proxyCommand)
+	standIn := filepath.Join(companionOnPath(t, proxyCommand), proxyCommand)
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +137,7 @@ func TestCompanionFromSource(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache) // the companion goes to a new cache
 	t.Setenv("PATH", bin)             // go, and no companion
-	t.Setenv(fakeGoProgram, real)
+	t.Setenv(fakeGoProgram, standIn)
 	t.Setenv(fakeGoRoot, root)
 	wantProxysOwnError(t)
 	if _, err := os.Lstat(filepath.Join(cache, "retrysim", "companions", proxyCommand)); err != nil {
@@ -147,7 +149,7 @@ func TestCompanionFromSource(t *testing.T) {
 // command, which builds retrysim-proxy into a new cache (opt-in: a link of
 // its own, seconds; .ci/run runs it).
 func TestCompanionFromSourceBuilds(t *testing.T) {
-	optin.Need(t, optin.Build, "a build of retrysim-proxy from source")
+	testkit.Need(t, testkit.Build, "a build of retrysim-proxy from source")
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not installed:", err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmypi/retryfsm/internal/optin"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // TestOriginalRpcClient drives `retrysim rpc --mode rpc --provider
@@ -18,7 +18,7 @@ import (
 // has the original's fields and values, the retry events are written but
 // filtered out as the original's client filters them.
 func TestOriginalRpcClient(t *testing.T) {
-	optin.Need(t, optin.JS, "node")
+	testkit.Need(t, testkit.JS, "node")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")

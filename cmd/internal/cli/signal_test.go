@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ohmypi/retryfsm/internal/screentest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // longBackoff is a chain left open for ten minutes.
@@ -100,7 +100,7 @@ func TestRPCSecondSIGINTExitsAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stderr := screentest.Read(stderrPipe)
+	stderr := testkit.ReadScreen(stderrPipe)
 	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestRPCSignalWinsOverEOFInTheProcess(t *testing.T) {
 // rpcInBackoff starts "retrysim ARGS" (an rpc command on longBackoff),
 // sends a prompt and waits for its auto_retry_start: the chain is then in
 // its backoff. at is that line's offset in the screen.
-func rpcInBackoff(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, screen *screentest.Screen, stderr *strings.Builder, at int) {
+func rpcInBackoff(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, screen *testkit.Screen, stderr *strings.Builder, at int) {
 	t.Helper()
 	cmd = helperCommand(t, args...)
 	stdin, err := cmd.StdinPipe()
@@ -213,7 +213,7 @@ func rpcInBackoff(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCl
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	screen = screentest.Read(stdout)
+	screen = testkit.ReadScreen(stdout)
 	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"hi"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
-	"github.com/ohmypi/retryfsm/internal/screentest"
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // watchHelperEnv makes TestWatchHelperProcess run retrysim with the
@@ -193,14 +193,14 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 }
 
 // startOnTerminal runs "retrysim args..." on a new pseudo-terminal.
-func startOnTerminal(t *testing.T, args ...string) (*exec.Cmd, *os.File, *screentest.Screen) {
+func startOnTerminal(t *testing.T, args ...string) (*exec.Cmd, *os.File, *testkit.Screen) {
 	t.Helper()
 	cmd := helperCommand(t, args...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		t.Fatalf("starting on a pseudo-terminal: %v", err)
 	}
-	screen := screentest.Read(ptmx)
+	screen := testkit.ReadScreen(ptmx)
 	t.Cleanup(func() {
 		ptmx.Close()
 		<-screen.Done()

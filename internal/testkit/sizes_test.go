@@ -1,4 +1,4 @@
-package doccheck
+package testkit
 
 import (
 	"go/ast"

@@ -1,9 +1,9 @@
-// Package exetest is for the tests that run a command of this module as
-// a real program (the RPC client's tests run retrysim, the CLI's run the
-// companion programs): the path of its executable, linked once and kept
-// by the go command's build cache, so that the next run of the tests
-// links nothing.
-package exetest
+// The programs of the module for the tests that run a command of this
+// module as a real program (the RPC client's tests run retrysim): the
+// path of its executable, linked once and kept by the go command's build
+// cache, so that the next run of the tests links nothing.
+
+package testkit
 
 import (
 	"bytes"

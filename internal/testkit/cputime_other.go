@@ -1,6 +1,6 @@
 //go:build !unix
 
-package memtest
+package testkit
 
 import "time"
 

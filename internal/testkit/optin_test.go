@@ -1,4 +1,4 @@
-package optin
+package testkit
 
 import "testing"
 

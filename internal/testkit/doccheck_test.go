@@ -1,6 +1,9 @@
-// Package doccheck holds a test-only check that every exported top-level
-// identifier of the module, and every package, carries a doc comment.
-package doccheck
+// The module's own checks, run by this package's tests: every exported
+// top-level identifier of the module, and every package, carries a doc
+// comment (this file); the layers and links of SPEC.md's package table
+// (shape_test.go); the sizes of files and functions (sizes_test.go).
+
+package testkit
 
 import (
 	"go/ast"

@@ -1,4 +1,4 @@
-package screentest
+package testkit
 
 import (
 	"io"
@@ -6,11 +6,11 @@ import (
 )
 
 // TestWaitFor: WaitFor returns the offset after each text in turn, as it
-// is written on another goroutine; Read's screen is done when its reader
+// is written on another goroutine; ReadScreen's screen is done when its reader
 // ends.
 func TestWaitFor(t *testing.T) {
 	r, w := io.Pipe()
-	s := Read(r)
+	s := ReadScreen(r)
 	go func() {
 		for _, p := range []string{"agent_", "run one", " then two"} {
 			_, _ = w.Write([]byte(p))

@@ -1,9 +1,10 @@
-// Package memtest serves the tests that show a reader's memory stays
-// bounded: an input made block by block as it is read (never whole in
-// memory), and the heap in use; and the benchmarks that report the
-// process's CPU time, which a machine busy with other work does not
-// inflate as it does the wall clock.
-package memtest
+// For the tests that show a reader's memory stays bounded: an input made
+// block by block as it is read (never whole in memory), and the heap in
+// use; and (cputime_*.go) the process's CPU time for the benchmarks that
+// report it, which a machine busy with other work does not inflate as it
+// does the wall clock.
+
+package testkit
 
 import (
 	"io"

@@ -1,7 +1,8 @@
-// Package screentest is the output the terminal tests (the player's, and
-// the CLI's on a pseudo-terminal) wait on without sleeping: a test waits
-// until the text it expects has been written, within Timeout.
-package screentest
+// The output the terminal tests (the player's, and the CLI's on a
+// pseudo-terminal) wait on without sleeping: a test waits until the text
+// it expects has been written, within ScreenTimeout.
+
+package testkit
 
 import (
 	"bytes"
@@ -12,8 +13,8 @@ import (
 	"time"
 )
 
-// Timeout is how long WaitFor waits for its text.
-const Timeout = 30 * time.Second
+// ScreenTimeout is how long WaitFor waits for its text.
+const ScreenTimeout = 30 * time.Second
 
 // Screen collects what is written to it.
 type Screen struct {
@@ -23,13 +24,13 @@ type Screen struct {
 	done    chan struct{}
 }
 
-// New returns an empty Screen to write to.
-func New() *Screen { return &Screen{changed: make(chan struct{}, 1), done: make(chan struct{})} }
+// NewScreen returns an empty Screen to write to.
+func NewScreen() *Screen { return &Screen{changed: make(chan struct{}, 1), done: make(chan struct{})} }
 
-// Read returns a Screen that r is copied into, on a goroutine of its own,
-// until r ends (Done).
-func Read(r io.Reader) *Screen {
-	s := New()
+// ReadScreen returns a Screen that r is copied into, on a goroutine of its
+// own, until r ends (Done).
+func ReadScreen(r io.Reader) *Screen {
+	s := NewScreen()
 	go func() {
 		defer close(s.done)
 		_, _ = io.Copy(s, r)
@@ -37,7 +38,7 @@ func Read(r io.Reader) *Screen {
 	return s
 }
 
-// Done is closed once the reader of Read has ended.
+// Done is closed once the reader of ReadScreen has ended.
 func (s *Screen) Done() <-chan struct{} { return s.done }
 
 // Write implements io.Writer.
@@ -60,10 +61,10 @@ func (s *Screen) String() string {
 }
 
 // WaitFor waits until the output from offset from contains want and
-// returns the offset just after it; the test fails after Timeout.
+// returns the offset just after it; the test fails after ScreenTimeout.
 func (s *Screen) WaitFor(t testing.TB, from int, want string) int {
 	t.Helper()
-	deadline := time.After(Timeout)
+	deadline := time.After(ScreenTimeout)
 	for {
 		out := s.String()
 		if i := strings.Index(out[from:], want); i >= 0 {
@@ -72,7 +73,7 @@ func (s *Screen) WaitFor(t testing.TB, from int, want string) int {
 		select {
 		case <-s.changed:
 		case <-deadline:
-			t.Fatalf("no %q on the screen within %v:\n%q", want, Timeout, out[from:])
+			t.Fatalf("no %q on the screen within %v:\n%q", want, ScreenTimeout, out[from:])
 		}
 	}
 }

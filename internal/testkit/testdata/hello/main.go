@@ -1,4 +1,4 @@
-// Command hello prints its arguments: the program of exetest's tests.
+// Command hello prints its arguments: the program of testkit's TestProgram.
 package main
 
 import (

@@ -1,9 +1,10 @@
-// Package optin gates the tests that need more than Go and the module
-// proxy (node, npm, Bun, a batch scheduler, the real clock): README's
+// The gate of the tests that need more than Go and the module proxy
+// (node, npm, Bun, a batch scheduler, the real clock): README's
 // `go test ./...` skips them, saying how to run them, and .ci/run runs
 // them explicitly with the variable set. The long soak tests are opt-in
 // the same way (Soak).
-package optin
+
+package testkit
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package exetest
+package testkit
 
 import (
 	"os/exec"
