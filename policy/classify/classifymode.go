@@ -251,22 +251,16 @@ func isQuotaErrorMessage(s string) bool {
 // the whole).
 const retryableWordsSource = `overloaded|rate.?limit|usage.?limit|too many requests|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
 
-var (
-	// retryableWordsRe is retryableWordsSource translated like every other
-	// original pattern (compileJS), for foldASCII input.
-	retryableWordsRe = compileJS(retryableWordsSource)
-	// retryableNumberRe matches the number alternatives as whole numbers.
-	// Digits are ASCII in JavaScript's \d too, so this needs no
-	// translation; consuming the neighbouring character is harmless for a
-	// yes/no match.
-	retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
-)
+// retryableNumberRe matches the number alternatives as whole numbers.
+// Digits are ASCII in JavaScript's \d too, so this needs no translation;
+// consuming the neighbouring character is harmless for a yes/no match.
+var retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
 
 // isRetryableWholeNumbers is isRetryableErrorMessage with 429, 500, 502, 503
 // and 504 matching only where no ASCII digit is next to them.
-// The prefilters are isRetryableErrorMessage's: the plain-literal words are
-// looked up directly, the regex runs only when one of its `.?` words can
-// match, and every number starts with 4 or 5.
+// The words are matched as isRetryableErrorMessage matches them (those of
+// retryableWordsSource: the plain literals looked up directly, the `.?`
+// words by matchesDotWords), and every number starts with 4 or 5.
 func isRetryableWholeNumbers(s string) bool {
 	f := foldASCII(s)
 	for _, lit := range retryableLiterals {
@@ -274,7 +268,7 @@ func isRetryableWholeNumbers(s string) bool {
 			return true
 		}
 	}
-	if (strings.Contains(f, "limit") || strings.Contains(f, "unavailable") || strings.Contains(f, "error")) && retryableWordsRe.MatchString(f) {
+	if matchesDotWords(f) {
 		return true
 	}
 	return strings.ContainsAny(s, "45") && retryableNumberRe.MatchString(s)

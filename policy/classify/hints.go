@@ -136,13 +136,13 @@ func headerWaitHint(h map[string]string, now time.Time) (float64, bool) {
 // textWaitHint applies waitHint's text rules 6 to 8, unclamped.
 func textWaitHint(text string) (float64, bool) {
 	folded := foldASCII(text)
-	if m := pleaseRetryRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(pleaseRetryRe, folded); m != nil {
 		return decimalNumber(m[1]) * hintUnitMs[m[2]], true
 	}
-	if m := tryAgainRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(tryAgainRe, folded); m != nil {
 		return decimalNumber(m[1]) * hintUnitMs[m[2]], true
 	}
-	if m := retryDelayRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(retryDelayRe, folded); m != nil {
 		return decimalNumber(m[1]) * 1000, true
 	}
 	return 0, false

@@ -50,11 +50,11 @@ func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 	// where the case of "Infinity", "0X1F" or "T" still matters.
 	folded := foldASCII(errorMessage)
 
-	if m := retryAfterMsRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(retryAfterMsRe, folded); m != nil {
 		return math.Max(0, digitsNumber(m[1])), true
 	}
 
-	if m := retryAfterRe.FindStringSubmatchIndex(folded); m != nil {
+	if m := findIndexPrefixed(retryAfterRe, folded); m != nil {
 		value := errorMessage[m[2]:m[3]]
 		if seconds, isNum := jsNumber(value); isNum {
 			return math.Max(0, seconds*1000), true
@@ -65,7 +65,7 @@ func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		// Neither a number nor a date: the original falls through.
 	}
 
-	if m := resetMsRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(resetMsRe, folded); m != nil {
 		n := digitsNumber(m[1])
 		if n > 1_000_000_000_000 {
 			return math.Max(0, n-nowMs), true
@@ -73,7 +73,7 @@ func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		return math.Max(0, n), true
 	}
 
-	if m := resetRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(resetRe, folded); m != nil {
 		s := digitsNumber(m[1])
 		if s > 1_000_000_000 {
 			return math.Max(0, s*1000-nowMs), true
