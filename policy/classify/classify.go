@@ -176,8 +176,11 @@ func OverflowPatterns() []string {
 // regex: a case-insensitive, unanchored substring search with no word
 // boundaries, so "65000" matches through "500". That false positive is kept
 // on purpose, because the original has it.
-func isRetryableErrorMessage(s string) bool {
-	f := foldASCII(s)
+func isRetryableErrorMessage(s string) bool { return retryableFolded(foldASCII(s)) }
+
+// retryableFolded is isRetryableErrorMessage of the message whose
+// foldASCII is f.
+func retryableFolded(f string) bool {
 	// An unanchored alternation matches iff one alternative does, so the
 	// plain literals are looked up directly, and the `.?` alternatives
 	// each alone (TestRetryablePrefilter compares both paths).
@@ -213,8 +216,11 @@ var retryableLiterals = []string{"overloaded", "too many requests", "429", "500"
 // isUsageLimitErrorMessage reports whether s matches the original's
 // usage-limit regex /usage.?limit|usage_limit_reached|limit_reached/i. The
 // original asks it only for replies already classified retryable.
-func isUsageLimitErrorMessage(s string) bool {
-	f := foldASCII(s)
+func isUsageLimitErrorMessage(s string) bool { return usageLimitFolded(foldASCII(s)) }
+
+// usageLimitFolded is isUsageLimitErrorMessage of the message whose
+// foldASCII is f.
+func usageLimitFolded(f string) bool {
 	// Every alternative contains "limit": a cheap, exact prefilter. Of the
 	// alternatives, usage_limit_reached contains limit_reached, a literal
 	// looked up directly, and usage.?limit runs alone, when f contains its
@@ -235,7 +241,17 @@ func isUsageLimitErrorMessage(s string) bool {
 // rather than treated as "unknown". The sum is done in float64, as
 // JavaScript numbers are, so huge usages cannot wrap around.
 func isContextOverflow(m AssistantMessage, contextWindow int64) bool {
-	if m.StopReason == StopReasonError && m.ErrorMessage != "" && overflowsByText(foldASCII(m.ErrorMessage)) {
+	folded := ""
+	if m.StopReason == StopReasonError {
+		folded = foldASCII(m.ErrorMessage)
+	}
+	return contextOverflow(m, folded, contextWindow)
+}
+
+// contextOverflow is isContextOverflow of m with folded
+// foldASCII(m.ErrorMessage) (which only an error's case 1 reads).
+func contextOverflow(m AssistantMessage, folded string, contextWindow int64) bool {
+	if m.StopReason == StopReasonError && folded != "" && overflowsByText(folded) {
 		return true
 	}
 	if contextWindow != 0 {

@@ -138,15 +138,17 @@ func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 // make it overflow.
 func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
 	if m.StopReason != StopReasonError {
-		return c.class(m, false)
+		return c.class(m, "", false)
 	}
-	return c.class(m, isContextOverflow(m, contextWindow))
+	folded := foldASCII(m.ErrorMessage)
+	return c.class(m, folded, contextOverflow(m, folded, contextWindow))
 }
 
-// class is the one classification rule (Classify's), with overflow,
-// isContextOverflow of m, worked out by the caller (Reply needs it for
-// every reply; it is not read for a reply that is not an error).
-func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
+// class is the one classification rule (Classify's), with folded,
+// foldASCII(m.ErrorMessage), and overflow, isContextOverflow of m, worked
+// out by the caller (Reply needs both for every reply; neither is read for
+// a reply that is not an error).
+func (c *Classifier) class(m AssistantMessage, folded string, overflow bool) Class {
 	switch m.StopReason {
 	case StopReasonError:
 	case StopReasonAborted:
@@ -172,21 +174,21 @@ func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
 	switch mode {
 	case ClassifyStrict:
 		switch {
-		case isQuotaErrorMessage(msg):
+		case quotaFolded(folded):
 			retryable = false
 		case m.Status != 0:
 			retryable = isRetryableStatus(m.Status, m.Headers)
 		default:
-			retryable = msg != "" && isRetryableWholeNumbers(msg)
+			retryable = msg != "" && wholeNumbersFolded(msg, folded)
 		}
 	case ClassifyStatus:
 		if m.Status != 0 {
 			retryable = isRetryableStatus(m.Status, m.Headers)
 		} else {
-			retryable = msg != "" && isRetryableErrorMessage(msg)
+			retryable = msg != "" && retryableFolded(folded)
 		}
 	default:
-		retryable = msg != "" && isRetryableErrorMessage(msg)
+		retryable = msg != "" && retryableFolded(folded)
 	}
 	if retryable {
 		return ClassRetryable
@@ -236,8 +238,10 @@ var quotaPhrases = []string{
 
 // isQuotaErrorMessage reports whether s contains one of quotaPhrases, ASCII
 // case-insensitively.
-func isQuotaErrorMessage(s string) bool {
-	f := foldASCII(s)
+func isQuotaErrorMessage(s string) bool { return quotaFolded(foldASCII(s)) }
+
+// quotaFolded is isQuotaErrorMessage of the message whose foldASCII is f.
+func quotaFolded(f string) bool {
 	for _, p := range quotaPhrases {
 		if strings.Contains(f, p) {
 			return true
@@ -261,8 +265,10 @@ var retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(
 // The words are matched as isRetryableErrorMessage matches them (those of
 // retryableWordsSource: the plain literals looked up directly, the `.?`
 // words by matchesDotWords), and every number starts with 4 or 5.
-func isRetryableWholeNumbers(s string) bool {
-	f := foldASCII(s)
+func isRetryableWholeNumbers(s string) bool { return wholeNumbersFolded(s, foldASCII(s)) }
+
+// wholeNumbersFolded is isRetryableWholeNumbers of s, whose foldASCII is f.
+func wholeNumbersFolded(s, f string) bool {
 	for _, lit := range retryableLiterals {
 		if (lit[0] < '0' || lit[0] > '9') && strings.Contains(f, lit) {
 			return true

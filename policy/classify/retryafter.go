@@ -44,11 +44,15 @@ var (
 // 1004.9999999999999) and may be +Inf (a huge digit string or "Infinity").
 // When ok is true, ms is never negative and never NaN.
 func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool) {
+	return parseRetryAfterFolded(errorMessage, foldASCII(errorMessage), now)
+}
+
+// parseRetryAfterFolded is parseRetryAfterMs of errorMessage, whose
+// foldASCII is folded. The regexes run on the ASCII-folded message (see
+// compileJS); the folding keeps byte offsets, so captures are cut from the
+// original, where the case of "Infinity", "0X1F" or "T" still matters.
+func parseRetryAfterFolded(errorMessage, folded string, now time.Time) (ms float64, ok bool) {
 	nowMs := float64(now.UnixMilli())
-	// The regexes run on the ASCII-folded message (see compileJS); the
-	// folding keeps byte offsets, so captures are cut from the original,
-	// where the case of "Infinity", "0X1F" or "T" still matters.
-	folded := foldASCII(errorMessage)
 
 	if m := findPrefixed(retryAfterMsRe, folded); m != nil {
 		return math.Max(0, digitsNumber(m[1])), true
