@@ -1,11 +1,13 @@
 package fleet
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 	"github.com/ohmypi/retryfsm/policy"
+	"github.com/ohmypi/retryfsm/policy/classify"
 	"github.com/ohmypi/retryfsm/session"
 )
 
@@ -46,5 +48,39 @@ func TestCatalogSharesClassifiers(t *testing.T) {
 	}
 	if r.cat.cls[1] == nil {
 		t.Errorf("pi's classifier is the original's")
+	}
+}
+
+// TestCatalogLastAnswer: answers with a retry-after, looked up in runs
+// and interleaved, each get their own entry and outcome (the entry of the
+// answer looked up last is found without the map: a memo that ignored a
+// field of the answer would give a neighbour's), and plain answers do not
+// disturb it.
+func TestCatalogLastAnswer(t *testing.T) {
+	c := newCatalog([]*classify.Classifier{nil})
+	seq := []fleetspec.Answer{
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintHeader, RetryAfter: 30},
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintHeader, RetryAfter: 30},
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintHeader, RetryAfter: 29},
+		{Kind: fleetspec.Kind529},
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintText, RetryAfter: 29},
+		{Kind: fleetspec.KindUsageLimit, Hint: fleetspec.HintHeader, RetryAfter: 29},
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintHeader, RetryAfter: 30},
+		{Kind: fleetspec.Kind429, Hint: fleetspec.HintHeader, RetryAfter: 29},
+	}
+	epoch := time.UnixMilli(session.DefaultEpochMs).UTC()
+	for i, a := range seq {
+		if e := c.entry(a); !reflect.DeepEqual(e.msg, a.Message()) {
+			t.Errorf("%d: %+v: the entry's message %+v, want %+v", i, a, e.msg, a.Message())
+		}
+		if got, want := *c.outcome(&a, 0), classify.ClassifyReply(a.Message(), session.DefaultContextWindow, epoch); got != want {
+			t.Errorf("%d: %+v: outcome %+v, want %+v", i, a, got, want)
+		}
+		if a.RetryAfter != 0 && (c.last == nil || c.lastAnswer != a) {
+			t.Errorf("%d: %+v: not the last answer looked up (%+v)", i, a, c.lastAnswer)
+		}
+	}
+	if len(c.entries) != 5 {
+		t.Errorf("%d entries, want 5 (four answers with a retry-after, one without)", len(c.entries))
 	}
 }
