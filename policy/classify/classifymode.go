@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // The classification modes (a Classifier's Mode, the retry settings'
@@ -162,10 +164,11 @@ func (c *Classifier) class(m AssistantMessage, folded string, overflow bool) Cla
 	msg := m.ErrorMessage
 	mode := ClassifyMessage
 	if c != nil {
-		if matchesAny(c.NonRetryable, msg) {
+		ascii := isASCII(msg)
+		if matchesAny(c.NonRetryable, msg, folded, ascii) {
 			return ClassFatal
 		}
-		if matchesAny(c.Retryable, msg) {
+		if matchesAny(c.Retryable, msg, folded, ascii) {
 			return ClassRetryable
 		}
 		mode = c.Mode
@@ -196,14 +199,118 @@ func (c *Classifier) class(m AssistantMessage, folded string, overflow bool) Cla
 	return ClassFatal
 }
 
-// matchesAny reports whether one of res matches s.
-func matchesAny(res []*regexp.Regexp, s string) bool {
+// matchesAny reports whether one of res matches s, whose foldASCII is
+// folded; ascii: s is ASCII. In an ASCII text a pattern runs only when
+// folded contains one of its needles (patternNeedles): a pattern without
+// Go's literal prefix (every case-insensitive one) is otherwise tried at
+// every position of the text.
+func matchesAny(res []*regexp.Regexp, s, folded string, ascii bool) bool {
 	for _, re := range res {
-		if re != nil && re.MatchString(s) {
+		if re == nil {
+			continue
+		}
+		if ascii {
+			if n := patternNeedles(re); n != nil && !containsAny(folded, n) {
+				continue
+			}
+		}
+		if re.MatchString(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// needlesBySource caches patternNeedles by the pattern's source.
+var needlesBySource sync.Map // string -> []string
+
+// patternNeedles returns ASCII literals in lower case of which every match
+// of re in an ASCII text contains one, its case folded by foldASCII (nil
+// when re's syntax gives none). It reads re's syntax tree (regexp/syntax,
+// as regexp.Compile parses it): a literal, case-folded or not, is its
+// letters in lower case (in an ASCII text a case-insensitive letter
+// matches only its two cases); a concatenation needs what one of its parts
+// needs (the part with the longest shortest needle); an alternation one of
+// what each alternative needs; a group, x+ and x{n,} with n >= 1 what x
+// needs; anything else (x*, x?, classes, anchors, non-ASCII literals)
+// nothing known.
+func patternNeedles(re *regexp.Regexp) []string {
+	src := re.String()
+	if v, ok := needlesBySource.Load(src); ok {
+		return v.([]string)
+	}
+	var n []string
+	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
+		n = requiredLiterals(tree)
+	}
+	needlesBySource.Store(src, n)
+	return n
+}
+
+// requiredLiterals is patternNeedles of the syntax tree re.
+func requiredLiterals(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		b := make([]byte, 0, len(re.Rune))
+		for _, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				return nil
+			}
+			c := byte(r)
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		if len(b) == 0 {
+			return nil
+		}
+		return []string{string(b)}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiterals(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []string
+		bestLen := 0
+		for _, sub := range re.Sub {
+			n := requiredLiterals(sub)
+			if n == nil {
+				continue
+			}
+			short := len(n[0])
+			for _, x := range n[1:] {
+				short = min(short, len(x))
+			}
+			if short > bestLen {
+				best, bestLen = n, short
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			n := requiredLiterals(sub)
+			if n == nil {
+				return nil
+			}
+			all = append(all, n...)
+		}
+		return all
+	}
+	return nil
 }
 
 // isRetryableStatus is the Stainless SDKs' rule (Anthropic, OpenAI) for a
