@@ -158,7 +158,8 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 		i = 1
 	}
 	d := r.fixedLat[i]
-	if d < 0 {
+	drawn := d < 0
+	if drawn {
 		lat := &r.cfg.Latency
 		if i == 1 {
 			lat = &r.cfg.ErrorLatency
@@ -168,7 +169,16 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.schedule(d, &event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	e := &event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq}
+	if drawn && !r.alone {
+		// A drawn latency is a delay of its own: the heap's, not a lane's
+		// (a lane would hold it alone, and take the lane from a delay
+		// that repeats).
+		e.at = after(r.now, d)
+		r.q.pushAt(*e)
+		return
+	}
+	r.schedule(d, e)
 }
 
 // cut answers every admitted call in flight with outage window i's error,
