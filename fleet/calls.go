@@ -168,7 +168,19 @@ func (r *runner) send(s *sess, layer uint8, call uint64) {
 	s.wireLayer, s.wireCall, s.sentAt = layer, call, r.now
 	s.wireSeq++
 	s.live++
-	r.schedule(d, &event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq})
+	e := event{kind: evReply, layer: layer, id: call, slot: s.slot, gen: s.gen, wire: s.wireSeq}
+	switch {
+	case r.alone:
+		r.local.push(r.now, d, &e)
+	case r.fixedLat[i] < 0:
+		// A drawn latency is a delay of its own: the heap's, not a lane's
+		// (a lane would hold it alone, and take the lane from a delay
+		// that repeats).
+		e.at = after(r.now, d)
+		r.q.pushAt(e)
+	default:
+		r.q.pushAfter(r.now, d, &e)
+	}
 }
 
 // cut answers every admitted call in flight with outage window i's error,

@@ -21,7 +21,13 @@ type catalog struct {
 	// once classified, at (2×kind+tool)×len(cls)+classifier.
 	plain    [2 * fleetspec.NumKinds]*catalogEntry
 	plainOut []*session.Event
-	epoch    time.Time
+	// last is the entry of the answer with a retry-after looked up last,
+	// lastAnswer: such answers come in runs (a rate limit's 429 with its
+	// fixed retry-after, a window's with the seconds left, the same for
+	// a second), found without hashing.
+	last       *catalogEntry
+	lastAnswer fleetspec.Answer
+	epoch      time.Time
 }
 
 type catalogEntry struct {
@@ -59,6 +65,9 @@ func (c *catalog) entry(a fleetspec.Answer) *catalogEntry {
 			return *slot
 		}
 	}
+	if slot == nil && c.last != nil && c.lastAnswer == a {
+		return c.last
+	}
 	e := c.entries[a]
 	if e == nil {
 		e = &catalogEntry{msg: a.Message(), out: make([]session.Event, len(c.cls)), done: make([]bool, len(c.cls))}
@@ -66,6 +75,8 @@ func (c *catalog) entry(a fleetspec.Answer) *catalogEntry {
 	}
 	if slot != nil {
 		*slot = e
+	} else {
+		c.last, c.lastAnswer = e, a
 	}
 	return e
 }

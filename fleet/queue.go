@@ -59,7 +59,9 @@ func (k *key) before(o *key) bool { return k.at < o.at || (k.at == o.at && k.seq
 // order and a lane needs no sorting (a fleet's fixed latencies and its
 // backoff waits without jitter take a handful of delays). Events of other
 // delays, once every lane is taken, and those at a given time go to a
-// binary heap. The sources that hold events (the lanes and the heap) are
+// binary heap (the run schedules a wire call's answer at its time when its
+// latency is drawn: a delay of its own would take a lane to hold one
+// event). The sources that hold events (the lanes and the heap) are
 // kept in the order of their heads: the next event is the first one's
 // head, and a source whose head changes (it was taken from, or was empty)
 // moves to its place, usually a step or two. The same order as one heap of

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ohmypi/retryfsm/fleet/fleetspec"
 )
 
 // refQueue is the queue's order spelled out: every event, sorted by (at,
@@ -130,4 +132,32 @@ func cmpEvents(a, b event) int {
 		return 1
 	}
 	return 0
+}
+
+// TestDrawnLatencyInHeap: in the one queue, a wire call's drawn latency
+// goes to the heap, not to a lane (a lane would hold it alone and be
+// taken from a delay that repeats): a fleet whose only delays are drawn
+// latencies takes no lane, and every call is answered.
+func TestDrawnLatencyInHeap(t *testing.T) {
+	c := fleetspec.Default(300)
+	c.PromptErrors = fleetspec.PromptErrors{}
+	lat, err := fleetspec.ParseDuration("lognormal:2s,0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Latency = lat
+	c.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
+	r, err := newRunner(c.Normalized(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.run(); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.alone || r.q.nl != 0 {
+		t.Errorf("alone %v, %d lanes taken; want the one queue and no lane", r.alone, r.q.nl)
+	}
+	if st := r.stats[0]; st.Sessions != 300 || st.Succeeded != 300 || st.Calls != 300 {
+		t.Errorf("%d sessions, %d prompts done, %d calls; want 300 of each", st.Sessions, st.Succeeded, st.Calls)
+	}
 }

@@ -96,7 +96,8 @@ var chainEnds = func() []bool {
 }()
 
 // layerRT is a profile as a run uses it: its settings, its cores and its
-// classifier's index in the catalog.
+// classifier's index in the catalog (one index for the profiles that
+// share a classifier).
 type layerRT struct {
 	name     string
 	pol      *policy.Policy
@@ -254,11 +255,18 @@ func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*run
 				return layerRT{}, err
 			}
 		}
-		cls = append(cls, pol.Classifier())
+		// Profiles that share a classifier (the original's, nil, for most)
+		// share its index: the catalog classifies each answer once for
+		// them all.
+		ci := slices.Index(cls, pol.Classifier())
+		if ci < 0 {
+			ci = len(cls)
+			cls = append(cls, pol.Classifier())
+		}
 		conf := session.Config{CompactionEnabled: cfg.Compaction.Enabled, CompactionSucceeds: cfg.Compaction.Succeed,
 			Provider: session.DefaultProvider, SessionID: session.DefaultSessionID, BaseURL: session.DefaultBaseURL,
 			Model: session.DefaultModel, Profile: p.Name}
-		l := layerRT{name: p.Name, pol: pol, cls: len(cls) - 1, jittered: pol.Jittered(),
+		l := layerRT{name: p.Name, pol: pol, cls: ci, jittered: pol.Jittered(),
 			core:   session.Core{Variant: session.Sound, Config: conf, Records: records, Transitions: chainEnds},
 			traced: session.Core{Variant: session.Sound, Config: conf}}
 		return l, nil

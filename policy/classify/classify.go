@@ -107,11 +107,59 @@ var overflowNeedles = [len(overflowSources)]string{
 	"(no body)",
 }
 
+// overflowWords are literals of which every overflow needle contains one
+// (TestOverflowNeedles checks it), so every match of every overflow
+// pattern does: a message without any of them is not an overflow by its
+// text, and the 21 needles are not looked for.
+var overflowWords = [...]string{"too", "context", "exceed", "token", "length", "(no body)"}
+
+// containsAny reports whether s contains one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// findPrefixed is re.FindStringSubmatch(s), but re runs only when s
+// contains re's literal prefix, with which every match begins: regexp
+// looks for the prefix too, but only after setting its matcher up.
+func findPrefixed(re *regexp.Regexp, s string) []string {
+	if prefix, _ := re.LiteralPrefix(); !strings.Contains(s, prefix) {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
+
+// findIndexPrefixed is re.FindStringSubmatchIndex(s), gated as
+// findPrefixed is.
+func findIndexPrefixed(re *regexp.Regexp, s string) []int {
+	if prefix, _ := re.LiteralPrefix(); !strings.Contains(s, prefix) {
+		return nil
+	}
+	return re.FindStringSubmatchIndex(s)
+}
+
 var (
 	retryableRe  = compileJS(RetryableSource)
 	usageLimitRe = compileJS(usageLimitSource)
 	overflowRes  = compileAllJS(overflowSources[:])
+	// retryableDotRes are the alternatives of the retryable regex that
+	// are not plain literals (retryableLiterals), each a word, `.?` and a
+	// word, compiled alone: each has a literal prefix, its first word,
+	// which strings.Contains looks for before the regex runs, where the
+	// whole alternation has none and is tried at every position of the
+	// message (TestRetryableAlternatives checks that the literals and
+	// these make up the whole). usageDotLimitRe is the second, the
+	// usage-limit regex's one such alternative.
+	retryableDotRes = compileAllJS(retryableDotSources[:])
+	usageDotLimitRe = retryableDotRes[1]
 )
+
+// retryableDotSources are the sources of retryableDotRes.
+var retryableDotSources = [...]string{`rate.?limit`, `usage.?limit`, `service.?unavailable`, `connection.?error`}
 
 // OverflowPatterns returns the source text of the 21 overflow patterns in the
 // original's order: the 20 message patterns, then the anchored "4xx (no
@@ -128,21 +176,36 @@ func OverflowPatterns() []string {
 // regex: a case-insensitive, unanchored substring search with no word
 // boundaries, so "65000" matches through "500". That false positive is kept
 // on purpose, because the original has it.
-func isRetryableErrorMessage(s string) bool {
-	f := foldASCII(s)
+func isRetryableErrorMessage(s string) bool { return retryableFolded(foldASCII(s)) }
+
+// retryableFolded is isRetryableErrorMessage of the message whose
+// foldASCII is f.
+func retryableFolded(f string) bool {
 	// An unanchored alternation matches iff one alternative does, so the
-	// plain literals are looked up directly; the regex is run only for the
-	// `.?` alternatives, each of which contains "limit", "unavailable" or
-	// "error" (TestRetryablePrefilter compares both paths).
+	// plain literals are looked up directly, and the `.?` alternatives
+	// each alone (TestRetryablePrefilter compares both paths).
 	for _, lit := range retryableLiterals {
 		if strings.Contains(f, lit) {
 			return true
 		}
 	}
+	return matchesDotWords(f)
+}
+
+// matchesDotWords reports whether the ASCII-folded f matches one of
+// retryableDotRes: each runs only when f contains its literal prefix, its
+// first word (a match begins with it), and each contains "limit",
+// "unavailable" or "error".
+func matchesDotWords(f string) bool {
 	if !strings.Contains(f, "limit") && !strings.Contains(f, "unavailable") && !strings.Contains(f, "error") {
 		return false
 	}
-	return retryableRe.MatchString(f)
+	for _, re := range retryableDotRes {
+		if prefix, _ := re.LiteralPrefix(); strings.Contains(f, prefix) && re.MatchString(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryableLiterals are the alternatives of the retryable regex that are
@@ -153,10 +216,17 @@ var retryableLiterals = []string{"overloaded", "too many requests", "429", "500"
 // isUsageLimitErrorMessage reports whether s matches the original's
 // usage-limit regex /usage.?limit|usage_limit_reached|limit_reached/i. The
 // original asks it only for replies already classified retryable.
-func isUsageLimitErrorMessage(s string) bool {
-	f := foldASCII(s)
-	// Every alternative contains "limit": a cheap, exact prefilter.
-	return strings.Contains(f, "limit") && usageLimitRe.MatchString(f)
+func isUsageLimitErrorMessage(s string) bool { return usageLimitFolded(foldASCII(s)) }
+
+// usageLimitFolded is isUsageLimitErrorMessage of the message whose
+// foldASCII is f.
+func usageLimitFolded(f string) bool {
+	// Every alternative contains "limit": a cheap, exact prefilter. Of the
+	// alternatives, usage_limit_reached contains limit_reached, a literal
+	// looked up directly, and usage.?limit runs alone, when f contains its
+	// literal prefix "usage" (TestRetryablePrefilter compares both paths).
+	return strings.Contains(f, "limit") && (strings.Contains(f, "limit_reached") ||
+		strings.Contains(f, "usage") && usageDotLimitRe.MatchString(f))
 }
 
 // isContextOverflow is the original's isContextOverflow (§2.3).
@@ -171,16 +241,36 @@ func isUsageLimitErrorMessage(s string) bool {
 // rather than treated as "unknown". The sum is done in float64, as
 // JavaScript numbers are, so huge usages cannot wrap around.
 func isContextOverflow(m AssistantMessage, contextWindow int64) bool {
-	if m.StopReason == StopReasonError && m.ErrorMessage != "" {
-		folded := foldASCII(m.ErrorMessage)
-		for i, re := range overflowRes {
-			if strings.Contains(folded, overflowNeedles[i]) && re.MatchString(folded) {
-				return true
-			}
-		}
+	folded := ""
+	if m.StopReason == StopReasonError {
+		folded = foldASCII(m.ErrorMessage)
+	}
+	return contextOverflow(m, folded, contextWindow)
+}
+
+// contextOverflow is isContextOverflow of m with folded
+// foldASCII(m.ErrorMessage) (which only an error's case 1 reads).
+func contextOverflow(m AssistantMessage, folded string, contextWindow int64) bool {
+	if m.StopReason == StopReasonError && folded != "" && overflowsByText(folded) {
+		return true
 	}
 	if contextWindow != 0 {
 		if float64(m.InputTokens)+float64(m.CacheReadTokens) > float64(contextWindow) {
+			return true
+		}
+	}
+	return false
+}
+
+// overflowsByText reports whether the ASCII-folded message folded matches
+// one of the overflow patterns (case 1). A pattern runs only when folded
+// contains its needle, and none when folded contains no overflowWords.
+func overflowsByText(folded string) bool {
+	if !containsAny(folded, overflowWords[:]) {
+		return false
+	}
+	for i, re := range overflowRes {
+		if strings.Contains(folded, overflowNeedles[i]) && re.MatchString(folded) {
 			return true
 		}
 	}

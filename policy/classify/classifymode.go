@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // The classification modes (a Classifier's Mode, the retry settings'
@@ -138,15 +140,17 @@ func CompilePatterns(patterns []string) ([]*regexp.Regexp, error) {
 // make it overflow.
 func (c *Classifier) Classify(m AssistantMessage, contextWindow int64) Class {
 	if m.StopReason != StopReasonError {
-		return c.class(m, false)
+		return c.class(m, "", false)
 	}
-	return c.class(m, isContextOverflow(m, contextWindow))
+	folded := foldASCII(m.ErrorMessage)
+	return c.class(m, folded, contextOverflow(m, folded, contextWindow))
 }
 
-// class is the one classification rule (Classify's), with overflow,
-// isContextOverflow of m, worked out by the caller (Reply needs it for
-// every reply; it is not read for a reply that is not an error).
-func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
+// class is the one classification rule (Classify's), with folded,
+// foldASCII(m.ErrorMessage), and overflow, isContextOverflow of m, worked
+// out by the caller (Reply needs both for every reply; neither is read for
+// a reply that is not an error).
+func (c *Classifier) class(m AssistantMessage, folded string, overflow bool) Class {
 	switch m.StopReason {
 	case StopReasonError:
 	case StopReasonAborted:
@@ -160,10 +164,11 @@ func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
 	msg := m.ErrorMessage
 	mode := ClassifyMessage
 	if c != nil {
-		if matchesAny(c.NonRetryable, msg) {
+		ascii := isASCII(msg)
+		if matchesAny(c.NonRetryable, msg, folded, ascii) {
 			return ClassFatal
 		}
-		if matchesAny(c.Retryable, msg) {
+		if matchesAny(c.Retryable, msg, folded, ascii) {
 			return ClassRetryable
 		}
 		mode = c.Mode
@@ -172,21 +177,21 @@ func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
 	switch mode {
 	case ClassifyStrict:
 		switch {
-		case isQuotaErrorMessage(msg):
+		case quotaFolded(folded):
 			retryable = false
 		case m.Status != 0:
 			retryable = isRetryableStatus(m.Status, m.Headers)
 		default:
-			retryable = msg != "" && isRetryableWholeNumbers(msg)
+			retryable = msg != "" && wholeNumbersFolded(msg, folded)
 		}
 	case ClassifyStatus:
 		if m.Status != 0 {
 			retryable = isRetryableStatus(m.Status, m.Headers)
 		} else {
-			retryable = msg != "" && isRetryableErrorMessage(msg)
+			retryable = msg != "" && retryableFolded(folded)
 		}
 	default:
-		retryable = msg != "" && isRetryableErrorMessage(msg)
+		retryable = msg != "" && retryableFolded(folded)
 	}
 	if retryable {
 		return ClassRetryable
@@ -194,14 +199,118 @@ func (c *Classifier) class(m AssistantMessage, overflow bool) Class {
 	return ClassFatal
 }
 
-// matchesAny reports whether one of res matches s.
-func matchesAny(res []*regexp.Regexp, s string) bool {
+// matchesAny reports whether one of res matches s, whose foldASCII is
+// folded; ascii: s is ASCII. In an ASCII text a pattern runs only when
+// folded contains one of its needles (patternNeedles): a pattern without
+// Go's literal prefix (every case-insensitive one) is otherwise tried at
+// every position of the text.
+func matchesAny(res []*regexp.Regexp, s, folded string, ascii bool) bool {
 	for _, re := range res {
-		if re != nil && re.MatchString(s) {
+		if re == nil {
+			continue
+		}
+		if ascii {
+			if n := patternNeedles(re); n != nil && !containsAny(folded, n) {
+				continue
+			}
+		}
+		if re.MatchString(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// needlesBySource caches patternNeedles by the pattern's source.
+var needlesBySource sync.Map // string -> []string
+
+// patternNeedles returns ASCII literals in lower case of which every match
+// of re in an ASCII text contains one, its case folded by foldASCII (nil
+// when re's syntax gives none). It reads re's syntax tree (regexp/syntax,
+// as regexp.Compile parses it): a literal, case-folded or not, is its
+// letters in lower case (in an ASCII text a case-insensitive letter
+// matches only its two cases); a concatenation needs what one of its parts
+// needs (the part with the longest shortest needle); an alternation one of
+// what each alternative needs; a group, x+ and x{n,} with n >= 1 what x
+// needs; anything else (x*, x?, classes, anchors, non-ASCII literals)
+// nothing known.
+func patternNeedles(re *regexp.Regexp) []string {
+	src := re.String()
+	if v, ok := needlesBySource.Load(src); ok {
+		return v.([]string)
+	}
+	var n []string
+	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
+		n = requiredLiterals(tree)
+	}
+	needlesBySource.Store(src, n)
+	return n
+}
+
+// requiredLiterals is patternNeedles of the syntax tree re.
+func requiredLiterals(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		b := make([]byte, 0, len(re.Rune))
+		for _, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				return nil
+			}
+			c := byte(r)
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		if len(b) == 0 {
+			return nil
+		}
+		return []string{string(b)}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiterals(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []string
+		bestLen := 0
+		for _, sub := range re.Sub {
+			n := requiredLiterals(sub)
+			if n == nil {
+				continue
+			}
+			short := len(n[0])
+			for _, x := range n[1:] {
+				short = min(short, len(x))
+			}
+			if short > bestLen {
+				best, bestLen = n, short
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			n := requiredLiterals(sub)
+			if n == nil {
+				return nil
+			}
+			all = append(all, n...)
+		}
+		return all
+	}
+	return nil
 }
 
 // isRetryableStatus is the Stainless SDKs' rule (Anthropic, OpenAI) for a
@@ -236,8 +345,10 @@ var quotaPhrases = []string{
 
 // isQuotaErrorMessage reports whether s contains one of quotaPhrases, ASCII
 // case-insensitively.
-func isQuotaErrorMessage(s string) bool {
-	f := foldASCII(s)
+func isQuotaErrorMessage(s string) bool { return quotaFolded(foldASCII(s)) }
+
+// quotaFolded is isQuotaErrorMessage of the message whose foldASCII is f.
+func quotaFolded(f string) bool {
 	for _, p := range quotaPhrases {
 		if strings.Contains(f, p) {
 			return true
@@ -251,30 +362,26 @@ func isQuotaErrorMessage(s string) bool {
 // the whole).
 const retryableWordsSource = `overloaded|rate.?limit|usage.?limit|too many requests|service.?unavailable|server error|internal error|connection.?error|fetch failed|retry delay`
 
-var (
-	// retryableWordsRe is retryableWordsSource translated like every other
-	// original pattern (compileJS), for foldASCII input.
-	retryableWordsRe = compileJS(retryableWordsSource)
-	// retryableNumberRe matches the number alternatives as whole numbers.
-	// Digits are ASCII in JavaScript's \d too, so this needs no
-	// translation; consuming the neighbouring character is harmless for a
-	// yes/no match.
-	retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
-)
+// retryableNumberRe matches the number alternatives as whole numbers.
+// Digits are ASCII in JavaScript's \d too, so this needs no translation;
+// consuming the neighbouring character is harmless for a yes/no match.
+var retryableNumberRe = regexp.MustCompile(`(?:^|[^0-9])(?:429|500|502|503|504)(?:[^0-9]|$)`)
 
 // isRetryableWholeNumbers is isRetryableErrorMessage with 429, 500, 502, 503
 // and 504 matching only where no ASCII digit is next to them.
-// The prefilters are isRetryableErrorMessage's: the plain-literal words are
-// looked up directly, the regex runs only when one of its `.?` words can
-// match, and every number starts with 4 or 5.
-func isRetryableWholeNumbers(s string) bool {
-	f := foldASCII(s)
+// The words are matched as isRetryableErrorMessage matches them (those of
+// retryableWordsSource: the plain literals looked up directly, the `.?`
+// words by matchesDotWords), and every number starts with 4 or 5.
+func isRetryableWholeNumbers(s string) bool { return wholeNumbersFolded(s, foldASCII(s)) }
+
+// wholeNumbersFolded is isRetryableWholeNumbers of s, whose foldASCII is f.
+func wholeNumbersFolded(s, f string) bool {
 	for _, lit := range retryableLiterals {
 		if (lit[0] < '0' || lit[0] > '9') && strings.Contains(f, lit) {
 			return true
 		}
 	}
-	if (strings.Contains(f, "limit") || strings.Contains(f, "unavailable") || strings.Contains(f, "error")) && retryableWordsRe.MatchString(f) {
+	if matchesDotWords(f) {
 		return true
 	}
 	return strings.ContainsAny(s, "45") && retryableNumberRe.MatchString(s)

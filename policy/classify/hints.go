@@ -80,13 +80,18 @@ var hintUnitMs = map[string]float64{
 // MaxWaitHintMs. So when ok is true, ms is neither negative nor NaN. waitHint
 // reads m.Headers and m.ErrorMessage whatever m's stop reason.
 func waitHint(m AssistantMessage, now time.Time) (ms float64, ok bool) {
+	return waitHintFolded(m, foldASCII(m.ErrorMessage), now)
+}
+
+// waitHintFolded is waitHint of m, with folded foldASCII(m.ErrorMessage).
+func waitHintFolded(m AssistantMessage, folded string, now time.Time) (ms float64, ok bool) {
 	if ms, ok := headerWaitHint(m.Headers, now); ok {
 		return clampHint(ms)
 	}
-	if ms, ok := parseRetryAfterMs(m.ErrorMessage, now); ok {
+	if ms, ok := parseRetryAfterFolded(m.ErrorMessage, folded, now); ok {
 		return clampHint(ms)
 	}
-	if ms, ok := textWaitHint(m.ErrorMessage); ok {
+	if ms, ok := textWaitHint(folded); ok {
 		return clampHint(ms)
 	}
 	return 0, false
@@ -133,16 +138,16 @@ func headerWaitHint(h map[string]string, now time.Time) (float64, bool) {
 	return 0, false
 }
 
-// textWaitHint applies waitHint's text rules 6 to 8, unclamped.
-func textWaitHint(text string) (float64, bool) {
-	folded := foldASCII(text)
-	if m := pleaseRetryRe.FindStringSubmatch(folded); m != nil {
+// textWaitHint applies waitHint's text rules 6 to 8, unclamped, to the
+// text whose foldASCII is folded.
+func textWaitHint(folded string) (float64, bool) {
+	if m := findPrefixed(pleaseRetryRe, folded); m != nil {
 		return decimalNumber(m[1]) * hintUnitMs[m[2]], true
 	}
-	if m := tryAgainRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(tryAgainRe, folded); m != nil {
 		return decimalNumber(m[1]) * hintUnitMs[m[2]], true
 	}
-	if m := retryDelayRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(retryDelayRe, folded); m != nil {
 		return decimalNumber(m[1]) * 1000, true
 	}
 	return 0, false

@@ -55,14 +55,15 @@ func ClassifyReply(m AssistantMessage, contextWindow int64, now time.Time) Outco
 // now is the wall-clock time of the reply, for HTTP-date hints.
 func (c *Classifier) Reply(m AssistantMessage, contextWindow int64, now time.Time) Outcome {
 	o := Outcome{StopReason: m.StopReason, Message: m.ErrorMessage, InputTokens: m.InputTokens, CacheReadTokens: m.CacheReadTokens}
-	o.Overflow = isContextOverflow(m, contextWindow)
-	o.Class = c.class(m, o.Overflow) // the overflow check made once
-	if m.ErrorMessage != "" && isUsageLimitErrorMessage(m.ErrorMessage) {
+	folded := foldASCII(m.ErrorMessage) // folded once, for every rule that reads the text
+	o.Overflow = contextOverflow(m, folded, contextWindow)
+	o.Class = c.class(m, folded, o.Overflow) // the overflow check made once
+	if m.ErrorMessage != "" && usageLimitFolded(folded) {
 		o.UsageLimit = true
-		o.RetryAfterMs, o.HasRetryAfter = parseRetryAfterMs(m.ErrorMessage, now)
+		o.RetryAfterMs, o.HasRetryAfter = parseRetryAfterFolded(m.ErrorMessage, folded, now)
 	}
 	if m.StopReason == StopReasonError {
-		o.WaitHintMs, o.HasWaitHint = waitHint(m, now)
+		o.WaitHintMs, o.HasWaitHint = waitHintFolded(m, folded, now)
 	}
 	return o
 }

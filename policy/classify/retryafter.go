@@ -44,17 +44,21 @@ var (
 // 1004.9999999999999) and may be +Inf (a huge digit string or "Infinity").
 // When ok is true, ms is never negative and never NaN.
 func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool) {
-	nowMs := float64(now.UnixMilli())
-	// The regexes run on the ASCII-folded message (see compileJS); the
-	// folding keeps byte offsets, so captures are cut from the original,
-	// where the case of "Infinity", "0X1F" or "T" still matters.
-	folded := foldASCII(errorMessage)
+	return parseRetryAfterFolded(errorMessage, foldASCII(errorMessage), now)
+}
 
-	if m := retryAfterMsRe.FindStringSubmatch(folded); m != nil {
+// parseRetryAfterFolded is parseRetryAfterMs of errorMessage, whose
+// foldASCII is folded. The regexes run on the ASCII-folded message (see
+// compileJS); the folding keeps byte offsets, so captures are cut from the
+// original, where the case of "Infinity", "0X1F" or "T" still matters.
+func parseRetryAfterFolded(errorMessage, folded string, now time.Time) (ms float64, ok bool) {
+	nowMs := float64(now.UnixMilli())
+
+	if m := findPrefixed(retryAfterMsRe, folded); m != nil {
 		return math.Max(0, digitsNumber(m[1])), true
 	}
 
-	if m := retryAfterRe.FindStringSubmatchIndex(folded); m != nil {
+	if m := findIndexPrefixed(retryAfterRe, folded); m != nil {
 		value := errorMessage[m[2]:m[3]]
 		if seconds, isNum := jsNumber(value); isNum {
 			return math.Max(0, seconds*1000), true
@@ -65,7 +69,7 @@ func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		// Neither a number nor a date: the original falls through.
 	}
 
-	if m := resetMsRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(resetMsRe, folded); m != nil {
 		n := digitsNumber(m[1])
 		if n > 1_000_000_000_000 {
 			return math.Max(0, n-nowMs), true
@@ -73,7 +77,7 @@ func parseRetryAfterMs(errorMessage string, now time.Time) (ms float64, ok bool)
 		return math.Max(0, n), true
 	}
 
-	if m := resetRe.FindStringSubmatch(folded); m != nil {
+	if m := findPrefixed(resetRe, folded); m != nil {
 		s := digitsNumber(m[1])
 		if s > 1_000_000_000 {
 			return math.Max(0, s*1000-nowMs), true
