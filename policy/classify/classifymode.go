@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -231,8 +232,15 @@ func isASCII(s string) bool {
 	return true
 }
 
-// needlesBySource caches patternNeedles by the pattern's source.
-var needlesBySource sync.Map // string -> []string
+// needlesBySource caches patternNeedles by the pattern's source, for at
+// most maxCachedNeedles patterns (cachedNeedles of them): the needles of a
+// pattern past the bound (a process that compiles ever new patterns, from
+// RPC settings say) are read again at each use, so memory stays bounded.
+var (
+	needlesBySource  sync.Map // string -> []string
+	cachedNeedles    atomic.Int64
+	maxCachedNeedles int64 = 4096
+)
 
 // patternNeedles returns ASCII literals in lower case of which every match
 // of re in an ASCII text contains one, its case folded by foldASCII (nil
@@ -253,7 +261,11 @@ func patternNeedles(re *regexp.Regexp) []string {
 	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
 		n = requiredLiterals(tree)
 	}
-	needlesBySource.Store(src, n)
+	if cachedNeedles.Add(1) > maxCachedNeedles {
+		cachedNeedles.Add(-1)
+	} else if _, loaded := needlesBySource.LoadOrStore(src, n); loaded {
+		cachedNeedles.Add(-1)
+	}
 	return n
 }
 

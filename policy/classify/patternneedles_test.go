@@ -1,6 +1,8 @@
 package classify
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -78,4 +80,26 @@ func FuzzPatternNeedles(f *testing.F) {
 		}
 		checkPrefilter(t, p, []string{m})
 	})
+}
+
+// TestPatternNeedlesCacheBounded: the needles of at most maxCachedNeedles
+// patterns are kept; a pattern past the bound still gets its needles.
+func TestPatternNeedlesCacheBounded(t *testing.T) {
+	count := func() int64 {
+		var n int64
+		needlesBySource.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := count()
+	defer func(m int64) { maxCachedNeedles = m }(maxCachedNeedles)
+	maxCachedNeedles = before + 5
+	for i := range 50 {
+		re := regexp.MustCompile(fmt.Sprintf("(?i)bounded needle %d", i))
+		if got, want := patternNeedles(re), []string{fmt.Sprintf("bounded needle %d", i)}; !slices.Equal(got, want) {
+			t.Fatalf("pattern %d: needles %q, want %q", i, got, want)
+		}
+	}
+	if n := count(); n > before+5 || cachedNeedles.Load() != n {
+		t.Errorf("%d patterns' needles kept (counted %d), want at most %d", n, cachedNeedles.Load(), before+5)
+	}
 }
