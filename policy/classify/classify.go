@@ -123,11 +123,19 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// findPrefixed is re.FindStringSubmatch(s), but re runs only when s
-// contains re's literal prefix, with which every match begins: regexp
-// looks for the prefix too, but only after setting its matcher up.
+// hasPrefixOf reports whether s contains re's literal prefix, with which
+// every match of re begins: when it does not, re cannot match s, and is
+// not run (regexp looks for the prefix too, but only after setting its
+// matcher up).
+func hasPrefixOf(re *regexp.Regexp, s string) bool {
+	prefix, _ := re.LiteralPrefix()
+	return strings.Contains(s, prefix)
+}
+
+// findPrefixed is re.FindStringSubmatch(s), run only when s has re's
+// literal prefix (hasPrefixOf).
 func findPrefixed(re *regexp.Regexp, s string) []string {
-	if prefix, _ := re.LiteralPrefix(); !strings.Contains(s, prefix) {
+	if !hasPrefixOf(re, s) {
 		return nil
 	}
 	return re.FindStringSubmatch(s)
@@ -136,7 +144,7 @@ func findPrefixed(re *regexp.Regexp, s string) []string {
 // findIndexPrefixed is re.FindStringSubmatchIndex(s), gated as
 // findPrefixed is.
 func findIndexPrefixed(re *regexp.Regexp, s string) []int {
-	if prefix, _ := re.LiteralPrefix(); !strings.Contains(s, prefix) {
+	if !hasPrefixOf(re, s) {
 		return nil
 	}
 	return re.FindStringSubmatchIndex(s)
@@ -201,7 +209,7 @@ func matchesDotWords(f string) bool {
 		return false
 	}
 	for _, re := range retryableDotRes {
-		if prefix, _ := re.LiteralPrefix(); strings.Contains(f, prefix) && re.MatchString(f) {
+		if hasPrefixOf(re, f) && re.MatchString(f) {
 			return true
 		}
 	}
