@@ -51,7 +51,8 @@ type Options struct {
 	// MaxBodyBytes bounds a request's body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// BodyTimeout is how long a request's body may send nothing before it
-	// is answered 408 (0: DefaultBodyTimeout).
+	// is answered 408 (0: DefaultBodyTimeout); the stall is found within
+	// an eighth of it more (one timer checks every body being read).
 	BodyTimeout time.Duration
 	// IdleTimeout and MaxConns are Server's and Limit's (0:
 	// DefaultIdleTimeout, DefaultMaxConns).
@@ -77,6 +78,7 @@ type Proxy struct {
 	inflight          sync.WaitGroup // the requests being answered, until logged
 	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
 	bodies            provider.BodyCache
+	stalls            *stallWatch // the bodies being read
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -97,6 +99,7 @@ func New(opt Options) (*Proxy, error) {
 	if p.bodyTimeout <= 0 {
 		p.bodyTimeout = DefaultBodyTimeout
 	}
+	p.stalls = newStallWatch(p.bodyTimeout)
 	if p.idle <= 0 {
 		p.idle = DefaultIdleTimeout
 	}
@@ -348,7 +351,7 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, status, err := p.readBody(w, r)
+	body, status, err := p.readBody(w, r, st.start)
 	rec.BytesIn = len(body)
 	if err != nil {
 		rec.Error = err.Error()

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,14 +74,14 @@ func (c *limitConn) Close() error {
 	return err
 }
 
-// readBody reads r's body up to p.maxBody bytes, each read to send
-// something within p.bodyTimeout. An error is the client's answer: 413
-// over the limit, 408 when the body stalled, 400 when it cannot be read.
-// A body whose Content-Length is within the limit is read into one
-// buffer of its size (up to 64 KiB; a larger one grows as it comes), and
-// needs no MaxBytesReader: net/http reads no more than Content-Length.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
-	rc := http.NewResponseController(w)
+// readBody reads r's body up to p.maxBody bytes, none of its reads
+// waiting more than p.bodyTimeout (checked by p.stalls, from start). An
+// error is the client's answer: 413 over the limit, 408 when the body
+// stalled, 400 when it cannot be read. A body whose Content-Length is
+// within the limit is read into one buffer of its size (up to 64 KiB; a
+// larger one grows as it comes), and needs no MaxBytesReader: net/http
+// reads no more than Content-Length.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, start time.Time) ([]byte, int, error) {
 	var body io.Reader = r.Body
 	size := 512
 	if cl := r.ContentLength; cl >= 0 && cl <= p.maxBody {
@@ -88,20 +90,25 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		body = http.MaxBytesReader(w, r.Body, p.maxBody)
 	}
 	b := make([]byte, 0, size)
+	rd := p.stalls.add(w, start)
 	var err error
-	for err == nil { // io.ReadAll's loop, the deadline renewed before each read
+	for reads := 0; err == nil; reads++ { // io.ReadAll's loop, each read's start noted
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		_ = rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
+		if reads > 0 {
+			rd.began.Store(int64(time.Since(p.stalls.epoch)))
+		}
 		var n int
 		n, err = body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 	}
+	if p.stalls.remove(rd) && err == io.EOF {
+		// the body ended as it was found stalled: its deadline, passed, is
+		// set, and net/http's next read of the connection fails
+		err = os.ErrDeadlineExceeded
+	}
 	if err == io.EOF {
-		// the last deadline is net/http's to clear: the read that meets
-		// the body's end clears it, before net/http waits on the
-		// connection for what comes next (TestBodyDeadlineCleared)
 		return b, 0, nil
 	}
 	// the rest of the body is not read: the connection closes after the
@@ -116,4 +123,95 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		return b, http.StatusRequestTimeout, fmt.Errorf("request body stalled: nothing for %s after %d bytes", p.bodyTimeout, len(b))
 	}
 	return b, http.StatusBadRequest, fmt.Errorf("could not read the request body: %v", err)
+}
+
+// stallWatch finds the request bodies stalled: a read that has waited a
+// timeout or more. Instead of a read deadline renewed before each read
+// (a runtime timer armed and disarmed for each request, which can wake
+// the network poller's thread), one timer checks the bodies being read
+// every tick while there are any, and sets a stalled one's read deadline
+// in the past, which ends its read with a timeout: a stall is found
+// between timeout and timeout + tick after its read began.
+type stallWatch struct {
+	timeout, tick time.Duration
+	epoch         time.Time // the origin of bodyRead.began
+	mu            sync.Mutex
+	reads         []*bodyRead // being read
+	timer         *time.Timer // armed while reads is not empty, or was at its last check
+	armed         bool
+	free          []*bodyRead
+}
+
+// bodyRead is one body being read: when its current read began
+// (since the watch's epoch), the response whose deadline ends it, whether
+// it was found stalled.
+type bodyRead struct {
+	began   atomic.Int64
+	w       http.ResponseWriter
+	i       int
+	stalled bool
+}
+
+func newStallWatch(timeout time.Duration) *stallWatch {
+	return &stallWatch{timeout: timeout, tick: max(timeout/8, time.Millisecond), epoch: time.Now()}
+}
+
+// add notes that w's request body is being read, its first read
+// beginning at start.
+func (s *stallWatch) add(w http.ResponseWriter, start time.Time) *bodyRead {
+	s.mu.Lock()
+	var rd *bodyRead
+	if n := len(s.free); n > 0 {
+		rd, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		rd = &bodyRead{}
+	}
+	rd.w, rd.i, rd.stalled = w, len(s.reads), false
+	rd.began.Store(int64(start.Sub(s.epoch)))
+	s.reads = append(s.reads, rd)
+	if !s.armed {
+		s.armed = true
+		if s.timer == nil {
+			s.timer = time.AfterFunc(s.tick, s.check)
+		} else {
+			s.timer.Reset(s.tick)
+		}
+	}
+	s.mu.Unlock()
+	return rd
+}
+
+// remove notes that rd's body is read, and says whether it was found
+// stalled. After it, rd's response is not touched.
+func (s *stallWatch) remove(rd *bodyRead) bool {
+	s.mu.Lock()
+	last := len(s.reads) - 1
+	s.reads[rd.i] = s.reads[last]
+	s.reads[rd.i].i = rd.i
+	s.reads[last] = nil
+	s.reads = s.reads[:last]
+	stalled := rd.stalled
+	rd.w = nil
+	if len(s.free) < 64 {
+		s.free = append(s.free, rd)
+	}
+	s.mu.Unlock()
+	return stalled
+}
+
+// check ends the reads that have waited the timeout, and checks again a
+// tick later while there are reads.
+func (s *stallWatch) check() {
+	now := time.Since(s.epoch)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rd := range s.reads {
+		if !rd.stalled && now-time.Duration(rd.began.Load()) >= s.timeout {
+			rd.stalled = true
+			_ = http.NewResponseController(rd.w).SetReadDeadline(time.Unix(1, 0))
+		}
+	}
+	if s.armed = len(s.reads) > 0; s.armed {
+		s.timer.Reset(s.tick)
+	}
 }
