@@ -40,20 +40,29 @@ func (b blockingLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// servePipe serves a proxy of opt as retrysim-proxy does (p.Server),
+// on one connection: cli is the client's end of an in-memory pipe, for a
+// test in a synctest bubble.
+func servePipe(t *testing.T, opt proxy.Options) (*proxy.Proxy, *http.Server, net.Conn) {
+	t.Helper()
+	p, err := proxy.New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvConn, cli := net.Pipe()
+	ln := &oneConnListener{conn: srvConn, done: make(chan struct{})}
+	srv := p.Server()
+	go func() { _ = srv.Serve(ln) }()
+	return p, srv, cli
+}
+
 // TestAnswerBeforeLogLine: the client has the whole answer while the
 // wire log line is still being written (a slow log costs the client
 // nothing), and the line is then written.
 func TestAnswerBeforeLogLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lg := blockingLog{started: make(chan struct{}, 1), release: make(chan struct{})}
-		p, err := proxy.New(proxy.Options{Log: lg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srvConn, cli := net.Pipe()
-		ln := &oneConnListener{conn: srvConn, done: make(chan struct{})}
-		srv := p.Server()
-		go func() { _ = srv.Serve(ln) }()
+		p, srv, cli := servePipe(t, proxy.Options{Log: lg})
 		const body = `{"model":"m","max_tokens":16,"messages":[]}`
 		go func() {
 			_, _ = io.WriteString(cli, "POST /v1/messages HTTP/1.1\r\nHost: proxy.test\r\nContent-Type: application/json\r\nContent-Length: 43\r\n\r\n"+body)

@@ -3,7 +3,6 @@ package proxy_test
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,14 +29,7 @@ func TestBodyStallBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p, err := proxy.New(proxy.Options{BodyTimeout: 100 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
-				}
-				srvConn, cli := net.Pipe()
-				ln := &oneConnListener{conn: srvConn, done: make(chan struct{})}
-				srv := p.Server()
-				go func() { _ = srv.Serve(ln) }()
+				p, srv, cli := servePipe(t, proxy.Options{BodyTimeout: 100 * time.Millisecond})
 				quit := make(chan struct{})
 				defer close(quit)
 				go func() {
