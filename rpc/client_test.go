@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmypi/retryfsm/internal/testkit"
 	"github.com/ohmypi/retryfsm/rpc"
 )
 
@@ -250,9 +251,14 @@ turns:
 		`{"t":2000,"type":"prompt_resolved","prompt":2}`)
 }
 
+// TestClientRealClockAbortRetry: retrysim on the real clock, its
+// backoffs of 150, 300, 600 and 1200 ms waited for, the fourth cancelled.
+// Opt-in (RETRYSIM_SOAK, which .ci/run sets), as every test whose
+// outcome the real clock can change: under load the cancel could come
+// after the fourth backoff.
 func TestClientRealClockAbortRetry(t *testing.T) {
+	testkit.Need(t, testkit.Soak, "backoffs on the real clock")
 	t.Parallel()
-	// The one test on the real clock: backoffs of 150, 300, 600 and 1200 ms.
 	scenario := `
 settings: {maxRetries: 5, baseDelayMs: 150}
 turns:
