@@ -201,8 +201,10 @@ func (s *stallWatch) remove(rd *bodyRead) bool {
 
 // check ends the reads that have waited the timeout, and checks again a
 // tick later while there are reads.
-func (s *stallWatch) check() {
-	now := time.Since(s.epoch)
+func (s *stallWatch) check() { s.checkAt(time.Since(s.epoch)) }
+
+// checkAt is check at now (since the watch's epoch).
+func (s *stallWatch) checkAt(now time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rd := range s.reads {
