@@ -29,52 +29,14 @@ func reportRates(b *testing.B, sessions int, cpu0 time.Duration) {
 // BenchmarkFleetDefault: the default fleet of 1,000,000 sessions (each
 // prompt a chain of three 529s then a success), one discrete-event
 // simulation on one goroutine; sessions/s is the figure README reports.
-func BenchmarkFleetDefault(b *testing.B) {
-	b.ReportAllocs()
-	cfg := fleetspec.Default(benchSessions)
-	cpu0 := cpuTime()
-	for b.Loop() {
-		res, err := runConfig(cfg, fleet.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions || s.Calls != 4*benchSessions {
-			b.Fatalf("%+v", s)
-		}
-	}
-	reportRates(b, benchSessions*b.N, cpu0)
-}
+func BenchmarkFleetDefault(b *testing.B) { benchDefaultFleet(b, fleetspec.Default(benchSessions)) }
 
-// BenchmarkFleetDefaultJittered: the default fleet with a jittered
-// profile (omp-2026-06): run alone, its sessions each simulated (a
-// session's jitter draws are its own: none is replayed, SPEC §15.1,
-// "Sessions apart").
-func BenchmarkFleetDefaultJittered(b *testing.B) {
+// benchDefaultFleet runs cfg, the default fleet of benchSessions sessions
+// changed in a way that keeps its result (a profile, a capacity it never
+// reaches), and reports its rates: every session succeeds after four
+// calls, none rejected.
+func benchDefaultFleet(b *testing.B, cfg fleetspec.Config) {
 	b.ReportAllocs()
-	cfg := fleetspec.Default(benchSessions)
-	cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
-	cpu0 := cpuTime()
-	for b.Loop() {
-		res, err := runConfig(cfg, fleet.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if s := res.Groups[0].Profiles[0]; s.Succeeded != benchSessions || s.Calls != 4*benchSessions {
-			b.Fatalf("%+v", s)
-		}
-	}
-	reportRates(b, benchSessions*b.N, cpu0)
-}
-
-// BenchmarkFleetDefaultShared: the default fleet with an in-flight bound
-// it never reaches (about 40 calls are in flight at once): the same
-// sessions and result, but a provider whose capacity every call shares, so
-// that the sessions run in the one event queue (SPEC §15.1, "Sessions
-// apart"): what a fleet whose sessions meet costs.
-func BenchmarkFleetDefaultShared(b *testing.B) {
-	b.ReportAllocs()
-	cfg := fleetspec.Default(benchSessions)
-	cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
 	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := runConfig(cfg, fleet.Options{})
@@ -86,6 +48,27 @@ func BenchmarkFleetDefaultShared(b *testing.B) {
 		}
 	}
 	reportRates(b, benchSessions*b.N, cpu0)
+}
+
+// BenchmarkFleetDefaultJittered: the default fleet with a jittered
+// profile (omp-2026-06): run alone, its sessions each simulated (a
+// session's jitter draws are its own: none is replayed, SPEC §15.1,
+// "Sessions apart").
+func BenchmarkFleetDefaultJittered(b *testing.B) {
+	cfg := fleetspec.Default(benchSessions)
+	cfg.Profiles = fleetspec.Mix{{Profile: "omp-2026-06", Percent: 100}}
+	benchDefaultFleet(b, cfg)
+}
+
+// BenchmarkFleetDefaultShared: the default fleet with an in-flight bound
+// it never reaches (about 40 calls are in flight at once): the same
+// sessions and result, but a provider whose capacity every call shares, so
+// that the sessions run in the one event queue (SPEC §15.1, "Sessions
+// apart"): what a fleet whose sessions meet costs.
+func BenchmarkFleetDefaultShared(b *testing.B) {
+	cfg := fleetspec.Default(benchSessions)
+	cfg.Capacity = fleetspec.Capacity{MaxInFlight: 10_000}
+	benchDefaultFleet(b, cfg)
 }
 
 // BenchmarkFleetSweep: the same 1,000,000 sessions as a sweep of four
