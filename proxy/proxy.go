@@ -217,6 +217,7 @@ type reqState struct {
 	faults []Fault
 	wait   func(time.Duration) error // Proxy.wait on the request's context
 	ctx    context.Context           // the request's
+	body   bodyRead                  // its body being read (stallWatch)
 }
 
 // handling is one request's record and state, in one allocation, used
@@ -351,7 +352,7 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, status, err := p.readBody(w, r, st.start)
+	body, status, err := p.readBody(w, r, &st.body, st.start)
 	rec.BytesIn = len(body)
 	if err != nil {
 		rec.Error = err.Error()

@@ -81,7 +81,7 @@ func (c *limitConn) Close() error {
 // within the limit is read into one buffer of its size (up to 64 KiB; a
 // larger one grows as it comes), and needs no MaxBytesReader: net/http
 // reads no more than Content-Length.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, start time.Time) ([]byte, int, error) {
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, rd *bodyRead, start time.Time) ([]byte, int, error) {
 	var body io.Reader = r.Body
 	size := 512
 	if cl := r.ContentLength; cl >= 0 && cl <= p.maxBody {
@@ -90,7 +90,7 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, start time.Time
 		body = http.MaxBytesReader(w, r.Body, p.maxBody)
 	}
 	b := make([]byte, 0, size)
-	rd := p.stalls.add(w, start)
+	p.stalls.add(rd, w, start)
 	var err error
 	for reads := 0; err == nil; reads++ { // io.ReadAll's loop, each read's start noted
 		if len(b) == cap(b) {
@@ -139,12 +139,11 @@ type stallWatch struct {
 	reads         []*bodyRead // being read
 	timer         *time.Timer // armed while reads is not empty, or was at its last check
 	armed         bool
-	free          []*bodyRead
 }
 
 // bodyRead is one body being read: when its current read began
 // (since the watch's epoch), the response whose deadline ends it, whether
-// it was found stalled.
+// it was found stalled. A request's is in its pooled handling.
 type bodyRead struct {
 	began   atomic.Int64
 	w       http.ResponseWriter
@@ -156,16 +155,10 @@ func newStallWatch(timeout time.Duration) *stallWatch {
 	return &stallWatch{timeout: timeout, tick: max(timeout/8, time.Millisecond), epoch: time.Now()}
 }
 
-// add notes that w's request body is being read, its first read
+// add notes that w's request body, rd, is being read, its first read
 // beginning at start.
-func (s *stallWatch) add(w http.ResponseWriter, start time.Time) *bodyRead {
+func (s *stallWatch) add(rd *bodyRead, w http.ResponseWriter, start time.Time) {
 	s.mu.Lock()
-	var rd *bodyRead
-	if n := len(s.free); n > 0 {
-		rd, s.free = s.free[n-1], s.free[:n-1]
-	} else {
-		rd = &bodyRead{}
-	}
 	rd.w, rd.i, rd.stalled = w, len(s.reads), false
 	rd.began.Store(int64(start.Sub(s.epoch)))
 	s.reads = append(s.reads, rd)
@@ -178,7 +171,6 @@ func (s *stallWatch) add(w http.ResponseWriter, start time.Time) *bodyRead {
 		}
 	}
 	s.mu.Unlock()
-	return rd
 }
 
 // remove notes that rd's body is read, and says whether it was found
@@ -192,9 +184,6 @@ func (s *stallWatch) remove(rd *bodyRead) bool {
 	s.reads = s.reads[:last]
 	stalled := rd.stalled
 	rd.w = nil
-	if len(s.free) < 64 {
-		s.free = append(s.free, rd)
-	}
 	s.mu.Unlock()
 	return stalled
 }
