@@ -25,6 +25,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/looplab/fsm v1.0.3 // indirect
+	github.com/ohmypi/retryfsm/proxy v0.0.0-00010101000000-000000000000
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
@@ -40,3 +41,5 @@ require (
 
 // The adapters are developed beside the module they adapt: this clone's.
 replace github.com/ohmypi/retryfsm => ../
+
+replace github.com/ohmypi/retryfsm/proxy => ../proxy

@@ -38,7 +38,8 @@ func TestRealAgentLive(t *testing.T) {
 		t.Fatalf("the realagent tool's run.sh: %v (REALAGENT_TOOL names its folder)", err)
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "../cmd/retrysim-proxy")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../cmd/retrysim-proxy" // a module of its own
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

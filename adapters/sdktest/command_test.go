@@ -44,10 +44,14 @@ func buildRetrysim(t *testing.T) string {
 		if built.dir, built.err = os.MkdirTemp("", "retrysim-sdktest-"); built.err != nil {
 			return
 		}
-		cmd := exec.Command(goCmd, "build", "-o", built.dir, "./cmd/retrysim", "./cmd/retrysim-proxy")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = errors.New(err.Error() + "\n" + string(out))
+		// retrysim in the root module, retrysim-proxy in its own
+		for _, dir := range []string{filepath.Join("..", "..", "cmd", "retrysim"), filepath.Join("..", "..", "cmd", "retrysim-proxy")} {
+			cmd := exec.Command(goCmd, "build", "-o", built.dir, ".")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				built.err = errors.New(dir + ": " + err.Error() + "\n" + string(out))
+				return
+			}
 		}
 	})
 	if built.err != nil {

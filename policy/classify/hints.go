@@ -213,7 +213,8 @@ func parseHeaderRetryAfter(value string, now time.Time) (ms float64, ok bool) {
 // httpDateLayouts are the three forms of an HTTP date, in the order
 // net/http.ParseTime tries them (http.TimeFormat, RFC 850, asctime):
 // written here so that policy, the library core, does not link net/http
-// and its TLS stack for one date (TestHTTPDateAsNetHTTP holds them equal).
+// and its TLS stack for one date (TestHTTPDateAsNetHTTP, in the proxy's
+// module, holds them equal).
 var httpDateLayouts = [...]string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
 
 // ValidateHTTP reports what is wrong with m's HTTP fields, or nil: Status

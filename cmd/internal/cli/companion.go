@@ -76,17 +76,13 @@ func companionFromSource(name, file string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, file)
-	// A companion that is a module of its own (cmd/retrysim-plot, with the
-	// chart libraries) is built in its folder.
-	pkg := "./cmd/" + name
-	build := exec.Command(goCmd, "build", "-o", out, pkg)
-	build.Dir = root
-	if _, err := os.Stat(filepath.Join(root, "cmd", name, "go.mod")); err == nil {
-		build.Args[len(build.Args)-1] = "."
-		build.Dir = filepath.Join(root, "cmd", name)
-	}
+	// Each companion is a module of its own (cmd/retrysim-plot with the
+	// chart libraries, cmd/retrysim-proxy with the HTTP stack), built in
+	// its folder.
+	build := exec.Command(goCmd, "build", "-o", out, ".")
+	build.Dir = filepath.Join(root, "cmd", name)
 	if msg, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v: %s", pkg, err, msg)
+		return "", fmt.Errorf("go build in %s: %v: %s", build.Dir, err, msg)
 	}
 	return out, nil
 }
@@ -137,8 +133,9 @@ type linker interface {
 func (cp *companion) run(c *command, args []string, stdout, stderr io.Writer) int {
 	path, where, err := findCompanion(cp.name)
 	if err != nil {
-		return usageError(c, stderr, "this command is the program %s (%s), %s: install it with 'go install ./cmd/%s' in the repository "+
-			"(beside retrysim: 'go install ./cmd/...'), or run 'go run ./cmd/%s %s ...'", cp.name, cp.why, where, cp.name, cp.name, c.name)
+		return usageError(c, stderr, "this command is the program %s (%s), %s: install it with 'cd cmd/%s && go install .' in the repository "+
+			"(a module of its own, beside 'go install ./cmd/...'), or run 'go run ./cmd/retrysim %s ...' in the repository, which builds it",
+			cp.name, cp.why, where, cp.name, c.name)
 	}
 	cmd := exec.Command(path, append([]string{c.name}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr

@@ -249,11 +249,14 @@ func TestPlotFromSource(t *testing.T) {
 	}
 }
 
-// TestLightDependencies: retrysim's import graph holds no network or
-// HTTP stack (net, net/http, crypto/tls: retrysim-proxy's, SPEC.md §18.4),
-// and its module requires no chart library (gonum.org/v1/plot: the module
-// cmd/retrysim-plot's, §15.7), so its first build stays small; the
-// companions' graph and go.mod do hold them, so each check can fail.
+// TestLightDependencies: the root module's packages and their tests (what
+// README's go test ./... builds, retrysim among them) link no network or
+// HTTP stack (net, net/http, crypto/tls: the modules proxy/ and
+// cmd/retrysim-proxy/ link them, SPEC.md §18.4), and the root module
+// requires no chart library (gonum.org/v1/plot: the module
+// cmd/retrysim-plot's, §15.7), so that retrysim's first build and the
+// tests on empty caches stay small; the companions' graph and go.mod do
+// hold them, so each check can fail.
 func TestLightDependencies(t *testing.T) {
 	t.Parallel() // a process of its own: its waits overlap the others'
 	goCmd, err := exec.LookPath("go")
@@ -270,46 +273,43 @@ func TestLightDependencies(t *testing.T) {
 			t.Errorf("%s requires gonum.org/v1/plot: %v, want %v", c.gomod, got, c.want)
 		}
 	}
-	// one go list for the two programs: each line is a package and its
-	// dependencies (the whole graph below it)
-	const module = "github.com/ohmypi/retryfsm/cmd/"
-	programs := []string{module + "retrysim", module + proxyCommand}
-	out, err := exec.Command(goCmd, append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, programs...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list %v: %v\n%s", programs, err, out)
-	}
-	graph := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if f := strings.Fields(line); len(f) > 1 {
-			graph[f[0]] = f[1:]
+	// graph is each package of the module in dir (with its tests' when
+	// withTests) and of its dependencies, with the packages it imports.
+	graph := func(dir string, withTests bool) map[string][]string {
+		args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./..."}
+		if withTests {
+			args = append(args[:2], append([]string{"-test"}, args[2:]...)...)
 		}
-	}
-	deps := func(pkg string) []string {
-		d, ok := graph[pkg]
-		if !ok {
-			t.Fatalf("go list printed no dependency list for %s:\n%s", pkg, out)
+		list := exec.Command(goCmd, args...)
+		list.Dir = dir
+		out, err := list.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %v in %s: %v\n%s", args, dir, err, out)
 		}
-		return d
+		g := map[string][]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				g[f[0]] = f[1:]
+			}
+		}
+		return g
 	}
-	heavy := map[string]string{ // a heavy package's path (or prefix/) and the companion that links it
-		"gonum.org/v1/plot/": "", // none: the module cmd/retrysim-plot's (checked above)
-		"net":                proxyCommand,
-		"net/http":           proxyCommand,
-		"crypto/tls":         proxyCommand,
+	heavy := []string{"net", "net/http", "crypto/tls"}
+	root := graph("../../..", true)
+	if _, ok := root["github.com/ohmypi/retryfsm/cmd/retrysim"]; !ok {
+		t.Fatalf("go list printed no retrysim in the root module's graph: %d packages", len(root))
 	}
-	isHeavy := func(d, h string) bool {
-		return d == strings.TrimSuffix(h, "/") || strings.HasSuffix(h, "/") && strings.HasPrefix(d, h)
-	}
-	for _, d := range deps("github.com/ohmypi/retryfsm/cmd/retrysim") {
-		for h, companion := range heavy {
-			if isHeavy(d, h) {
-				t.Errorf("retrysim depends on %s: only cmd/%s may link it", d, companion)
+	for pkg, imports := range root {
+		for _, h := range heavy {
+			if slices.Contains(imports, h) {
+				t.Errorf("%s imports %s: in the root module only the proxy's modules (proxy/, cmd/%s/) may link it", pkg, h, proxyCommand)
 			}
 		}
 	}
-	for h, companion := range heavy {
-		if companion != "" && !slices.ContainsFunc(deps("github.com/ohmypi/retryfsm/cmd/"+companion), func(d string) bool { return isHeavy(d, h) }) {
-			t.Errorf("%s's dependencies do not include %s: the check above would see nothing", companion, h)
+	companion := graph("../../"+proxyCommand, false)
+	for _, h := range heavy {
+		if _, ok := companion[h]; !ok {
+			t.Errorf("%s's dependencies do not include %s: the check above would see nothing", proxyCommand, h)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func TestProxyCompanionMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	code, out, errOut := runMain(t, "proxy", "--listen", "127.0.0.1:0")
 	if code != exitUsage || out != "" || !strings.Contains(errOut, "retrysim proxy: this command is the program retrysim-proxy (so that retrysim links no HTTP server)") ||
-		!strings.Contains(errOut, "go install ./cmd/retrysim-proxy") || !strings.Contains(errOut, "go run ./cmd/retrysim-proxy proxy ...") {
+		!strings.Contains(errOut, "cd cmd/retrysim-proxy && go install .") || !strings.Contains(errOut, "go run ./cmd/retrysim proxy ...") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and how to install retrysim-proxy", code, out, errOut)
 	}
 	code, out, _ = runMain(t, "proxy", "--help")
@@ -107,7 +107,7 @@ func TestMainWithProxy(t *testing.T) {
 	}
 	got, errOut = nil, bytes.Buffer{}
 	code = Main([]string{"proxy", "--listen", "127.0.0.1:9", "s.yaml"}, &out, &errOut)
-	if code != exitUsage || got != nil || !strings.Contains(errOut.String(), "go install ./cmd/retrysim-proxy") {
+	if code != exitUsage || got != nil || !strings.Contains(errOut.String(), "cd cmd/retrysim-proxy && go install .") {
 		t.Errorf("without: exit %d, served %v, stderr %q; want 2 asking for retrysim-proxy", code, got != nil, errOut.String())
 	}
 }
@@ -182,24 +182,20 @@ const (
 )
 
 // fakeGo is the go command of TestCompanionFromSource (this test binary
-// under the name go): "go build -o OUT ./cmd/retrysim-proxy" in the module
-// root, or "go build -o OUT ." in the root's cmd/retrysim-plot (a module of
-// its own), links $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command
-// line, or another folder, exits 1 saying so.
+// under the name go): "go build -o OUT ." in the root's cmd/retrysim-proxy
+// or cmd/retrysim-plot (each a module of its own) links
+// $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command line, or
+// another folder, exits 1 saying so.
 func fakeGo(args []string) int {
 	wd, err := os.Getwd()
 	root := os.Getenv(fakeGoRoot)
-	want := []string{"build", "-o", "OUT", "./cmd/" + proxyCommand}
-	if wd == filepath.Join(root, "cmd", plotCommand) {
-		want[3] = "."
-	} else {
-		wd = strings.TrimSuffix(wd, string(os.PathSeparator)) // the root itself
-	}
+	want := []string{"build", "-o", "OUT", "."}
 	if len(args) == len(want) {
 		want[2] = args[2]
 	}
-	if err != nil || (wd != root && want[3] != ".") || !slices.Equal(args, want) {
-		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), root)
+	inCompanion := wd == filepath.Join(root, "cmd", proxyCommand) || wd == filepath.Join(root, "cmd", plotCommand)
+	if err != nil || !inCompanion || !slices.Equal(args, want) {
+		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s/cmd/%s or %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), root, proxyCommand, plotCommand)
 		return 1
 	}
 	if err := os.Symlink(os.Getenv(fakeGoProgram), args[2]); err != nil {
