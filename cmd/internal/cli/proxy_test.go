@@ -182,20 +182,20 @@ const (
 )
 
 // fakeGo is the go command of TestCompanionFromSource (this test binary
-// under the name go): "go build -o OUT ." in the root's cmd/retrysim-proxy
-// or cmd/retrysim-plot (each a module of its own) links
-// $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any other command line, or
-// another folder, exits 1 saying so.
+// under the name go): "go build -o OUT ." in the root's cmd/NAME, NAME
+// the companion OUT is named after (retrysim-proxy, retrysim-plot: each a
+// module of its own), links $RETRYSIM_TEST_FAKE_GO_PROGRAM at OUT; any
+// other command line, or another folder, exits 1 saying so.
 func fakeGo(args []string) int {
 	wd, err := os.Getwd()
 	root := os.Getenv(fakeGoRoot)
-	want := []string{"build", "-o", "OUT", "."}
+	want, dir := []string{"build", "-o", "OUT", "."}, "the companion's folder"
 	if len(args) == len(want) {
 		want[2] = args[2]
+		dir = filepath.Join(root, "cmd", filepath.Base(args[2]))
 	}
-	inCompanion := wd == filepath.Join(root, "cmd", proxyCommand) || wd == filepath.Join(root, "cmd", plotCommand)
-	if err != nil || !inCompanion || !slices.Equal(args, want) {
-		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s/cmd/%s or %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), root, proxyCommand, plotCommand)
+	if err != nil || wd != dir || !slices.Equal(args, want) {
+		fmt.Fprintf(os.Stderr, "fake go: 'go %s' in %s (%v); want 'go %s' in %s\n", strings.Join(args, " "), wd, err, strings.Join(want, " "), dir)
 		return 1
 	}
 	if err := os.Symlink(os.Getenv(fakeGoProgram), args[2]); err != nil {
