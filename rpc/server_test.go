@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -294,24 +295,32 @@ func TestServeAdvanceOnRealClockIsAnError(t *testing.T) {
 	})
 }
 
-// realClockServer runs a real-clock server on a mock clock; the test
-// writes commands with send and reads output lines with next.
+// realClockServer runs a real-clock server in a synctest bubble (its
+// clock the time package's, the bubble's fake time); the test writes
+// commands with send, reads output lines with expect and moves the clock
+// on with advance.
 type realClockServer struct {
 	t     *testing.T
-	clk   *clock.Mock
 	inW   *io.PipeWriter
 	lines chan string
 	done  chan error
 }
 
+// advance moves the bubble's clock d on, once every goroutine in it waits:
+// the server's loop waits on its timer, armed for the next event, before
+// the time passes, so that the timer fires when its time comes. (A mock
+// clock's Add could run before the loop armed it, and the timer, armed
+// for a time already passed, never fired.)
+func (s *realClockServer) advance(d time.Duration) { time.Sleep(d) }
+
 func startRealClock(t *testing.T, scenario string) *realClockServer {
 	t.Helper()
 	in, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &realClockServer{t: t, clk: clock.NewMock(), inW: inW, lines: make(chan string, 100), done: make(chan error, 1)}
+	s := &realClockServer{t: t, inW: inW, lines: make(chan string, 100), done: make(chan error, 1)}
 	sc := parseScenario(t, scenario)
 	go func() {
-		err := rpc.Serve(context.Background(), in, outW, rpc.Options{Scenario: sc, Clock: s.clk})
+		err := rpc.Serve(context.Background(), in, outW, rpc.Options{Scenario: sc, Clock: clock.New()})
 		outW.Close()
 		s.done <- err
 	}()
@@ -355,7 +364,11 @@ func (s *realClockServer) expect(want ...string) {
 	}
 }
 
-func TestServeRealClock(t *testing.T) {
+// TestServeRealClock and the test below run in a synctest bubble
+// (startRealClock).
+func TestServeRealClock(t *testing.T) { synctest.Test(t, testServeRealClock) }
+
+func testServeRealClock(t *testing.T) {
 	s := startRealClock(t, oneError)
 	s.send(`{"id":"p","type":"prompt","message":"hi"}`)
 	s.expect(
@@ -365,10 +378,10 @@ func TestServeRealClock(t *testing.T) {
 		agentEnd(rt(0), user(rt(0), "hi"), asst(rt(0), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
-	s.clk.Add(1999 * time.Millisecond)
+	s.advance(1999 * time.Millisecond)
 	s.send(`{"id":"s","type":"get_state"}`)
 	s.expect(`{"id":"s","type":"response","command":"get_state","success":true,"data":{"isStreaming":true,"messageCount":1,"autoCompactionEnabled":true,"sessionId":"session-1","autoRetryEnabled":true,"isRetrying":true,"retryAttempt":1,"retryState":"backoff","nextRetryAt":2000,"profile":"omp-2026-02","model":{"id":"claude-sonnet-4-5","provider":"anthropic","api":"anthropic-messages"},"thinkingLevel":"off","isCompacting":false,"steeringMode":"one-at-a-time","followUpMode":"one-at-a-time","interruptMode":"immediate","queuedMessageCount":0}}`)
-	s.clk.Add(time.Millisecond) // the backoff ends: the retried run, on its own
+	s.advance(time.Millisecond) // the backoff ends: the retried run, on its own
 	s.expect(
 		`{"type":"agent_start"}`,
 		msgEnd(rt(2000), "stop", ""),
@@ -379,6 +392,10 @@ func TestServeRealClock(t *testing.T) {
 }
 
 func TestServeRealClockAbortRetryAndEOF(t *testing.T) {
+	synctest.Test(t, testServeRealClockAbortRetryAndEOF)
+}
+
+func testServeRealClockAbortRetryAndEOF(t *testing.T) {
 	scenario := `
 turns:
   - {stopReason: error, errorMessage: "529 overloaded_error"}
@@ -394,7 +411,7 @@ turns:
 		agentEnd(rt(0), user(rt(0), "hi"), asst(rt(0), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
-	s.clk.Add(500 * time.Millisecond)
+	s.advance(500 * time.Millisecond)
 	s.send(`{"id":"r","type":"abort_retry"}`)
 	s.expect(
 		`{"id":"r","type":"response","command":"abort_retry","success":true}`,
@@ -411,7 +428,7 @@ turns:
 		agentEnd(rt(500), user(rt(500), "again"), asst(rt(500), "error", "529 overloaded_error")),
 		`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded_error"}`,
 	)
-	s.clk.Add(3 * time.Second)
+	s.advance(3 * time.Second)
 	s.expect(`{"type":"agent_start"}`)
 	s.inW.Close()
 	s.expect(
