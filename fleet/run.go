@@ -229,6 +229,7 @@ func runOne(ctx context.Context, cfg fleetspec.Config, pol *policy.Policy, opt O
 	}
 	r.ctx = ctx
 	r.run()
+	defer r.freeSlots()
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -243,6 +244,9 @@ func newRunner(cfg fleetspec.Config, settings *policy.Policy, opt Options) (*run
 		return nil, errors.New("fleet: a run's compiled settings do not match its configuration's (Config.Compile gives them)")
 	}
 	r := &runner{cfg: cfg, opt: opt, maxLive: fleetspec.MaxLiveSessions}
+	if slots, ok := sessionSlots.Get().(*[]sess); ok {
+		r.sessions = *slots // empty: arrive appends to it
+	}
 	var cls []*classify.Classifier
 	add := func(name string, records uint32, own *policy.Policy) (layerRT, error) {
 		p, err := policy.ProfileByName(name)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ohmypi/retryfsm/internal/testkit"
 )
 
 // scanSeeds are bodies where json.Unmarshal's reading is easy to get
@@ -73,7 +75,7 @@ func TestScanRequestReads(t *testing.T) {
 		}
 	}
 	body := []byte(scanSeeds[0])
-	if raceEnabled {
+	if testkit.Race {
 		return
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = parseRequest(Anthropic, body) }); n != 0 {
@@ -170,7 +172,7 @@ func TestScanRequestAgain(t *testing.T) {
 			}
 		}
 	}
-	if raceEnabled { // the pool drops scanners at random
+	if testkit.Race { // the pool drops scanners at random
 		return
 	}
 	tools := []byte(`{"model":"m","tools":[{"name":"t"}]}`)
