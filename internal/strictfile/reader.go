@@ -193,20 +193,9 @@ func (r *Reader) Decode(data []byte) *yaml.Node {
 // a mapping without aliases.
 func (r *Reader) DecodeYAML(data []byte) *yaml.Node {
 	var doc yaml.Node
-	// A stream holds a second document only after a "---" or "..."
-	// marker at the start of a line; without one, yaml.Unmarshal (which
-	// reads the first document from memory) is enough. Anything unusual
-	// (a marker, an error, no document) takes the Decoder's path, whose
-	// errors are the ones reported.
-	if !hasDocMarker(data) {
-		if err := yaml.Unmarshal(data, &doc); err == nil && doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0] != nil {
-			root := doc.Content[0]
-			r.rejectAliases(root)
-			r.checkRoot(root)
-			return root
-		}
-		doc = yaml.Node{}
-	}
+	// The Decoder reads the first document and then checks for what follows
+	// it: yaml.Unmarshal stops after the first document's node and accepts
+	// any text after it (" a: 1\nb: 2" read as {a: 1}).
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -231,17 +220,6 @@ func (r *Reader) DecodeYAML(data []byte) *yaml.Node {
 	r.rejectAliases(root)
 	r.checkRoot(root)
 	return root
-}
-
-// hasDocMarker reports whether a line of data starts with a document
-// marker ("---" or "...").
-func hasDocMarker(data []byte) bool {
-	for line := range bytes.Lines(data) {
-		if bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("...")) {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *Reader) checkRoot(root *yaml.Node) {

@@ -23,6 +23,9 @@ func TestReadPositions(t *testing.T) {
 		{"x.yaml", "- 1\n", `x.yaml:1:1: the top level must be a mapping with the test keys, got a list`},
 		{"x.json", "{\"a\": 1,\n \"b\": \"\xff\"}", `x.json:2:8: invalid JSON: invalid UTF-8 (found byte 0xff)`},
 		{"x.yaml", "a: [1\n", `x.yaml:1:4: invalid YAML: did not find expected ',' or ']' (the '[' here is not closed)`},
+		// text after the first document's mapping, not a new document: an
+		// error, not the mapping alone (what yaml.Unmarshal would read)
+		{"x.yaml", " a: 1\nb: x\n", `x.yaml:2:1: invalid YAML: did not find expected <document start>`},
 	} {
 		r := &Reader{File: c.name, What: "test", At: map[string]*yaml.Node{}}
 		err := r.Read(func() {
