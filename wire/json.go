@@ -23,10 +23,14 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 
 // appendHead appends the line's start: its type, seq and timestamp.
 func (r *Record) appendHead(b []byte) ([]byte, error) {
-	b = append(b, `{"type":`...)
-	b = jsonw.AppendStdString(b, r.Type)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, int64(r.Seq), 10)
+	if r.Type == "request" { // the proxy's every line
+		b = append(b, `{"type":"request","seq":`...)
+	} else {
+		b = append(b, `{"type":`...)
+		b = jsonw.AppendStdString(b, r.Type)
+		b = append(b, `,"seq":`...)
+	}
+	b = jsonw.AppendInt(b, int64(r.Seq))
 	b = append(b, `,"timestamp":`...)
 	return jsonw.AppendStdFloat(b, r.Timestamp)
 }
@@ -48,12 +52,12 @@ func (r *Record) appendRequest(b []byte) []byte {
 func (r *Record) appendAnswer(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, `,"turn":`...)
-	b = strconv.AppendInt(b, int64(r.Turn), 10)
+	b = jsonw.AppendInt(b, int64(r.Turn))
 	if r.Upstream {
 		b = append(b, `,"upstream":true`...)
 	}
 	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = jsonw.AppendInt(b, int64(r.Status))
 	b = appendMap(b, "headers", r.Headers)
 	b = appendField(b, "errorType", r.ErrorType, true)
 	b = appendField(b, "errorMessage", r.ErrorMessage, true)
@@ -69,7 +73,7 @@ func (r *Record) appendAnswer(b []byte) ([]byte, error) {
 	}
 	if r.Events != 0 {
 		b = append(b, `,"events":`...)
-		b = strconv.AppendInt(b, int64(r.Events), 10)
+		b = jsonw.AppendInt(b, int64(r.Events))
 	}
 	b = append(b, `,"headersMs":`...)
 	if b, err = jsonw.AppendStdFloat(b, r.HeadersMs); err != nil {
@@ -80,7 +84,7 @@ func (r *Record) appendAnswer(b []byte) ([]byte, error) {
 		return b, err
 	}
 	b = append(b, `,"bytesIn":`...)
-	b = strconv.AppendInt(b, int64(r.BytesIn), 10)
+	b = jsonw.AppendInt(b, int64(r.BytesIn))
 	b = appendField(b, "error", r.Error, true)
 	b = appendField(b, "fleet", r.Fleet, true)
 	return append(b, '}'), nil

@@ -76,11 +76,19 @@ func appendFixed(b []byte, v float64) (_ []byte, ok bool) {
 		for k > 0 && u%10 == 0 { // the trailing zeros dropped
 			u, k = u/10, k-1
 		}
-		// the digits, last first, from the end of d: the fraction's k,
-		// its point, then the integer's (at least its 0) and the sign
+		// the digits, last first, from the end of d, two at a time: the
+		// fraction's k, its point, then the integer's (at least its 0)
+		// and the sign
 		var d [26]byte
 		j := len(d)
-		for ; k > 0; k-- {
+		for ; k >= 2; k -= 2 {
+			q := u / 100
+			r := (u - q*100) * 2
+			j -= 2
+			d[j], d[j+1] = digitPairs[r], digitPairs[r+1]
+			u = q
+		}
+		if k == 1 {
 			j--
 			d[j] = byte('0' + u%10)
 			u /= 10
@@ -89,13 +97,19 @@ func appendFixed(b []byte, v float64) (_ []byte, ok bool) {
 			j--
 			d[j] = '.'
 		}
-		for {
+		for u >= 100 {
+			q := u / 100
+			r := (u - q*100) * 2
+			j -= 2
+			d[j], d[j+1] = digitPairs[r], digitPairs[r+1]
+			u = q
+		}
+		if u >= 10 {
+			j -= 2
+			d[j], d[j+1] = digitPairs[2*u], digitPairs[2*u+1]
+		} else {
 			j--
-			d[j] = byte('0' + u%10)
-			u /= 10
-			if u == 0 {
-				break
-			}
+			d[j] = byte('0' + u)
 		}
 		if v < 0 {
 			j--
