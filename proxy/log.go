@@ -54,7 +54,7 @@ func clientHeaders(h http.Header, m map[string]string) map[string]string {
 		if len(k) > 0 && clientRetryFirst[k[0]] {
 			name, kept = clientRetryNames[k]
 		}
-		if containsFold(k, "idempotency") {
+		if len(k) >= len("idempotency") && containsFold(k, "idempotency") {
 			name, kept = strings.ToLower(k), true
 		} else if vs[0] == "" {
 			kept = false

@@ -79,6 +79,7 @@ type Proxy struct {
 	hop               string         // this proxy's mark on the requests it forwards (hopHeader)
 	bodies            provider.BodyCache
 	stalls            *stallWatch // the bodies being read
+	date              dateCache   // the answers' Date header
 }
 
 // hopHeader marks a request this proxy forwarded: one that comes back
@@ -218,6 +219,7 @@ type reqState struct {
 	wait   func(time.Duration) error // Proxy.wait on the request's context
 	ctx    context.Context           // the request's
 	body   bodyRead                  // its body being read (stallWatch)
+	buf    []byte                    // its body's bytes, kept for a later request (recycle)
 }
 
 // handling is one request's record and state, in one allocation, used
@@ -247,9 +249,16 @@ func (h *handling) recycle() {
 		return
 	}
 	clear(h.client)
-	h.rec, h.st = Record{}, reqState{}
+	var buf []byte // kept unless large: the pool holds no more than a usual body each
+	if cap(h.st.buf) <= maxKeptBody {
+		buf = h.st.buf[:0]
+	}
+	h.rec, h.st = Record{}, reqState{buf: buf}
 	handlings.Put(h)
 }
+
+// maxKeptBody bounds the body buffer a recycled handling keeps.
+const maxKeptBody = 64<<10 + 1
 
 // retryCountKey is x-stainless-retry-count as http.Header holds it.
 const retryCountKey = "X-Stainless-Retry-Count"
@@ -352,8 +361,8 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 // and returns false.
 func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]byte, provider.Request, bool) {
 	rec := st.rec
-	body, status, err := p.readBody(w, r, &st.body, st.start)
-	rec.BytesIn = len(body)
+	body, status, err := p.readBody(w, r, &st.body, st.start, st.buf)
+	st.buf, rec.BytesIn = body, len(body)
 	if err != nil {
 		rec.Error = err.Error()
 		if status == http.StatusRequestEntityTooLarge {
@@ -439,6 +448,8 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 	rec := st.rec
 	res := p.bodies.HTTP(&a, req)
 	h := w.Header()
+	now := time.Now()
+	h["Date"] = p.date.at(now)  // net/http's, formatted once a second (a script's date header replaces it)
 	for i := range res.Header { // h.Set's result, each value a view of res.Header's: no allocation
 		h[canonicalKey(res.Header[i][0])] = res.Header[i][1:2:2]
 	}
@@ -451,7 +462,7 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		return
 	}
 	w.WriteHeader(res.Status)
-	rec.HeadersMs = msSince(st.start)
+	rec.HeadersMs = float64(now.Sub(st.start)) / float64(time.Millisecond) // WriteHeader sends nothing: the headers go with the body
 	b := res.Body
 	cut := res.Status == http.StatusOK && hasFault(st.faults, FaultStreamCut)
 	if cut {

@@ -80,8 +80,9 @@ func (c *limitConn) Close() error {
 // stalled, 400 when it cannot be read. A body whose Content-Length is
 // within the limit is read into one buffer of its size (up to 64 KiB; a
 // larger one grows as it comes), and needs no MaxBytesReader: net/http
-// reads no more than Content-Length.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, rd *bodyRead, start time.Time) ([]byte, int, error) {
+// reads no more than Content-Length. The body is read into buf when it
+// is large enough (a recycled request's).
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, rd *bodyRead, start time.Time, buf []byte) ([]byte, int, error) {
 	var body io.Reader = r.Body
 	size := 512
 	if cl := r.ContentLength; cl >= 0 && cl <= p.maxBody {
@@ -89,7 +90,10 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, rd *bodyRead, s
 	} else {
 		body = http.MaxBytesReader(w, r.Body, p.maxBody)
 	}
-	b := make([]byte, 0, size)
+	b := buf[:0]
+	if cap(b) < size {
+		b = make([]byte, 0, size)
+	}
 	p.stalls.add(rd, w, start)
 	var err error
 	for reads := 0; err == nil; reads++ { // io.ReadAll's loop, each read's start noted
@@ -205,4 +209,29 @@ func (s *stallWatch) checkAt(now time.Duration) {
 	if s.armed = len(s.reads) > 0; s.armed {
 		s.timer.Reset(s.tick)
 	}
+}
+
+// dateCache is the Date header of the answers written in one second:
+// net/http formats it for each answer that has none (about 2,000
+// instructions, a fifth of what the proxy adds to a bare server's
+// work); the proxy formats it once a second. Its value is shared, so
+// that setting it allocates nothing: a slice of one string at its
+// capacity, which an Add copies before appending to.
+type dateCache struct{ last atomic.Pointer[dateValue] }
+
+type dateValue struct {
+	sec int64
+	h   []string
+}
+
+// at is the Date header's value at now, as net/http writes it
+// (http.TimeFormat).
+func (c *dateCache) at(now time.Time) []string {
+	sec := now.Unix()
+	if d := c.last.Load(); d != nil && d.sec == sec {
+		return d.h
+	}
+	d := &dateValue{sec: sec, h: []string{now.UTC().Format(http.TimeFormat)}}
+	c.last.Store(d)
+	return d.h
 }

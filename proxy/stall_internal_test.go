@@ -34,7 +34,7 @@ func TestBodyEndsAsStalled(t *testing.T) {
 	r := httptest.NewRequest("POST", "/v1/messages", endsStalled{p, strings.NewReader(body)})
 	r.ContentLength = -1 // read to its end
 	w := httptest.NewRecorder()
-	b, status, err := p.readBody(w, r, &bodyRead{}, time.Now())
+	b, status, err := p.readBody(w, r, &bodyRead{}, time.Now(), nil)
 	if status != http.StatusRequestTimeout || err == nil || !strings.Contains(err.Error(), "request body stalled: nothing for 1s after 13 bytes") || string(b) != body {
 		t.Errorf("status %d, error %v, body %q; want 408, stalled after 13 bytes", status, err, b)
 	}
