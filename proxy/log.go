@@ -42,9 +42,14 @@ var clientRetryNames, clientRetryFirst = func() (map[string]string, *[256]bool) 
 // clientHeaders are the headers of h the wire log keeps, by lower-case
 // name: the first non-empty value of each of clientRetryHeaders, and the
 // first value of any header whose name has "idempotency" in any case,
-// set in m (empty; nil: a new map); nil when there are none. One pass
-// over h: a request has a few headers, the list eight.
+// set in m (nil: a new map); nil when there are none. m may hold an
+// earlier request's (a pooled handling's, most often the same client's
+// same headers): an entry found again with its value is left as it is,
+// and m is emptied and read again only when it holds a name h has not.
+// One pass over h: a request has a few headers, the list eight.
 func clientHeaders(h http.Header, m map[string]string) map[string]string {
+	fresh := len(m) == 0
+	n := 0 // the names kept, each now in m with its value
 	for k, vs := range h {
 		if len(vs) == 0 {
 			continue
@@ -53,18 +58,25 @@ func clientHeaders(h http.Header, m map[string]string) map[string]string {
 		var kept bool
 		if len(k) > 0 && clientRetryFirst[k[0]] {
 			name, kept = clientRetryNames[k]
+			kept = kept && vs[0] != ""
 		}
 		if len(k) >= len("idempotency") && containsFold(k, "idempotency") {
 			name, kept = strings.ToLower(k), true
-		} else if vs[0] == "" {
-			kept = false
 		}
-		if kept {
-			if m == nil {
-				m = map[string]string{}
-			}
+		if !kept {
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		if v, had := m[name]; !had || v != vs[0] {
 			m[name] = vs[0]
 		}
+		n++
+	}
+	if !fresh && n != len(m) { // an earlier request's names are left (or one name came twice)
+		clear(m)
+		return clientHeaders(h, m)
 	}
 	if len(m) == 0 {
 		return nil

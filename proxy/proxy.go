@@ -223,8 +223,8 @@ type reqState struct {
 }
 
 // handling is one request's record and state, in one allocation, used
-// again by a later request once its line is written (handlings) with
-// its client headers' map emptied.
+// again by a later request once its line is written (handlings), its
+// client headers' map as the last request left it (clientHeaders).
 type handling struct {
 	rec    Record
 	st     reqState
@@ -233,14 +233,6 @@ type handling struct {
 
 var handlings = sync.Pool{New: func() any { return &handling{client: map[string]string{}} }}
 
-// newHandling is a handling of rec from the pool (its state zero: new,
-// or recycled).
-func newHandling(rec Record) *handling {
-	h := handlings.Get().(*handling)
-	h.rec = rec
-	return h
-}
-
 // recycle gives h back to the pool once its line is written, unless an
 // upstream saw its state (the request forwarded, its context holding
 // h), or its map grew past the usual few headers.
@@ -248,7 +240,6 @@ func (h *handling) recycle() {
 	if h.st.ctx != nil || len(h.client) > len(clientRetryHeaders) {
 		return
 	}
-	clear(h.client)
 	var buf []byte // kept unless large: the pool holds no more than a usual body each
 	if cap(h.st.buf) <= maxKeptBody {
 		buf = h.st.buf[:0]
@@ -291,8 +282,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.inflight.Done()
 	start := time.Now()
 	seq := int(p.seq.Add(1))
-	h := newHandling(Record{Type: "request", Seq: seq, Timestamp: epochMs(start), Method: r.Method, Path: r.URL.Path})
+	h := handlings.Get().(*handling) // its record and state zero: new, or recycled
 	rec, st := &h.rec, &h.st
+	rec.Type, rec.Seq, rec.Timestamp, rec.Method, rec.Path = "request", seq, epochMs(start), r.Method, r.URL.Path
 	st.rec, st.start = rec, start
 	defer func() {
 		rec.AnswerMs = msSince(start)
@@ -304,8 +296,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.API = st.api
 	if p.hop != "" && slices.Contains(r.Header[hopHeader], p.hop) {
 		rec.Error = "forwarding loop: the request came back from the upstream"
-		p.writeAnswer(w, r, st, errorAnswer(http.StatusLoopDetected, "retrysim proxy: the upstream is this proxy itself (a forwarding loop); give the upstream another address"),
-			provider.Request{API: st.api, Seq: seq})
+		a := errorAnswer(http.StatusLoopDetected, "retrysim proxy: the upstream is this proxy itself (a forwarding loop); give the upstream another address")
+		p.writeAnswer(w, r, st, &a, &provider.Request{API: st.api, Seq: seq})
 		return
 	}
 	if !st.known || r.Method != http.MethodPost {
@@ -322,7 +314,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			retryCount = vs[0] // r.Header.Get's, without canonicalizing the name
 		}
 	}
-	pl := p.plan(req, seq, start, retryCount)
+	var pl plan
+	p.plan(&pl, &req, seq, start, retryCount)
 	if pl.release != nil {
 		defer pl.release()
 	}
@@ -332,7 +325,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	p.write(w, r, st, pl)
+	p.write(w, r, st, &pl)
 }
 
 // other answers a path the proxy does not serve, or a method other than
@@ -354,7 +347,8 @@ func (p *Proxy) other(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if st.known {
 		status = http.StatusMethodNotAllowed
 	}
-	p.writeAnswer(w, r, st, errorAnswer(status, msg), provider.Request{API: st.api, Seq: st.rec.Seq})
+	a := errorAnswer(status, msg)
+	p.writeAnswer(w, r, st, &a, &provider.Request{API: st.api, Seq: st.rec.Seq})
 }
 
 // read reads and parses the request's body; when it cannot, it answers
@@ -368,13 +362,15 @@ func (p *Proxy) read(w http.ResponseWriter, r *http.Request, st *reqState) ([]by
 		if status == http.StatusRequestEntityTooLarge {
 			rec.Error = fmt.Sprintf("request body over %d bytes", p.maxBody)
 		}
-		p.writeAnswer(w, r, st, errorAnswer(status, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		a := errorAnswer(status, err.Error())
+		p.writeAnswer(w, r, st, &a, &provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	req, err := parseRequest(st.api, body)
 	if err != nil {
 		rec.Error = err.Error()
-		p.writeAnswer(w, r, st, errorAnswer(http.StatusBadRequest, err.Error()), provider.Request{API: st.api, Seq: rec.Seq})
+		a := errorAnswer(http.StatusBadRequest, err.Error())
+		p.writeAnswer(w, r, st, &a, &provider.Request{API: st.api, Seq: rec.Seq})
 		return nil, provider.Request{}, false
 	}
 	rec.Model, rec.Stream = req.Model, req.Stream
@@ -396,12 +392,12 @@ type plan struct {
 	forward bool
 }
 
-// plan is the answer to request seq arriving at now (its retry count
+// plan sets pl to the answer to request seq arriving at now (its retry count
 // starts or continues a prompt of the fault model): the script's turn,
 // else the fault model's answer, else the upstream's or a canned stop,
 // with the script's faults for seq.
-func (p *Proxy) plan(req provider.Request, seq int, now time.Time, retryCount string) plan {
-	pl := plan{req: req, answer: provider.Answer{Stop: policy.StopReasonStop}, faults: p.script.faultsFor(seq)}
+func (p *Proxy) plan(pl *plan, req *provider.Request, seq int, now time.Time, retryCount string) {
+	pl.req, pl.answer, pl.faults = *req, provider.Answer{Stop: policy.StopReasonStop}, p.script.faultsFor(seq)
 	turn, idx := p.script.turn(seq)
 	pl.turn = idx
 	switch {
@@ -414,12 +410,11 @@ func (p *Proxy) plan(req provider.Request, seq int, now time.Time, retryCount st
 		pl.answer = provider.Answer{Stop: policy.StopReasonAborted}
 	}
 	pl.forward = p.up != nil && pl.answer.Stop != policy.StopReasonError && !pl.answer.Dropped()
-	return pl
 }
 
 // write performs pl: the latency faults, then a dropped connection, the
 // upstream's answer or the planned answer with its faults.
-func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl plan) {
+func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl *plan) {
 	rec := st.rec
 	for _, f := range pl.faults {
 		if f.Kind == FaultLatency {
@@ -438,15 +433,15 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl p
 		rec.Upstream = true
 		p.forward(w, r, st)
 	default:
-		p.writeAnswer(w, r, st, pl.answer, pl.req)
+		p.writeAnswer(w, r, st, &pl.answer, &pl.req)
 	}
 }
 
 // writeAnswer writes a as HTTP for req, with the request's faults: a slow
 // body, a cut, an error event.
-func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a provider.Answer, req provider.Request) {
+func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a *provider.Answer, req *provider.Request) {
 	rec := st.rec
-	res := p.bodies.HTTP(&a, req)
+	res := p.bodies.HTTP(a, *req)
 	h := w.Header()
 	now := time.Now()
 	h["Date"] = p.date.at(now)  // net/http's, formatted once a second (a script's date header replaces it)
