@@ -44,12 +44,20 @@ type Response struct {
 // header and the answer's headers; a success the provider's message or,
 // for a streaming request, its events. A dropped answer (Dropped) has no
 // HTTP rendering: the zero Response.
-func (a *Answer) HTTP(req Request) Response { return a.render(req, nil) }
+func (a *Answer) HTTP(req Request) Response { return a.render(req, nil, nil) }
 
 // HTTP is a.HTTP(req), byte for byte; a Messages JSON success's body is
 // c's copy of the last one it rendered for the same model, tool, text,
 // stop and usage, with req's id.
-func (c *BodyCache) HTTP(a *Answer, req Request) Response { return a.render(req, c) }
+func (c *BodyCache) HTTP(a *Answer, req Request) Response { return a.render(req, c, nil) }
+
+// HTTPReusing is c.HTTP(a, req) with a Messages JSON success's body
+// copied into buf's array when it is large enough: buf is a body the
+// caller has written and is done with (a Response's Body is always an
+// array of its own, the caller's), and the copy then allocates nothing.
+func (c *BodyCache) HTTPReusing(a *Answer, req Request, buf []byte) Response {
+	return a.render(req, c, buf)
+}
 
 // BodyCache keeps the last Messages JSON success body rendered (the
 // proxy's answers are mostly one such body, request after request, but
@@ -73,7 +81,7 @@ type bodyTemplate struct {
 
 // body is s's Messages JSON body (s.anthropicBody's bytes) from c, and
 // its length in decimal when c knows it ("": not).
-func (c *BodyCache) body(s *success) (_ []byte, length string) {
+func (c *BodyCache) body(s *success, buf []byte) (_ []byte, length string) {
 	t := c.last.Load()
 	if t == nil || t.model != s.model || t.text != s.text || t.tool != s.tool || t.kind != s.kind || t.input != s.input || t.output != s.output {
 		t = &bodyTemplate{model: s.model, text: s.text, tool: s.tool, kind: s.kind, input: s.input, output: s.output, idLen: len(s.id)}
@@ -86,7 +94,10 @@ func (c *BodyCache) body(s *success) (_ []byte, length string) {
 	if len(s.id) == t.idLen {
 		length = t.length
 	}
-	b := make([]byte, 0, len(t.body)+len(t.at)*len(s.id))
+	b := buf[:0]
+	if n := len(t.body) + len(t.at)*len(s.id); cap(b) < n {
+		b = make([]byte, 0, n)
+	}
 	prev := 0
 	for _, at := range t.at {
 		b = append(b, t.body[prev:at]...)
@@ -97,8 +108,8 @@ func (c *BodyCache) body(s *success) (_ []byte, length string) {
 }
 
 // render is HTTP, a Messages JSON success's body from c when c is not
-// nil.
-func (a *Answer) render(req Request, c *BodyCache) Response {
+// nil, in buf's array when it is large enough (HTTPReusing).
+func (a *Answer) render(req Request, c *BodyCache, buf []byte) Response {
 	if a.Dropped() {
 		return Response{}
 	}
@@ -129,7 +140,7 @@ func (a *Answer) render(req Request, c *BodyCache) Response {
 			return res
 		}
 		if c != nil && req.API == wire.Anthropic {
-			res.Body, length = c.body(s)
+			res.Body, length = c.body(s, buf)
 		} else {
 			res.Body = s.body()
 		}

@@ -35,9 +35,10 @@ func TestDateCacheOncePerSecond(t *testing.T) {
 
 // TestBodyBufferKept: a request's body is read into the buffer its
 // recycled handling kept when it is large enough (else into a new one),
-// a handling keeps its buffer emptied unless it is over maxKeptBody, and
-// request after request each line logs its own body, whatever the sizes
-// of the bodies read before it.
+// a handling keeps its buffers (the body read, the answer's body)
+// emptied unless over maxKeptBody, and request after request each
+// answer is its own and each line logs its own body, whatever the sizes
+// of the bodies before it.
 func TestBodyBufferKept(t *testing.T) {
 	p, err := New(Options{})
 	if err != nil {
@@ -64,10 +65,12 @@ func TestBodyBufferKept(t *testing.T) {
 		kept     bool
 	}{{64, true}, {maxKeptBody, true}, {maxKeptBody + 1, false}} {
 		h := &handling{client: map[string]string{}}
-		h.st.buf = make([]byte, 5, c.capacity)
+		h.st.buf, h.st.out = make([]byte, 5, c.capacity), make([]byte, 7, c.capacity)
 		h.recycle()
-		if kept := h.st.buf != nil; kept != c.kept || kept && (len(h.st.buf) != 0 || cap(h.st.buf) != c.capacity) {
-			t.Errorf("a buffer of %d bytes: kept %v (len %d, cap %d), want kept %v, emptied", c.capacity, kept, len(h.st.buf), cap(h.st.buf), c.kept)
+		for _, b := range [][]byte{h.st.buf, h.st.out} {
+			if kept := b != nil; kept != c.kept || kept && (len(b) != 0 || cap(b) != c.capacity) {
+				t.Errorf("a buffer of %d bytes: kept %v (len %d, cap %d), want kept %v, emptied", c.capacity, kept, len(b), cap(b), c.kept)
+			}
 		}
 	}
 

@@ -220,6 +220,7 @@ type reqState struct {
 	ctx    context.Context           // the request's
 	body   bodyRead                  // its body being read (stallWatch)
 	buf    []byte                    // its body's bytes, kept for a later request (recycle)
+	out    []byte                    // its answer's body, kept likewise (BodyCache.HTTPReusing)
 }
 
 // handling is one request's record and state, in one allocation, used
@@ -240,16 +241,21 @@ func (h *handling) recycle() {
 	if h.st.ctx != nil || len(h.client) > len(clientRetryHeaders) {
 		return
 	}
-	var buf []byte // kept unless large: the pool holds no more than a usual body each
-	if cap(h.st.buf) <= maxKeptBody {
-		buf = h.st.buf[:0]
-	}
-	h.rec, h.st = Record{}, reqState{buf: buf}
+	h.rec, h.st = Record{}, reqState{buf: kept(h.st.buf), out: kept(h.st.out)}
 	handlings.Put(h)
 }
 
-// maxKeptBody bounds the body buffer a recycled handling keeps.
+// maxKeptBody bounds each body buffer a recycled handling keeps.
 const maxKeptBody = 64<<10 + 1
+
+// kept is b emptied, when a recycled handling keeps it: unless large, so
+// that the pool holds no more than a usual body each.
+func kept(b []byte) []byte {
+	if cap(b) > maxKeptBody {
+		return nil
+	}
+	return b[:0]
+}
 
 // retryCountKey is x-stainless-retry-count as http.Header holds it.
 const retryCountKey = "X-Stainless-Retry-Count"
@@ -441,7 +447,10 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request, st *reqState, pl *
 // body, a cut, an error event.
 func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState, a *provider.Answer, req *provider.Request) {
 	rec := st.rec
-	res := p.bodies.HTTP(a, *req)
+	res := p.bodies.HTTPReusing(a, *req, st.out)
+	if res.Body != nil {
+		st.out = res.Body // written before the handler returns: a later request's (recycle)
+	}
 	h := w.Header()
 	now := time.Now()
 	h["Date"] = p.date.at(now)  // net/http's, formatted once a second (a script's date header replaces it)
