@@ -195,27 +195,33 @@ func AppendInt(b []byte, v int64) []byte {
 		return append(b, digitPairs[v*2], digitPairs[v*2+1])
 	}
 	var buf [20]byte
-	i := len(buf)
 	u := uint64(v)
 	if v < 0 {
 		u = -u
 	}
-	for u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
-		u = q
-	}
-	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
-	} else {
-		i--
-		buf[i] = byte('0' + u)
-	}
+	i := putUint(buf[:], len(buf), u)
 	if v < 0 {
 		b = append(b, '-')
 	}
 	return append(b, buf[i:]...)
+}
+
+// putUint writes u's decimal digits (at least one), two at a time, to
+// the end of d[:j], and returns where they begin.
+func putUint(d []byte, j int, u uint64) int {
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		j -= 2
+		d[j], d[j+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		j -= 2
+		d[j], d[j+1] = digitPairs[u*2], digitPairs[u*2+1]
+		return j
+	}
+	j--
+	d[j] = byte('0' + u)
+	return j
 }

@@ -97,20 +97,7 @@ func appendFixed(b []byte, v float64) (_ []byte, ok bool) {
 			j--
 			d[j] = '.'
 		}
-		for u >= 100 {
-			q := u / 100
-			r := (u - q*100) * 2
-			j -= 2
-			d[j], d[j+1] = digitPairs[r], digitPairs[r+1]
-			u = q
-		}
-		if u >= 10 {
-			j -= 2
-			d[j], d[j+1] = digitPairs[2*u], digitPairs[2*u+1]
-		} else {
-			j--
-			d[j] = byte('0' + u)
-		}
+		j = putUint(d[:], j, u)
 		if v < 0 {
 			j--
 			d[j] = '-'
