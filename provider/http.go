@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,10 +95,7 @@ func (c *BodyCache) body(s *success, buf []byte) (_ []byte, length string) {
 	if len(s.id) == t.idLen {
 		length = t.length
 	}
-	b := buf[:0]
-	if n := len(t.body) + len(t.at)*len(s.id); cap(b) < n {
-		b = make([]byte, 0, n)
-	}
+	b := slices.Grow(buf[:0], len(t.body)+len(t.at)*len(s.id))
 	prev := 0
 	for _, at := range t.at {
 		b = append(b, t.body[prev:at]...)

@@ -275,7 +275,10 @@ func recordOf(r *http.Request) *Record {
 	return nil
 }
 
-func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }
+func msSince(t time.Time) float64 { return ms(time.Since(t)) }
+
+// ms is d in milliseconds, as the wire log's times are.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // errCut is the error a cut stream ends with.
 var errCut = errors.New("retrysim proxy: stream cut")
@@ -466,7 +469,7 @@ func (p *Proxy) writeAnswer(w http.ResponseWriter, r *http.Request, st *reqState
 		return
 	}
 	w.WriteHeader(res.Status)
-	rec.HeadersMs = float64(now.Sub(st.start)) / float64(time.Millisecond) // WriteHeader sends nothing: the headers go with the body
+	rec.HeadersMs = ms(now.Sub(st.start)) // WriteHeader sends nothing: the headers go with the body
 	b := res.Body
 	cut := res.Status == http.StatusOK && hasFault(st.faults, FaultStreamCut)
 	if cut {
